@@ -1,0 +1,31 @@
+# The two set-up commands of the README: `make run` (the main job on a built-in default) and `make test`.
+# Each one creates .venv and installs everything it needs on first use.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Any torch >= 2.1 works; override with e.g. `make test TORCH_SPEC=torch` to keep the build you have.
+TORCH_SPEC ?= torch==2.13.0
+NATIVE_SOURCES := $(wildcard gpu_env/native/*.cpp gpu_env/native/*.h gpu_env/core/*.h gpu_env/core/*/*.h)
+
+.PHONY: run test lint bench install clean
+
+$(VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(VENV)/bin/evaltk evaluate builtin:scripted --env-id ALE/Breakout-v5 --episodes 10 --seed 0 --num-envs 4 \
+		--out runs/quickstart --against gym
+
+test: install
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check . && $(VENV)/bin/mypy
+
+clean:
+	rm -rf build $(VENV) gpu_env/_native*.so

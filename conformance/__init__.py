@@ -1,0 +1,1 @@
+"""Conformance gates: lockstep comparison of gpu_env against ale-py, traces and declarative suites."""

@@ -1,0 +1,9 @@
+"""evaltk: policy-transfer validation and evaluation for reinforcement learning.
+
+Subpackages: :mod:`evaltk.checkpoint` (self-describing checkpoints), :mod:`evaltk.stats`
+(two-sample tests, equivalence, bootstrap, aggregate metrics), :mod:`evaltk.evaluate`
+(episodes on reference environments), :mod:`evaltk.compare` (transfer verdicts),
+:mod:`evaltk.tournament` (Doom matches and ratings) and :mod:`evaltk.cli` (the ``evaltk`` command).
+"""
+
+__version__ = "0.1.0"

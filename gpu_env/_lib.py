@@ -1,0 +1,34 @@
+"""Locate and load the CPU library built from ``gpu_env/native/*.cpp`` at install time."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import importlib.machinery
+from pathlib import Path
+
+from gpu_env.errors import BackendError
+
+ABI_VERSION = 1
+
+
+@functools.cache
+def native() -> ctypes.CDLL:
+    """Return the loaded CPU library, or raise :class:`BackendError` saying how to build it."""
+    here = Path(__file__).resolve().parent
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        candidate = here / f"_native{suffix}"
+        if candidate.exists():
+            lib = ctypes.CDLL(str(candidate))
+            lib.gpu_env_abi_version.restype = ctypes.c_int
+            found = lib.gpu_env_abi_version()
+            if found != ABI_VERSION:
+                raise BackendError(
+                    f"{candidate} has ABI version {found}, this gpu_env expects {ABI_VERSION}: "
+                    "rebuild it with `pip install -e .` (or `python setup.py build_ext --inplace`)."
+                )
+            return lib
+    raise BackendError(
+        f"gpu_env's CPU library (_native*.so) was not found in {here}: "
+        "install the package with `pip install -e .` (or run `python setup.py build_ext --inplace`)."
+    )

@@ -1,0 +1,28 @@
+// Host/device portability for gpu_env's core: the one place that knows which compiler it is in.
+//
+// The core is header-only, freestanding C++17: no STL containers, exceptions, RTTI, virtuals,
+// heap or mutable globals, so the same headers compile with g++ (CPU library, built at install)
+// and with NVRTC through CuPy (GPU, compiled at run time).
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define HD __host__ __device__ __forceinline__
+#define GPU_ENV_DEVICE 1
+#else
+#define HD inline
+#define GPU_ENV_DEVICE 0
+#endif
+
+#if defined(__CUDACC_RTC__)
+// NVRTC has no libc headers: the fixed-width types are declared here.
+typedef unsigned char uint8_t;
+typedef signed char int8_t;
+typedef unsigned short uint16_t;
+typedef short int16_t;
+typedef unsigned int uint32_t;
+typedef int int32_t;
+typedef unsigned long long uint64_t;
+typedef long long int64_t;
+#else
+#include <stdint.h>
+#endif

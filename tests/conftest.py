@@ -1,0 +1,37 @@
+"""Shared test configuration: hypothesis profiles and marker-based skipping (always with a reason)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.register_profile(
+    "ci", max_examples=50, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def _gpu_available() -> bool:
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount()) > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``gpu`` tests without a GPU and ``vizdoom`` tests without ViZDoom, naming the reason."""
+    has_gpu = _gpu_available()
+    has_vizdoom = importlib.util.find_spec("vizdoom") is not None
+    for item in items:
+        if "gpu" in item.keywords and not has_gpu:
+            item.add_marker(pytest.mark.skip(reason="needs CuPy and a CUDA GPU (none found)"))
+        if "vizdoom" in item.keywords and not has_vizdoom:
+            item.add_marker(pytest.mark.skip(reason="needs vizdoom: pip install -e '.[doom]'"))

@@ -1,0 +1,1 @@
+"""Trainers that write evaltk checkpoints: A2C+V-trace on gpu_env and asynchronous APPO on ViZDoom."""

@@ -1,0 +1,1 @@
+"""Pure functions shared by the trainers (returns, advantages, losses)."""
