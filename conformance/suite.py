@@ -1,0 +1,189 @@
+"""Declarative conformance suites: TOML files of cases, validated up front, run into JUnit XML.
+
+A suite file (``suites/*.toml``)::
+
+    [suite]
+    name = "atari-reference-drift"
+    description = "ale-py still reproduces the recorded traces"
+
+    [[case]]
+    kind = "trace"              # one of CASE_KINDS
+    name = "pong-seed0"         # unique in the suite
+    rom = "pong"
+    frames = 2000
+    seed = 0
+    repeat_action_probability = 0.25
+    backend = "ale"             # what is checked against the recording: "ale" (reference drift) or "gpu_env"
+
+Each kind's fields are declared in :data:`CASE_FIELDS` (name -> (type, required)); unknown or missing
+fields, wrong types and duplicate names are reported with the file, the case and the fix before anything
+runs. Running a case returns a :class:`CaseResult`; :func:`write_junit` writes the standard XML CI
+systems read.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from evaltk.errors import SuiteError
+
+
+class Outcome(Enum):
+    """How a case ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One validated case of a suite."""
+
+    kind: str
+    name: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated suite file."""
+
+    path: Path
+    name: str
+    description: str
+    cases: tuple[Case, ...]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """What running one case found."""
+
+    case: Case
+    outcome: Outcome
+    message: str
+    seconds: float
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+# kind -> field -> (python type(s), required); filled by conformance.cases
+CASE_FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {}
+CaseRunner = Callable[[Case, Path], CaseResult]
+_RUNNERS: dict[str, CaseRunner] = {}
+
+
+def register_kind(kind: str, fields: dict[str, tuple[tuple[type, ...], bool]], runner: CaseRunner) -> None:
+    """Add a case kind (its fields and the function that runs it)."""
+    CASE_FIELDS[kind] = fields
+    _RUNNERS[kind] = runner
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Parse and validate a suite file; :class:`SuiteError` names the file, the case and the fix."""
+    _ensure_builtin_kinds()
+    path = Path(path)
+    if not path.is_file():
+        raise SuiteError(f"suite file {path} does not exist (suites live in suites/*.toml)")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"{path}: not valid TOML ({exc}); fix the syntax at that line") from exc
+    head = data.get("suite")
+    if not isinstance(head, dict) or not isinstance(head.get("name"), str):
+        raise SuiteError(f"{path}: missing [suite] table with a string 'name'; add one at the top of the file")
+    unknown_top = set(data) - {"suite", "case"}
+    if unknown_top:
+        raise SuiteError(f"{path}: unknown top-level keys {sorted(unknown_top)}; only [suite] and [[case]] are allowed")
+    raw_cases = data.get("case", [])
+    if not isinstance(raw_cases, list) or not raw_cases:
+        raise SuiteError(f"{path}: no [[case]] entries; a suite needs at least one case")
+    cases = tuple(_validate_case(path, i, raw) for i, raw in enumerate(raw_cases))
+    names = [c.name for c in cases]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SuiteError(f"{path}: duplicate case names {duplicates}; give every case a unique name")
+    return Suite(path=path, name=head["name"], description=str(head.get("description", "")), cases=cases)
+
+
+def _validate_case(path: Path, index: int, raw: Any) -> Case:
+    where = f"{path}: case #{index + 1}"
+    if not isinstance(raw, dict):
+        raise SuiteError(f"{where} is not a table; write it as [[case]] with key = value lines")
+    kind = raw.get("kind")
+    if kind not in CASE_FIELDS:
+        raise SuiteError(f"{where}: kind {kind!r} is not one of {sorted(CASE_FIELDS)}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise SuiteError(f"{where}: needs a non-empty string 'name'")
+    spec = CASE_FIELDS[kind]
+    params = {k: v for k, v in raw.items() if k not in ("kind", "name")}
+    unknown = sorted(set(params) - set(spec))
+    if unknown:
+        raise SuiteError(f"{where} ({name}): unknown fields {unknown}; {kind!r} cases take {sorted(spec)}")
+    for key, (types, required) in spec.items():
+        if key not in params:
+            if required:
+                raise SuiteError(f"{where} ({name}): missing required field {key!r}")
+            continue
+        value = params[key]
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            wanted = " or ".join(t.__name__ for t in types)
+            raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} should be {wanted}")
+    return Case(kind=kind, name=name, params=params)
+
+
+def run_case(case: Case, workdir: Path) -> CaseResult:
+    """Run one case; an exception inside it becomes an ``ERROR`` result rather than aborting the suite."""
+    _ensure_builtin_kinds()
+    start = time.perf_counter()
+    try:
+        return _RUNNERS[case.kind](case, workdir)
+    except Exception as exc:
+        return CaseResult(case, Outcome.ERROR, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+
+
+def run_suite(suite: Suite, workdir: Path) -> list[CaseResult]:
+    """Run every case of ``suite`` in order."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    return [run_case(case, workdir) for case in suite.cases]
+
+
+def write_junit(suite: Suite, results: list[CaseResult], path: str | Path) -> Path:
+    """Write ``results`` as a JUnit XML report (one testsuite, one testcase per case)."""
+    path = Path(path)
+    counts = {o: sum(r.outcome is o for r in results) for o in Outcome}
+    root = ET.Element("testsuites")
+    ts = ET.SubElement(
+        root, "testsuite", name=suite.name, tests=str(len(results)), failures=str(counts[Outcome.FAILED]),
+        errors=str(counts[Outcome.ERROR]), skipped=str(counts[Outcome.SKIPPED]),
+        time=f"{sum(r.seconds for r in results):.3f}",
+    )
+    for r in results:
+        tc = ET.SubElement(ts, "testcase", classname=f"{suite.name}.{r.case.kind}", name=r.case.name,
+                           time=f"{r.seconds:.3f}")
+        if r.outcome is Outcome.FAILED:
+            ET.SubElement(tc, "failure", message=r.message).text = r.message
+        elif r.outcome is Outcome.ERROR:
+            ET.SubElement(tc, "error", message=r.message).text = r.message
+        elif r.outcome is Outcome.SKIPPED:
+            ET.SubElement(tc, "skipped", message=r.message)
+        else:
+            ET.SubElement(tc, "system-out").text = r.message
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return path
+
+
+def _ensure_builtin_kinds() -> None:
+    if not _RUNNERS:
+        from conformance import cases
+
+        cases.register_all()
