@@ -6,10 +6,15 @@
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define HD __host__ __device__ __forceinline__
+// Plain `inline`, not `__forceinline__`: forcing the 256-way opcode switch, the TIA and every game
+// into one kernel body made cicc need > 18 GiB for the whole console. Hot small helpers may opt in
+// with HD_FORCEINLINE.
+#define HD __host__ __device__ inline
+#define HD_FORCEINLINE __host__ __device__ __forceinline__
 #define GPU_ENV_DEVICE 1
 #else
 #define HD inline
+#define HD_FORCEINLINE inline __attribute__((always_inline))
 #define GPU_ENV_DEVICE 0
 #endif
 
