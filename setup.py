@@ -13,6 +13,7 @@ native = Extension(
     "gpu_env._native",
     sources=sorted(glob("gpu_env/native/*.cpp")),
     include_dirs=["gpu_env/core", "gpu_env/native"],
+    depends=sorted(glob("gpu_env/core/**/*.h", recursive=True) + glob("gpu_env/native/*.h")),
     language="c++",
     extra_compile_args=["-std=c++17", "-O3", "-fno-exceptions", "-fno-rtti", "-pthread", "-fvisibility=hidden"],
     extra_link_args=["-pthread"],
