@@ -1,0 +1,168 @@
+"""``evaltk tournament {gauntlet,round-robin,match}``: Doom matches, ratings with intervals, SPRT.
+
+Examples::
+
+    evaltk tournament gauntlet --agent random --bots 1 --matches 20 --json
+    evaltk tournament round-robin --agents scripted random ckpt/ --matches 10 --bots 1
+    evaltk tournament match scripted random --sprt --elo0 0 --elo1 100 --matches 200 --json
+    evaltk tournament verify-demos evaltk-tournaments/match-<hash> --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from evaltk.cli.output import emit_json
+from evaltk.errors import TournamentError
+from evaltk.tournament.agents import is_builtin
+from evaltk.tournament.formats import SprtConfig, TournamentConfig
+from evaltk.tournament.match import SUPPORTED_MAPS, MatchResult
+from evaltk.tournament.report import markdown
+from evaltk.tournament.run import RunOptions, default_out, run_tournament
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bots", type=int, default=0, help="ViZDoom bots added to every match (gauntlet: at least 1)")
+    p.add_argument("--bot-names", nargs="+", default=[], metavar="NAME",
+                   help="bots to add, by name from ViZDoom's bots.cfg (default: drawn per match from the seed)")
+    p.add_argument("--map", dest="maps", nargs="+", default=["map01"], choices=SUPPORTED_MAPS,
+                   help="cig.wad map(s), cycled over matches (default map01)")
+    p.add_argument("--timelimit", type=float, default=4.0, help="game minutes per match (0 = none; default 4)")
+    p.add_argument("--fraglimit", type=int, default=0, help="frags that end a match (0 = none)")
+    p.add_argument("--frameskip", type=int, default=4, help="tics per agent decision (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed: engine seeds, bot draws, policy RNGs")
+    p.add_argument("--record", action="store_true", help="record a demo (.lmp) of every match on the host")
+    p.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
+                   help="matches at once (default: CPU cores)")
+    p.add_argument("--match-timeout", type=float, default=300.0,
+                   help="wall seconds before a match is voided, its processes killed and replayed (default 300)")
+    p.add_argument("--max-attempts", type=int, default=3, help="tries per match before the tournament stops")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output directory (results.jsonl, logs, reports); re-running with it resumes "
+                        "(default: ./evaltk-tournaments/<format>-<config hash>)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``tournament`` subcommand and its formats."""
+    parser = subparsers.add_parser("tournament", help="Doom tournaments: agents vs bots and each other",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    formats = parser.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    g = formats.add_parser("gauntlet", help="one agent against bots, N matches")
+    g.add_argument("--agent", required=True, help="random, scripted or a checkpoint directory")
+    g.add_argument("--matches", type=int, default=100, help="matches to play (default 100)")
+    _common(g)
+    rr = formats.add_parser("round-robin", help="every pair of agents plays --matches games (slots swapped in pairs)")
+    rr.add_argument("--agents", nargs="+", required=True, help="two or more agents")
+    rr.add_argument("--matches", type=int, default=10, help="games per pair of agents (default 10)")
+    _common(rr)
+    m = formats.add_parser("match", help="A against B head to head, optionally stopped by an SPRT")
+    m.add_argument("a", help="first agent (the SPRT tests whether it is stronger)")
+    m.add_argument("b", help="second agent")
+    m.add_argument("--matches", type=int, default=200, help="games, or the maximum with --sprt (default 200)")
+    m.add_argument("--sprt", action="store_true", help="stop as soon as the SPRT accepts H0 or H1")
+    m.add_argument("--elo0", type=float, default=0.0, help="SPRT H0 Elo (logistic; default 0)")
+    m.add_argument("--elo1", type=float, default=50.0, help="SPRT H1 Elo (logistic; default 50)")
+    m.add_argument("--alpha", type=float, default=0.05, help="SPRT false-positive rate (default 0.05)")
+    m.add_argument("--beta", type=float, default=0.05, help="SPRT false-negative rate (default 0.05)")
+    m.add_argument("--pairs", action="store_true",
+                   help="SPRT on game pairs (same seed, slots swapped; pentanomial) instead of single games")
+    _common(m)
+    for sub in (g, rr, m):
+        sub.set_defaults(func=run)
+    v = formats.add_parser("verify-demos", help="replay the recorded demos of a tournament and compare frags")
+    v.add_argument("out", type=Path, help="a tournament output directory (played with --record)")
+    v.add_argument("--timeout", type=float, default=120.0, help="wall seconds per replay (default 120)")
+    v.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
+    v.set_defaults(func=run_verify_demos)
+
+
+def config_from_args(args: argparse.Namespace) -> TournamentConfig:
+    """Build the tournament config from parsed arguments."""
+    if args.format == "gauntlet":
+        agents: tuple[str, ...] = (args.agent,)
+    elif args.format == "round-robin":
+        agents = tuple(args.agents)
+    else:
+        agents = (args.a, args.b)
+    sprt = None
+    if getattr(args, "sprt", False):
+        sprt = SprtConfig(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta, pairs=args.pairs)
+    agents = tuple(a if is_builtin(a) else str(Path(a).resolve()) for a in agents)
+    config = TournamentConfig(format=args.format, agents=agents, matches=args.matches, bots=args.bots,
+                              bot_names=tuple(args.bot_names), maps=tuple(args.maps), timelimit_min=args.timelimit,
+                              fraglimit=args.fraglimit, frameskip=args.frameskip, seed=args.seed, record=args.record,
+                              sprt=sprt)
+    config.validate()
+    for a in agents:
+        if not is_builtin(a):
+            _check_checkpoint(a)
+    return config
+
+
+def _check_checkpoint(path: str) -> None:
+    """Fail fast, before any match starts, on a checkpoint that is missing or not for Doom."""
+    if not (Path(path) / "policy.json").is_file():
+        raise TournamentError(f"agent {path!r} is neither random/scripted nor a checkpoint directory "
+                              "(with policy.json): pass a built-in name or an evaltk checkpoint")
+    from evaltk.checkpoint import load
+
+    family = load(path).spec.env.get("family")
+    if family != "doom":
+        raise TournamentError(f"checkpoint {path} was made for env family {family!r}; tournaments play Doom: "
+                              "pass a Doom checkpoint (e.g. from trainers.appo)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the tournament described by ``args``; print progress, the Markdown report and (``--json``) the summary."""
+    config = config_from_args(args)
+    if args.concurrency < 1:
+        raise TournamentError(f"--concurrency {args.concurrency} must be at least 1")
+    out = args.out if args.out is not None else default_out(config)
+    options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts)
+
+    def progress(result: MatchResult) -> None:
+        if result.outcome == "played":
+            frags = ", ".join(f"{p['agent']}={p['frags']}" for p in result.participants)
+            print(f"{result.match_id}: {frags} ({result.duration_tics} tics, {result.wall_s:.1f} s)", flush=True)
+        else:
+            print(f"{result.match_id}: VOID attempt {result.attempt}: {result.error} (rescheduled)", flush=True)
+
+    summary, sched = run_tournament(config, out, options, on_result=progress)
+    if sched.played == 0 and sched.voided == 0:
+        print(f"nothing to play: {sched.already_done} matches already in {summary['results']}")
+    print(markdown(summary))
+    if args.json:
+        emit_json(summary)
+    return 0
+
+
+def run_verify_demos(args: argparse.Namespace) -> int:
+    """Replay every recorded demo under ``args.out`` and report which reproduce the recorded frags."""
+    from evaltk.tournament.demos import verify_demo
+    from evaltk.tournament.run import RESULTS_NAME
+    from evaltk.tournament.scheduler import ResultsFile
+
+    results = ResultsFile(args.out.resolve() / RESULTS_NAME)
+    rows = [r for _, r in sorted(results.played().items()) if r.get("demo")]
+    if not rows:
+        raise TournamentError(f"no recorded demos in {results.path}: play the tournament with --record")
+    checks = []
+    for row in rows:
+        check = verify_demo(row, timeout_s=args.timeout)
+        print(f"{row['match_id']}: recorded {check.recorded} replayed {check.replayed} "
+              f"{'reproduced' if check.reproduced else 'DESYNC'}{' (bots)' if check.has_bots else ''}", flush=True)
+        checks.append({"match_id": row["match_id"], "demo": check.demo, "has_bots": check.has_bots,
+                       "recorded": check.recorded, "replayed": check.replayed, "reproduced": check.reproduced})
+    summary = {"demos": len(checks), "reproduced": sum(c["reproduced"] for c in checks),
+               "with_bots": sum(c["has_bots"] for c in checks),
+               "reproduced_without_bots": sum(c["reproduced"] for c in checks if not c["has_bots"]),
+               "without_bots": sum(not c["has_bots"] for c in checks), "checks": checks}
+    print(f"{summary['reproduced']} of {summary['demos']} demos reproduced their recorded frags "
+          f"({summary['reproduced_without_bots']} of {summary['without_bots']} without bots; games with bots "
+          "desynchronise on replay)")
+    if args.json:
+        emit_json(summary)
+    return 0

@@ -1,0 +1,226 @@
+"""Built-in Doom agents for tournaments: ``random`` and ``scripted``.
+
+Both follow the :class:`evaltk.policies.Policy` protocol (``reset`` / ``act``) on a small feature
+vector computed from a ViZDoom ``GameState`` (:func:`state_features`), and act through a fixed
+multi-discrete action space over :data:`BUILTIN_BUTTONS` (:func:`action_to_buttons`):
+
+* ``obs``: ``float32[B, NUM_FEATURES]`` (layout ``"doom_features"``, fields in :data:`FEATURES`);
+* actions: ``int64[B, 4]`` with ``nvec = ACTION_NVEC`` = (move: none/forward/back,
+  strafe: none/left/right, attack: no/yes, turn bin: ``TURN_BINS`` evenly spaced degrees).
+
+The scripted agent turns toward the nearest visible player (from the labels buffer), fires when
+it is roughly centred and not too close (rockets on cig map01 hurt the shooter), and otherwise
+walks forward, turning away from walls (from the depth buffer).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Names of the entries of the feature vector, in order.
+FEATURES: tuple[str, ...] = (
+    "enemy_visible",  # 1.0 when another player is in view
+    "enemy_angle_deg",  # horizontal angle to the nearest enemy's centre, + = to the right
+    "enemy_height_frac",  # its label height / screen height (bigger = closer)
+    "depth_left",  # mean depth (0-255) of the left/centre/right thirds of the middle rows
+    "depth_centre",
+    "depth_right",
+    "health",
+    "ammo",  # ammunition of the selected weapon
+)
+NUM_FEATURES = len(FEATURES)
+#: Buttons the built-in agents press, in this order (all binary except the turn delta in degrees per tic).
+BUILTIN_BUTTONS: tuple[str, ...] = ("MOVE_FORWARD", "MOVE_BACKWARD", "MOVE_LEFT", "MOVE_RIGHT", "ATTACK",
+                                    "TURN_LEFT_RIGHT_DELTA")
+#: Turn bins in degrees per decision (spread over the frameskip tics).
+TURN_BINS: tuple[float, ...] = tuple(float(x) for x in np.linspace(-30.0, 30.0, 13))
+ACTION_NVEC: tuple[int, ...] = (3, 3, 2, len(TURN_BINS))
+#: Horizontal field of view of ViZDoom's default 4:3 view, degrees.
+HORIZONTAL_FOV_DEG = 90.0
+#: Label object names that are other players (agents and bots).
+PLAYER_LABEL = "DoomPlayer"
+BUILTIN_NAMES: tuple[str, ...] = ("random", "scripted")
+#: Names under which :func:`register_builtins` adds these agents to :mod:`evaltk.policies`
+#: (``random``/``scripted`` there are the generic random policy and the Atari paddle tracker).
+POLICY_NAMES: dict[str, str] = {"doom_random": "random", "doom_scripted": "scripted"}
+
+
+def builtin_env(map_name: str = "map01") -> dict[str, Any]:
+    """Return the ``CheckpointSpec.env``-style dict describing what the built-in agents play on."""
+    return {"family": "doom", "env_id": "tournament_builtin", "kwargs": {"map": map_name},
+            "preprocessing": {"obs": "doom_features", "features": list(FEATURES),
+                              "buttons": list(BUILTIN_BUTTONS), "turn_bins": list(TURN_BINS)}}
+
+
+def obs_spec() -> dict[str, Any]:
+    """Return the observation spec of the built-in agents (``float32[NUM_FEATURES]`` per env)."""
+    return {"shape": [NUM_FEATURES], "dtype": "float32", "layout": "doom_features"}
+
+
+def action_spec() -> dict[str, Any]:
+    """Return the action spec of the built-in agents (multi-discrete over :data:`ACTION_NVEC`)."""
+    return {"type": "multi_discrete", "nvec": list(ACTION_NVEC)}
+
+
+def state_features(labels: list[tuple[str, int, int, int, int]], depth: np.ndarray | None,
+                   screen_width: int, screen_height: int, health: float, ammo: float) -> np.ndarray:
+    """Compute the feature vector of one player's view.
+
+    ``labels``: ``(object_name, x, y, width, height)`` per label in screen pixels; ``depth``:
+    ``uint8[H, W]`` or ``None``. Returns ``float32[NUM_FEATURES]``.
+    """
+    feats = np.zeros(NUM_FEATURES, dtype=np.float32)
+    enemies = [lab for lab in labels if lab[0] == PLAYER_LABEL]
+    if enemies:
+        name, x, _y, w, h = max(enemies, key=lambda lab: lab[4])
+        del name
+        offset = (x + w / 2.0 - screen_width / 2.0) / (screen_width / 2.0)
+        half_fov = math.radians(HORIZONTAL_FOV_DEG / 2.0)
+        feats[0] = 1.0
+        feats[1] = math.degrees(math.atan(offset * math.tan(half_fov)))
+        feats[2] = h / float(screen_height)
+    if depth is not None:
+        rows = depth[depth.shape[0] // 3: 2 * depth.shape[0] // 3]
+        third = depth.shape[1] // 3
+        feats[3] = float(rows[:, :third].mean())
+        feats[4] = float(rows[:, third:2 * third].mean())
+        feats[5] = float(rows[:, 2 * third:].mean())
+    feats[6] = health
+    feats[7] = ammo
+    return feats
+
+
+def action_to_buttons(action: np.ndarray, frameskip: int) -> list[float]:
+    """Map one ``int64[4]`` action to button values for :data:`BUILTIN_BUTTONS` (turn spread over the tics)."""
+    move, strafe, attack, turn = (int(a) for a in action)
+    return [float(move == 1), float(move == 2), float(strafe == 1), float(strafe == 2), float(attack == 1),
+            TURN_BINS[turn] / max(1, frameskip)]
+
+
+def _turn_bin(degrees: float) -> int:
+    return int(np.argmin(np.abs(np.asarray(TURN_BINS) - degrees)))
+
+
+@dataclass
+class RandomDoomAgent:
+    """Uniformly random actions over :data:`ACTION_NVEC` (independent per component)."""
+
+    spec: Any = None
+    _rng: np.random.Generator | None = None
+
+    def reset(self, num_envs: int, rng: np.random.Generator) -> None:
+        """Start a batch of episodes, drawing all actions from ``rng``."""
+        del num_envs
+        self._rng = rng
+
+    def act(self, obs: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """Return ``int64[B, 4]`` uniform random actions for ``obs: float32[B, NUM_FEATURES]``."""
+        del first
+        if self._rng is None:
+            raise RuntimeError("call reset(num_envs, rng) before act()")
+        nvec = np.asarray(ACTION_NVEC)
+        actions: np.ndarray = (self._rng.random((obs.shape[0], nvec.size)) * nvec).astype(np.int64)
+        return actions
+
+
+@dataclass
+class ScriptedDoomAgent:
+    """Aim at the nearest visible player and fire; otherwise explore, steering away from walls.
+
+    ``min_fire_height``/``max_fire_height``: fire only when the target's label height fraction is in
+    this range (too close risks rocket splash on cig map01).
+    """
+
+    spec: Any = None
+    fire_angle_deg: float = 4.0
+    max_fire_height: float = 0.55
+    wall_depth: float = 6.0
+    steer_gain: float = 1.0
+    _rng: np.random.Generator | None = None
+    _wander: np.ndarray | None = None
+
+    def reset(self, num_envs: int, rng: np.random.Generator) -> None:
+        """Start a batch of episodes; ``rng`` drives the exploration turns."""
+        self._rng = rng
+        self._wander = np.zeros(num_envs, dtype=np.float64)
+
+    def act(self, obs: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """Return ``int64[B, 4]`` actions for ``obs: float32[B, NUM_FEATURES]``."""
+        if self._rng is None or self._wander is None or self._wander.size != obs.shape[0]:
+            raise RuntimeError("call reset(num_envs, rng) with the batch size before act()")
+        actions = np.zeros((obs.shape[0], len(ACTION_NVEC)), dtype=np.int64)
+        for i, f in enumerate(obs):
+            if first[i]:
+                self._wander[i] = 0.0
+            actions[i] = self._act_one(i, f)
+        return actions
+
+    def _act_one(self, i: int, f: np.ndarray) -> np.ndarray:
+        assert self._rng is not None
+        assert self._wander is not None
+        visible, angle, height = bool(f[0] > 0.5), float(f[1]), float(f[2])
+        d_left, d_centre, d_right = float(f[3]), float(f[4]), float(f[5])
+        if visible:
+            fire = abs(angle) <= self.fire_angle_deg and height <= self.max_fire_height and f[7] > 0
+            strafe = 1 + int(self._rng.integers(0, 2))
+            move = 2 if height > self.max_fire_height else 0
+            return np.array([move, strafe, int(fire), _turn_bin(angle)], dtype=np.int64)
+        if d_centre < self.wall_depth:
+            turn = 30.0 if d_right >= d_left else -30.0
+            return np.array([0, 0, 0, _turn_bin(turn)], dtype=np.int64)
+        self._wander[i] = 0.8 * self._wander[i] + float(self._rng.normal(0.0, 4.0))
+        steer = self.steer_gain * (d_right - d_left) + self._wander[i]
+        return np.array([1, 0, 0, _turn_bin(steer)], dtype=np.int64)
+
+
+def make_builtin(name: str) -> RandomDoomAgent | ScriptedDoomAgent:
+    """Return a fresh built-in agent by name (``random``/``scripted``, or ``builtin:doom_random`` etc.)."""
+    key = name.removeprefix("builtin:")
+    key = POLICY_NAMES.get(key, key)
+    if key == "random":
+        return RandomDoomAgent()
+    if key == "scripted":
+        return ScriptedDoomAgent()
+    raise ValueError(f"unknown built-in Doom agent {name!r}: use one of {', '.join(BUILTIN_NAMES)}")
+
+
+def is_builtin(ref: str) -> bool:
+    """Return True when ``ref`` names a built-in tournament agent."""
+    key = ref.removeprefix("builtin:")
+    return key in BUILTIN_NAMES or key in POLICY_NAMES
+
+
+def _factory(policy_name: str) -> Callable[[dict[str, Any]], Any]:
+    def build(env: dict[str, Any]) -> Any:
+        agent = make_builtin(policy_name)
+        agent.spec = _spec_for(policy_name, env)
+        return agent
+
+    return build
+
+
+def _spec_for(policy_name: str, env: dict[str, Any]) -> Any:
+    """Return the CheckpointSpec of built-in ``policy_name`` (its env is always :func:`builtin_env`)."""
+    from evaltk.checkpoint import CheckpointSpec
+
+    map_name = str((env or {}).get("kwargs", {}).get("map", "map01"))
+    return CheckpointSpec(model_class=f"builtin:{policy_name}", model_kwargs={}, obs_spec=obs_spec(),
+                          action_spec=action_spec(), env=builtin_env(map_name),
+                          provenance={"source": "evaltk.tournament.agents"})
+
+
+def register_builtins() -> None:
+    """Register ``doom_random`` and ``doom_scripted`` with :func:`evaltk.policies.register_builtin`.
+
+    Their observations are :func:`state_features` vectors, which only the tournament player computes.
+    Tournaments resolve the plain names ``random``/``scripted`` to these Doom agents directly.
+    """
+    from evaltk import policies
+
+    for policy_name in POLICY_NAMES:
+        policies.register_builtin(policy_name, _factory(policy_name))

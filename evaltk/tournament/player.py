@@ -1,0 +1,211 @@
+"""One programmatic player of a multiplayer Doom match, run as its own process.
+
+``python -m evaltk.tournament.player`` reads a :class:`PlayerSpec` as JSON on stdin, hosts or joins
+the match on 127.0.0.1, plays it to the end with its agent and prints one JSON line (a
+:class:`PlayerReport` as a dict) to stdout. Exit status 0 on success; any failure (engine crash,
+bad checkpoint) exits non-zero with the reason on stderr, and the match runner voids the match.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evaltk.tournament import agents
+
+#: Server settings of every match (SF's deathmatch settings; see docs/tournament.md).
+DEATHMATCH_ARGS = ("-deathmatch +sv_forcerespawn 1 +sv_spawnfarthest 1 +sv_respawnprotect 1 +sv_noautoaim 1 "
+                   "+sv_nocrouch 1 +sv_nojump 1 +sv_nofreelook 1 +sv_noexit 1 +viz_respawn_delay 0")
+TICS_PER_SECOND = 35
+RENDER_WIDTH, RENDER_HEIGHT = 160, 120
+#: Labels-buffer value of the player's own weapon sprite (labelled "DoomPlayer"; not an enemy).
+SELF_LABEL_VALUE = 255
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """What one player process needs.
+
+    ``slot``: 0 is the host (it adds the bots and may record the demo); ``num_players``: programmatic
+    players in the match (bots not counted); ``timelimit_min``: game minutes (0 = none);
+    ``fraglimit``: 0 = none; ``agent``: ``random``, ``scripted`` or a checkpoint directory.
+    """
+
+    slot: int
+    num_players: int
+    port: int
+    map: str
+    agent: str
+    name: str
+    seed: int
+    policy_seed: int
+    timelimit_min: float
+    fraglimit: int
+    frameskip: int
+    bots: tuple[str, ...] = ()
+    record: str | None = None
+    connect_timeout_s: int = 20
+
+    @property
+    def episode_tics(self) -> int:
+        """Engine episode timeout in tics: the time limit plus a small margin (or 60 game-minutes)."""
+        minutes = self.timelimit_min if self.timelimit_min > 0 else 60.0
+        return round(minutes * 60 * TICS_PER_SECOND) + 2 * self.frameskip
+
+
+@dataclass
+class PlayerReport:
+    """What a player process prints when its match ends."""
+
+    slot: int
+    name: str
+    agent: str
+    frags: int
+    deaths: int
+    tics: int
+    decisions: int
+    player_number: int
+    wall_s: float
+    cpu_s: float
+    server: dict[str, Any] = field(default_factory=dict)
+
+
+def _game_args(spec: PlayerSpec) -> str:
+    if spec.slot == 0:
+        args = f"-host {spec.num_players} -port {spec.port} {DEATHMATCH_ARGS}"
+        if spec.timelimit_min > 0:
+            args += f" +timelimit {spec.timelimit_min:g}"
+        if spec.fraglimit > 0:
+            args += f" +fraglimit {spec.fraglimit}"
+        args += f" +viz_connect_timeout {spec.connect_timeout_s}"
+        if spec.record:
+            args += f" -record {spec.record}"
+    else:
+        args = f"-join 127.0.0.1 -port {spec.port}"
+    return args + f" +name {spec.name} +colorset {spec.slot}"
+
+
+class _Driver:
+    """Turns game states into policy observations and policy actions into buttons."""
+
+    def __init__(self, spec: PlayerSpec) -> None:
+        import vizdoom as vzd
+
+        self.spec = spec
+        self.scenario: Any = None
+        self.frameskip = spec.frameskip
+        if agents.is_builtin(spec.agent):
+            self.policy: Any = agents.make_builtin(spec.agent)
+        else:
+            from evaltk import policies
+
+            agents.register_builtins()
+            self.policy = policies.load_policy(spec.agent)
+            env = self.policy.spec.env
+            if env.get("family") != "doom":
+                raise SystemExit(f"checkpoint {spec.agent} is for family {env.get('family')!r}, not doom")
+        if self.policy.spec is None or self.policy.spec.obs_spec.get("layout") == "doom_features":
+            game = vzd.DoomGame()
+            game.load_config(os.path.join(vzd.scenarios_path, "cig.cfg"))
+            game.set_available_buttons([getattr(vzd.Button, b) for b in agents.BUILTIN_BUTTONS])
+            game.set_labels_buffer_enabled(True)
+            game.set_depth_buffer_enabled(True)
+            game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
+            game.set_seed(spec.seed)
+        else:
+            from evaltk.envs import doom
+
+            # The match, not the training scenario, decides hosting, bots and limits; the scenario's
+            # own frameskip is kept (players of one match may step at different rates).
+            self.scenario = dataclasses.replace(doom.scenario_from_env_spec(self.policy.spec.env), bots=0,
+                                                timelimit=None, episode_timeout=None)
+            self.frameskip = int(self.scenario.frameskip)
+            game = doom.make_game(self.scenario, seed=spec.seed)
+        game.set_doom_map(spec.map)
+        game.set_mode(vzd.Mode.PLAYER)
+        game.set_window_visible(False)
+        game.set_episode_timeout(spec.episode_tics)
+        game.add_game_args(_game_args(spec))
+        self.game = game
+        self.vzd = vzd
+
+    def observe(self, state: Any) -> np.ndarray:
+        """Return the policy's observation of ``state`` (one env, no batch axis)."""
+        if self.scenario is None:
+            labels = [(lab.object_name, lab.x, lab.y, lab.width, lab.height) for lab in state.labels
+                      if lab.value != SELF_LABEL_VALUE]
+            gv = self.vzd.GameVariable
+            return agents.state_features(labels, state.depth_buffer, RENDER_WIDTH, RENDER_HEIGHT,
+                                         self.game.get_game_variable(gv.HEALTH),
+                                         self.game.get_game_variable(gv.SELECTED_WEAPON_AMMO))
+        from evaltk.envs import doom
+
+        return np.asarray(doom.observation(state, self.scenario))
+
+    def buttons(self, action: np.ndarray) -> list[float]:
+        """Return the button values for one env's action."""
+        if self.scenario is None:
+            return agents.action_to_buttons(action, self.spec.frameskip)
+        from evaltk.envs import doom
+
+        return list(doom.action_to_buttons(action, self.scenario))
+
+
+def play(spec: PlayerSpec) -> PlayerReport:
+    """Host or join the match described by ``spec``, play it to the end and report."""
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    driver = _Driver(spec)
+    game, gv = driver.game, driver.vzd.GameVariable
+    game.init()
+    try:
+        if spec.slot == 0:
+            game.send_game_command("removebots")
+            for bot in spec.bots:
+                game.send_game_command(f"addbot {bot}")
+        driver.policy.reset(1, np.random.default_rng(spec.policy_seed))
+        first = np.ones(1, dtype=bool)
+        decisions = 0
+        while not game.is_episode_finished():
+            state = game.get_state()
+            if state is None:
+                break
+            action = driver.policy.act(driver.observe(state)[None], first)[0]
+            first[:] = False
+            game.make_action(driver.buttons(np.asarray(action)), driver.frameskip)
+            decisions += 1
+            if game.is_player_dead():
+                game.respawn_player()
+        server: dict[str, Any] = {}
+        if spec.slot == 0:
+            ss = game.get_server_state()
+            server = {"names": list(ss.players_names), "frags": [int(f) for f in ss.players_frags],
+                      "in_game": [bool(x) for x in ss.players_in_game]}
+        return PlayerReport(slot=spec.slot, name=spec.name, agent=spec.agent,
+                            frags=int(game.get_game_variable(gv.FRAGCOUNT)),
+                            deaths=int(game.get_game_variable(gv.DEATHCOUNT)), tics=int(game.get_episode_time()),
+                            decisions=decisions, player_number=int(game.get_game_variable(gv.PLAYER_NUMBER)),
+                            wall_s=time.perf_counter() - start_wall,
+                            cpu_s=time.process_time() - start_cpu, server=server)
+    finally:
+        game.close()
+
+
+def main() -> int:
+    """Entry point: read a PlayerSpec from stdin, play, print the report as one JSON line."""
+    raw = json.loads(sys.stdin.read())
+    raw["bots"] = tuple(raw.get("bots", ()))
+    report = play(PlayerSpec(**raw))
+    sys.stdout.write(json.dumps(asdict(report)) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Run a tournament end to end: plan, resume, schedule, summarise, report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaltk.tournament.formats import TournamentConfig, plan, prepare_out
+from evaltk.tournament.match import MatchResult
+from evaltk.tournament.report import write_reports
+from evaltk.tournament.scheduler import ResultsFile, ScheduleSummary, run_schedule
+from evaltk.tournament.summary import sprt_state, summarise
+
+RESULTS_NAME = "results.jsonl"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run (not part of the tournament's identity): concurrency, per-match timeout, retries."""
+
+    concurrency: int = os.cpu_count() or 1
+    timeout_s: float = 300.0
+    max_attempts: int = 3
+    num_resamples: int = 200
+
+
+def default_out(config: TournamentConfig) -> Path:
+    """Default output directory of a config: ``./evaltk-tournaments/<format>-<digest>``."""
+    return Path("evaltk-tournaments") / f"{config.format}-{config.digest()}"
+
+
+def run_tournament(config: TournamentConfig, out: Path, options: RunOptions,
+                   on_result: Callable[[MatchResult], None] | None = None) -> tuple[dict[str, Any], ScheduleSummary]:
+    """Play what is missing of ``config`` into ``out`` and return ``(summary, schedule summary)``.
+
+    Already-finished tournaments (all planned matches played, or the SPRT decided) play nothing.
+    The summary gains ``reports`` (paths of summary.json, report.md, report.png) and ``schedule``.
+    """
+    specs = plan(config)
+    out = out.resolve()
+    prepare_out(config, out)
+    results = ResultsFile(out / RESULTS_NAME)
+
+    def stop(played: dict[str, dict[str, Any]]) -> bool:
+        state = sprt_state(config, list(played.values()))
+        return state is not None and state.decision != "continue"
+
+    sched = run_schedule(specs, results, workdir=out, concurrency=options.concurrency, timeout_s=options.timeout_s,
+                         max_attempts=options.max_attempts, stop=stop if config.sprt is not None else None,
+                         on_result=on_result)
+    wanted = {s.match_id for s in specs}
+    rows = [r for mid, r in sorted(results.played().items()) if mid in wanted]
+    summary = summarise(config, rows, results_path=str(results.path), num_resamples=options.num_resamples)
+    summary["schedule"] = {"already_done": sched.already_done, "played_now": sched.played, "voided_now": sched.voided,
+                           "stopped_early": sched.stopped_early, "voided_total": sum(results.void_counts().values())}
+    summary["reports"] = write_reports(summary, out)
+    return summary, sched

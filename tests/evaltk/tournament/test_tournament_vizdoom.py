@@ -1,0 +1,231 @@
+"""Real ViZDoom matches: one match, the CLI, a killed and a hung engine, resume, demos, an APPO checkpoint.
+
+Every test tags the processes it starts (``EVALTK_TEST_TAG`` in the environment, inherited by the
+player and engine processes) and checks that none is left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaltk.tournament.formats import TournamentConfig
+from evaltk.tournament.match import MatchSpec, run_match, tagged_pids
+from evaltk.tournament.run import RunOptions, run_tournament
+
+pytestmark = pytest.mark.vizdoom
+TEST_VAR = "EVALTK_TEST_TAG"
+
+
+@pytest.fixture
+def tag(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Yield a fresh tag in this process's environment; asserts afterwards that no tagged process survives."""
+    value = uuid.uuid4().hex
+    monkeypatch.setenv(TEST_VAR, value)
+    yield value
+    assert _tagged(value) == [], "orphan player/engine processes left behind"
+
+
+def _tagged(value: str) -> list[int]:
+    return [p for p in tagged_pids(value, TEST_VAR) if p != os.getpid()]
+
+
+def _engines(value: str) -> list[int]:
+    out = []
+    for pid in _tagged(value):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "vizdoom":
+                out.append(pid)
+        except OSError:
+            continue
+    return out
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "evaltk", "tournament", *args]
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_one_match_against_a_bot(tmp_path: Path, tag: str) -> None:
+    spec = MatchSpec(match_id="m0", agents=("scripted",), bots=("Rambo",), map="map01", seed=1, timelimit_min=0.25)
+    result = run_match(spec, workdir=tmp_path, timeout_s=60)
+    assert result.outcome == "played", result.error
+    assert result.duration_tics == round(0.25 * 60 * 35)
+    kinds = [(p["kind"], p["agent"]) for p in result.participants]
+    assert kinds == [("agent", "scripted"), ("bot", "bot:Rambo")]
+    assert [p["slot"] for p in result.participants] == [0, 1]
+
+
+def test_abort_kills_a_running_match_at_once(tmp_path: Path, tag: str) -> None:
+    abort = threading.Event()
+    spec = MatchSpec(match_id="a0", agents=("random",), bots=("Rambo",), map="map01", seed=2, timelimit_min=30.0)
+    box: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: box.update(result=run_match(spec, workdir=tmp_path, timeout_s=120,
+                                                                         abort=abort)))
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not _engines(tag) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    start = time.monotonic()
+    abort.set()
+    thread.join(timeout=30)
+    assert time.monotonic() - start < 10
+    assert box["result"].outcome == "void"
+    assert "aborted" in box["result"].error
+
+
+def _run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict[str, Any], str]:
+    from evaltk.cli.main import main
+
+    assert main(["tournament", *args]) == 0
+    stdout = capsys.readouterr().out
+    return json.loads(stdout.strip().splitlines()[-1]), stdout
+
+
+def test_cli_gauntlet_json_and_rerun_does_nothing(tmp_path: Path, tag: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("gauntlet", "--agent", "random", "--bots", "1", "--matches", "3", "--timelimit", "0.25",
+            "--concurrency", "2", "--out", str(tmp_path / "t"), "--json")
+    summary, _ = _run_cli(capsys, *args)
+    assert all(isinstance(summary[k], int) for k in ("wins", "draws", "losses"))
+    assert summary["wins"] + summary["draws"] + summary["losses"] == summary["matches_played"] == 3
+    for key in ("win_interval", "draw_interval", "loss_interval"):
+        assert 0.0 <= summary[key][0] <= summary[key][1] <= 1.0
+    results = Path(summary["results"])
+    assert len(_rows(results)) == 3
+    before = results.read_bytes()
+    again, stdout = _run_cli(capsys, *args)
+    assert "nothing to play: 3 matches already" in stdout
+    assert results.read_bytes() == before
+    assert again["wins"] == summary["wins"]
+
+
+def _disturb_first_engine(tmp_path: Path, tag: str, action: signal.Signals, timeout_s: float,
+                          timelimit_min: float = 1.0) -> list[dict[str, Any]]:
+    """Run a 3-match gauntlet in a thread, send ``action`` to the first engine seen; return the result rows."""
+    config = TournamentConfig(format="gauntlet", agents=("random",), matches=3, bots=1, timelimit_min=timelimit_min)
+    out = tmp_path / "t"
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["summary"], _ = run_tournament(config, out, RunOptions(concurrency=1, timeout_s=timeout_s,
+                                                                       num_resamples=10))
+        except BaseException as exc:  # re-raised in the test thread below
+            box["error"] = exc
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    victim = None
+    deadline = time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline and thread.is_alive():
+        engines = _engines(tag)
+        if engines:
+            time.sleep(0.2)  # let the match get going
+            victim = engines[0]
+            os.kill(victim, action)
+        time.sleep(0.02)
+    thread.join(timeout=180)
+    assert victim is not None, "never saw a vizdoom engine to disturb"
+    if "error" in box:
+        raise box["error"]
+    summary = box["summary"]
+    assert summary["matches_played"] == 3
+    assert summary["wins"] + summary["draws"] + summary["losses"] == 3
+    assert summary["schedule"]["voided_now"] >= 1
+    return _rows(out / "results.jsonl")
+
+
+def _check_rescheduled(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Check that the first voided match was played again with the same seed; return its void row.
+
+    (On a heavily loaded machine a further match may also time out; it too must be replayed.)
+    """
+    voids = [r for r in rows if r["outcome"] == "void"]
+    played = [r for r in rows if r["outcome"] == "played"]
+    assert voids
+    assert sorted(r["match_id"] for r in played) == ["g00000", "g00001", "g00002"]
+    for void in voids:
+        replay = next(r for r in played if r["match_id"] == void["match_id"])
+        assert replay["attempt"] > void["attempt"]
+        assert replay["spec"]["seed"] == void["spec"]["seed"]
+    return voids[0]
+
+
+def test_killed_engine_match_is_voided_and_replayed(tmp_path: Path, tag: str) -> None:
+    void = _check_rescheduled(_disturb_first_engine(tmp_path, tag, signal.SIGKILL, 60.0))
+    assert "exited with status" in void["error"]
+
+
+def test_hung_engine_times_out_and_is_replayed(tmp_path: Path, tag: str) -> None:
+    void = _check_rescheduled(_disturb_first_engine(tmp_path, tag, signal.SIGSTOP, 6.0, timelimit_min=0.5))
+    assert "timed out" in void["error"]
+
+
+def test_agent_match_demo_replays_to_recorded_frags(tmp_path: Path, tag: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from evaltk.tournament.demos import verify_demo
+    from evaltk.tournament.scheduler import ResultsFile
+
+    spec = MatchSpec(match_id="d0", agents=("scripted", "random"), bots=(), map="map01", seed=4, timelimit_min=0.25,
+                     record=True)
+    result = run_match(spec, workdir=tmp_path, timeout_s=120)
+    assert result.outcome == "played", result.error
+    assert result.demo is not None
+    assert Path(result.demo).stat().st_size > 0
+    check = verify_demo(result.to_json())
+    assert not check.has_bots
+    assert check.recorded == [p["frags"] for p in sorted(result.participants, key=lambda p: p["slot"])]
+    assert check.reproduced, (check.recorded, check.replayed)
+    ResultsFile(tmp_path / "results.jsonl").append(result.to_json())
+    summary, _ = _run_cli(capsys, "verify-demos", str(tmp_path), "--json")
+    assert (summary["demos"], summary["reproduced"], summary["without_bots"]) == (1, 1, 1)
+
+
+@pytest.mark.slow
+def test_appo_checkpoint_plays_a_gauntlet(tmp_path: Path, tag: str) -> None:
+    torch = pytest.importorskip("torch")
+    from evaltk import checkpoint
+    from evaltk.envs import doom
+    from trainers.appo.model import MODEL_CLASS, build_model
+
+    scenario = doom.get_scenario("deathmatch_bots")
+    aspec = doom.action_spec(scenario)
+    torch.manual_seed(0)
+    kwargs = {"obs_shape": doom.obs_spec(scenario)["shape"], "action_nvec": list(aspec["nvec"]), "hidden_size": 64,
+              "rnn_size": 64}
+    spec = checkpoint.CheckpointSpec(model_class=MODEL_CLASS, model_kwargs=kwargs, obs_spec=doom.obs_spec(scenario),
+                                     action_spec=aspec, env=doom.env_spec(scenario),
+                                     provenance={"note": "untrained, for the tournament test"})
+    ckpt = checkpoint.save(tmp_path / "appo", spec, build_model(kwargs).state_dict())
+    run = subprocess.run(_cli("gauntlet", "--agent", str(ckpt), "--bots", "1", "--matches", "1", "--timelimit", "0.25",
+                              "--out", str(tmp_path / "t"), "--json"), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.strip().splitlines()[-1])
+    assert summary["matches_played"] == 1
+    assert summary["agents"] == [str(ckpt)]
+
+
+@pytest.mark.slow
+def test_scripted_beats_random_with_sprt(tmp_path: Path, tag: str) -> None:
+    run = subprocess.run(_cli("match", "scripted", "random", "--sprt", "--elo0", "0", "--elo1", "100",
+                              "--matches", "100", "--timelimit", "0.5", "--concurrency", "2",
+                              "--out", str(tmp_path / "t"), "--json"), capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.strip().splitlines()[-1])
+    assert summary["sprt"]["decision"] == "H1"
+    assert summary["wins"] > summary["losses"]
