@@ -1,0 +1,10 @@
+"""gpu_env's CUDA backend: the core headers compiled at run time by NVRTC (through CuPy).
+
+- :mod:`gpu_env.cuda.errors`: what is missing when ``backend="cuda"`` cannot run (CuPy, a GPU, NVRTC).
+- :mod:`gpu_env.cuda.module`: the translation unit, its compile options, the on-disk cubin cache.
+- :mod:`gpu_env.cuda.backend`: :class:`~gpu_env.cuda.backend.CudaAtariBatch`, device-resident batches.
+- :mod:`gpu_env.cuda.preprocess`: AtariPreprocessing (gray, max-pool, INTER_AREA resize, frame stack) on the device.
+
+Nothing here imports CuPy at import time: the modules load on machines without a GPU, and every
+entry point that needs one raises :class:`~gpu_env.errors.BackendError` naming what is missing.
+"""

@@ -1,0 +1,157 @@
+"""The CUDA backend's translation unit compiles for sm_90 exactly as NVRTC gets it (no GPU needed).
+
+``nvcc --ptx`` runs wherever nvcc exists (CI here); the NVRTC library itself where libnvrtc is
+found. The local-copy variant is compiled in the ``slow`` set.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import importlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpu_env.cuda.module import KERNEL_NAMES, KernelOptions, nvcc_command, nvrtc_options, unit_source
+from gpu_env.cuda_source import CORE_DIR
+
+
+def _enum_names(text: str, first: str, last: str) -> list[str]:
+    start = text.index(first)
+    end = text.index(last, start) + len(last)
+    return re.findall(r"\bk\w+", text[start:end])
+
+
+def test_unit_is_self_contained_and_does_not_force_inline() -> None:
+    source = unit_source()
+    assert not re.search(r'^\s*#\s*include\s+"', source, flags=re.MULTILINE)
+    assert source.count('#line 1 "hd.h"') == 1
+    # Forcing HD inline made the unit uncompilable (8 min, 18 GB; docs/gpu_backend.md).
+    hd = re.search(r"^#define HD (.*)$", source, flags=re.MULTILINE)
+    assert hd is not None
+    assert "__forceinline__" not in hd.group(1)
+    for header in ("console.h", "ale/environment.h", "games/registry.h", "m6502.h"):
+        assert source.count(f'#line 1 "{header}"') == 1, header
+    for name in KERNEL_NAMES:
+        assert f'extern "C" __global__ void {name}(' in source, name
+
+
+def test_kernel_parameter_layout_matches_the_cpu_library() -> None:
+    """kernels.h reads the per-ROM int32 vector in native/ale_batch.cpp's order."""
+    cpu = (CORE_DIR.parent / "native" / "ale_batch.cpp").read_text()
+    gpu = (CORE_DIR / "cuda" / "kernels.h").read_text()
+    assert _enum_names(cpu, "kParamGameId", "kParamCount") == _enum_names(gpu, "kParamGameId", "kParamCount")
+    from gpu_env._lib import native
+    from gpu_env.cuda.backend import PARAM_COUNT
+
+    assert native().gpu_env_ale_param_count() == PARAM_COUNT
+
+
+def test_options_are_the_nvrtc_options() -> None:
+    opts = nvrtc_options(KernelOptions(local_copy=True, game_id=7))
+    assert opts[:2] == ["--std=c++17", "--fmad=false"]
+    assert "-DGPU_ENV_CUDA_LOCAL_COPY=1" in opts
+    assert "-DGPU_ENV_CUDA_GAME_ID=7" in opts
+    cmd = nvcc_command("nvcc", Path("u.cu"), Path("u.ptx"), KernelOptions())
+    assert cmd[1:3] == ["--ptx", "-arch=sm_90"]
+    assert cmd[3:-3] == nvrtc_options(KernelOptions())
+
+
+def _nvcc_ptx(tmp_path: Path, options: KernelOptions) -> str:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found on PATH: the CUDA toolkit is needed to compile device code")
+    unit = tmp_path / "gpu_env_cuda.cu"
+    unit.write_text(unit_source())
+    ptx = tmp_path / "gpu_env_cuda.ptx"
+    cmd = nvcc_command(nvcc, unit, ptx, options, "sm_90", "ptx")
+    result = subprocess.run([*cmd[:-1], "-Werror", "all-warnings", cmd[-1]], capture_output=True, text=True,
+                            timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return ptx.read_text()
+
+
+def test_unit_compiles_with_nvcc_ptx_sm90(tmp_path: Path) -> None:
+    text = _nvcc_ptx(tmp_path, KernelOptions())
+    for name in KERNEL_NAMES:
+        assert f".entry {name}(" in text, name
+    assert ".target sm_90" in text
+
+
+@pytest.mark.slow
+def test_local_copy_variant_compiles_with_nvcc_ptx_sm90(tmp_path: Path) -> None:
+    text = _nvcc_ptx(tmp_path, KernelOptions(local_copy=True, game_id=0))
+    assert ".entry gpu_env_act(" in text
+
+
+def _find_nvrtc() -> str | None:
+    configured = os.environ.get("GPU_ENV_NVRTC_LIB")
+    if configured:
+        return configured
+    found = ctypes.util.find_library("nvrtc")
+    if found:
+        return found
+    for package in ("nvidia.cu13", "nvidia.cuda_nvrtc"):
+        try:
+            module = importlib.import_module(package)
+        except ImportError:
+            continue
+        for root in getattr(module, "__path__", []):
+            candidates = sorted(Path(root).glob("lib/libnvrtc.so*"))
+            if candidates:
+                return str(candidates[0])
+    return None
+
+
+def test_unit_compiles_with_nvrtc() -> None:
+    """The same string and options through libnvrtc itself (what CuPy's RawModule calls), to PTX."""
+    path = _find_nvrtc()
+    if path is None:
+        pytest.skip("libnvrtc not found: install nvidia-cuda-nvrtc or set GPU_ENV_NVRTC_LIB")
+    lib = ctypes.CDLL(path)
+    program = ctypes.c_void_p()
+    source = unit_source().encode()
+    assert lib.nvrtcCreateProgram(ctypes.byref(program), source, b"gpu_env_cuda.cu", 0, None, None) == 0
+    options = [o.encode() for o in nvrtc_options(KernelOptions())] + [b"--gpu-architecture=compute_90"]
+    status = lib.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options))
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetProgramLog(program, log)
+    assert status == 0, log.value.decode(errors="replace")[-4000:]
+    lib.nvrtcGetPTXSize(program, ctypes.byref(size))
+    ptx = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetPTX(program, ptx)
+    lib.nvrtcDestroyProgram(ctypes.byref(program))
+    for name in KERNEL_NAMES:
+        assert f".entry {name}(".encode() in ptx.value, name
+
+
+def test_prebuild_writes_cubins_named_by_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prebuild driver's bookkeeping (file names, options); a recording stand-in plays nvcc here."""
+    from gpu_env.cuda import module
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.txt"
+    fake = bin_dir / "nvcc"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nwhile [ "$1" != "-o" ]; do shift; done\necho cubin > "$2"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("GPU_ENV_CUDA_CACHE", str(tmp_path / "cache"))
+    variants = [KernelOptions(), KernelOptions(local_copy=True)]
+    assert module.main(["prebuild", "--local", "-j", "2"]) == 0
+    for options in variants:
+        assert module.cubin_path(options, "sm_90").read_text() == "cubin\n"
+    lines = calls.read_text().splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("--cubin -arch=sm_90 --std=c++17 --fmad=false") for line in lines)
+    assert module.cache_key(variants[0], "sm_90") != module.cache_key(variants[1], "sm_90")
+    assert module.cache_key(variants[0], "sm_90") != module.cache_key(variants[0], "sm_80")
+    assert module.main(["prebuild"]) == 0  # present: not rebuilt
+    assert len(calls.read_text().splitlines()) == 2

@@ -1,0 +1,168 @@
+"""CPU vs CUDA bit equality (RAM, screens, rewards, lives, flags, every frame) and device preprocessing.
+
+Marked ``gpu``: skipped (with the reason) where CuPy or a GPU is missing; run by
+``benchmarks/gpu_check.sh`` on a GPU machine. ``GPU_ENV_EQUALITY_FRAMES`` (default 10,000) sets the
+frames per game. All games run at once: one thread and CUDA stream per game.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+FRAMES = int(os.environ.get("GPU_ENV_EQUALITY_FRAMES", "10000"))
+NUM_ENVS = 4
+# Pong and Breakout (paddles), the Atari-57 regulars, Q*bert (partial frames after reset), and one
+# ROM of each bank-switching scheme: F6, F6SC, F8SC, E0, DPC, FE.
+GAMES = ("pong", "breakout", "ms_pacman", "space_invaders", "seaquest", "qbert", "road_runner", "klax",
+         "elevator_action", "montezuma_revenge", "pitfall2", "robotank")
+
+
+def _batches(game: str, seed: int) -> tuple[Any, Any]:
+    from gpu_env.ale_batch import AleBatch
+    from gpu_env.cuda.backend import CudaAtariBatch
+
+    seeds = [seed + i for i in range(NUM_ENVS)]
+    cpu = AleBatch(game, NUM_ENVS, backend="cpu", seeds=seeds, repeat_action_probability=0.25, num_threads=1)
+    gpu = CudaAtariBatch(game, NUM_ENVS, seeds=seeds, repeat_action_probability=0.25)
+    return cpu, gpu
+
+
+def _compare(game: str, frame: int, cpu: Any, gpu: Any, rewards_cpu: Any, rewards_gpu: Any) -> None:
+    where = f"{game} frame {frame}"
+    np.testing.assert_array_equal(rewards_gpu.get(), rewards_cpu, err_msg=f"reward, {where}")
+    np.testing.assert_array_equal(gpu.get_ram().get(), cpu.get_ram(), err_msg=f"RAM, {where}")
+    np.testing.assert_array_equal(gpu.lives().get(), cpu.lives(), err_msg=f"lives, {where}")
+    np.testing.assert_array_equal(gpu.game_over(False).get(), cpu.game_over(False), err_msg=f"terminal, {where}")
+    np.testing.assert_array_equal(gpu.game_truncated().get(), cpu.game_truncated(), err_msg=f"truncated, {where}")
+    np.testing.assert_array_equal(gpu.frame_number().get(), cpu.frame_number(), err_msg=f"frame number, {where}")
+    np.testing.assert_array_equal(gpu.get_screen().get(), cpu.get_screen(), err_msg=f"screen, {where}")
+
+
+def _lockstep(game: str, seed: int) -> int:
+    """Step one game on both backends for FRAMES frames, comparing every frame; return the resets."""
+    import cupy as cp
+
+    rng = np.random.default_rng(seed)
+    cpu, gpu = _batches(game, seed)
+    assert gpu.env_size == len(cpu.clone_state()[0]) - gpu.stride, f"AleEnv layout differs on the device ({game})"
+    _compare(game, 0, cpu, gpu, np.zeros(NUM_ENVS, np.int32), cp.zeros(NUM_ENVS, cp.int32))
+    resets = 0
+    with cp.cuda.Stream(non_blocking=False):  # this thread's stream, ordered after the batch's set-up
+        for frame in range(1, FRAMES + 1):
+            actions = rng.integers(0, 18, NUM_ENVS)
+            rewards_gpu = gpu.act(actions, check=False)  # runs on the GPU while the CPU steps
+            rewards_cpu = cpu.act(actions)
+            _compare(game, frame, cpu, gpu, rewards_cpu, rewards_gpu)
+            over = cpu.game_over()
+            if over.any():
+                resets += int(over.sum())
+                cpu.reset_game(over)
+                gpu.reset_game(over)
+                _compare(f"{game} (after reset_game)", frame, cpu, gpu, rewards_cpu, rewards_gpu)
+            if frame % 2000 == 0:
+                print(f"{game}: {frame} frames x {NUM_ENVS} envs equal, {resets} resets", flush=True)
+    return resets
+
+
+def test_cuda_equals_cpu_every_frame_on_twelve_games() -> None:
+    """One thread per game (the C++ CPU backend and CuPy release the GIL), each with its own stream."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(GAMES)) as pool:
+        futures = {g: pool.submit(_lockstep, g, 1000 * k) for k, g in enumerate(GAMES)}
+        resets = {g: f.result() for g, f in futures.items()}
+    print("resets per game:", resets)
+
+
+def test_clone_state_is_interchangeable_with_the_cpu_backend() -> None:
+    from gpu_env.ale_batch import AleBatch
+    from gpu_env.cuda.backend import CudaAtariBatch
+
+    cpu = AleBatch("breakout", 3, backend="cpu", seeds=[5, 6, 7], num_threads=1)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        cpu.act(rng.integers(0, 18, 3))
+    gpu = CudaAtariBatch("breakout", 3, seeds=[1, 2, 3])
+    gpu.restore_state(cpu.clone_state())
+    for frame in range(300):
+        a = rng.integers(0, 18, 3)
+        _compare("breakout (restored)", frame, cpu, gpu, cpu.act(a), gpu.act(a))
+
+
+def test_mask_leaves_other_envs_untouched() -> None:
+    from gpu_env.cuda.backend import CudaAtariBatch
+
+    gpu = CudaAtariBatch("pong", 4, seeds=[1, 2, 3, 4])
+    before = gpu.clone_state()
+    mask = np.array([True, False, True, False])
+    rewards = gpu.act(np.full(4, 3), mask=mask)
+    after = gpu.clone_state()
+    assert after[1] == before[1]
+    assert after[3] == before[3]
+    assert after[0] != before[0]
+    assert after[2] != before[2]
+    assert rewards.get()[[1, 3]].tolist() == [0, 0]
+
+
+def test_arrays_reach_torch_without_a_copy() -> None:
+    import torch
+
+    from gpu_env.cuda.backend import CudaAtariBatch, to_torch
+
+    gpu = CudaAtariBatch("pong", 8, seeds=0)
+    screens = gpu.get_screen_grayscale()
+    tensor = to_torch(screens)
+    assert tensor.is_cuda
+    assert tensor.data_ptr() == screens.data.ptr
+    assert tuple(tensor.shape) == (8, 210, 160)
+    actions = torch.zeros(8, dtype=torch.int64, device="cuda")
+    rewards = to_torch(gpu.act(actions))
+    assert rewards.dtype == torch.int32
+    assert rewards.is_cuda
+
+
+def test_device_preprocessing_equals_the_cpu_pipeline() -> None:
+    """Gray + max-pool + INTER_AREA 84x84 + stack 4 on the device == the same steps on CPU frames."""
+    import torch
+
+    from gpu_env.ale_batch import AleBatch
+    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.cuda.preprocess import CudaPreprocessor
+    from gpu_env.preprocess import AreaResize
+
+    n, skip = 4, 4
+    cpu = AleBatch("ms_pacman", n, backend="cpu", seeds=[9, 8, 7, 6], num_threads=1)
+    gpu = CudaAtariBatch("ms_pacman", n, seeds=[9, 8, 7, 6])
+    pp = CudaPreprocessor(gpu, frame_skip=skip, screen_size=84, stack_size=4)
+    resize = AreaResize(210, 160, 84, 84)
+    obs = pp.reset()
+    frame = resize(torch.from_numpy(cpu.get_screen_grayscale()))
+    stack = frame.unsqueeze(1).repeat(1, 4, 1, 1)
+    np.testing.assert_array_equal(obs.get(), stack.numpy())
+    rng = np.random.default_rng(1)
+    for step in range(300):
+        a = rng.integers(0, 18, n)
+        obs, reward, _, _ = pp.step(a)
+        total = np.zeros(n)
+        buf0, buf1 = cpu.get_screen_grayscale(), np.zeros_like(cpu.get_screen_grayscale())
+        done = np.zeros(n, dtype=bool)
+        for t in range(skip):
+            r = cpu.act(a, mask=~done)
+            total += r
+            done |= cpu.game_over()
+            if t == skip - 2:
+                buf1 = np.where(done[:, None, None], buf1, cpu.get_screen_grayscale())
+            if t == skip - 1:
+                buf0 = np.where(done[:, None, None], buf0, cpu.get_screen_grayscale())
+        frame = resize(torch.from_numpy(np.maximum(buf0, buf1)))
+        stack = torch.cat([stack[:, 1:], frame.unsqueeze(1)], dim=1)
+        np.testing.assert_array_equal(reward.get(), total.astype(np.float32), err_msg=f"reward, step {step}")
+        if done.any():
+            break  # the CPU reference above does not model the wrapper's buffers after an episode end
+        np.testing.assert_array_equal(obs.get(), stack.numpy(), err_msg=f"observation, step {step}")
