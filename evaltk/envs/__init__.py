@@ -1,0 +1,69 @@
+"""Reference environments, one module per family (``atari``: gymnasium + ale-py; ``doom``: ViZDoom).
+
+This package-level module holds what is family-independent: :func:`describe` (obs/action spec of an
+env dict), :func:`check_compatible` (does a checkpoint's spec fit an env) and :func:`env_for_id`
+(a default env dict for an id given on the command line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evaltk.errors import SpecError
+
+if TYPE_CHECKING:
+    from evaltk.checkpoint import CheckpointSpec
+
+FAMILIES = ("atari", "doom")
+
+
+@dataclass(frozen=True)
+class EnvInfo:
+    """What an env dict resolves to: the env dict with every setting explicit and its spaces."""
+
+    env: dict[str, Any]
+    obs_spec: dict[str, Any]
+    action_spec: dict[str, Any]
+    action_meanings: list[str] | None
+
+
+def describe(env: dict[str, Any]) -> EnvInfo:
+    """Resolve and validate ``env`` and return its spec; :class:`SpecError` for bad or unknown envs."""
+    family = env.get("family")
+    if family == "atari":
+        from evaltk.envs import atari
+
+        resolved, obs_spec, action_spec, meanings = atari.describe(env)
+        return EnvInfo(env=resolved, obs_spec=obs_spec, action_spec=action_spec, action_meanings=meanings)
+    if family == "doom":
+        try:
+            from evaltk.envs import doom
+        except ModuleNotFoundError as exc:
+            raise SpecError(f"doom envs need {exc.name}: pip install -e '.[doom]'") from None
+        scenario = doom.scenario_from_env_spec(env)
+        return EnvInfo(env=doom.env_spec(scenario), obs_spec=doom.obs_spec(scenario),
+                       action_spec=doom.action_spec(scenario), action_meanings=None)
+    raise SpecError(f"unknown env family {family!r}: use one of {', '.join(FAMILIES)}")
+
+
+def env_for_id(env_id: str) -> dict[str, Any]:
+    """Default env dict for an id from the command line: gymnasium's registered settings, no preprocessing."""
+    from evaltk.envs import atari
+
+    return atari.resolve_env({"family": "atari", "env_id": env_id, "kwargs": {}, "preprocessing": {}})
+
+
+def check_compatible(spec: CheckpointSpec, info: EnvInfo) -> None:
+    """Raise :class:`SpecError` if the policy's obs/action spec does not fit the env described by ``info``."""
+    env_id = info.env.get("env_id")
+    want, got = spec.obs_spec, info.obs_spec
+    if list(want["shape"]) != list(got["shape"]) or want["dtype"] != got["dtype"]:
+        raise SpecError(
+            f"the policy expects observations {want['dtype']}{list(want['shape'])} but {env_id} with these settings "
+            f"gives {got['dtype']}{list(got['shape'])}: evaluate on the env the checkpoint was trained on "
+            "(omit --env-id to use the checkpoint's own) or fix obs_spec in policy.json")
+    if spec.action_spec != info.action_spec:
+        raise SpecError(
+            f"the policy's action spec {spec.action_spec} does not match {env_id}'s {info.action_spec}: evaluate on "
+            "the env the checkpoint was trained on (a different game or full_action_space changes the action count)")

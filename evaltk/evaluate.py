@@ -1,0 +1,396 @@
+"""Run a policy for N episodes on a reference environment and write a long-format score table.
+
+Semantics (documented for users in ``docs/evaluation.md``):
+
+* Episode ``i`` of an evaluation with base seed ``S`` has the recorded seed
+  :func:`episode_seed` ``(S, i)``; its env is ``make_env(env).reset(seed=episode_seed)`` (a fresh
+  ``gymnasium.make`` + wrappers, reset with that seed: ALE reloads the ROM, so nothing carries over
+  from an earlier episode). A policy implementing :class:`~evaltk.policies.EpisodeSeeded` draws the
+  episode's randomness from ``episode_policy_rng(episode_seed)``, so an episode can be replayed from
+  its row alone and results do not depend on ``num_envs``.
+* Rows are appended to ``OUT/episodes.csv`` as episodes finish, each flushed and fsynced; the
+  settings are in ``OUT/evaluation.json``. Re-running the same command skips finished episodes;
+  different settings in the same ``OUT`` are refused.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
+from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
+from evaltk.envs.vector import EpisodeVector
+from evaltk.errors import EvaltkError, ScoreTableError, SpecError
+from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
+
+COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
+TABLE_FILE = "episodes.csv"
+SETTINGS_FILE = "evaluation.json"
+SUMMARY_FILE = "summary.json"
+BACKENDS = ("gym", "gpu_env")
+MANIFEST_FORMAT = "evaltk-evaluation/1"
+
+
+def episode_seed(seed: int, index: int) -> int:
+    """Seed of episode ``index`` of an evaluation with base ``seed``: a 31-bit int, recorded per row.
+
+    ``SeedSequence(seed, spawn_key=(index,)).generate_state(1)[0] & 0x7FFFFFFF``: independent streams
+    per episode, and base seeds 0 and 1 share no episodes (unlike ``seed + index``).
+    """
+    state = np.random.SeedSequence(int(seed), spawn_key=(int(index),)).generate_state(1)[0]
+    return int(state) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """What ``evaltk evaluate`` was asked to do (see :func:`evaluate`)."""
+
+    checkpoint: str
+    """A checkpoint directory or a builtin (``random``, ``builtin:scripted``, ...)."""
+    out: Path
+    """Output directory: ``episodes.csv``, ``evaluation.json``, ``summary.json``."""
+    episodes: int = 20
+    seed: int = 0
+    num_envs: int = 4
+    env_id: str | None = None
+    """Env id; required for builtins, defaults to the checkpoint's own for checkpoints."""
+    backend: str = "gym"
+    workers: int | None = None
+    """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
+    fast_reset: bool = False
+    """Opt-in: seeded resets restore a cached post-load ALE state instead of reloading the ROM (same states)."""
+
+
+@dataclass
+class EvalResult:
+    """Rows of episodes ``0..episodes-1`` (sorted by index), the summary and what this run did."""
+
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+    out: Path
+    new_episodes: int
+    env_steps: int
+    wall_s: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _digest(spec: CheckpointSpec, path: Path | None) -> str:
+    h = hashlib.sha256()
+    ident = {k: v for k, v in spec.to_dict().items() if k != "provenance"}
+    h.update(json.dumps(ident, sort_keys=True).encode())
+    if path is not None and not spec.is_builtin:
+        with open(path / WEIGHTS_FILE, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def checkpoint_label(ref: str) -> str:
+    """How a checkpoint reference is recorded: builtins as ``builtin:<name>``, directories as given."""
+    is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
+    return ref if not is_builtin or ref.startswith("builtin:") else f"builtin:{ref}"
+
+
+def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
+    """Load the policy, build the env dict and check they fit; returns (policy, env info, digest)."""
+    ref = config.checkpoint
+    is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
+    if is_builtin:
+        if config.env_id is None:
+            raise SpecError(f"builtin policy {ref!r} needs an environment: pass --env-id (e.g. ALE/Breakout-v5)")
+        policy = load_policy(ref, env=env_for_id(config.env_id))
+        path = None
+    else:
+        policy = load_policy(ref)
+        path = Path(ref)
+    env = dict(policy.spec.env)
+    if config.env_id is not None:
+        env["env_id"] = config.env_id
+    info = describe(env)
+    check_compatible(policy.spec, info)
+    return policy, info, _digest(policy.spec, path)
+
+
+def _format_row(row: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(
+        [row[c] if c != "truncated" else ("true" if row[c] else "false") for c in COLUMNS])
+    return buf.getvalue()
+
+
+def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
+    try:
+        row: dict[str, Any] = {"checkpoint": raw["checkpoint"], "env_id": raw["env_id"], "backend": raw["backend"],
+                               "index": int(raw["index"]), "seed": int(raw["seed"]), "return": float(raw["return"]),
+                               "frames": int(raw["frames"]), "steps": int(raw["steps"])}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScoreTableError(f"{where} is malformed ({exc}): delete that line (or the file) and re-run") from None
+    if raw.get("truncated") not in ("true", "false"):
+        raise ScoreTableError(f"{where} has truncated={raw.get('truncated')!r}, expected true/false: "
+                              "delete that line (or the file) and re-run")
+    row["truncated"] = raw["truncated"] == "true"
+    return row
+
+
+def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """Read an ``episodes.csv``; with ``repair``, drop a partial last line left by a killed writer."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        if not repair:
+            raise ScoreTableError(f"{path} ends with a partial row: re-run the evaluation to repair it")
+        keep = data.rfind(b"\n") + 1
+        with open(path, "r+b") as fh:
+            fh.truncate(keep)
+            os.fsync(fh.fileno())
+        data = data[:keep]
+    text = data.decode("utf-8", errors="replace")
+    if not text.strip():
+        return []
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != COLUMNS:
+        raise ScoreTableError(f"{path} has columns {reader.fieldnames}, expected {list(COLUMNS)}: it was not written "
+                              "by evaltk evaluate; use another --out directory")
+    return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
+
+
+def _write_json_atomic(path: Path, obj: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, indent=2)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _prepare_out(out: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Create or reopen ``out``; refuse different settings; return the finished rows already there."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path, table = out / SETTINGS_FILE, out / TABLE_FILE
+    if manifest_path.exists():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            old = manifest["settings"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and "
+                                  "re-run") from None
+        if old != settings:
+            diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
+            raise ScoreTableError(
+                f"{out} holds an evaluation with different settings ({', '.join(diff)}: "
+                f"{[old.get(k) for k in diff]} there vs {[settings.get(k) for k in diff]} now): refusing to mix; "
+                "use another --out or delete that directory")
+    elif table.exists() and table.stat().st_size > 0:
+        raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
+    else:
+        _write_json_atomic(manifest_path, {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS)})
+    if not table.exists() or table.stat().st_size == 0:
+        with open(table, "w", encoding="utf-8") as fh:
+            fh.write(",".join(COLUMNS) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return []
+    rows = read_table(table, repair=True)
+    seen: set[int] = set()
+    for row in rows:
+        if row["index"] in seen:
+            raise ScoreTableError(f"{table} has episode {row['index']} twice: delete the duplicate line and re-run")
+        seen.add(row["index"])
+        if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
+            raise ScoreTableError(f"{table} row for episode {row['index']} does not belong to this evaluation "
+                                  "(seed/env differ): use another --out or delete that directory")
+    return rows
+
+
+def mean_ci(returns: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """Student-t confidence interval of the mean of ``returns`` (float[n]); (mean, mean) when n < 2."""
+    from scipy import stats
+
+    n = len(returns)
+    mean = float(np.mean(returns)) if n else math.nan
+    if n < 2:
+        return mean, mean
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(np.std(returns, ddof=1)) / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def summarize(rows: list[dict[str, Any]], level: float = 0.95) -> dict[str, Any]:
+    """Summary of episode rows: n, mean/std/median/min/max return, t-CI of the mean, frames, truncations."""
+    returns = np.array([r["return"] for r in rows], dtype=np.float64)
+    frames = np.array([r["frames"] for r in rows], dtype=np.float64)
+    low, high = mean_ci(returns, level)
+    n = len(rows)
+    return {
+        "n_episodes": n,
+        "mean_return": float(returns.mean()) if n else None,
+        "std_return": float(returns.std(ddof=1)) if n > 1 else None,
+        "median_return": float(np.median(returns)) if n else None,
+        "min_return": float(returns.min()) if n else None,
+        "max_return": float(returns.max()) if n else None,
+        "ci": [low, high] if n else None,
+        "ci_level": level,
+        "ci_method": "student-t on the mean",
+        "mean_frames": float(frames.mean()) if n else None,
+        "n_truncated": int(sum(r["truncated"] for r in rows)),
+    }
+
+
+ProgressFn = Callable[[dict[str, Any] | None, int], None]
+"""Called with (row, env steps since the last call) after each finished episode, and (None, steps) periodically."""
+
+
+@dataclass
+class Prepared:
+    """A validated evaluation, ready to run: policy, env, settings, rows already on disk, episodes to run."""
+
+    config: EvalConfig
+    policy: Policy
+    info: EnvInfo
+    settings: dict[str, Any]
+    old_rows: list[dict[str, Any]]
+    todo: list[int]
+
+
+def prepare(config: EvalConfig) -> Prepared:
+    """Validate ``config``, load the policy, check it fits the env and open (or resume) the output directory.
+
+    Every bad-input error (:class:`~evaltk.errors.EvaltkError`) is raised here, before anything runs.
+    """
+    if config.backend not in BACKENDS:
+        raise SpecError(f"unknown backend {config.backend!r}: use one of {', '.join(BACKENDS)}")
+    if config.backend != "gym":
+        raise EvaltkError(f"backend {config.backend!r} is not implemented yet in evaltk evaluate: use --against gym")
+    if config.episodes < 1 or config.num_envs < 1:
+        raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
+    policy, info, digest = resolve_policy(config)
+    if info.env["family"] != "atari":
+        raise EvaltkError(f"evaltk evaluate does not run {info.env['family']} envs yet (not implemented yet; only "
+                          "Atari via gymnasium + ale-py): evaluate Doom policies with evaltk tournament")
+    seeded = isinstance(policy, EpisodeSeeded)
+    settings: dict[str, Any] = {
+        "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest, "env": info.env,
+        "seed": config.seed, "backend": config.backend, "policy_seeding": "per-episode" if seeded else "per-batch",
+    }
+    if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
+        settings["num_envs"] = config.num_envs
+    old_rows = _prepare_out(config.out, settings)
+    done = {r["index"] for r in old_rows}
+    todo = [i for i in range(config.episodes) if i not in done]
+    return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)
+
+
+def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResult:
+    """Run the episodes :func:`prepare` found missing; returns rows ``0..episodes-1`` and the summary."""
+    config, info = prep.config, prep.info
+    new_rows: list[dict[str, Any]] = []
+    steps_total, t0 = 0, time.perf_counter()
+    if prep.todo:
+        new_rows, steps_total = _run_episodes(config, prep.policy, info, prep.todo, progress)
+    wall = time.perf_counter() - t0
+    rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
+    summary = summarize(rows)
+    summary.update({"checkpoint": checkpoint_label(config.checkpoint), "env_id": info.env["env_id"],
+                    "backend": config.backend, "seed": config.seed, "out": str(config.out / TABLE_FILE),
+                    "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),
+                    "env_steps": steps_total, "fast_reset": config.fast_reset,
+                    "wall_s": wall, "env_steps_per_s": steps_total / wall if wall > 0 and steps_total else None})
+    _write_json_atomic(config.out / SUMMARY_FILE, summary)
+    return EvalResult(rows=rows, summary=summary, out=config.out, new_episodes=len(new_rows),
+                      env_steps=steps_total, wall_s=wall)
+
+
+def evaluate(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResult:
+    """Run (or resume) an evaluation: :func:`prepare` then :func:`run_prepared`."""
+    return run_prepared(prepare(config), progress)
+
+
+def _check_actions(actions: Any, info: EnvInfo, batch: int) -> np.ndarray:
+    acts = np.asarray(actions)
+    spec = info.action_spec
+    want = (batch,) if spec["type"] == "discrete" else (batch, len(spec["nvec"]))
+    if acts.shape != want or not np.issubdtype(acts.dtype, np.integer):
+        raise SpecError(f"the policy returned actions {acts.dtype}{list(acts.shape)}, expected int64{list(want)} "
+                        f"for action spec {spec}: fix the policy's act()")
+    high = spec["n"] if spec["type"] == "discrete" else np.asarray(spec["nvec"])
+    if (acts < 0).any() or (acts >= high).any():
+        raise SpecError(f"the policy returned actions outside the action spec {spec} "
+                        f"(min {int(acts.min())}, max {int(acts.max())}): fix the policy's act()")
+    return acts.astype(np.int64, copy=False)
+
+
+def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[int],
+                  progress: ProgressFn | None) -> tuple[list[dict[str, Any]], int]:
+    k = min(config.num_envs, len(todo))
+    workers = config.workers if config.workers is not None else (min(k, os.cpu_count() or 1) if k > 1 else 0)
+    queue = iter(todo)
+    slot_index = np.full(k, -1, np.int64)
+    slot_seed = np.zeros(k, np.int64)
+    returns = np.zeros(k, np.float64)
+    steps = np.zeros(k, np.int64)
+    rows: list[dict[str, Any]] = []
+    label = checkpoint_label(config.checkpoint)
+    total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
+    with EpisodeVector(info.env, k, num_workers=workers, obs_shape=info.obs_spec["shape"],
+                       obs_dtype=info.obs_spec["dtype"], fast_reset=config.fast_reset) as vec, \
+            open(config.out / TABLE_FILE, "a", encoding="utf-8") as table:
+
+        def start(slots: list[int]) -> list[int]:
+            started = []
+            for slot in slots:
+                index = next(queue, None)
+                if index is None:
+                    slot_index[slot] = -1
+                    continue
+                slot_index[slot], slot_seed[slot] = index, episode_seed(config.seed, index)
+                returns[slot], steps[slot] = 0.0, 0
+                started.append(slot)
+            if started:
+                seeds = [int(slot_seed[s]) for s in started]
+                vec.reset(started, seeds)
+                if isinstance(policy, EpisodeSeeded):
+                    policy.begin_episodes(np.array(started, np.int64), [episode_policy_rng(s) for s in seeds])
+            return started
+
+        policy.reset(k, np.random.default_rng([config.seed, 2]))
+        start(list(range(k)))
+        first = np.ones(k, np.bool_)
+        while (active := slot_index >= 0).any():
+            actions = _check_actions(policy.act(vec.obs, first), info, k)
+            res = vec.step(actions, active)
+            returns[active] += res.reward[active]
+            steps[active] += 1
+            n_active = int(active.sum())
+            total_steps += n_active
+            pending_steps += n_active
+            first[:] = False
+            finished = np.flatnonzero(active & (res.terminated | res.truncated)).tolist()
+            for slot in finished:
+                row = {"checkpoint": label, "env_id": info.env["env_id"], "backend": config.backend,
+                       "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
+                       "frames": int(res.frames[slot]), "steps": int(steps[slot]),
+                       "truncated": bool(res.truncated[slot] and not res.terminated[slot])}
+                table.write(_format_row(row))
+                table.flush()
+                os.fsync(table.fileno())
+                rows.append(row)
+                if progress is not None:
+                    progress(row, pending_steps)
+                    pending_steps = 0
+            if finished:
+                first[start(finished)] = True
+            if progress is not None and time.perf_counter() - last_tick > 0.25:
+                progress(None, pending_steps)
+                pending_steps, last_tick = 0, time.perf_counter()
+    return rows, total_steps
