@@ -1,0 +1,1 @@
+"""Report writers: JSON for machines, Markdown for CI logs, PNG plots for people."""
