@@ -66,6 +66,62 @@ def _make_backend(name: str, rom: str, seed: int, prob: float) -> TraceBackend:
     return GpuEnvBackend(rom, seed=seed, repeat_action_probability=prob)
 
 
+TRANSFER_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
+    "checkpoint": ((str,), True),
+    "env_id": ((str,), False),
+    "episodes": ((int,), True),
+    "seed": ((int,), True),
+    "seed_b": ((int,), False),
+    "backend_a": ((str,), False),
+    "backend_b": ((str,), False),
+    "baseline": ((str,), False),
+    "margin": ((float, int), True),
+    "margin_kind": ((str,), True),
+    "alpha": ((float,), False),
+    "expect": ((str,), False),
+    "num_envs": ((int,), False),
+}
+
+
+def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
+    """Evaluate a checkpoint on two backends (or against a stored baseline table) and test the verdict.
+
+    Side A is ``baseline`` (a score table) if given, else ``episodes`` episodes on ``backend_a``
+    (default ``gym``, the reference) with base seed ``seed``; side B is ``episodes`` episodes on
+    ``backend_b`` (default ``gpu_env``) with base seed ``seed_b`` (default ``seed + 1``: independent
+    episodes, so the check is statistical, not a replay). Passes when ``evaltk compare``'s verdict
+    equals ``expect`` (default ``equivalent``).
+    """
+    from evaltk.compare import compare
+    from evaltk.evaluate import EvalConfig, evaluate
+    from evaltk.scores import read_scores
+
+    start = time.perf_counter()
+    p = case.params
+    env_id = str(p["env_id"]) if "env_id" in p else None
+
+    def side(name: str, seed: int, backend: str) -> list[float]:
+        config = EvalConfig(checkpoint=str(p["checkpoint"]), out=workdir / case.name / name,
+                            episodes=int(p["episodes"]), seed=seed, num_envs=int(p.get("num_envs", 4)),
+                            env_id=env_id, backend=backend)
+        return [float(r["return"]) for r in evaluate(config).rows]
+
+    if "baseline" in p:
+        scores_a = [float(x) for x in read_scores(Path(str(p["baseline"]))).returns]
+    else:
+        scores_a = side("a", int(p["seed"]), str(p.get("backend_a", "gym")))
+    scores_b = side("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("backend_b", "gpu_env")))
+    result = compare(scores_a, scores_b, float(p["margin"]), str(p["margin_kind"]),
+                     alpha=float(p.get("alpha", 0.05)), seed=int(p["seed"]))
+    expect = str(p.get("expect", "equivalent"))
+    verdict = result.verdict.value
+    outcome = Outcome.PASSED if verdict == expect else Outcome.FAILED
+    message = f"verdict {verdict} (expected {expect}): {result.summary()}"
+    return CaseResult(case, outcome, message, time.perf_counter() - start,
+                      {"verdict": verdict, "n_a": len(scores_a), "n_b": len(scores_b)})
+
+
 def register_all() -> None:
     """Register every built-in case kind with the suite runner."""
     register_kind("trace", TRACE_FIELDS, run_trace_case)
+    register_kind("transfer", TRANSFER_FIELDS, run_transfer_case)

@@ -80,3 +80,28 @@ def test_pytest_plugin_collects_cases(tmp_path: Path) -> None:
                              "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
                             capture_output=True, text=True, cwd=ROOT)
     assert "1 passed" in result.stdout, result.stdout + result.stderr
+
+
+def test_transfer_case_gym_against_gym_baseline(tmp_path: Path) -> None:
+    """A builtin policy evaluated twice on Gym with independent seeds: the case runs end to end."""
+    suite = load_suite(_write(tmp_path, """
+[suite]
+name = "transfer-mini"
+[[case]]
+kind = "transfer"
+name = "random-breakout-self"
+checkpoint = "builtin:random"
+env_id = "ALE/Breakout-v5"
+episodes = 6
+seed = 0
+backend_a = "gym"
+backend_b = "gym"
+margin = 0.5
+margin_kind = "sd"
+expect = "inconclusive"
+num_envs = 2
+"""))
+    (result,) = run_suite(suite, tmp_path / "work")
+    assert result.outcome is Outcome.PASSED, result.message
+    assert result.details["n_a"] == 6
+    assert result.details["n_b"] == 6
