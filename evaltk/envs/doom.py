@@ -1,0 +1,452 @@
+"""ViZDoom scenarios declared as data, and the one observation/action mapping every Doom consumer uses.
+
+A :class:`DoomScenario` row says everything needed to rebuild an environment: the ``.cfg`` file shipped in
+``vizdoom.scenarios_path``, the map, the buttons and how policy actions map onto them, frameskip, render
+resolution and observation size, the measurements vector, the reward scale and shaping, and the number of
+built-in bots (which are re-added at the start of every episode).
+
+The observation the APPO model consumes (:func:`observation`) is ``uint8[3, H, W]`` (CHW, RGB): the
+screen rendered at ``scenario.resolution`` (HWC RGB24) resized with bilinear interpolation to
+``scenario.obs_size`` and transposed to CHW. The action a policy returns (:func:`action_spec`) is one index
+per action head: ``int64`` scalar for a single head (``discrete``) or ``int64[k]`` (``multi_discrete``).
+
+Typical use::
+
+    env = DoomEnv(SCENARIOS["basic"], seed=0)
+    obs = env.reset()
+    obs, reward, done, info = env.step(np.int64(3))
+    env.close()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+import vizdoom
+
+from evaltk.errors import SpecError
+
+TICRATE = 35
+"""Doom game tics per second of game time."""
+
+ActionLike = np.ndarray | np.integer[Any] | int
+"""One env's action: an index (one head) or ``int[k]`` (k heads)."""
+
+
+@dataclass(frozen=True)
+class ActionHead:
+    """One independent categorical choice of the policy.
+
+    ``options[i]`` is the set of ``(button name, value)`` pairs pressed when the head picks ``i``; an empty
+    tuple is "press nothing". Values are 1.0 for binary buttons and degrees for ``*_DELTA`` buttons.
+    """
+
+    name: str
+    options: tuple[tuple[tuple[str, float], ...], ...]
+
+
+@dataclass(frozen=True)
+class DoomScenario:
+    """A Doom environment as data (see the module docstring for the observation and action layout).
+
+    ``reward_shaping`` maps a game variable name to the coefficient applied to its per-step change; a key
+    ``"<VAR>:neg"`` gives a separate coefficient for decreases. ``reward_scale`` multiplies the game's own
+    reward (shaping terms are not scaled). ``bots`` > 0 hosts a one-player deathmatch and adds that many
+    built-in bots at every episode start. ``timelimit`` (minutes of game time) and ``episode_timeout``
+    (tics) override the cfg when set.
+    """
+
+    name: str
+    cfg: str
+    buttons: tuple[str, ...]
+    action_heads: tuple[ActionHead, ...]
+    map: str | None = None
+    frameskip: int = 4
+    resolution: str = "RES_160X120"
+    obs_size: tuple[int, int] = (72, 128)
+    measurements: tuple[str, ...] = ()
+    reward_scale: float = 1.0
+    reward_shaping: Mapping[str, float] = field(default_factory=dict)
+    bots: int = 0
+    timelimit: float | None = None
+    episode_timeout: int | None = None
+    skill: int | None = None
+    game_args: str = ""
+    true_objective: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.frameskip < 1:
+            raise SpecError(f"scenario {self.name!r}: frameskip must be >= 1, got {self.frameskip}")
+        if not self.action_heads or any(not h.options for h in self.action_heads):
+            raise SpecError(f"scenario {self.name!r}: every action head needs at least one option")
+        known = set(self.buttons)
+        for head in self.action_heads:
+            for option in head.options:
+                for button, _ in option:
+                    if button not in known:
+                        raise SpecError(f"scenario {self.name!r}: head {head.name!r} presses {button!r}, "
+                                        f"which is not in buttons {self.buttons}; add it to buttons")
+        for name in (*self.buttons, *self.measurements, *(k.split(":")[0] for k in self.reward_shaping)):
+            if not (hasattr(vizdoom.Button, name) or hasattr(vizdoom.GameVariable, name)):
+                raise SpecError(f"scenario {self.name!r}: {name!r} is neither a vizdoom.Button nor a "
+                                "vizdoom.GameVariable; check the spelling")
+        if not hasattr(vizdoom.ScreenResolution, self.resolution):
+            raise SpecError(f"scenario {self.name!r}: resolution {self.resolution!r} is not a "
+                            "vizdoom.ScreenResolution name such as 'RES_160X120'")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-ready dict (the ``preprocessing`` block of a checkpoint's env spec)."""
+        data = dataclasses.asdict(self)
+        data["reward_shaping"] = dict(self.reward_shaping)
+        data["obs_layout"] = "CHW"
+        data["interpolation"] = "bilinear"
+        return data
+
+    def replace(self, **changes: Any) -> DoomScenario:
+        """Return a copy with ``changes`` applied (e.g. ``bots=2``)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _single(*names: str) -> tuple[tuple[str, float], ...]:
+    return tuple((n, 1.0) for n in names)
+
+
+def _flat(*combos: tuple[str, ...]) -> tuple[ActionHead, ...]:
+    return (ActionHead("action", tuple(_single(*c) for c in combos)),)
+
+
+_TURN_BINS = tuple(float(x) for x in np.linspace(-12.5, 12.5, 11))
+_DEATHMATCH_BUTTONS = ("MOVE_FORWARD", "MOVE_BACKWARD", "MOVE_RIGHT", "MOVE_LEFT", "SELECT_NEXT_WEAPON",
+                       "ATTACK", "SPEED", "TURN_LEFT_RIGHT_DELTA")
+_DEATHMATCH_HEADS = (
+    ActionHead("forward_backward", ((), _single("MOVE_FORWARD"), _single("MOVE_BACKWARD"))),
+    ActionHead("strafe", ((), _single("MOVE_RIGHT"), _single("MOVE_LEFT"))),
+    ActionHead("next_weapon", ((), _single("SELECT_NEXT_WEAPON"))),
+    ActionHead("attack", ((), _single("ATTACK"))),
+    ActionHead("speed", ((), _single("SPEED"))),
+    ActionHead("turn", tuple((("TURN_LEFT_RIGHT_DELTA", d),) for d in _TURN_BINS)),
+)
+_DEATHMATCH_MEASUREMENTS = ("SELECTED_WEAPON", "SELECTED_WEAPON_AMMO", "HEALTH", "ARMOR", "FRAGCOUNT",
+                            "DEATHCOUNT", "HITCOUNT", "DAMAGECOUNT", "ATTACK_READY")
+# Shaping in the spirit of Sample Factory's deathmatch-vs-bots shaping (values chosen here): frags dominate,
+# self-frags and deaths cost, hits and damage give small dense signals.
+_DEATHMATCH_SHAPING = {"FRAGCOUNT": 1.0, "FRAGCOUNT:neg": 1.5, "DEATHCOUNT": -0.75, "HITCOUNT": 0.01,
+                       "DAMAGECOUNT": 0.003, "HEALTH": 0.005, "HEALTH:neg": 0.0, "ARMOR": 0.005, "ARMOR:neg": 0.0}
+
+
+def _deathmatch(name: str, doom_map: str) -> DoomScenario:
+    return DoomScenario(
+        name=name, cfg="cig.cfg", map=doom_map, buttons=_DEATHMATCH_BUTTONS, action_heads=_DEATHMATCH_HEADS,
+        frameskip=4, measurements=_DEATHMATCH_MEASUREMENTS, reward_shaping=_DEATHMATCH_SHAPING, bots=7,
+        timelimit=4.0, true_objective="FRAGCOUNT",
+        game_args="+sv_forcerespawn 1 +sv_noautoaim 1 +sv_respawnprotect 1 +sv_spawnfarthest 1 "
+                  "+sv_nocrouch 1 +viz_respawn_delay 0 +viz_nocheat 1",
+    )
+
+
+SCENARIOS: dict[str, DoomScenario] = {
+    s.name: s
+    for s in (
+        DoomScenario(name="basic", cfg="basic.cfg", buttons=("MOVE_LEFT", "MOVE_RIGHT", "ATTACK"),
+                     action_heads=_flat((), ("MOVE_LEFT",), ("MOVE_RIGHT",), ("ATTACK",)), reward_scale=0.01),
+        DoomScenario(name="defend_the_center", cfg="defend_the_center.cfg",
+                     buttons=("TURN_LEFT", "TURN_RIGHT", "ATTACK"),
+                     action_heads=_flat((), ("TURN_LEFT",), ("TURN_RIGHT",), ("ATTACK",)),
+                     measurements=("AMMO2", "HEALTH")),
+        DoomScenario(name="health_gathering", cfg="health_gathering.cfg",
+                     buttons=("TURN_LEFT", "TURN_RIGHT", "MOVE_FORWARD"),
+                     action_heads=_flat((), ("TURN_LEFT",), ("TURN_RIGHT",), ("MOVE_FORWARD",),
+                                        ("MOVE_FORWARD", "TURN_LEFT"), ("MOVE_FORWARD", "TURN_RIGHT")),
+                     measurements=("HEALTH",), reward_scale=0.01),
+        DoomScenario(name="deadly_corridor", cfg="deadly_corridor.cfg",
+                     buttons=("MOVE_LEFT", "MOVE_RIGHT", "ATTACK", "MOVE_FORWARD", "MOVE_BACKWARD", "TURN_LEFT",
+                              "TURN_RIGHT"),
+                     action_heads=_flat((), ("MOVE_LEFT",), ("MOVE_RIGHT",), ("ATTACK",), ("MOVE_FORWARD",),
+                                        ("MOVE_BACKWARD",), ("TURN_LEFT",), ("TURN_RIGHT",),
+                                        ("MOVE_FORWARD", "ATTACK")),
+                     measurements=("HEALTH",), reward_scale=0.01),
+        _deathmatch("deathmatch_bots", "map02"),
+        _deathmatch("deathmatch_bots_map01", "map01"),
+    )
+}
+"""The built-in scenarios by name. ``deathmatch_bots`` is ViZDoom's cig.wad map02 (full deathmatch) with 7
+built-in bots; ``deathmatch_bots_map01`` is map01 (rocket launchers only)."""
+
+
+def get_scenario(name: str) -> DoomScenario:
+    """Return ``SCENARIOS[name]``; raises :class:`SpecError` naming the known scenarios otherwise."""
+    if name not in SCENARIOS:
+        raise SpecError(f"unknown Doom scenario {name!r}; choose one of {', '.join(sorted(SCENARIOS))}")
+    return SCENARIOS[name]
+
+
+def free_udp_port() -> int:
+    """Return a UDP port on 127.0.0.1 that is free right now (for hosting a bot game)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def make_game(scenario: DoomScenario, *, seed: int, extra_game_args: str = "", visible: bool = False,
+              port: int | None = None) -> vizdoom.DoomGame:
+    """Return a ``DoomGame`` configured for ``scenario`` (not yet ``init()``-ed).
+
+    Bot scenarios host a one-player deathmatch on ``port`` (a free UDP port when None); call
+    :func:`start_episode` after ``init()`` and for every new episode so that the bots are (re-)added.
+    """
+    cfg_path = os.path.join(vizdoom.scenarios_path, scenario.cfg)
+    if not os.path.isfile(cfg_path):
+        raise SpecError(f"scenario {scenario.name!r}: cfg {cfg_path} does not exist; the cfg must be a file "
+                        "shipped in vizdoom.scenarios_path")
+    game = vizdoom.DoomGame()
+    game.load_config(cfg_path)
+    if scenario.map is not None:
+        game.set_doom_map(scenario.map)
+    if scenario.skill is not None:
+        game.set_doom_skill(scenario.skill)
+    game.set_available_buttons([getattr(vizdoom.Button, b) for b in scenario.buttons])
+    game.set_available_game_variables([getattr(vizdoom.GameVariable, v) for v in _tracked_variables(scenario)])
+    game.set_screen_resolution(getattr(vizdoom.ScreenResolution, scenario.resolution))
+    game.set_screen_format(vizdoom.ScreenFormat.RGB24)
+    game.set_window_visible(visible)
+    game.set_sound_enabled(False)
+    game.set_mode(vizdoom.Mode.PLAYER)
+    game.set_seed(int(seed) % (2**31))
+    if scenario.timelimit is not None:
+        game.set_episode_timeout(int(scenario.timelimit * 60 * TICRATE))
+    if scenario.episode_timeout is not None:
+        game.set_episode_timeout(scenario.episode_timeout)
+    args = scenario.game_args
+    if scenario.bots > 0:
+        timelimit = scenario.timelimit if scenario.timelimit is not None else 10.0
+        port = free_udp_port() if port is None else port
+        args = f"-host 1 -port {port} -deathmatch +timelimit {timelimit} +name AI +colorset 0 {args}"
+    args = f"{args} {extra_game_args}".strip()
+    if args:
+        game.add_game_args(args)
+    return game
+
+
+def _tracked_variables(scenario: DoomScenario) -> tuple[str, ...]:
+    names: list[str] = list(scenario.measurements)
+    for key in scenario.reward_shaping:
+        var = key.split(":")[0]
+        if var not in names:
+            names.append(var)
+    if scenario.true_objective is not None and scenario.true_objective not in names:
+        names.append(scenario.true_objective)
+    return tuple(names)
+
+
+def start_episode(game: vizdoom.DoomGame, scenario: DoomScenario, *, first: bool = False) -> None:
+    """Begin an episode: ``new_episode()`` unless ``first`` (``init()`` starts one), then add the bots."""
+    if not first:
+        game.new_episode()
+    if scenario.bots > 0:
+        game.send_game_command("removebots")
+        for _ in range(scenario.bots):
+            game.send_game_command("addbot")
+
+
+def observation(state: vizdoom.GameState | None, scenario: DoomScenario, *,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """Return the model's observation ``uint8[3, H, W]`` (``H, W = scenario.obs_size``) for ``state``.
+
+    ``state`` None (the episode is over) gives zeros. ``out``, if given, is filled in place and returned.
+    """
+    height, width = scenario.obs_size
+    if out is None:
+        out = np.empty((3, height, width), dtype=np.uint8)
+    if state is None:
+        out[...] = 0
+        return out
+    screen = state.screen_buffer
+    if screen.shape[0] != height or screen.shape[1] != width:
+        screen = cv2.resize(screen, (width, height), interpolation=cv2.INTER_LINEAR)
+    out[...] = screen.transpose(2, 0, 1)
+    return out
+
+
+def _button_table(scenario: DoomScenario) -> list[np.ndarray]:
+    index = {b: i for i, b in enumerate(scenario.buttons)}
+    tables = []
+    for head in scenario.action_heads:
+        table = np.zeros((len(head.options), len(scenario.buttons)), dtype=np.float64)
+        for i, option in enumerate(head.options):
+            for button, value in option:
+                table[i, index[button]] = value
+        tables.append(table)
+    return tables
+
+
+_TABLE_CACHE: dict[int, tuple[DoomScenario, list[np.ndarray]]] = {}
+
+
+def action_to_buttons(action: ActionLike, scenario: DoomScenario) -> list[float]:
+    """Map one env's action (int for one head, ``int[k]`` for k heads) to the button vector ``make_action`` takes."""
+    cached = _TABLE_CACHE.get(id(scenario))
+    if cached is None or cached[0] is not scenario:
+        cached = (scenario, _button_table(scenario))
+        _TABLE_CACHE[id(scenario)] = cached
+    tables = cached[1]
+    indices = np.atleast_1d(np.asarray(action)).astype(np.int64)
+    if indices.shape != (len(tables),):
+        raise SpecError(f"scenario {scenario.name!r} takes {len(tables)} action index(es) per env, "
+                        f"got {np.asarray(action).tolist()!r}")
+    buttons = np.zeros(len(scenario.buttons), dtype=np.float64)
+    for table, i in zip(tables, indices, strict=True):
+        if not 0 <= i < table.shape[0]:
+            raise SpecError(f"scenario {scenario.name!r}: action index {int(i)} is out of range "
+                            f"[0, {table.shape[0]})")
+        buttons += table[i]
+    return [float(x) for x in buttons]
+
+
+def action_spec(scenario: DoomScenario) -> dict[str, Any]:
+    """Return the action spec of :mod:`evaltk.checkpoint` for ``scenario``."""
+    sizes = [len(h.options) for h in scenario.action_heads]
+    if len(sizes) == 1:
+        return {"type": "discrete", "n": sizes[0]}
+    return {"type": "multi_discrete", "nvec": sizes}
+
+
+def obs_spec(scenario: DoomScenario) -> dict[str, Any]:
+    """Return the observation spec of :mod:`evaltk.checkpoint` for ``scenario``."""
+    height, width = scenario.obs_size
+    return {"shape": [3, height, width], "dtype": "uint8", "layout": "CHW"}
+
+
+def env_spec(scenario: DoomScenario) -> dict[str, Any]:
+    """Return the ``env`` block of a checkpoint spec that rebuilds ``scenario`` exactly."""
+    return {"family": "doom", "env_id": scenario.name, "kwargs": {}, "preprocessing": scenario.to_dict()}
+
+
+def scenario_from_env_spec(env: Mapping[str, Any]) -> DoomScenario:
+    """Rebuild a :class:`DoomScenario` from :func:`env_spec`'s output (or a built-in name with no preprocessing)."""
+    pre = env.get("preprocessing") or {}
+    if not pre:
+        return get_scenario(str(env.get("env_id")))
+    fields = {f.name for f in dataclasses.fields(DoomScenario)}
+    kwargs = {k: v for k, v in pre.items() if k in fields}
+    kwargs["buttons"] = tuple(kwargs["buttons"])
+    kwargs["measurements"] = tuple(kwargs.get("measurements", ()))
+    kwargs["obs_size"] = tuple(kwargs["obs_size"])
+    kwargs["action_heads"] = tuple(
+        ActionHead(h["name"], tuple(tuple((str(b), float(v)) for b, v in opt) for opt in h["options"]))
+        for h in kwargs["action_heads"])
+    return DoomScenario(**kwargs)
+
+
+def measurements(game: vizdoom.DoomGame, scenario: DoomScenario) -> np.ndarray:
+    """Return the measurements vector ``float32[len(scenario.measurements)]`` (game variables, raw values)."""
+    return np.array([game.get_game_variable(getattr(vizdoom.GameVariable, v)) for v in scenario.measurements],
+                    dtype=np.float32)
+
+
+class RewardShaper:
+    """Turns per-step changes of game variables into shaping reward (``scenario.reward_shaping``)."""
+
+    def __init__(self, scenario: DoomScenario) -> None:
+        self._terms: list[tuple[Any, float, float]] = []
+        for key, coeff in scenario.reward_shaping.items():
+            if key.endswith(":neg"):
+                continue
+            neg = scenario.reward_shaping.get(f"{key}:neg", coeff)
+            self._terms.append((getattr(vizdoom.GameVariable, key), float(coeff), float(neg)))
+        self._last = np.zeros(len(self._terms))
+
+    def reset(self, game: vizdoom.DoomGame) -> None:
+        """Record the variables' values at episode start."""
+        self._last = np.array([game.get_game_variable(v) for v, _, _ in self._terms])
+
+    def step(self, game: vizdoom.DoomGame) -> float:
+        """Return the shaping reward since the last call and remember the current values."""
+        if not self._terms:
+            return 0.0
+        now = np.array([game.get_game_variable(v) for v, _, _ in self._terms])
+        delta = now - self._last
+        self._last = now
+        reward = 0.0
+        for (_, pos, neg), d in zip(self._terms, delta, strict=True):
+            reward += (pos if d >= 0 else neg) * float(d)
+        return reward
+
+
+_NO_INFO: dict[str, float] = {}
+
+
+class DoomEnv:
+    """One ViZDoom game as an auto-resetting environment (the unit a rollout worker steps).
+
+    ``step`` returns ``(obs, reward, done, info)``; when ``done`` the returned ``obs`` is already the
+    first observation of the next episode and ``info`` holds ``episode_reward`` (scaled game reward plus
+    shaping), ``episode_length`` (agent steps), ``timeout`` and, if the scenario has one, ``true_objective``.
+    """
+
+    def __init__(self, scenario: DoomScenario, *, seed: int, extra_game_args: str = "") -> None:
+        self.scenario = scenario
+        self.game = make_game(scenario, seed=seed, extra_game_args=extra_game_args)
+        self._button_cache: dict[tuple[int, ...], list[float]] = {}
+        self._scale = scenario.reward_scale
+        self._frameskip = scenario.frameskip
+        self._has_bots = scenario.bots > 0
+        self._shaper = RewardShaper(scenario)
+        self._started = False
+        self._episode_reward = 0.0
+        self._episode_length = 0
+
+    def _begin(self, first: bool) -> None:
+        start_episode(self.game, self.scenario, first=first)
+        self._shaper.reset(self.game)
+        self._episode_reward = 0.0
+        self._episode_length = 0
+
+    def reset(self, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Start (or restart) an episode and return its first observation ``uint8[3, H, W]``."""
+        if not self._started:
+            self.game.init()
+            self._started = True
+            self._begin(first=True)
+        else:
+            self._begin(first=False)
+        return observation(self.game.get_state(), self.scenario, out=out)
+
+    def buttons(self, action: ActionLike) -> list[float]:
+        """Button vector for one action (cached per distinct action; see :func:`action_to_buttons`)."""
+        key = tuple(int(i) for i in np.atleast_1d(np.asarray(action)))
+        cached = self._button_cache.get(key)
+        if cached is None:
+            cached = action_to_buttons(np.asarray(key, dtype=np.int64), self.scenario)
+            self._button_cache[key] = cached
+        return cached
+
+    def step(self, action: ActionLike, *, out: np.ndarray | None = None
+             ) -> tuple[np.ndarray, float, bool, dict[str, float]]:
+        """Apply ``action`` for ``frameskip`` tics; see the class docstring for the return value."""
+        game = self.game
+        reward = game.make_action(self.buttons(action), self._frameskip) * self._scale + self._shaper.step(game)
+        self._episode_reward += reward
+        self._episode_length += 1
+        finished = game.is_episode_finished()
+        if self._has_bots and not finished and game.is_player_dead():
+            game.respawn_player()
+        if not finished:
+            return observation(game.get_state(), self.scenario, out=out), reward, False, _NO_INFO
+        info = {"episode_reward": self._episode_reward, "episode_length": float(self._episode_length),
+                "timeout": float(game.is_episode_timeout_reached())}
+        if self.scenario.true_objective is not None:
+            info["true_objective"] = game.get_game_variable(getattr(vizdoom.GameVariable,
+                                                                    self.scenario.true_objective))
+        self._begin(first=False)
+        return observation(game.get_state(), self.scenario, out=out), reward, True, info
+
+    def close(self) -> None:
+        """Shut the engine process down."""
+        self.game.close()

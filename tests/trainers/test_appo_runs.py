@@ -1,0 +1,229 @@
+"""End-to-end APPO runs on real ViZDoom: serial and multi-process smoke runs, faults, signals, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from evaltk.envs import doom
+from evaltk.policies import load_policy
+from trainers.appo import checkpointing
+from trainers.appo.config import AppoConfig, ConfigError
+from trainers.appo.runner import build_model, resolve_scenario, run
+
+pytestmark = pytest.mark.vizdoom
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tiny_config(out: Path, **changes: Any) -> AppoConfig:
+    """Return a run config that starts and trains within seconds (36x64 obs, 64-unit layers, short rollouts)."""
+    values: dict[str, Any] = {
+        "scenario": "basic", "out": str(out), "num_workers": 1, "envs_per_worker": 2, "worker_splits": 2,
+        "rollout": 8, "batch_size": 16, "obs_height": 36, "obs_width": 64, "hidden_size": 64, "rnn_size": 64,
+        "log_every_s": 1.0, "save_every_s": 0.0, "queue_timeout_s": 0.2,
+    }
+    values.update(changes)
+    return AppoConfig(**values)
+
+
+def _records(run_dir: Path) -> list[dict[str, float]]:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def _alive_in_groups(pgids: list[int]) -> list[str]:
+    alive = []
+    for pgid in pgids:
+        out = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True, check=False).stdout.split()
+        alive.extend(out)
+    return alive
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def test_serial_smoke_run_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path / "run", serial=True, env_frames=1024)
+    result = run(cfg, log=lambda _: None)
+    assert result.stopped_by == "env_frames"
+    assert result.env_frames >= 1024
+    assert result.train_step >= 1
+    assert result.episodes > 0
+    assert (tmp_path / "run" / "config.json").is_file()
+    assert any((tmp_path / "run" / "tb").iterdir())
+    records = _records(tmp_path / "run")
+    assert records[-1]["env_frames"] == result.env_frames
+    policy = load_policy(result.checkpoint)
+    scenario = doom.scenario_from_env_spec(policy.spec.env)
+    assert scenario.obs_size == (36, 64)
+    env = doom.DoomEnv(scenario, seed=0)
+    try:
+        obs = np.stack([env.reset(), env.step(0)[0]])
+        policy.reset(2, np.random.default_rng(0))
+        actions = policy.act(obs, np.array([True, True]))
+        assert actions.shape == (2,)
+        assert actions.dtype == np.int64
+        assert ((actions >= 0) & (actions < 4)).all()
+    finally:
+        env.close()
+
+
+def test_multiprocess_smoke_run(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=2048, max_seconds=90)
+    lines: list[str] = []
+    result = run(cfg, log=lines.append)
+    assert result.stopped_by == "env_frames", lines
+    assert result.train_step >= 2
+    assert result.restarts == 0
+    records = _records(tmp_path / "run")
+    assert any("train/lag_avg" in r for r in records)
+    pids = [int(m.group(1)) for m in (re.search(r"\(pid (\d+)\)", line) for line in lines) if m]
+    assert len(pids) == 2
+    assert _alive_in_groups(pids) == []
+
+
+def _frames_after(lines: list[str], marker: str) -> tuple[int, int]:
+    """Frames in the last progress line before ``marker`` and in the last line of the run."""
+    at = next(i for i, line in enumerate(lines) if marker in line)
+    frames = [(i, int(m.group(1))) for i, m in ((i, re.search(r"frames\s+(\d+)", line)) for i, line in enumerate(lines))
+              if m]
+    before = max((f for i, f in frames if i < at), default=0)
+    return before, frames[-1][1]
+
+
+def test_crashed_worker_is_restarted_and_training_continues(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=12)
+    lines: list[str] = []
+    result = run(cfg, log=lines.append, fault_crash_after_s=2.0)
+    assert result.restarts >= 1, lines
+    assert any("rollout worker 0 exited with code 3" in line for line in lines), lines
+    assert any("worker 0 generation 1 started" in line for line in lines)
+    assert result.stopped_by == "max_seconds"
+    before, final = _frames_after(lines, "exited with code 3")
+    assert final > before, lines
+
+
+def test_hung_worker_is_detected_and_replaced(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=14, worker_timeout_s=2.0)
+    lines: list[str] = []
+    stopped: list[int] = []
+
+    def log(line: str) -> None:
+        lines.append(line)
+        match = re.search(r"worker 1 generation 0 started \(pid (\d+)\)", line)
+        if match:
+            pid = int(match.group(1))
+            def freeze() -> None:
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+
+            timer = threading.Timer(3.0, freeze)
+            timer.daemon = True
+            timer.start()
+
+    result = run(cfg, log=log)
+    assert stopped, lines
+    assert any("rollout worker 1 hung" in line for line in lines), lines
+    assert result.restarts >= 1
+    assert result.stopped_by == "max_seconds"
+    before, final = _frames_after(lines, "rollout worker 1 hung")
+    assert final > before, lines
+
+
+def test_sigint_stops_cleanly_without_orphan_engines(tmp_path: Path) -> None:
+    before = set(subprocess.run(["pgrep", "vizdoom"], capture_output=True, text=True, check=False).stdout.split())
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "trainers.appo", "--out", str(out), "--num-workers", "2", "--envs-per-worker", "2",
+           "--rollout", "8", "--batch-size", "16", "--obs-height", "36", "--obs-width", "64", "--hidden-size", "64",
+           "--rnn-size", "64", "--log-every-s", "1", "--max-seconds", "120", "--json"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        lines.append(line)
+        if re.search(r"frames\s+[1-9]", line):
+            break
+    else:
+        proc.kill()
+        pytest.fail("no frames within 90 s:\n" + "".join(lines))
+    pids = [int(m.group(1)) for m in (re.search(r"\(pid (\d+)\)", line) for line in lines) if m]
+    assert len(pids) == 2
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, "".join(lines) + rest
+    summary = json.loads(rest.strip().splitlines()[-1])
+    assert summary["stopped_by"] == "SIGINT"
+    assert Path(summary["checkpoint"]).is_dir()
+    assert _alive_in_groups(pids) == []
+    after = set(subprocess.run(["pgrep", "vizdoom"], capture_output=True, text=True, check=False).stdout.split())
+    ours = [pid for pid in after - before if _pgid(int(pid)) in pids]
+    assert ours == []
+
+
+def test_resume_continues_where_the_run_stopped(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = run(tiny_config(out, serial=True, env_frames=512), log=lambda _: None)
+    policy, state = checkpointing.load_latest(out)
+    assert state.env_frames == first.env_frames
+    assert state.train_step == first.train_step
+    assert state.optimizer["state"], "Adam moments are saved"
+    with pytest.raises(ConfigError, match="--resume"):
+        run(tiny_config(out, serial=True, env_frames=1024), log=lambda _: None)
+    second = run(tiny_config(out, serial=True, env_frames=1024, resume=True), log=lambda _: None)
+    assert second.env_frames >= 1024
+    assert second.train_step > first.train_step
+    records = _records(out)
+    resumed = [r for r in records if r["env_frames"] > first.env_frames]
+    assert resumed
+    assert min(r["train_step"] for r in resumed) > first.train_step
+    starts = json.loads((out / "config.json").read_text())["starts"]
+    assert [s["resumed_from_env_frames"] for s in starts] == [None, first.env_frames]
+    # The normaliser statistics were carried over, not restarted.
+    _, state2 = checkpointing.load_latest(out)
+    later = checkpointing.load_latest(out)[0].tensors["obs_count"]
+    assert float(later) > float(policy.tensors["obs_count"]) > 0
+    assert state2.resumes == 1
+
+
+def test_checkpoint_round_trip(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path)
+    scenario = resolve_scenario(cfg)
+    model = build_model(cfg, scenario)
+    model.update_normalizer(torch.randint(0, 256, (5, 3, 36, 64), dtype=torch.uint8))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    loss = torch.stack([p.square().sum() for p in model.parameters()]).sum()
+    loss.backward()  # type: ignore[no-untyped-call]
+    optimizer.step()
+    state = checkpointing.TrainState(train_step=7, env_frames=1234, train_seconds=5.0, resumes=0,
+                                     optimizer=optimizer.state_dict(), torch_rng=torch.get_rng_state(),
+                                     sampler_rng=torch.Generator().manual_seed(3).get_state())
+    path = checkpointing.save(tmp_path, cfg, scenario, model, state)
+    policy, loaded = checkpointing.load_latest(tmp_path)
+    assert Path(path) == policy.path
+    for name, tensor in model.state_dict().items():
+        torch.testing.assert_close(policy.tensors[name], tensor)
+    assert (loaded.train_step, loaded.env_frames) == (7, 1234)
+    fresh = torch.optim.Adam(build_model(cfg, scenario).parameters(), lr=1e-3)
+    fresh.load_state_dict(loaded.optimizer)
+    for key, value in optimizer.state_dict()["state"][0].items():
+        torch.testing.assert_close(fresh.state_dict()["state"][0][key], value)
+    assert torch.equal(loaded.torch_rng, state.torch_rng)
+    assert policy.spec.provenance["env_frames"] == 1234
+    assert policy.spec.env["family"] == "doom"

@@ -1,0 +1,62 @@
+"""APPO config: fields become CLI options, validation names the bad value, resume reloads config.json."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from evaltk.cli.main import build_parser
+from trainers.appo.config import AppoConfig, ConfigError, add_arguments, config_from_args
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_every_field_is_an_option_with_help() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    helps = {a.dest: a.help for a in parser._actions}
+    for f in dataclasses.fields(AppoConfig):
+        assert helps.get(f.name), f.name
+
+
+def test_flags_override_defaults() -> None:
+    cfg = config_from_args(_parse(["--scenario", "defend_the_center", "--rollout", "16", "--batch-size", "256",
+                                   "--serial", "--advantage", "gae"]))
+    assert (cfg.scenario, cfg.rollout, cfg.batch_size, cfg.serial, cfg.advantage) == (
+        "defend_the_center", 16, 256, True, "gae")
+    assert cfg.batch_trajectories == 16
+    assert cfg.slots_per_env >= 2
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["--envs-per-worker", "3"], "multiple of --worker-splits"),
+    (["--batch-size", "100"], "multiple of --rollout"),
+    (["--num-workers", "0"], "--num-workers must be >= 1"),
+    (["--gamma", "1.5"], "--gamma"),
+    (["--nonlinearity", "tanh"], "--nonlinearity"),
+])
+def test_bad_values_are_named(argv: list[str], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        config_from_args(_parse(argv))
+
+
+def test_resume_reloads_the_saved_config(tmp_path: Path) -> None:
+    saved = dataclasses.replace(AppoConfig(), out=str(tmp_path), rollout=16, batch_size=256)
+    (tmp_path / "config.json").write_text(json.dumps({"config": saved.to_dict()}))
+    cfg = config_from_args(_parse(["--out", str(tmp_path), "--resume", "--max-seconds", "5"]))
+    assert (cfg.rollout, cfg.batch_size, cfg.max_seconds, cfg.resume) == (16, 256, 5.0, True)
+
+
+def test_evaltk_train_doom_is_registered() -> None:
+    args = build_parser().parse_args(["train", "doom", "--scenario", "basic", "--max-seconds", "1", "--json"])
+    assert args.family == "doom"
+    assert args.json
+    assert callable(args.func)

@@ -1,0 +1,77 @@
+"""The learner's losses ignore invalid junk spliced into a batch; policy lag masks old samples."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from trainers.appo.config import AppoConfig
+from trainers.appo.learner import Batch, Learner, compute_losses
+from trainers.appo.model import ActorCritic
+
+T, N, OBS = 6, 3, (3, 36, 64)
+
+
+def _batch(gen: torch.Generator, n: int, version: int = 0) -> Batch:
+    return Batch(
+        obs=torch.randint(0, 256, (T + 1, n, *OBS), dtype=torch.uint8, generator=gen),
+        actions=torch.randint(0, 4, (T, n, 1), generator=gen),
+        behaviour_logp=-torch.rand(T, n, generator=gen) * 2,
+        rewards=torch.randn(T, n, generator=gen),
+        dones=torch.rand(T, n, generator=gen) < 0.2,
+        version=torch.full((T, n), version, dtype=torch.int64),
+        rnn0=torch.randn(n, 32, generator=gen) * 0.1,
+    )
+
+
+def _splice(a: Batch, b: Batch) -> Batch:
+    return Batch(*(torch.cat([x, y], dim=1 if x.dim() > 1 and x is not a.rnn0 else 0)
+                   for x, y in zip(vars(a).values(), vars(b).values(), strict=True)))
+
+
+def _losses_and_grads(model: ActorCritic, batch: Batch, valid: torch.Tensor, cfg: AppoConfig
+                      ) -> tuple[dict[str, torch.Tensor], list[torch.Tensor]]:
+    model.zero_grad()
+    terms = compute_losses(model, batch, valid, cfg)
+    terms["loss"].backward()  # type: ignore[no-untyped-call]
+    return {k: v.detach() for k, v in terms.items()}, [p.grad.clone() for p in model.parameters()]  # type: ignore[union-attr]
+
+
+def test_junk_trajectories_do_not_change_losses_or_gradients() -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(OBS, [4], hidden_size=32, rnn_size=32)
+    gen = torch.Generator().manual_seed(1)
+    for advantage in ("vtrace", "gae"):
+        cfg = AppoConfig(advantage=advantage, gae_lambda=0.95)
+        clean = _batch(gen, N)
+        junk = _batch(gen, 2)
+        junk = Batch(obs=junk.obs, actions=junk.actions, behaviour_logp=junk.behaviour_logp * 1e6,
+                     rewards=junk.rewards * 1e9, dones=junk.dones, version=junk.version - 10**6, rnn0=junk.rnn0 * 1e3)
+        spliced = _splice(clean, junk)
+        valid_clean = torch.ones(T, N, dtype=torch.bool)
+        valid_spliced = torch.cat([valid_clean, torch.zeros(T, 2, dtype=torch.bool)], dim=1)
+        want, want_grads = _losses_and_grads(model, clean, valid_clean, cfg)
+        got, got_grads = _losses_and_grads(model, spliced, valid_spliced, cfg)
+        for key in ("loss", "policy_loss", "value_loss", "entropy"):
+            torch.testing.assert_close(got[key], want[key], rtol=1e-4, atol=1e-5)
+        for g_got, g_want in zip(got_grads, want_grads, strict=True):
+            torch.testing.assert_close(g_got, g_want, rtol=1e-3, atol=1e-5)
+        # And the junk is not inert by accident: counting it changes the loss.
+        everything = torch.ones(T, N + 2, dtype=torch.bool)
+        assert not torch.allclose(compute_losses(model, spliced, everything, cfg)["loss"], want["loss"])
+
+
+def test_policy_lag_masks_old_samples() -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(OBS, [4], hidden_size=32, rnn_size=32)
+    learner = Learner(model, AppoConfig(max_policy_lag=2))
+    learner.version = 5
+    gen = torch.Generator().manual_seed(2)
+    batch = _batch(gen, N, version=4)
+    old = batch.version.clone()
+    old[:, 0] = 1  # lag 4 > 2: masked
+    metrics = learner.train(Batch(**{**vars(batch), "version": old}))
+    assert metrics["train/valid_fraction"] == pytest.approx(2 / 3)
+    assert metrics["train/lag_max"] == 4
+    assert metrics["train/lag_min"] == 1
+    assert learner.version == 6

@@ -1,0 +1,154 @@
+"""Checkpoints of an APPO run: an evaltk policy checkpoint plus the training state needed to resume.
+
+Layout under ``<run>/checkpoints/``:
+
+- ``ckpt_<train_step:09d>_<env_frames>/``: evaltk checkpoint (``policy.json`` + ``policy.safetensors``),
+  loadable with ``evaltk.policies.load_policy``;
+- ``ckpt_<...>.train/``: ``train_state.safetensors`` (Adam moments and steps, torch RNG states) and
+  ``train_state.json`` (counters, param groups, numpy RNG state);
+- ``latest.json``: names the newest complete pair. It is replaced atomically after both directories exist,
+  so a crash mid-save leaves the previous checkpoint in force. Nothing is ever pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from evaltk import checkpoint as evaltk_checkpoint
+from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
+from evaltk.errors import CheckpointError
+from trainers.appo.config import AppoConfig
+from trainers.appo.model import MODEL_CLASS, ActorCritic, model_kwargs
+
+LATEST = "latest.json"
+
+
+@dataclass(frozen=True)
+class TrainState:
+    """Everything besides the weights that ``--resume`` restores."""
+
+    train_step: int
+    env_frames: int
+    train_seconds: float
+    resumes: int
+    optimizer: dict[str, Any]
+    torch_rng: torch.Tensor
+    sampler_rng: torch.Tensor
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    tensors: dict[str, torch.Tensor] = {}
+    for idx, per_param in state["state"].items():
+        for key, value in per_param.items():
+            tensors[f"opt.{idx}.{key}"] = value if isinstance(value, torch.Tensor) else torch.tensor(value)
+    return tensors, {"param_groups": state["param_groups"]}
+
+
+def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> dict[str, Any]:
+    per: dict[int, dict[str, torch.Tensor]] = {}
+    for name, value in tensors.items():
+        if name.startswith("opt."):
+            _, idx, key = name.split(".", 2)
+            per.setdefault(int(idx), {})[key] = value
+    return {"state": per, "param_groups": meta["param_groups"]}
+
+
+def policy_spec(cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, env_frames: int, train_step: int
+                ) -> evaltk_checkpoint.CheckpointSpec:
+    """Return the evaltk ``policy.json`` contents for this model and scenario."""
+    return evaltk_checkpoint.CheckpointSpec(
+        model_class=MODEL_CLASS,
+        model_kwargs=model_kwargs(model),
+        obs_spec=obs_spec(scenario),
+        action_spec=action_spec(scenario),
+        env=env_spec(scenario),
+        provenance=evaltk_checkpoint.default_provenance(
+            trainer="trainers.appo", env_frames=env_frames, train_step=train_step, seed=cfg.seed,
+            config=cfg.to_dict()),
+    )
+
+
+def save(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, state: TrainState) -> Path:
+    """Write a checkpoint pair, point ``latest.json`` at it, prune old ones; returns the policy checkpoint path."""
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    name = f"ckpt_{state.train_step:09d}_{state.env_frames}"
+    policy_path = evaltk_checkpoint.save(ckpt_dir / name, policy_spec(cfg, scenario, model, state.env_frames,
+                                                                      state.train_step), model.state_dict())
+    opt_tensors, opt_meta = _flatten_optimizer(state.optimizer)
+    tensors = {**opt_tensors, "rng.torch": state.torch_rng, "rng.sampler": state.sampler_rng}
+    meta = {"train_step": state.train_step, "env_frames": state.env_frames, "train_seconds": state.train_seconds,
+            "resumes": state.resumes, "optimizer": opt_meta}
+    train_dir = ckpt_dir / f"{name}.train"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.train.tmp-", dir=ckpt_dir))
+    try:
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp / "train_state.safetensors"))
+        _write_json_atomic(tmp / "train_state.json", meta)
+        if train_dir.exists():
+            shutil.rmtree(train_dir)
+        os.replace(tmp, train_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
+    _prune(ckpt_dir, keep=cfg.keep_checkpoints, current=name)
+    return policy_path
+
+
+def _prune(ckpt_dir: Path, keep: int, current: str) -> None:
+    names = sorted(p.name for p in ckpt_dir.iterdir() if p.is_dir() and p.name.startswith("ckpt_")
+                   and not p.name.endswith(".train"))
+    for old in names[:-keep]:
+        if old == current:
+            continue
+        shutil.rmtree(ckpt_dir / old, ignore_errors=True)
+        shutil.rmtree(ckpt_dir / f"{old}.train", ignore_errors=True)
+
+
+def latest_policy_path(run_dir: Path) -> Path | None:
+    """Path of the newest complete policy checkpoint of a run, or None."""
+    pointer = run_dir / "checkpoints" / LATEST
+    if not pointer.is_file():
+        return None
+    return run_dir / "checkpoints" / str(json.loads(pointer.read_text(encoding="utf-8"))["policy"])
+
+
+def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState]:
+    """Load the newest checkpoint pair of ``run_dir``; :class:`CheckpointError` if there is none."""
+    pointer = run_dir / "checkpoints" / LATEST
+    if not pointer.is_file():
+        raise CheckpointError(f"--resume: {pointer} does not exist, so {run_dir} has no checkpoint to resume; "
+                              "drop --resume to start a new run")
+    names = json.loads(pointer.read_text(encoding="utf-8"))
+    policy = evaltk_checkpoint.load(run_dir / "checkpoints" / names["policy"])
+    train_dir = run_dir / "checkpoints" / names["train"]
+    try:
+        tensors = load_file(str(train_dir / "train_state.safetensors"))
+        meta = json.loads((train_dir / "train_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"--resume: training state in {train_dir} is unreadable ({exc}); "
+                              "delete checkpoints/latest.json's entry or start a new run") from None
+    state = TrainState(
+        train_step=int(meta["train_step"]), env_frames=int(meta["env_frames"]),
+        train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
+        optimizer=_unflatten_optimizer(tensors, meta["optimizer"]),
+        torch_rng=tensors["rng.torch"], sampler_rng=tensors["rng.sampler"])
+    return policy, state

@@ -1,0 +1,119 @@
+"""Batched inference: gathers the observations of every split that asked for actions and runs one forward pass.
+
+It owns the per-env GRU states (``buffers.np["rnn"]``), stamps each action with the policy version, and
+takes new weights from the learner between batches (:meth:`Inference.publish` is thread-safe).
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import torch
+
+from trainers.appo.buffers import SharedBuffers
+from trainers.appo.model import ActorCritic, sample_actions
+from trainers.appo.rollout_worker import Channel
+
+
+class Inference:
+    """Serves ``(worker, split, generation)`` requests; replies ``(split, generation)`` on ``replies[worker]``.
+
+    ``random_actions`` (sampler benchmark) skips the network and samples uniformly.
+    """
+
+    def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,
+                 replies: Callable[[int], Channel], current_generation: Callable[[int], int],
+                 envs_per_worker: int, worker_splits: int, seed: int, random_actions: bool = False) -> None:
+        self.model = copy.deepcopy(model).eval()
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        self.buffers = buffers
+        self.requests = requests
+        self.replies = replies
+        self.current_generation = current_generation
+        self.envs_per_worker = envs_per_worker
+        self.per_split = envs_per_worker // worker_splits
+        self.version = 0
+        self._pending: tuple[dict[str, torch.Tensor], int] | None = None
+        self._lock = threading.Lock()
+        self._gen = torch.Generator().manual_seed(seed)
+        b = buffers.np
+        self._t = {k: torch.from_numpy(b[k]) for k in ("obs", "actions", "logp", "version", "rnn0", "rnn")}
+        self.samples = 0
+        self.random_actions = random_actions
+        self._np_rng = np.random.default_rng(seed)
+
+    def publish(self, state: Mapping[str, torch.Tensor], version: int) -> None:
+        """Hand over new weights (copied now; applied before the next batch)."""
+        snapshot = {k: v.detach().clone() for k, v in state.items()}
+        with self._lock:
+            self._pending = (snapshot, version)
+
+    def generator_state(self) -> torch.Tensor:
+        """State of the action-sampling generator (for checkpoints)."""
+        return self._gen.get_state()
+
+    def set_generator_state(self, state: torch.Tensor) -> None:
+        """Restore the action-sampling generator."""
+        self._gen.set_state(state)
+
+    def _apply_pending(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is not None:
+            self.model.load_state_dict(pending[0])
+            self.version = pending[1]
+
+    def serve(self, timeout: float, max_requests: int = 64) -> int:
+        """Serve every waiting request (waiting up to ``timeout`` for the first); returns how many were served."""
+        batch: list[tuple[int, int, int]] = []
+        try:
+            batch.append(self.requests.get(timeout=timeout) if timeout > 0 else self.requests.get(block=False))
+        except queue.Empty:
+            return 0
+        while len(batch) < max_requests:
+            try:
+                batch.append(self.requests.get(block=False))
+            except queue.Empty:
+                break
+        batch = [r for r in batch if r[2] == self.current_generation(r[0])]
+        if not batch:
+            return 0
+        self._apply_pending()
+        self._forward(batch)
+        for worker, split, generation in batch:
+            self.replies(worker).put((split, generation))
+        return len(batch)
+
+    @torch.inference_mode()
+    def _forward(self, batch: list[tuple[int, int, int]]) -> None:
+        b = self.buffers.np
+        envs = np.concatenate([np.arange(w * self.envs_per_worker + s * self.per_split,
+                                         w * self.envs_per_worker + (s + 1) * self.per_split) for w, s, _ in batch])
+        if self.random_actions:  # sampler benchmark: no network, uniform actions, numpy only
+            slots_np, steps_np = b["env_slot"][envs], b["env_t"][envs]
+            for head, n in enumerate(self.model.action_nvec):
+                b["actions"][slots_np, steps_np, head] = self._np_rng.integers(0, n, len(envs))
+            b["version"][slots_np, steps_np] = self.version
+            self.samples += len(envs)
+            return
+        slots = torch.from_numpy(b["env_slot"][envs].astype(np.int64))
+        steps = torch.from_numpy(b["env_t"][envs].astype(np.int64))
+        keep = torch.from_numpy(b["env_first"][envs] == 0).float().unsqueeze(-1)
+        env_idx = torch.from_numpy(envs)
+        t = self._t
+        h = t["rnn"][env_idx] * keep
+        starts = steps == 0
+        if bool(starts.any()):
+            t["rnn0"][slots[starts]] = h[starts]
+        logits, _, h_new = self.model.step(t["obs"][slots, steps], h)
+        actions, logp = sample_actions(logits, self.model.action_nvec, self._gen)
+        t["actions"][slots, steps] = actions
+        t["logp"][slots, steps] = logp
+        t["version"][slots, steps] = self.version
+        t["rnn"][env_idx] = h_new
+        self.samples += len(envs)

@@ -1,0 +1,116 @@
+"""Learner: one SGD step of PPO-clip with V-trace (or GAE) targets on a batch of trajectory slots.
+
+Policy lag of a sample = the learner's ``version`` (SGD steps taken) minus the version that chose its action;
+samples with lag > ``max_policy_lag`` are masked out (``valid`` False). Losses are in
+:mod:`trainers.common.losses`; targets in :mod:`trainers.common.vtrace` / :mod:`trainers.common.gae`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from trainers.appo.buffers import SharedBuffers
+from trainers.appo.config import AppoConfig
+from trainers.appo.model import ActorCritic, log_prob_entropy
+from trainers.common.gae import gae
+from trainers.common.losses import entropy_bonus, normalize_advantages, ppo_policy_loss, value_loss
+from trainers.common.vtrace import vtrace
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A training batch, time-major (``N`` trajectories of ``T`` steps).
+
+    ``obs uint8[T+1, N, C, H, W]``, ``actions int64[T, N, K]``, ``behaviour_logp``/``rewards float32[T, N]``,
+    ``dones bool[T, N]``, ``version int64[T, N]``, ``rnn0 float32[N, R]``.
+    """
+
+    obs: torch.Tensor
+    actions: torch.Tensor
+    behaviour_logp: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    version: torch.Tensor
+    rnn0: torch.Tensor
+
+
+def gather_batch(buffers: SharedBuffers, slots: list[int]) -> Batch:
+    """Copy ``slots`` out of shared memory (time-major) and hand the slots back to their envs."""
+    b = buffers.np
+    idx = np.asarray(slots, dtype=np.int64)
+    batch = Batch(
+        obs=torch.from_numpy(b["obs"][idx]).transpose(0, 1),
+        actions=torch.from_numpy(b["actions"][idx]).transpose(0, 1),
+        behaviour_logp=torch.from_numpy(b["logp"][idx]).transpose(0, 1),
+        rewards=torch.from_numpy(b["rewards"][idx]).transpose(0, 1),
+        dones=torch.from_numpy(b["dones"][idx].astype(bool)).transpose(0, 1),
+        version=torch.from_numpy(b["version"][idx].astype(np.int64)).transpose(0, 1),
+        rnn0=torch.from_numpy(b["rnn0"][idx]),
+    )
+    b["slot_ready"][idx] = 0
+    return batch
+
+
+def compute_losses(model: ActorCritic, batch: Batch, valid: torch.Tensor, cfg: AppoConfig
+                   ) -> dict[str, torch.Tensor]:
+    """Forward the batch and return every loss term (``loss`` is the one to minimise).
+
+    ``valid bool[T, N]`` selects the samples that count; invalid ones change neither the losses nor the grads.
+    """
+    steps = batch.rewards.shape[0]
+    resets = torch.zeros(batch.obs.shape[:2], dtype=torch.bool)
+    resets[1:] = batch.dones
+    logits, values = model.unroll(batch.obs, batch.rnn0, resets)
+    logp, entropy = log_prob_entropy(logits[:steps], batch.actions, model.action_nvec)
+    discounts = cfg.gamma * (~batch.dones).float()
+    rewards, behaviour = batch.rewards, batch.behaviour_logp
+    if cfg.advantage == "vtrace":
+        vt = vtrace(behaviour, logp.detach(), rewards, values[:steps].detach(), values[steps].detach(), discounts,
+                    rho_bar=cfg.vtrace_rho, c_bar=cfg.vtrace_c, lam=cfg.gae_lambda)
+        targets, advantages = vt.vs, vt.pg_advantages
+    else:
+        g = gae(rewards, values[:steps].detach(), values[steps].detach(), discounts, lam=cfg.gae_lambda)
+        targets, advantages = g.returns, g.advantages
+    advantages = normalize_advantages(advantages, valid)
+    policy = ppo_policy_loss(logp, behaviour, advantages, valid, cfg.ppo_clip)
+    value = value_loss(values[:steps], targets, valid)
+    entropy_mean = entropy_bonus(entropy, valid)
+    loss = policy + cfg.value_coef * value - cfg.entropy_coef * entropy_mean
+    return {"loss": loss, "policy_loss": policy, "value_loss": value, "entropy": entropy_mean,
+            "value_mean": values[:steps].detach().mean()}
+
+
+class Learner:
+    """Holds the trainable model and its optimizer; :meth:`train` takes one SGD step."""
+
+    def __init__(self, model: ActorCritic, cfg: AppoConfig) -> None:
+        self.model = model
+        self.cfg = cfg
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps)
+        self.version = 0
+
+    def train(self, batch: Batch) -> dict[str, float]:
+        """One SGD step on ``batch``; returns scalar metrics (losses, lag, grad norm, valid fraction)."""
+        lag = self.version - batch.version
+        valid = lag <= self.cfg.max_policy_lag
+        if self.cfg.normalize_obs:
+            steps = batch.rewards.shape[0]
+            frames = batch.obs[:steps][valid].reshape(-1, *batch.obs.shape[2:])
+            self.model.update_normalizer(frames[::16])
+        terms = compute_losses(self.model, batch, valid, self.cfg)
+        self.optimizer.zero_grad(set_to_none=True)
+        terms["loss"].backward()  # type: ignore[no-untyped-call]
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.max_grad_norm)
+        self.optimizer.step()
+        self.version += 1
+        metrics = {f"losses/{k}": float(v.detach()) for k, v in terms.items()}
+        metrics.update({
+            "train/grad_norm": float(grad_norm),
+            "train/valid_fraction": float(valid.float().mean()),
+            "train/lag_min": float(lag.min()), "train/lag_avg": float(lag.float().mean()),
+            "train/lag_max": float(lag.max()),
+        })
+        return metrics

@@ -1,0 +1,209 @@
+"""Actor-critic for Doom at Sample Factory's reference size, and its evaltk :class:`Policy` wrapper.
+
+Encoder (``convnet_simple``): conv 8x8/4 -> 32, 4x4/2 -> 64, 3x3/2 -> 128, FC -> ``hidden_size``, ELU after
+each; a GRU cell core (``rnn_size``); a linear critic and one linear layer producing the logits of every
+action head. Observations ``uint8[B, 3, H, W]`` are scaled to [0, 1] and standardised with a per-pixel
+running mean/variance (``obs_mean``, ``obs_var``, ``obs_count``: buffers saved with the weights).
+For 3x72x128 inputs and 4 actions the model has 2,871,525 trainable parameters (Sample Factory's
+2,926,825 count includes its 55,300 normaliser statistics).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+
+MODEL_CLASS = "trainers.appo.model:AppoPolicy"
+
+
+def _conv_out(size: int, kernel: int, stride: int) -> int:
+    return (size - kernel) // stride + 1
+
+
+class ActorCritic(nn.Module):
+    """Conv encoder + GRU + critic/actor heads. ``action_nvec``: options per action head."""
+
+    obs_mean: torch.Tensor
+    obs_var: torch.Tensor
+    obs_count: torch.Tensor
+
+    def __init__(self, obs_shape: tuple[int, int, int], action_nvec: list[int], hidden_size: int = 512,
+                 rnn_size: int = 512, nonlinearity: str = "elu") -> None:
+        super().__init__()
+        if nonlinearity not in ("elu", "relu"):
+            raise ValueError(f"nonlinearity must be 'elu' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        act: type[nn.Module] = nn.ELU if nonlinearity == "elu" else nn.ReLU
+        channels, height, width = obs_shape
+        self.obs_shape = obs_shape
+        self.action_nvec = list(action_nvec)
+        self.rnn_size = rnn_size
+        self.conv = nn.Sequential(
+            nn.Conv2d(channels, 32, 8, 4), act(),
+            nn.Conv2d(32, 64, 4, 2), act(),
+            nn.Conv2d(64, 128, 3, 2), act(),
+        )
+        h, w = height, width
+        for kernel, stride in ((8, 4), (4, 2), (3, 2)):
+            h, w = _conv_out(h, kernel, stride), _conv_out(w, kernel, stride)
+        if h < 1 or w < 1:
+            raise ValueError(f"observation {obs_shape} is too small for the conv encoder (needs >= 36x36)")
+        self.fc = nn.Linear(128 * h * w, hidden_size)
+        self.core = nn.GRUCell(hidden_size, rnn_size)
+        self.critic = nn.Linear(rnn_size, 1)
+        self.actor = nn.Linear(rnn_size, sum(self.action_nvec))
+        self.register_buffer("obs_mean", torch.zeros(obs_shape))
+        self.register_buffer("obs_var", torch.ones(obs_shape))
+        self.register_buffer("obs_count", torch.zeros((), dtype=torch.float64))
+        self._affine_cache: tuple[tuple[float, float, float], torch.Tensor, torch.Tensor] | None = None
+        self.conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+
+    def tensor_shapes(self) -> dict[str, list[int]]:
+        """Names and shapes of every tensor in the state dict (for checkpoint validation)."""
+        return {k: list(v.shape) for k, v in self.state_dict().items()}
+
+    @torch.no_grad()
+    def update_normalizer(self, obs: torch.Tensor) -> None:
+        """Merge the statistics of ``obs`` (``uint8[N, C, H, W]``) into the running mean/variance."""
+        n = float(obs.shape[0])
+        if n == 0:
+            return
+        batch_var, batch_mean = torch.var_mean(obs.float().div_(255.0), dim=0, unbiased=False)
+        count = float(self.obs_count.item())
+        total = count + n
+        delta = batch_mean - self.obs_mean
+        self.obs_mean += delta * (n / total)
+        self.obs_var.copy_((self.obs_var * count + batch_var * n + delta.square() * (count * n / total)) / total)
+        self.obs_count.fill_(total)
+
+    def encode(self, obs: torch.Tensor) -> torch.Tensor:
+        """``uint8[N, C, H, W]`` -> features ``float[N, hidden]``."""
+        # One copy converts uint8 -> float and NCHW -> channels_last; the standardisation is then done in place
+        # with (x / 255 - mean) / std folded into one subtract and one multiply.
+        x = obs.to(torch.float32, memory_format=torch.channels_last)
+        shift, scale = self._input_affine()
+        x.sub_(shift).mul_(scale)
+        features = self.fc(self.conv(x).flatten(1))
+        return nn.functional.elu(features) if self.nonlinearity == "elu" else nn.functional.relu(features)
+
+    def _input_affine(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-pixel shift and scale (``[1, C, H, W]``, channels_last), recomputed when the statistics change."""
+        key = (float(self.obs_count.item()), float(self.obs_mean.sum()), float(self.obs_var.sum()))
+        if self._affine_cache is None or self._affine_cache[0] != key:
+            if key[0] > 0:
+                shift = self.obs_mean * 255.0
+                scale = torch.rsqrt(self.obs_var + 1e-5) / 255.0
+            else:
+                shift, scale = torch.zeros_like(self.obs_mean), torch.full_like(self.obs_var, 1.0 / 255.0)
+            fmt = torch.channels_last
+            self._affine_cache = (key, shift.unsqueeze(0).contiguous(memory_format=fmt),
+                                  scale.unsqueeze(0).contiguous(memory_format=fmt))
+        return self._affine_cache[1], self._affine_cache[2]
+
+    def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One step: ``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h')."""
+        h = self.core(self.encode(obs), h)
+        return self.actor(h), self.critic(h).squeeze(-1), h
+
+    def unroll(self, obs: torch.Tensor, h0: torch.Tensor, resets: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unroll over time: ``obs uint8[T, B, C, H, W]``, ``h0 float[B, rnn]``, ``resets bool[T, B]``.
+
+        ``resets[t]`` zeroes the state before step ``t`` (an episode starts there). Returns logits
+        ``float[T, B, A]`` and values ``float[T, B]``.
+        """
+        steps, batch = obs.shape[:2]
+        feats = self.encode(obs.reshape(steps * batch, *obs.shape[2:])).view(steps, batch, -1)
+        keep = (~resets).float().unsqueeze(-1)
+        h = h0
+        outs = []
+        for t in range(steps):
+            h = self.core(feats[t], h * keep[t])
+            outs.append(h)
+        core = torch.stack(outs)
+        return self.actor(core), self.critic(core).squeeze(-1)
+
+
+def split_logits(logits: torch.Tensor, nvec: list[int]) -> list[torch.Tensor]:
+    """Split ``[..., sum(nvec)]`` logits into one tensor per head."""
+    return list(torch.split(logits, nvec, dim=-1))
+
+
+def log_prob_entropy(logits: torch.Tensor, actions: torch.Tensor, nvec: list[int]
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probability of ``actions`` (``int64[..., k]``) and entropy, summed over heads; both ``float[...]``."""
+    logp = torch.zeros(logits.shape[:-1])
+    entropy = torch.zeros(logits.shape[:-1])
+    for i, head in enumerate(split_logits(logits, nvec)):
+        log_softmax = torch.log_softmax(head, dim=-1)
+        logp = logp + log_softmax.gather(-1, actions[..., i : i + 1]).squeeze(-1)
+        entropy = entropy - (log_softmax.exp() * log_softmax).sum(-1)
+    return logp, entropy
+
+
+def sample_actions(logits: torch.Tensor, nvec: list[int], generator: torch.Generator | None = None
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample ``int64[B, k]`` actions from ``[B, A]`` logits; returns (actions, log-prob ``float[B]``)."""
+    actions = []
+    logp = torch.zeros(logits.shape[0])
+    for head in split_logits(logits, nvec):
+        log_softmax = torch.log_softmax(head, dim=-1)
+        a = torch.multinomial(log_softmax.exp(), 1, generator=generator)
+        actions.append(a)
+        logp = logp + log_softmax.gather(-1, a).squeeze(-1)
+    return torch.cat(actions, dim=-1), logp
+
+
+def model_kwargs(model: ActorCritic) -> dict[str, Any]:
+    """Return the JSON ``model_kwargs`` that rebuild ``model``'s architecture."""
+    return {"obs_shape": list(model.obs_shape), "action_nvec": list(model.action_nvec),
+            "hidden_size": model.fc.out_features, "rnn_size": model.rnn_size, "nonlinearity": model.nonlinearity}
+
+
+def build_model(kwargs: dict[str, Any]) -> ActorCritic:
+    """Build an :class:`ActorCritic` from :func:`model_kwargs` output."""
+    shape = tuple(int(x) for x in kwargs["obs_shape"])
+    return ActorCritic((shape[0], shape[1], shape[2]), [int(n) for n in kwargs["action_nvec"]],
+                       int(kwargs["hidden_size"]), int(kwargs["rnn_size"]), str(kwargs.get("nonlinearity", "elu")))
+
+
+class AppoPolicy:
+    """evaltk :class:`~evaltk.policies.Policy` around a trained :class:`ActorCritic` (stochastic actions)."""
+
+    def __init__(self, spec: CheckpointSpec, model: ActorCritic, device: str = "cpu") -> None:
+        self.spec = spec
+        self.model = model.to(device).eval()
+        self.device = device
+        self._discrete = spec.action_spec["type"] == "discrete"
+        self._h = torch.zeros(0, model.rnn_size, device=device)
+        self._gen = torch.Generator(device="cpu")
+
+    @classmethod
+    def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> AppoPolicy:
+        """Rebuild the model named by ``ckpt.spec.model_kwargs`` and load its tensors (shapes checked)."""
+        model = build_model(ckpt.spec.model_kwargs)
+        check_tensor_shapes(ckpt, model.tensor_shapes())
+        model.load_state_dict(ckpt.tensors)
+        return cls(ckpt.spec, model, device)
+
+    def reset(self, num_envs: int, rng: np.random.Generator) -> None:
+        """Zero the recurrent state of ``num_envs`` envs; action sampling is seeded from ``rng``."""
+        self._h = torch.zeros(num_envs, self.model.rnn_size, device=self.device)
+        self._gen.manual_seed(int(rng.integers(2**62)))
+
+    @torch.inference_mode()
+    def act(self, obs: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """``obs uint8[B, 3, H, W]``, ``first bool[B]`` -> ``int64[B]`` (discrete) or ``int64[B, k]``."""
+        if self._h.shape[0] != obs.shape[0]:
+            self._h = torch.zeros(obs.shape[0], self.model.rnn_size, device=self.device)
+        keep = torch.from_numpy(~np.asarray(first, dtype=bool)).float().unsqueeze(-1).to(self.device)
+        logits, _, self._h = self.model.step(torch.from_numpy(np.ascontiguousarray(obs)).to(self.device),
+                                             self._h * keep)
+        actions, _ = sample_actions(logits.cpu(), self.model.action_nvec, self._gen)
+        out = actions.numpy().astype(np.int64)
+        return out[:, 0] if self._discrete else out

@@ -1,0 +1,184 @@
+"""Rollout worker: steps several Doom envs in double-buffered splits, writing into shared trajectory slots.
+
+Protocol (all messages are small tuples of indices):
+
+- worker -> inference ``request``: ``(worker, split, generation)`` once the split's observations are written;
+- inference -> worker ``reply``: ``(split, generation)`` once the split's actions are written;
+- worker -> learner ``ready``: ``("traj", worker, generation, slots, frames, episodes)`` when trajectories
+  complete; ``frames`` = env frames in them, ``episodes`` = ``(episode_reward, episode_length,
+  true_objective)`` of the episodes that ended since the last message.
+
+While inference computes actions for one split the worker steps the other (Sample Factory's double
+buffering). A worker never blocks for long: every wait has a timeout, re-checks the stop event, the parent
+process and refreshes its heartbeat.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from evaltk.envs.doom import DoomEnv, scenario_from_env_spec
+from trainers.appo.buffers import SharedBuffers
+
+
+class Channel(Protocol):
+    """What the worker needs of a queue (``multiprocessing.Queue`` and ``queue.Queue`` both fit)."""
+
+    def put(self, item: Any) -> None:
+        """Send ``item``."""
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        """Receive an item; raise ``queue.Empty`` after ``timeout``."""
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything a worker process needs (picklable)."""
+
+    worker: int
+    generation: int
+    env: dict[str, Any]
+    envs_per_worker: int
+    worker_splits: int
+    seed: int
+
+
+class RolloutWorker:
+    """Owns ``envs_per_worker`` envs; :meth:`advance` steps one split after its actions arrive."""
+
+    def __init__(self, spec: WorkerSpec, buffers: SharedBuffers, requests: Channel, ready: Channel) -> None:
+        self.spec = spec
+        self.buffers = buffers
+        self.requests = requests
+        self.ready = ready
+        self.scenario = scenario_from_env_spec(spec.env)
+        self.rollout = buffers.layout.rollout
+        self.first_env = spec.worker * spec.envs_per_worker
+        per_split = spec.envs_per_worker // spec.worker_splits
+        self.splits = [list(range(self.first_env + s * per_split, self.first_env + (s + 1) * per_split))
+                       for s in range(spec.worker_splits)]
+        self.envs: dict[int, DoomEnv] = {}
+        self._episodes: list[tuple[float, float, float]] = []
+
+    def start(self) -> None:
+        """Create and reset every env, write first observations, and request actions for every split."""
+        b = self.buffers.np
+        for split in self.splits:
+            for e in split:
+                seed = self.spec.seed + 1000 * e + 100_003 * self.spec.generation
+                env = DoomEnv(self.scenario, seed=seed)
+                self.envs[e] = env
+                slot = int(b["env_slot"][e])
+                b["slot_ready"][slot] = 0
+                env.reset(out=b["obs"][slot, 0])
+                b["env_t"][e] = 0
+                b["env_first"][e] = 1
+        for s in range(len(self.splits)):
+            self.requests.put((self.spec.worker, s, self.spec.generation))
+
+    def _next_slot(self, e: int) -> int:
+        slots = self.buffers.env_slots(e)
+        current = int(self.buffers.np["env_slot"][e])
+        return slots[(slots.index(current) + 1) % len(slots)]
+
+    def can_advance(self, split: int) -> bool:
+        """Return False when an env of ``split`` would end its trajectory while its next slot is with the learner."""
+        b = self.buffers.np
+        for e in self.splits[split]:
+            if b["env_t"][e] == self.rollout - 1 and b["slot_ready"][self._next_slot(e)]:
+                return False
+        return True
+
+    def advance(self, split: int) -> bool:
+        """Step the envs of ``split`` with the actions inference wrote; returns False (and does nothing) if blocked."""
+        if not self.can_advance(split):
+            return False
+        b = self.buffers.np
+        finished: list[int] = []
+        for e in self.splits[split]:
+            slot = int(b["env_slot"][e])
+            t = int(b["env_t"][e])
+            env = self.envs[e]
+            _, reward, done, info = env.step(b["actions"][slot, t], out=b["obs"][slot, t + 1])
+            b["rewards"][slot, t] = reward
+            b["dones"][slot, t] = done
+            if done:
+                self._episodes.append((info["episode_reward"], info["episode_length"],
+                                       info.get("true_objective", float("nan"))))
+            if t + 1 == self.rollout:
+                nxt = self._next_slot(e)
+                b["obs"][nxt, 0] = b["obs"][slot, t + 1]
+                b["slot_ready"][slot] = 1
+                finished.append(slot)
+                b["env_slot"][e] = nxt
+                b["env_t"][e] = 0
+            else:
+                b["env_t"][e] = t + 1
+            b["env_first"][e] = done
+        if finished:
+            frames = len(finished) * self.rollout * self.scenario.frameskip
+            self.ready.put(("traj", self.spec.worker, self.spec.generation, finished, frames, self._episodes))
+            self._episodes = []
+        self.requests.put((self.spec.worker, split, self.spec.generation))
+        return True
+
+    def close(self) -> None:
+        """Close every env (ends its engine process)."""
+        for env in self.envs.values():
+            with contextlib.suppress(Exception):  # closing a dead engine must not mask the shutdown
+                env.close()
+        self.envs.clear()
+
+
+def worker_main(spec: WorkerSpec, layout: dict[str, Any], names: dict[str, str], requests: Channel,
+                replies: Channel, ready: Channel, stop: Any, parent_pid: int, crash_after_s: float = 0.0) -> None:
+    """Process entry point: own session (so the runner can kill the worker with its engines), loop until stopped.
+
+    ``crash_after_s`` > 0 makes the worker exit abruptly after that many seconds (fault-injection for tests).
+    """
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    buffers = SharedBuffers.attach(layout, names)
+    heartbeat = buffers.np["heartbeat"]
+    heartbeat[spec.worker] = time.monotonic()
+    worker = RolloutWorker(spec, buffers, requests, ready)
+    born = time.monotonic()
+    try:
+        worker.start()
+        pending: list[int] = []
+        while not stop.is_set() and os.getppid() == parent_pid:
+            heartbeat[spec.worker] = time.monotonic()
+            if crash_after_s and time.monotonic() - born > crash_after_s:
+                os._exit(3)
+            if not pending:
+                try:
+                    split, generation = replies.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if generation == spec.generation:
+                    pending.append(split)
+            while True:
+                try:
+                    split, generation = replies.get(block=False)
+                except queue.Empty:
+                    break
+                if generation == spec.generation:
+                    pending.append(split)
+            still: list[int] = []
+            for split in pending:
+                if not worker.advance(split):
+                    still.append(split)
+            pending = still
+            if pending:
+                time.sleep(0.002)
+    finally:
+        worker.close()
+        buffers.close()
+
