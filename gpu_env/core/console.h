@@ -1,0 +1,293 @@
+// The Atari 2600 console as ale-py 0.12 runs it: 6502 (m6502.h) + RIOT (riot.h) + TIA (tia/) +
+// cartridge (cart/) + console switches + controllers (joysticks, paddles), wired as ALE's Stella
+// `System` does, implementing the CPU's Bus (including the data-bus latch the TIA reads back).
+//
+// Facts (ALE src/ale/emucore/System.hxx, Console.cxx, Joystick.cxx, Paddles.cxx, Switches.cxx,
+// src/ale/environment/ale_state.cpp, stella_environment.cpp); the code is our own:
+// * Address decode on A12/A7/A9: A12 set = cartridge (full address passed on), A12 = A7 = 0 = TIA,
+//   A7 = 1 = RIOT (A9 = 0 RAM, 1 I/O). Every peek and poke leaves its value on the data bus.
+// * console_frame == one TIA::update(): start a new frame unless the last one was interrupted,
+//   run up to 25,000 instructions, and grey out the undrawn rows of an interrupted frame.
+// * Inputs: ALE "events" -> controller pins -> SWCHA bits / INPT0-5 / SWCHB, per port, with
+//   SwapPorts (the left-jack controller sits in the right port) and SwapPaddles.
+#pragma once
+
+#include "cart/cart.h"
+#include "hd.h"
+#include "m6502.h"
+#include "riot.h"
+#include "tia/tia.h"
+
+enum : uint32_t { kConsoleInstructionsPerUpdate = 25000 };
+
+// ALE's player-A/B action numbering (0..17); RESET is 40 in ALE.
+enum : int32_t { kActionNoop = 0, kActionReset = 40 };
+enum : int32_t { kPaddleDelta = 23000 };
+
+// ALE "event" state that the controllers and switches read during a frame.
+struct ConsoleEvents {
+  uint8_t joy[2];          // per joystick (0 = "Zero", 1 = "One"): bit0 up, 1 down, 2 left, 3 right, 4 fire
+  uint8_t paddle_fire;     // bit i: PaddleN fire pressed (N = 0..3)
+  uint8_t console_reset, console_select, difficulty;  // difficulty: bit0 left A, bit1 right A
+  int32_t paddle_resistance[4];
+};
+
+struct Console {
+  M6502 cpu;
+  Riot riot;
+  Tia tia;
+  Cart cart;
+  uint32_t cycles;     // System cycle counter (reset to 0 at every frame start)
+  uint8_t data_bus;    // last value peeked or poked
+  // Per-frame I/O derived from the events.
+  uint8_t swcha, swchb;
+  TiaInputs inputs;
+  ConsoleEvents events;
+  // Controllers (ROM properties) and ALE paddle state.
+  uint8_t left_paddles, right_paddles, swap_ports, swap_paddles, use_paddles;
+  int32_t paddle[2];   // ALE m_left_paddle / m_right_paddle
+  int32_t paddle_min, paddle_max;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Controllers.
+
+struct PortPins {
+  uint8_t digital;   // bits 0..3 = pins One..Four high (not pressed), bit 4 = pin Six high
+  int32_t nine, five;
+};
+
+HD PortPins console_controller_pins(const ConsoleEvents& ev, bool paddles, bool right_jack, bool swap_paddles) {
+  PortPins p;
+  if (!paddles) {
+    const uint8_t j = ev.joy[right_jack ? 1 : 0];
+    p.digital = static_cast<uint8_t>(~j & 0x1F);
+    p.nine = p.five = kPotMaxResistance;
+    return p;
+  }
+  // Pin Three / Four fire buttons and pin Nine / Five pots, for paddles (2j, 2j+1) of this jack.
+  const int lo = right_jack ? 2 : 0, hi = lo + 1;
+  const int three = swap_paddles ? lo : hi, four = swap_paddles ? hi : lo;
+  const uint8_t three_high = ((ev.paddle_fire >> three) & 1) ? 0 : 1;
+  const uint8_t four_high = ((ev.paddle_fire >> four) & 1) ? 0 : 1;
+  p.digital = static_cast<uint8_t>(0x13 | (three_high << 2) | (four_high << 3));
+  p.five = ev.paddle_resistance[swap_paddles ? lo : hi];
+  p.nine = ev.paddle_resistance[swap_paddles ? hi : lo];
+  return p;
+}
+
+// Recompute SWCHA, SWCHB and the INPT sources from the events (ALE reads them live; they only
+// change between frames, so once per frame is exact).
+HD void console_refresh_io(Console& c) {
+  // Port 0 (left, SWCHA bits 7-4, INPT0/1/4) holds the right-jack controller when ports are swapped.
+  const bool swap = c.swap_ports != 0;
+  const PortPins left = console_controller_pins(c.events, swap ? c.right_paddles : c.left_paddles, swap,
+                                                c.swap_paddles != 0);
+  const PortPins right = console_controller_pins(c.events, swap ? c.left_paddles : c.right_paddles, !swap,
+                                                 c.swap_paddles != 0);
+  c.swcha = static_cast<uint8_t>(((left.digital & 0x0F) << 4) | (right.digital & 0x0F));
+  c.inputs.fire = static_cast<uint8_t>(((left.digital >> 4) & 1) | (((right.digital >> 4) & 1) << 1));
+  c.inputs.pot[0] = left.nine;
+  c.inputs.pot[1] = left.five;
+  c.inputs.pot[2] = right.nine;
+  c.inputs.pot[3] = right.five;
+  for (int i = 0; i < 4; ++i) c.inputs.pot_charge[i] = tia_pot_charge_cycles(c.inputs.pot[i]);
+  uint8_t sw = 0x3F;  // colour TV, unused bits high
+  if (c.events.difficulty & 1) sw |= 0x40;
+  if (c.events.difficulty & 2) sw |= 0x80;
+  if (c.events.console_select) sw &= static_cast<uint8_t>(~0x02);
+  if (c.events.console_reset) sw &= static_cast<uint8_t>(~0x01);
+  c.swchb = sw;
+}
+
+// Joystick direction/fire bits of ALE action a (0..17).
+HD uint8_t console_action_joystick_bits(int32_t a) {
+  if (a < 0 || a > 17) return 0;
+  // up, down, left, right, fire as bit sets over the 18 actions
+  const uint32_t up = (1u << 2) | (1u << 6) | (1u << 7) | (1u << 10) | (1u << 14) | (1u << 15);
+  const uint32_t down = (1u << 5) | (1u << 8) | (1u << 9) | (1u << 13) | (1u << 16) | (1u << 17);
+  const uint32_t left = (1u << 4) | (1u << 7) | (1u << 9) | (1u << 12) | (1u << 15) | (1u << 17);
+  const uint32_t right = (1u << 3) | (1u << 6) | (1u << 8) | (1u << 11) | (1u << 14) | (1u << 16);
+  const uint32_t fire = (1u << 1) | 0x3FC00u;  // FIRE and 10..17
+  const uint32_t m = 1u << a;
+  return static_cast<uint8_t>(((up & m) ? 1 : 0) | ((down & m) ? 2 : 0) | ((left & m) ? 4 : 0) |
+                              ((right & m) ? 8 : 0) | ((fire & m) ? 16 : 0));
+}
+
+// ALE resetKeys + applyActionJoysticks / applyActionPaddles for players A and B (B uses 0..17 too).
+HD void console_apply_actions(Console& c, int32_t a, int32_t b, float strength_a, float strength_b) {
+  ConsoleEvents& ev = c.events;
+  ev.joy[0] = ev.joy[1] = 0;
+  ev.paddle_fire = 0;
+  ev.console_reset = (a == kActionReset || b == kActionReset) ? 1 : 0;
+  ev.console_select = 0;
+  const uint8_t ja = console_action_joystick_bits(a), jb = console_action_joystick_bits(b);
+  if (c.use_paddles) {
+    const float fa = strength_a < 0 ? -strength_a : strength_a, fb = strength_b < 0 ? -strength_b : strength_b;
+    const int32_t da = (ja & 8) ? static_cast<int32_t>(-kPaddleDelta * fa) : ((ja & 4) ? static_cast<int32_t>(kPaddleDelta * fa) : 0);
+    const int32_t db = (jb & 8) ? static_cast<int32_t>(-kPaddleDelta * fb) : ((jb & 4) ? static_cast<int32_t>(kPaddleDelta * fb) : 0);
+    for (int p = 0; p < 2; ++p) {
+      int32_t v = c.paddle[p] + (p == 0 ? da : db);
+      if (v < c.paddle_min) v = c.paddle_min;
+      if (v > c.paddle_max) v = c.paddle_max;
+      c.paddle[p] = v;
+    }
+    ev.paddle_resistance[0] = c.paddle[0];
+    ev.paddle_resistance[1] = c.paddle[1];
+    ev.paddle_fire = static_cast<uint8_t>(((ja & 16) ? 1 : 0) | ((jb & 16) ? 2 : 0));
+  } else {
+    ev.joy[0] = ja;
+    ev.joy[1] = jb;
+  }
+  console_refresh_io(c);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The bus.
+
+#if GPU_ENV_DEVICE
+#define GPU_ENV_COLD
+#else
+#define GPU_ENV_COLD __attribute__((noinline, cold))
+#endif
+
+// TIA and RIOT-I/O accesses, kept out of line so that the hot paths (cartridge and RAM) inline
+// into the CPU.
+GPU_ENV_COLD HD uint8_t console_peek_io(Console& c, uint8_t* fb, uint16_t address) {
+  if (!(address & 0x0080)) return tia_peek(c.tia, fb, address, c.cycles, c.data_bus, c.inputs);
+  return riot_peek(c.riot, address, c.cycles, c.swcha, c.swchb);
+}
+
+GPU_ENV_COLD HD void console_poke_io(Console& c, uint8_t* fb, uint16_t address, uint8_t value) {
+  if (!(address & 0x0080)) {
+    if (tia_poke(c.tia, fb, address, value, c.cycles, c.cpu.last_access_was_read)) c.cpu.status |= kM6502StatusStop;
+  } else {
+    riot_poke(c.riot, address, value, c.cycles);
+  }
+}
+
+#if GPU_ENV_DEVICE
+#define GPU_ENV_HOT HD
+#else
+#define GPU_ENV_HOT inline __attribute__((always_inline))
+#endif
+
+// Scheme parameter meaning "dispatch on Cart::scheme at run time".
+enum : uint8_t { kCartAnyScheme = 0xFF };
+
+// Cartridge read/write for a scheme fixed at compile time (the per-scheme functions cart_peek
+// dispatches to), so the bus inlines into the CPU; other schemes use the run-time dispatch.
+template <uint8_t kScheme>
+GPU_ENV_HOT uint8_t console_cart_peek(Cart& k, const uint8_t* rom, uint32_t rom_size, uint16_t a, uint32_t cycles) {
+  if (kScheme == kCart2K) return cart_2k_peek(rom, a);
+  if (kScheme == kCart4K) return cart_4k_peek(rom, a);
+  if (kScheme == kCartF8) return cart_f8_peek(k, rom, a);
+  if (kScheme == kCartF6) return cart_f6_peek(k, rom, a);
+  if (kScheme == kCartFE) return cart_fe_peek(rom, a);
+  return cart_peek(k, rom, rom_size, a, cycles);
+}
+
+template <uint8_t kScheme>
+GPU_ENV_HOT void console_cart_poke(Cart& k, const uint8_t* rom, uint32_t rom_size, uint16_t a, uint8_t v,
+                                   uint32_t cycles) {
+  if (kScheme == kCart2K || kScheme == kCart4K || kScheme == kCartFE) return;
+  if (kScheme == kCartF8) {
+    cart_f8_access(k, a);
+    return;
+  }
+  if (kScheme == kCartF6) {
+    cart_f6_access(k, a);
+    return;
+  }
+  cart_poke(k, rom, rom_size, a, v, cycles);
+}
+
+// The 6502's bus (m6502.h): address decode, data-bus latch, cycle counter.
+template <uint8_t kScheme>
+struct ConsoleBusT {
+  Console& c;
+  const uint8_t* rom;
+  uint32_t rom_size;
+  uint8_t* fb;  // the TIA's current frame buffer
+
+  GPU_ENV_HOT uint8_t peek(uint16_t address) {
+    uint8_t v;
+    if (address & 0x1000) {
+      v = console_cart_peek<kScheme>(c.cart, rom, rom_size, address, c.cycles);
+    } else if ((address & 0x0280) == 0x0080) {  // RIOT RAM (A7 set, A9 clear)
+      v = c.riot.ram[address & 0x7F];
+    } else {
+      v = console_peek_io(c, fb, address);
+    }
+    c.data_bus = v;
+    return v;
+  }
+
+  GPU_ENV_HOT void poke(uint16_t address, uint8_t value) {
+    if (address & 0x1000) {
+      console_cart_poke<kScheme>(c.cart, rom, rom_size, address, value, c.cycles);
+    } else if ((address & 0x0280) == 0x0080) {
+      c.riot.ram[address & 0x7F] = value;
+    } else {
+      console_poke_io(c, fb, address, value);
+    }
+    c.data_bus = value;
+  }
+
+  GPU_ENV_HOT void add_cycles(uint32_t n) { c.cycles += n; }
+};
+
+// The bus with run-time cartridge dispatch (any scheme).
+using ConsoleBus = ConsoleBusT<kCartAnyScheme>;
+
+// ------------------------------------------------------------------------------------------------
+// Frames.
+
+// System::resetCycles: every device rewinds its remembered cycle counts, then the counter is 0.
+HD void console_reset_cycles(Console& c) {
+  riot_system_cycles_reset(c.riot, c.cycles);
+  tia_system_cycles_reset(c.tia, c.cycles);
+  cart_system_cycles_reset(c.cart, c.cycles);
+  c.cycles = 0;
+}
+
+template <uint8_t kScheme>
+HD void console_run_cpu(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* fb) {
+  ConsoleBusT<kScheme> bus{c, rom, rom_size, fb};
+  m6502_execute(c.cpu, bus, kConsoleInstructionsPerUpdate);
+}
+
+// One ALE TIA::update(). `buffers` = the environment's two 160 x height frame buffers.
+HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* buffers) {
+  if (!c.tia.partial_frame) {
+    const uint32_t phase = tia_line_phase(c.tia, c.cycles);
+    console_reset_cycles(c);
+    tia_begin_frame(c.tia, phase);
+  }
+  c.tia.partial_frame = 1;
+  uint8_t* fb = tia_buffer(c.tia, buffers);
+  switch (c.cart.scheme) {
+    case kCart2K: console_run_cpu<kCart2K>(c, rom, rom_size, fb); break;
+    case kCart4K: console_run_cpu<kCart4K>(c, rom, rom_size, fb); break;
+    case kCartF8: console_run_cpu<kCartF8>(c, rom, rom_size, fb); break;
+    case kCartF6: console_run_cpu<kCartF6>(c, rom, rom_size, fb); break;
+    case kCartFE: console_run_cpu<kCartFE>(c, rom, rom_size, fb); break;
+    default: console_run_cpu<kCartAnyScheme>(c, rom, rom_size, fb); break;
+  }
+  c.tia.current_scanline = static_cast<int32_t>(tia_scanlines(c.tia, c.cycles));
+  if (c.tia.partial_frame) {
+    if (!c.tia.frame_greyed) tia_grey_out(c.tia, fb, c.cycles);
+    c.tia.frame_greyed = 1;
+  } else {
+    c.tia.scanline_count_last_frame = c.tia.current_scanline;
+    c.tia.frame_greyed = 0;
+  }
+}
+
+// One frame of ALE's StellaEnvironment::emulate for players A and B: inputs, TIA::update(), then
+// the RAM copy (ALE reads $80-$FF through System::peek, leaving RAM[$7F] on the data bus).
+HD void console_emulate(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* buffers, int32_t a, int32_t b) {
+  console_apply_actions(c, a, b, 1.0f, 1.0f);
+  console_frame(c, rom, rom_size, buffers);
+  c.data_bus = c.riot.ram[127];
+}

@@ -1,0 +1,221 @@
+// The TIA's scanline renderer (ALE updateFrameScanline): objects painted into a per-pixel code
+// buffer, one table lookup per pixel for the colour, collisions from the set of codes seen.
+#pragma once
+
+#include "../hd.h"
+#include "ball.h"
+#include "collisions.h"
+#include "missile.h"
+#include "playfield.h"
+#include "player.h"
+#include "priority.h"
+#include "state.h"
+
+
+HD uint32_t tia_lowest_bit(uint64_t v) {
+#if GPU_ENV_DEVICE
+  return static_cast<uint32_t>(__ffsll(static_cast<long long>(v)) - 1);
+#else
+  return static_cast<uint32_t>(__builtin_ctzll(v));
+#endif
+}
+
+// Rebuild the code -> colour-register table when the priority/score bits changed.
+HD void tia_refresh_priority_lut(Tia& t, uint8_t ps) {
+  if (t.lut_ps == ps && t.lut_valid) return;
+  for (uint32_t half = 0; half < 2; ++half) {
+    for (uint32_t code = 0; code < 64; ++code) {
+      t.lut[half][code] = static_cast<uint8_t>(tia_priority_color(static_cast<uint8_t>(code), ps, half));
+    }
+  }
+  t.lut_ps = ps;
+  t.lut_valid = 1;
+}
+
+// Four equal bytes at p (p is 4-byte aligned in the frame buffer on the device).
+HD void tia_store4(uint8_t* p, uint8_t c) {
+  const uint32_t word = 0x01010101u * c;
+#if GPU_ENV_DEVICE
+  *reinterpret_cast<uint32_t*>(p) = word;
+#else
+  __builtin_memcpy(p, &word, 4);
+#endif
+}
+
+// p[lo..hi) = c, four bytes at a time where the pixel index is a multiple of 4.
+HD void tia_fill(uint8_t* p, int32_t lo, int32_t hi, uint8_t c) {
+  int32_t x = lo;
+  for (; x < hi && (x & 3); ++x) p[x] = c;
+  for (; x + 4 <= hi; x += 4) tia_store4(p + x, c);
+  for (; x < hi; ++x) p[x] = c;
+}
+
+// OR `bit` into code[] for the pixels of a copy inside [lo, hi). Pixel k of the copy (k < width)
+// sits at (x0 + k) mod 160 and is on when `solid` or GRP bit (0x80 >> (k >> scale)) is set.
+HD void tia_paint_copy(uint8_t* code, int32_t lo, int32_t hi, int32_t x0, int32_t width, uint8_t grp,
+                       uint32_t scale, uint8_t bit, bool solid) {
+  for (int32_t wrap = 0; wrap < 2; ++wrap) {
+    const int32_t base = x0 - wrap * 160;  // ring pixel x shows k = x - base
+    int32_t a = base > lo ? base : lo;
+    int32_t b = base + width < hi ? base + width : hi;
+    for (int32_t x = a; x < b; ++x) {
+      if (solid || (grp & (0x80u >> (static_cast<uint32_t>(x - base) >> scale)))) code[x] |= bit;
+    }
+  }
+}
+
+// Copies of a player or missile: start offsets (8-pixel groups) and the drawn width of each.
+struct TiaCopies {
+  uint32_t groups;   // bit g: a copy starts at distance 8 * g (+1 for double/quad players)
+  int32_t first;     // 0, or 1 for double/quad-width players (drawn one pixel late)
+  int32_t width;
+  uint32_t scale;    // GRP bit index = k >> scale
+};
+
+HD TiaCopies tia_player_copies(uint8_t nusiz, uint8_t skip) {
+  TiaCopies c;
+  const uint32_t mode = nusiz & 7;
+  c.first = (mode == 5 || mode == 7) ? 1 : 0;
+  c.width = mode == 5 ? 16 : (mode == 7 ? 32 : 8);
+  c.scale = mode == 5 ? 1u : (mode == 7 ? 2u : 0u);
+  c.groups = tia_copy_groups(mode) & ~(skip ? 1u : 0u);
+  return c;
+}
+
+HD TiaCopies tia_missile_copies(uint8_t nusiz, uint8_t kind) {
+  TiaCopies c;
+  uint32_t size = (nusiz >> 4) & 3;
+  if (kind == kMissileMaskStretched) size |= 1;
+  c.first = 0;
+  c.width = static_cast<int32_t>(1u << size);
+  c.scale = 0;
+  c.groups = kind == kMissileMaskHidden ? 0u : tia_copy_groups(nusiz & 7);
+  return c;
+}
+
+// Grow [*olo, *ohi) by the pixels of [lo, hi) that a copy covering ring pixels [x0, x0 + width)
+// (mod 160) reaches; true when it reaches any.
+HD bool tia_copy_extent(int32_t x0, int32_t width, int32_t lo, int32_t hi, int32_t* olo, int32_t* ohi) {
+  bool any = false;
+  for (int32_t wrap = 0; wrap < 2; ++wrap) {
+    const int32_t base = x0 - wrap * 160;
+    const int32_t a = base > lo ? base : lo;
+    const int32_t b = base + width < hi ? base + width : hi;
+    if (a < b) {
+      if (a < *olo) *olo = a;
+      if (b > *ohi) *ohi = b;
+      any = true;
+    }
+  }
+  return any;
+}
+
+HD bool tia_copies_extent(const TiaCopies& c, int32_t pos, int32_t lo, int32_t hi, int32_t* olo, int32_t* ohi) {
+  bool any = false;
+  uint32_t groups = c.groups;
+  while (groups) {
+    const uint32_t g = tia_lowest_bit(groups);
+    groups &= groups - 1;
+    int32_t x0 = pos + static_cast<int32_t>(g * 8) + c.first;
+    if (x0 >= 160) x0 -= 160;
+    any |= tia_copy_extent(x0, c.width, lo, hi, olo, ohi);
+  }
+  return any;
+}
+
+HD void tia_paint_copies(uint8_t* code, const TiaCopies& c, int32_t pos, int32_t lo, int32_t hi, uint8_t grp,
+                         uint8_t bit, bool solid) {
+  uint32_t groups = c.groups;
+  while (groups) {
+    const uint32_t g = tia_lowest_bit(groups);
+    groups &= groups - 1;
+    int32_t x0 = pos + static_cast<int32_t>(g * 8) + c.first;
+    if (x0 >= 160) x0 -= 160;
+    tia_paint_copy(code, lo, hi, x0, c.width, grp, c.scale, bit, solid);
+  }
+}
+
+// Draw `count` pixels of the current scanline starting at pixel `hpos` (ALE updateFrameScanline).
+// The playfield/background is drawn per 4-pixel cell; where objects reach, they are painted into a
+// per-pixel code buffer (kTia* bits), a table lookup per pixel gives the colour register, and the
+// set of codes seen gives the collision latches.
+HD void tia_draw_span(Tia& t, uint8_t* fb, int32_t count, int32_t hpos) {
+  uint8_t* p = fb + t.frame_pointer - hpos;  // indexed by pixel x
+  t.frame_pointer += count;
+  const int32_t lo = hpos, hi = hpos + count;
+  if (t.vblank & 0x02) {
+    tia_fill(p, lo, hi, 0);
+    return;
+  }
+  const uint8_t objects = t.enabled;
+  if (objects == 0) {
+    tia_fill(p, lo, hi, t.color[0]);
+    return;
+  }
+  // ale-py quirk: with the playfield as the only enabled object, score colours apply even when
+  // priority is set (ALE's dedicated playfield-only drawing path ignores the priority bit).
+  uint8_t ps = t.priority_score;
+  if (objects == kTiaPF) ps = static_cast<uint8_t>(ps & ~kTiaPriority);
+  tia_refresh_priority_lut(t, ps);
+  const uint32_t pf = t.pf, reflect = t.pf_mask_reflect;
+
+  const TiaCopies p0 = tia_player_copies(t.nusiz0, t.p0_skip_first);
+  const TiaCopies p1 = tia_player_copies(t.nusiz1, t.p1_skip_first);
+  const TiaCopies m0 = tia_missile_copies(t.nusiz0, t.m0_mask_kind);
+  const TiaCopies m1 = tia_missile_copies(t.nusiz1, kMissileMaskNormal);
+  int32_t olo = hi, ohi = lo;  // the pixels of the span some object reaches
+  const int32_t bl_width = 1 << ((t.ctrlpf >> 4) & 3);
+  const bool bl_on = (objects & kTiaBL) && tia_copy_extent(t.posbl, bl_width, lo, hi, &olo, &ohi);
+  const bool p0_on = t.current_grp0 && tia_copies_extent(p0, t.posp0, lo, hi, &olo, &ohi);
+  const bool p1_on = t.current_grp1 && tia_copies_extent(p1, t.posp1, lo, hi, &olo, &ohi);
+  const bool m0_on = (objects & kTiaM0) && tia_copies_extent(m0, t.posm0, lo, hi, &olo, &ohi);
+  const bool m1_on = (objects & kTiaM1) && tia_copies_extent(m1, t.posm1, lo, hi, &olo, &ohi);
+
+  // The playfield or background over the whole span, one colour per 4-pixel cell ...
+  const uint64_t cells = pf ? tia_pf_cells(pf, reflect) : 0;
+  const uint8_t off_left = t.color[t.lut[0][0]], off_right = t.color[t.lut[1][0]];
+  const uint8_t on_left = t.color[t.lut[0][kTiaPF]], on_right = t.color[t.lut[1][kTiaPF]];
+  for (int32_t x = lo; x < hi;) {
+    const int32_t cell_end = ((x >> 2) + 1) << 2;
+    const int32_t end = cell_end < hi ? cell_end : hi;
+    const bool on = (cells >> (x >> 2)) & 1;
+    const uint8_t c = x < 80 ? (on ? on_left : off_left) : (on ? on_right : off_right);
+    if (end - x == 4) {
+      tia_store4(p + x, c);
+      x = end;
+    } else {
+      for (; x < end; ++x) p[x] = c;
+    }
+  }
+  if (olo >= ohi) return;  // no object in this span: nothing to overlay, no collisions
+
+  // ... then, where objects reach, one object code per pixel.
+  uint8_t code[160];
+  for (int32_t x = olo; x < ohi; ++x) code[x] = ((cells >> (x >> 2)) & 1) ? kTiaPF : 0;
+  if (bl_on) tia_paint_copy(code, olo, ohi, t.posbl, bl_width, 0, 0, kTiaBL, true);
+  if (p1_on) tia_paint_copies(code, p1, t.posp1, olo, ohi, t.current_grp1, kTiaP1, false);
+  if (m1_on) tia_paint_copies(code, m1, t.posm1, olo, ohi, 0, kTiaM1, true);
+  if (p0_on) tia_paint_copies(code, p0, t.posp0, olo, ohi, t.current_grp0, kTiaP0, false);
+  if (m0_on) tia_paint_copies(code, m0, t.posm0, olo, ohi, 0, kTiaM0, true);
+  uint64_t seen = 0;
+  const int32_t mid = ohi < 80 ? ohi : (olo > 80 ? olo : 80);
+  for (int32_t x = olo; x < mid; ++x) {
+    const uint8_t c = code[x];
+    seen |= 1ull << c;
+    p[x] = t.color[t.lut[0][c]];
+  }
+  for (int32_t x = mid; x < ohi; ++x) {
+    const uint8_t c = code[x];
+    seen |= 1ull << c;
+    p[x] = t.color[t.lut[1][c]];
+  }
+  // Codes with fewer than two objects set no latch.
+  seen &= ~(1ull | (1ull << kTiaP0) | (1ull << kTiaM0) | (1ull << kTiaP1) | (1ull << kTiaM1) | (1ull << kTiaBL) |
+            (1ull << kTiaPF));
+  uint16_t cx = 0;
+  while (seen) {
+    cx |= tia_collisions_of(static_cast<uint8_t>(tia_lowest_bit(seen)));
+    seen &= seen - 1;
+  }
+  t.collision |= cx;
+}

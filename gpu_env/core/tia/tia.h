@@ -1,0 +1,383 @@
+// The TIA as ale-py 0.12 emulates it (Stella 2.x-era core, ALE src/ale/emucore/TIA.cxx): frame
+// timing, register writes with their delays and quirks, reads with data-bus noise. Facts come from
+// ALE's sources; the code is our own. The objects live in their own headers (playfield.h, player.h,
+// missile.h, ball.h, collisions.h, priority.h, motion.h, write_delay.h, inputs.h), the state struct
+// in state.h and the scanline renderer in render.h.
+//
+// An ALE import rebuilds the few fields ALE keeps outside its serialized state (mask pointers,
+// frame pointer): see tia_import_fixup in native/batch.cpp.
+//
+// Frame buffers: the caller owns two palette-index buffers of 160 x height bytes each; `current_buffer`
+// says which one the frame in progress is drawn into (ALE swaps them at every frame start, so rows a
+// short frame does not reach keep the picture of two frames ago).
+#pragma once
+
+#include "../hd.h"
+#include "ball.h"
+#include "collisions.h"
+#include "inputs.h"
+#include "missile.h"
+#include "motion.h"
+#include "playfield.h"
+#include "player.h"
+#include "priority.h"
+#include "render.h"
+#include "state.h"
+#include "write_delay.h"
+
+// TIA::reset + frameReset at system cycle `cycles` (registers zeroed; the caller clears both buffers).
+HD void tia_reset(Tia& t, uint32_t cycles) {
+  const int32_t ystart = t.ystart, height = t.height, max_lines = t.max_scanlines;
+  const uint8_t loss = t.color_loss, blanks = t.allow_hmove_blanks, partial = t.partial_frame;
+  const uint8_t greyed = t.frame_greyed, buffer = t.current_buffer;
+  uint8_t* raw = reinterpret_cast<uint8_t*>(&t);
+  for (uint32_t i = 0; i < sizeof(Tia); ++i) raw[i] = 0;
+  t.ystart = ystart; t.height = height; t.max_scanlines = max_lines;
+  t.color_loss = loss; t.allow_hmove_blanks = blanks;
+  t.partial_frame = partial; t.frame_greyed = greyed; t.current_buffer = buffer;
+  t.clock_when_frame_started = static_cast<int32_t>(cycles * 3);
+  t.clock_start_display = t.clock_when_frame_started + kTiaLineClocks * ystart;
+  t.clock_stop_display = t.clock_start_display + kTiaLineClocks * height;
+  t.clock_at_last_update = t.clock_when_frame_started;
+  t.clocks_to_end_of_scanline = kTiaLineClocks;
+  t.vsync_finish_clock = kTiaNoVsyncEnd;
+}
+
+// What ALE does when a displayed scanline ends: rebuild the playfield and player masks and step
+// the Cosmic Ark missile.
+HD void tia_end_of_line(Tia& t) {
+  t.pf_mask_reflect = t.ctrlpf & 1;
+  t.p0_skip_first = 0;
+  t.p1_skip_first = 0;
+  if (t.m0_cosmic_enabled) {
+    t.m0_cosmic_counter = (t.m0_cosmic_counter + 1) & 3;
+    int32_t pos = t.posm0 - tia_cosmic_ark_shift(t.m0_cosmic_counter);
+    if (pos >= 160) pos -= 160;
+    else if (pos < 0) pos += 160;
+    t.posm0 = static_cast<int16_t>(pos);
+    t.m0_mask_kind = t.m0_cosmic_counter == 1 ? kMissileMaskStretched
+                     : (t.m0_cosmic_counter == 2 ? kMissileMaskHidden : kMissileMaskNormal);
+  }
+}
+
+// Bring the picture up to colour clock `clock` (ALE updateFrame).
+HD void tia_update_frame(Tia& t, uint8_t* fb, int32_t clock) {
+  if (clock < t.clock_start_display || t.clock_at_last_update >= t.clock_stop_display ||
+      t.clock_at_last_update >= clock) {
+    return;
+  }
+  if (clock > t.clock_stop_display) clock = t.clock_stop_display;
+  do {
+    int32_t count;
+    int32_t from_line_start = kTiaLineClocks - t.clocks_to_end_of_scanline;
+    if (clock > t.clock_at_last_update + t.clocks_to_end_of_scanline) {
+      count = t.clocks_to_end_of_scanline;
+      t.clocks_to_end_of_scanline = kTiaLineClocks;
+      t.clock_at_last_update += count;
+    } else {
+      count = clock - t.clock_at_last_update;
+      t.clocks_to_end_of_scanline -= count;
+      t.clock_at_last_update = clock;
+    }
+    if (from_line_start < kTiaHBlank) {
+      const int32_t skip = (kTiaHBlank - from_line_start) < count ? kTiaHBlank - from_line_start : count;
+      from_line_start += skip;
+      count -= skip;
+    }
+    const int32_t old_pointer = t.frame_pointer;
+    if (count != 0) tia_draw_span(t, fb, count, from_line_start - kTiaHBlank);
+    if (t.hmove_blank_enabled && from_line_start < kTiaHBlank + 8) {
+      const int32_t blanks = kTiaHBlank + 8 - from_line_start;
+      for (int32_t i = 0; i < blanks; ++i) fb[old_pointer + i] = 0;
+      if (count + from_line_start >= kTiaHBlank + 8) t.hmove_blank_enabled = 0;
+    }
+    if (t.clocks_to_end_of_scanline == kTiaLineClocks) tia_end_of_line(t);
+  } while (t.clock_at_last_update < clock);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Frame boundaries.
+
+// The TIA part of System::resetCycles (all clocks move back by `cycles` CPU cycles).
+HD void tia_system_cycles_reset(Tia& t, uint32_t cycles) {
+  const uint32_t clocks = cycles * 3;
+  t.dump_disabled_cycle = static_cast<int32_t>(static_cast<uint32_t>(t.dump_disabled_cycle) - cycles);
+  t.clock_when_frame_started = static_cast<int32_t>(static_cast<uint32_t>(t.clock_when_frame_started) - clocks);
+  t.clock_start_display = static_cast<int32_t>(static_cast<uint32_t>(t.clock_start_display) - clocks);
+  t.clock_stop_display = static_cast<int32_t>(static_cast<uint32_t>(t.clock_stop_display) - clocks);
+  t.clock_at_last_update = static_cast<int32_t>(static_cast<uint32_t>(t.clock_at_last_update) - clocks);
+  t.vsync_finish_clock = static_cast<int32_t>(static_cast<uint32_t>(t.vsync_finish_clock) - clocks);
+  t.last_hmove_clock = static_cast<int32_t>(static_cast<uint32_t>(t.last_hmove_clock) - clocks);
+}
+
+// Colour clocks already elapsed on the current line at system cycle `cycles` (used by startFrame).
+HD uint32_t tia_line_phase(const Tia& t, uint32_t cycles) {
+  return (cycles * 3 - static_cast<uint32_t>(t.clock_when_frame_started)) % 228u;
+}
+
+// ALE startFrame after the system cycle counter was reset: `phase` = tia_line_phase before the reset.
+HD void tia_begin_frame(Tia& t, uint32_t phase) {
+  t.current_buffer ^= 1;
+  t.clock_when_frame_started = -static_cast<int32_t>(phase);
+  t.clock_start_display = t.clock_when_frame_started + kTiaLineClocks * t.ystart;
+  t.clock_stop_display = t.clock_start_display + kTiaLineClocks * t.height;
+  t.clock_at_last_update = t.clock_start_display;
+  t.clocks_to_end_of_scanline = kTiaLineClocks;
+  t.frame_pointer = 0;
+  if (t.color_loss) {
+    const uint8_t odd = static_cast<uint8_t>(t.scanline_count_last_frame & 1);
+    for (int i = 0; i < 4; ++i) t.color[i] = static_cast<uint8_t>((t.color[i] & 0xFE) | odd);
+  }
+  t.frame_greyed = 0;
+}
+
+HD uint32_t tia_scanlines(const Tia& t, uint32_t cycles) {
+  return (cycles * 3 - static_cast<uint32_t>(t.clock_when_frame_started)) / 228u;
+}
+
+// ALE greyOutFrame: rows not drawn yet in an interrupted frame become (pixel & 0x0F) >> 1.
+HD void tia_grey_out(const Tia& t, uint8_t* fb, uint32_t cycles) {
+  uint32_t c = tia_scanlines(t, cycles);
+  const uint32_t ystart = static_cast<uint32_t>(t.ystart), end = ystart + static_cast<uint32_t>(t.height);
+  if (c < ystart) c = ystart;
+  for (uint32_t s = c; s < end; ++s) {
+    uint8_t* row = fb + (s - ystart) * 160u;
+    for (uint32_t i = 0; i < 160; ++i) row[i] = static_cast<uint8_t>((row[i] & 0x0F) >> 1);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Register writes and reads.
+
+HD uint8_t tia_color_value(const Tia& t, uint8_t value) {
+  uint8_t c = value & 0xFE;
+  if (t.color_loss && (t.scanline_count_last_frame & 1)) c |= 0x01;
+  return c;
+}
+
+HD void tia_refresh_players(Tia& t) {
+  const uint8_t g0 = t.vdelp0 ? t.dgrp0 : t.grp0;
+  const uint8_t g1 = t.vdelp1 ? t.dgrp1 : t.grp1;
+  t.current_grp0 = t.refp0 ? tia_reverse8(g0) : g0;
+  t.current_grp1 = t.refp1 ? tia_reverse8(g1) : g1;
+  t.enabled = static_cast<uint8_t>((t.enabled & ~(kTiaP0 | kTiaP1)) | (t.current_grp0 ? kTiaP0 : 0) |
+                                   (t.current_grp1 ? kTiaP1 : 0));
+}
+
+HD void tia_set_enabled(Tia& t, uint8_t bit, bool on) {
+  t.enabled = static_cast<uint8_t>(on ? (t.enabled | bit) : (t.enabled & ~bit));
+}
+
+HD int16_t tia_wrap160(int32_t pos) {
+  if (pos >= 160) pos -= 160;
+  else if (pos < 0) pos += 160;
+  return static_cast<int16_t>(pos);
+}
+
+// A CPU write. Returns true when the write ends the frame (the CPU must stop after this instruction).
+// `cycles` is the system cycle counter (WSYNC advances it); `last_access_was_read` is the CPU's flag.
+HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t& cycles,
+                 uint8_t last_access_was_read) {
+  const uint8_t reg = static_cast<uint8_t>(address & 0x3F);
+  const int32_t clock = static_cast<int32_t>(cycles * 3);
+  const int32_t hpos = (clock - t.clock_when_frame_started) % kTiaLineClocks;
+  tia_update_frame(t, fb, clock + tia_write_delay(reg, hpos));
+  bool stop = false;
+  if ((clock - t.clock_when_frame_started) / kTiaLineClocks > t.max_scanlines) {
+    stop = true;
+    t.partial_frame = 0;
+  }
+  switch (reg) {
+    case 0x00:  // VSYNC
+      t.vsync = value;
+      if (value & 0x02) {
+        t.vsync_finish_clock = clock + kTiaLineClocks;
+      } else if (clock >= t.vsync_finish_clock) {
+        t.vsync_finish_clock = kTiaNoVsyncEnd;
+        stop = true;
+        t.partial_frame = 0;
+      }
+      break;
+    case 0x01:  // VBLANK (D7: dump paddle capacitors)
+      if (!(t.vblank & 0x80) && (value & 0x80)) t.dump_enabled = 1;
+      if ((t.vblank & 0x80) && !(value & 0x80)) {
+        t.dump_enabled = 0;
+        t.dump_disabled_cycle = static_cast<int32_t>(cycles);
+      }
+      t.vblank = value;
+      break;
+    case 0x02:  // WSYNC: halts only when the CPU's previous access was a read (ALE's M6502Low)
+      if (last_access_was_read) {
+        const uint32_t into_line = (cycles - static_cast<uint32_t>(t.clock_when_frame_started / 3)) % 76u;
+        const uint32_t to_end = 76u - into_line;
+        if (to_end < 76u) cycles += to_end;
+      }
+      break;
+    case 0x04:  // NUSIZ0
+      t.nusiz0 = value;
+      t.p0_skip_first = 0;
+      t.m0_mask_kind = kMissileMaskNormal;
+      break;
+    case 0x05:  // NUSIZ1
+      t.nusiz1 = value;
+      t.p1_skip_first = 0;
+      break;
+    case 0x06: t.color[2] = tia_color_value(t, value); break;
+    case 0x07: t.color[3] = tia_color_value(t, value); break;
+    case 0x08: t.color[1] = tia_color_value(t, value); break;
+    case 0x09: t.color[0] = tia_color_value(t, value); break;
+    case 0x0A:  // CTRLPF
+      t.ctrlpf = value;
+      t.priority_score = static_cast<uint8_t>((value & 0x06) << 5);
+      if (hpos < kTiaHBlank + 79) t.pf_mask_reflect = value & 1;
+      break;
+    case 0x0B:  // REFP0
+      if (((value & 0x08) != 0) != (t.refp0 != 0)) {
+        t.refp0 = (value & 0x08) ? 1 : 0;
+        t.current_grp0 = tia_reverse8(t.current_grp0);
+      }
+      break;
+    case 0x0C:  // REFP1
+      if (((value & 0x08) != 0) != (t.refp1 != 0)) {
+        t.refp1 = (value & 0x08) ? 1 : 0;
+        t.current_grp1 = tia_reverse8(t.current_grp1);
+      }
+      break;
+    case 0x0D: case 0x0E: case 0x0F:  // PF0, PF1, PF2
+      t.pf = tia_pf_write(t.pf, reg, value);
+      tia_set_enabled(t, kTiaPF, t.pf != 0);
+      break;
+    case 0x10: case 0x11: {  // RESP0, RESP1
+      const int32_t newx = hpos < kTiaHBlank ? 3 : ((hpos - kTiaHBlank) + 5) % 160;
+      int16_t& pos = reg == 0x10 ? t.posp0 : t.posp1;
+      uint8_t& skip = reg == 0x10 ? t.p0_skip_first : t.p1_skip_first;
+      const uint8_t nusiz = reg == 0x10 ? t.nusiz0 : t.nusiz1;
+      const int when = tia_player_reset_when(nusiz & 7, static_cast<uint32_t>(pos), static_cast<uint32_t>(newx));
+      if (when == 1) tia_update_frame(t, fb, clock + 11);
+      pos = static_cast<int16_t>(newx);
+      skip = when == -1 ? 0 : 1;
+      break;
+    }
+    case 0x12: {  // RESM0
+      int32_t pos = hpos < kTiaHBlank ? 2 : ((hpos - kTiaHBlank) + 4) % 160;
+      if (clock - t.last_hmove_clock == 20 * 3 && hpos == 69) pos = 8;
+      t.posm0 = static_cast<int16_t>(pos);
+      t.m0_mask_kind = kMissileMaskNormal;
+      break;
+    }
+    case 0x13: {  // RESM1
+      int32_t pos = hpos < kTiaHBlank ? 2 : ((hpos - kTiaHBlank) + 4) % 160;
+      if (clock - t.last_hmove_clock == 3 * 3 && hpos == 18) pos = 3;
+      t.posm1 = static_cast<int16_t>(pos);
+      break;
+    }
+    case 0x14:  // RESBL
+      t.posbl = static_cast<int16_t>(tia_resbl_position(hpos, clock - t.last_hmove_clock));
+      break;
+    case 0x1B:  // GRP0 (also latches GRP1 into its delay register)
+      t.grp0 = value;
+      t.dgrp1 = t.grp1;
+      tia_refresh_players(t);
+      break;
+    case 0x1C:  // GRP1 (also latches GRP0 and ENABL into their delay registers)
+      t.grp1 = value;
+      t.dgrp0 = t.grp0;
+      t.denabl = t.enabl;
+      tia_refresh_players(t);
+      tia_set_enabled(t, kTiaBL, t.vdelbl ? t.denabl : t.enabl);
+      break;
+    case 0x1D:  // ENAM0
+      t.enam0 = (value & 0x02) ? 1 : 0;
+      tia_set_enabled(t, kTiaM0, t.enam0 && !t.resmp0);
+      break;
+    case 0x1E:  // ENAM1
+      t.enam1 = (value & 0x02) ? 1 : 0;
+      tia_set_enabled(t, kTiaM1, t.enam1 && !t.resmp1);
+      break;
+    case 0x1F:  // ENABL
+      t.enabl = (value & 0x02) ? 1 : 0;
+      tia_set_enabled(t, kTiaBL, t.vdelbl ? t.denabl : t.enabl);
+      break;
+    case 0x20: t.hmp0 = static_cast<int8_t>(value >> 4); break;
+    case 0x21: t.hmp1 = static_cast<int8_t>(value >> 4); break;
+    case 0x22: {  // HMM0 (arms the Cosmic Ark starfield bug when 7 -> 6 exactly 21 cycles after HMOVE)
+      const int8_t hm = static_cast<int8_t>(value >> 4);
+      if (clock == t.last_hmove_clock + 21 * 3 && t.hmm0 == 7 && hm == 6) {
+        t.m0_cosmic_enabled = 1;
+        t.m0_cosmic_counter = 0;
+      }
+      t.hmm0 = hm;
+      break;
+    }
+    case 0x23: t.hmm1 = static_cast<int8_t>(value >> 4); break;
+    case 0x24: t.hmbl = static_cast<int8_t>(value >> 4); break;
+    case 0x25:  // VDELP0
+      t.vdelp0 = value & 1;
+      tia_refresh_players(t);
+      break;
+    case 0x26:  // VDELP1
+      t.vdelp1 = value & 1;
+      tia_refresh_players(t);
+      break;
+    case 0x27:  // VDELBL
+      t.vdelbl = value & 1;
+      tia_set_enabled(t, kTiaBL, t.vdelbl ? t.denabl : t.enabl);
+      break;
+    case 0x28:  // RESMP0
+      if (t.resmp0 && !(value & 0x02)) {
+        t.posm0 = static_cast<int16_t>((t.posp0 + tia_missile_player_middle(t.nusiz0)) % 160);
+        t.m0_mask_kind = kMissileMaskNormal;
+      }
+      t.resmp0 = (value & 0x02) ? 1 : 0;
+      tia_set_enabled(t, kTiaM0, t.enam0 && !t.resmp0);
+      break;
+    case 0x29:  // RESMP1
+      if (t.resmp1 && !(value & 0x02)) {
+        t.posm1 = static_cast<int16_t>((t.posp1 + tia_missile_player_middle(t.nusiz1)) % 160);
+      }
+      t.resmp1 = (value & 0x02) ? 1 : 0;
+      tia_set_enabled(t, kTiaM1, t.enam1 && !t.resmp1);
+      break;
+    case 0x2A: {  // HMOVE
+      const int cycle = hpos / 3;
+      if (t.allow_hmove_blanks && tia_hmove_blank_cycle(cycle)) t.hmove_blank_enabled = 1;
+      t.posp0 = tia_wrap160(t.posp0 + tia_motion(cycle, t.hmp0));
+      t.posp1 = tia_wrap160(t.posp1 + tia_motion(cycle, t.hmp1));
+      t.posm0 = tia_wrap160(t.posm0 + tia_motion(cycle, t.hmm0));
+      t.posm1 = tia_wrap160(t.posm1 + tia_motion(cycle, t.hmm1));
+      t.posbl = tia_wrap160(t.posbl + tia_motion(cycle, t.hmbl));
+      t.p0_skip_first = 0;
+      t.p1_skip_first = 0;
+      t.m0_mask_kind = kMissileMaskNormal;
+      t.last_hmove_clock = clock;
+      t.m0_cosmic_enabled = 0;
+      break;
+    }
+    case 0x2B:  // HMCLR
+      t.hmp0 = t.hmp1 = t.hmm0 = t.hmm1 = t.hmbl = 0;
+      break;
+    case 0x2C:  // CXCLR
+      t.collision = 0;
+      break;
+    default:  // RSYNC, audio registers and unused addresses: no effect on picture or CPU
+      break;
+  }
+  return stop;
+}
+
+// A CPU read of TIA register `address & 0x0F`: D7/D6 as the hardware, D5-D0 the data-bus latch.
+HD uint8_t tia_peek(Tia& t, uint8_t* fb, uint16_t address, uint32_t cycles, uint8_t data_bus,
+                    const TiaInputs& in) {
+  tia_update_frame(t, fb, static_cast<int32_t>(cycles * 3));
+  const uint8_t noise = data_bus & 0x3F;
+  const uint8_t reg = address & 0x0F;
+  if (reg < 8) return static_cast<uint8_t>(tia_collision_read(t.collision, reg) | noise);
+  if (reg < 12) {
+    const int i = reg - 8;
+    return static_cast<uint8_t>(
+        tia_pot_read(in.pot[i], in.pot_charge[i], t.dump_enabled, t.dump_disabled_cycle, cycles) | noise);
+  }
+  if (reg == 12) return static_cast<uint8_t>(((in.fire & 1) ? 0x80 : 0) | noise);
+  if (reg == 13) return static_cast<uint8_t>(((in.fire & 2) ? 0x80 : 0) | noise);
+  return noise;
+}
