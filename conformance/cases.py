@@ -9,9 +9,9 @@ from conformance.suite import Case, CaseResult, Outcome, register_kind
 from conformance.trace import AleBackend, Trace, TraceBackend, load, record_ale, replay
 
 TRACE_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
-    "rom": ((str,), True),
-    "frames": ((int,), True),
-    "seed": ((int,), True),
+    "rom": ((str,), False),
+    "frames": ((int,), False),
+    "seed": ((int,), False),
     "repeat_action_probability": ((float, int), False),
     "backend": ((str,), False),
     "trace_file": ((str,), False),
@@ -30,6 +30,9 @@ def run_trace_case(case: Case, workdir: Path) -> CaseResult:
     backend_name = str(p.get("backend", "ale"))
     if backend_name not in TRACE_BACKENDS:
         return CaseResult(case, Outcome.ERROR, f"backend {backend_name!r} is not one of {TRACE_BACKENDS}",
+                          time.perf_counter() - start)
+    if "trace_file" not in p and not {"rom", "frames", "seed"} <= set(p):
+        return CaseResult(case, Outcome.ERROR, "a trace case needs trace_file, or rom + frames + seed to record one",
                           time.perf_counter() - start)
     prob = float(p.get("repeat_action_probability", 0.25))
     trace = _get_trace(case, workdir, prob)

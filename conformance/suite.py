@@ -76,6 +76,8 @@ class CaseResult:
 
 # kind -> field -> (python type(s), required); filled by conformance.cases
 CASE_FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {}
+# Fields holding file paths: relative paths are taken relative to the suite file.
+PATH_FIELDS = frozenset({"trace_file", "baseline"})
 CaseRunner = Callable[[Case, Path], CaseResult]
 _RUNNERS: dict[str, CaseRunner] = {}
 
@@ -137,6 +139,9 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
         if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             wanted = " or ".join(t.__name__ for t in types)
             raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} should be {wanted}")
+    for key in PATH_FIELDS & set(params):
+        if not Path(params[key]).is_absolute():
+            params[key] = str((path.parent / params[key]).resolve())
     return Case(kind=kind, name=name, params=params)
 
 

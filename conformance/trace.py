@@ -125,8 +125,8 @@ class AleBackend:
                  mode: int | None = None, difficulty: int | None = None) -> None:
         import ale_py
 
+        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
         self.ale = ale_py.ALEInterface()
-        self.ale.setLoggerMode(ale_py.LoggerMode.Error)
         self.ale.setInt("random_seed", int(seed))
         self.ale.setFloat("repeat_action_probability", float(repeat_action_probability))
         self.ale.loadROM(str(rom_path(rom)))

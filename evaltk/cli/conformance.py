@@ -39,11 +39,48 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lock.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     lock.set_defaults(func=run)
 
+    suite = actions.add_parser(
+        "run",
+        help="run a declarative suite (suites/*.toml) and write JUnit XML",
+        description="Validate SUITE, run every case (trace replays, transfer verdicts, ...), print one line per "
+        "case and exit 0 only if all passed.",
+    )
+    suite.add_argument("suite", help="suite file, e.g. suites/reference_drift.toml")
+    suite.add_argument("--junit", default=None, help="write a JUnit XML report here")
+    suite.add_argument("--workdir", default="runs/conformance", help="scratch folder: recorded traces, evaluations")
+    suite.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    suite.set_defaults(func=run_suite_command)
+
     def usage(_: argparse.Namespace) -> int:
         parser.print_help()
         return 2
 
     parser.set_defaults(func=usage)
+
+
+def run_suite_command(args: argparse.Namespace) -> int:
+    """Run ``conformance run SUITE``."""
+    from conformance.suite import Outcome, load_suite, run_case, write_junit
+
+    suite = load_suite(args.suite)
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"suite {suite.name}: {len(suite.cases)} cases ({suite.path})")
+    results = []
+    for case in suite.cases:
+        result = run_case(case, workdir)
+        results.append(result)
+        outcome = result.outcome.value.upper()
+        print(f"  {outcome:8s} {case.kind:9s} {case.name}: {result.message} ({result.seconds:.1f} s)", flush=True)
+    counts = {o.value: sum(r.outcome is o for r in results) for o in Outcome}
+    print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    junit = write_junit(suite, results, args.junit) if args.junit else None
+    if args.json:
+        emit_json({"suite": suite.name, **counts, "junit": str(junit) if junit else None,
+                   "cases": [{"name": r.case.name, "kind": r.case.kind, "outcome": r.outcome.value,
+                              "message": r.message, "seconds": round(r.seconds, 3), **dict(r.details)}
+                             for r in results]})
+    return 0 if counts["passed"] + counts["skipped"] == len(results) else 1
 
 
 def run(args: argparse.Namespace) -> int:

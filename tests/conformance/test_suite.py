@@ -29,8 +29,8 @@ def test_shipped_suites_validate() -> None:
         ("[suite]\nname='x'\n", "no \\[\\[case\\]\\]"),
         ("[[case]]\nkind='trace'\n", "missing \\[suite\\]"),
         ("[suite]\nname='x'\n[[case]]\nkind='nope'\nname='a'\n", "kind 'nope' is not one of"),
-        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\n",
-         "missing required field 'frames'"),
+        ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='random'\nseed=0\n",
+         "missing required field 'episodes'"),
         ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes='9'\n", "should be int"),
         ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=9\ncolour=1\n",
          "unknown fields \\['colour'\\]"),
@@ -65,12 +65,20 @@ backend = "nes"
 """))
     results = run_suite(suite, tmp_path / "work")
     assert [r.outcome for r in results] == [Outcome.PASSED, Outcome.ERROR]
+    assert "not one of" in results[1].message
     assert (tmp_path / "work" / "traces").is_dir()
     junit = write_junit(suite, results, tmp_path / "junit.xml")
     ts = ET.parse(junit).getroot().find("testsuite")
     assert ts is not None
     assert ts.get("tests") == "2"
     assert ts.get("errors") == "1"
+
+
+def test_trace_case_without_a_source_is_an_error(tmp_path: Path) -> None:
+    suite = load_suite(_write(tmp_path, "[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\n"))
+    (result,) = run_suite(suite, tmp_path / "work")
+    assert result.outcome is Outcome.ERROR
+    assert "needs trace_file" in result.message
 
 
 def test_pytest_plugin_collects_cases(tmp_path: Path) -> None:

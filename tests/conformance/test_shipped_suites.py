@@ -1,0 +1,17 @@
+"""The suites shipped in suites/ pass: they are the conformance gate CI runs."""
+
+from pathlib import Path
+
+import pytest
+
+from conformance.suite import Outcome, load_suite, run_suite
+
+SUITES = Path(__file__).resolve().parents[2] / "suites"
+
+
+@pytest.mark.parametrize("name", ["reference_drift.toml"])
+def test_shipped_suite_passes(name: str, tmp_path: Path) -> None:
+    suite = load_suite(SUITES / name)
+    results = run_suite(suite, tmp_path)
+    bad = [f"{r.case.name}: {r.outcome.value}: {r.message}" for r in results if r.outcome is not Outcome.PASSED]
+    assert not bad, "\n".join(bad)
