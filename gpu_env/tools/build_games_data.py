@@ -20,28 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gpu_env.games import ACTION_MEANINGS
+
 OUTPUT = Path(__file__).resolve().parent.parent / "data" / "games.json"
 
-ACTION_NAMES = [
-    "NOOP",
-    "FIRE",
-    "UP",
-    "RIGHT",
-    "LEFT",
-    "DOWN",
-    "UPRIGHT",
-    "UPLEFT",
-    "DOWNRIGHT",
-    "DOWNLEFT",
-    "UPFIRE",
-    "RIGHTFIRE",
-    "LEFTFIRE",
-    "DOWNFIRE",
-    "UPRIGHTFIRE",
-    "UPLEFTFIRE",
-    "DOWNRIGHTFIRE",
-    "DOWNLEFTFIRE",
-]
 RESET_ACTION = 40  # ALE Constants.h: RESET (only starting actions use it)
 NOOP, RIGHT, LEFT, DOWN, UPFIRE = 0, 3, 4, 5, 10
 
@@ -340,7 +322,7 @@ def _actions(text: str) -> list[int]:
     out: list[int] = []
     for token in text.split():
         count, _, name = token.rpartition("x") if "x" in token and token.split("x")[0].isdigit() else ("1", "", token)
-        index = RESET_ACTION if name == "RESET" else ACTION_NAMES.index(name)
+        index = RESET_ACTION if name == "RESET" else ACTION_MEANINGS.index(name)
         out += [index] * int(count)
     return out
 
@@ -368,7 +350,7 @@ def _game(row: dict[str, str], game_id: int) -> dict[str, Any]:
         "md5": row["md5"],
         "bank_scheme": row["bankswitch"],
         "in_atari57": row["in_atari57"] == "True",
-        "minimal_actions": [ACTION_NAMES.index(n) for n in row["minimal_actions"].split()],
+        "minimal_actions": [ACTION_MEANINGS.index(n) for n in row["minimal_actions"].split()],
         "legal_actions": legal,
         "modes": modes,
         "default_mode": modes[0],
