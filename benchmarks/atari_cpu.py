@@ -2,14 +2,15 @@
 
 Three contenders, raw frames (frameskip 1, no preprocessing, sticky actions off, random actions
 from the minimal action set):
-  * gpu_env ``AtariBatch`` (``--threads`` threads over ``--num-envs`` environments, started from an
+  * gpu_env ``FrameBatch`` (``--threads`` threads over ``--num-envs`` environments, started from an
     ale-py state with ``load_ale_state``; rewards, lives and game over computed every frame; with
     ``--obs index`` (default) the screens (palette indices, uint8[N, 210, 160]) are fetched every
     step, with ``--obs rgb`` as RGB, with ``--obs none`` not at all);
   * ``ale_py.AtariVectorEnv`` with the same number of threads and environments, 210x160 RGB
     observations, no frame stacking, no max-pooling, no resize, no no-op starts;
   * one ``ale_py.ALEInterface`` in a Python loop.
-Each is timed ``--repeats`` times per game (wall clock and process CPU time); the table shows medians.
+Each is timed ``--repeats`` times per game (wall clock and process CPU time; the gpu_env and
+VectorEnv runs alternate); the table shows medians.
 The machine may be shared: wall-clock numbers are noisy, CPU-time numbers less so.
 
 Usage: python benchmarks/atari_cpu.py [--games pong breakout ...] [--num-envs 64] [--threads 2]
@@ -18,6 +19,7 @@ Usage: python benchmarks/atari_cpu.py [--games pong breakout ...] [--num-envs 64
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -58,11 +60,11 @@ def _ale(game: str) -> object:
 def bench_gpu_env(
     game: str, num_envs: int, threads: int, steps: int, rng: np.random.Generator, obs: str = "index"
 ) -> Timing:
-    from gpu_env.batch import AtariBatch
+    from gpu_env.batch import FrameBatch
 
     ale = _ale(game)
     actions = np.array([a.value for a in ale.getMinimalActionSet()])  # type: ignore[attr-defined]
-    batch = AtariBatch(game, num_envs, repeat_action_probability=0.0, num_threads=threads)
+    batch = FrameBatch(game, num_envs, repeat_action_probability=0.0, num_threads=threads)
     for i in range(num_envs):
         for _ in range(int(rng.integers(0, 30))):
             ale.act(ale.getMinimalActionSet()[0])  # type: ignore[attr-defined]
@@ -121,6 +123,14 @@ def bench_single_ale(game: str, frames: int, rng: np.random.Generator) -> Timing
     return _timed(run)
 
 
+def _load_average() -> str:
+    """Return the 1/5/15-minute load averages as text ("n/a" where the OS does not report them)."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
 def _median_fps(timings: list[Timing]) -> tuple[float, float]:
     return (statistics.median(t.frames / t.wall for t in timings), statistics.median(t.frames / t.cpu for t in timings))
 
@@ -140,21 +150,27 @@ def main(argv: list[str] | None = None) -> int:
     header = (f"{'game':<20} {'gpu_env fps':>12} {'VectorEnv fps':>14} {'ratio':>6} {'1xALE fps':>10} "
               f"{'gpu_env fps/cpu':>16} {'VectorEnv fps/cpu':>18} {'ratio/cpu':>9}")
     print(f"raw frames, frameskip 1, {args.num_envs} envs, {args.threads} threads, medians of {args.repeats} runs, "
-          f"gpu_env observations: {args.obs}")
+          f"gpu_env observations: {args.obs}, load average at start: {_load_average()}")
     print(header)
     print("-" * len(header))
     ratios = []
+    cpu_ratios = []
     for game in args.games:
-        ours = [
-            bench_gpu_env(game, args.num_envs, args.threads, args.steps, rng, args.obs) for _ in range(args.repeats)
-        ]
-        vec = [bench_vector_env(game, args.num_envs, args.threads, args.steps, rng) for _ in range(args.repeats)]
+        # Alternate the two batched contenders so that a change in the machine's load hits both alike.
+        ours: list[Timing] = []
+        vec: list[Timing] = []
+        for _ in range(args.repeats):
+            ours.append(bench_gpu_env(game, args.num_envs, args.threads, args.steps, rng, args.obs))
+            vec.append(bench_vector_env(game, args.num_envs, args.threads, args.steps, rng))
         one = [bench_single_ale(game, args.single_frames, rng) for _ in range(args.repeats)]
         (ow, oc), (vw, vc), (sw, _) = _median_fps(ours), _median_fps(vec), _median_fps(one)
         ratios.append(ow / vw)
+        cpu_ratios.append(oc / vc)
         print(f"{game:<20} {ow:>12.0f} {vw:>14.0f} {ow / vw:>6.2f} {sw:>10.0f} {oc:>16.0f} {vc:>18.0f} {oc / vc:>9.2f}")
     print(f"geometric mean wall-clock ratio gpu_env / AtariVectorEnv: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
+    print(f"geometric mean CPU-time ratio gpu_env / AtariVectorEnv: {float(np.exp(np.mean(np.log(cpu_ratios)))):.2f}")
     print("fps/cpu = frames per second of process CPU time (all threads), less sensitive to other load")
+    print(f"load average at end: {_load_average()}")
     return 0
 
 

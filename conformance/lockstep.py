@@ -1,7 +1,7 @@
 """Lockstep comparison of gpu_env against ale-py: same start, same actions, compared every frame.
 
 ``run_lockstep`` starts ale-py (``repeat_action_probability=0``), plays a random number of random
-frames, imports the state into a one-environment :class:`gpu_env.batch.AtariBatch`
+frames, imports the state into a one-environment :class:`gpu_env.batch.FrameBatch`
 (``load_ale_state``), then plays ``frames`` random actions on both, comparing after every frame:
 RAM (128 bytes), screen (palette indices), and, where gpu_env has the game's logic, reward, lives
 and game over. It stops at the first divergence and can write a PNG (reference | ours | difference).
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env.batch import AtariBatch
+from gpu_env.batch import FrameBatch
 from gpu_env.console_native import ConsoleProps
 from gpu_env.errors import NotImplementedYetError
 
@@ -165,9 +165,9 @@ def run_lockstep(
     path = rom_path if rom_path is not None else _bundled_rom(game)
     rng = np.random.default_rng(seed)
     ale = _ale(path, seed)
-    batch = AtariBatch(path if rom_path is not None else game, 1, repeat_action_probability=0.0)
+    batch = FrameBatch(path if rom_path is not None else game, 1, repeat_action_probability=0.0)
     if batch.info is None:
-        batch = AtariBatch(path, 1, repeat_action_probability=0.0, props=_props_from_screen(ale))
+        batch = FrameBatch(path, 1, repeat_action_probability=0.0, props=_props_from_screen(ale))
     with_logic = batch.info is not None
     compared = ("ram", "screen", "reward", "lives", "game_over") if with_logic else ("ram", "screen")
     actions = [a for a in ale.getMinimalActionSet()]

@@ -31,6 +31,7 @@ import numpy as np
 
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
+from evaltk.envs.gpu_vector import GpuEnvEpisodeVector
 from evaltk.envs.vector import EpisodeVector
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
 from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
@@ -270,8 +271,6 @@ def prepare(config: EvalConfig) -> Prepared:
     """
     if config.backend not in BACKENDS:
         raise SpecError(f"unknown backend {config.backend!r}: use one of {', '.join(BACKENDS)}")
-    if config.backend != "gym":
-        raise EvaltkError(f"backend {config.backend!r} is not implemented yet in evaltk evaluate: use --against gym")
     if config.episodes < 1 or config.num_envs < 1:
         raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
     policy, info, digest = resolve_policy(config)
@@ -342,9 +341,13 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     rows: list[dict[str, Any]] = []
     label = checkpoint_label(config.checkpoint)
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
-    with EpisodeVector(info.env, k, num_workers=workers, obs_shape=info.obs_spec["shape"],
-                       obs_dtype=info.obs_spec["dtype"], fast_reset=config.fast_reset) as vec, \
-            open(config.out / TABLE_FILE, "a", encoding="utf-8") as table:
+    vec: EpisodeVector | GpuEnvEpisodeVector
+    if config.backend == "gpu_env":
+        vec = GpuEnvEpisodeVector(info.env, k, obs_shape=info.obs_spec["shape"], obs_dtype=info.obs_spec["dtype"])
+    else:
+        vec = EpisodeVector(info.env, k, num_workers=workers, obs_shape=info.obs_spec["shape"],
+                            obs_dtype=info.obs_spec["dtype"], fast_reset=config.fast_reset)
+    with vec, open(config.out / TABLE_FILE, "a", encoding="utf-8") as table:
 
         def start(slots: list[int]) -> list[int]:
             started = []

@@ -1,7 +1,7 @@
-"""``AtariBatch``: a batch of Atari 2600 consoles emulated frame-exactly as ale-py 0.12 runs them.
+"""``FrameBatch``: a batch of Atari 2600 consoles emulated frame-exactly as ale-py 0.12 runs them.
 
 Environment ``i`` reproduces ``ale_py.ALEInterface`` RAM and screen frame for frame, starting from a
-state imported with :meth:`AtariBatch.load_ale_state` (an ale-py ``cloneState()``). What this class
+state imported with :meth:`FrameBatch.load_ale_state` (an ale-py ``cloneState()``). What this class
 does not do yet raises :class:`~gpu_env.errors.NotImplementedYetError`: ALE's power-on and
 ``reset_game`` sequence and sticky actions (``gpu_env.ale_batch.AleBatch`` builds those on the same
 console), and the CUDA backend.
@@ -30,7 +30,7 @@ _NUM_JOYSTICK_ACTIONS = 18
 
 @dataclass(frozen=True)
 class BatchState:
-    """A copy of every environment of a batch (see :meth:`AtariBatch.clone_state`)."""
+    """A copy of every environment of a batch (see :meth:`FrameBatch.clone_state`)."""
 
     consoles: npt.NDArray[np.uint8]  # uint8[N, console bytes]
     screens: npt.NDArray[np.uint8]  # uint8[N, 2, H, 160]: both frame buffers
@@ -59,7 +59,7 @@ def _props_for(rom_id: str | None) -> tuple[ConsoleProps, games.GameInfo | None]
     return props, info
 
 
-class AtariBatch:
+class FrameBatch:
     """``num_envs`` Atari consoles running one ROM, stepped together.
 
     Args:
@@ -118,7 +118,7 @@ class AtariBatch:
     def reset_game(self, mask: npt.ArrayLike | None = None) -> None:
         """ALE's ``reset_game``: not implemented in this class yet."""
         raise NotImplementedYetError(
-            "AtariBatch.reset_game (ALE's power-on probe and reset_game sequence) is not implemented yet: "
+            "FrameBatch.reset_game (ALE's power-on probe and reset_game sequence) is not implemented yet: "
             "start environments from ale-py states with load_ale_state(i, ale.cloneState())"
         )
 
@@ -162,12 +162,12 @@ class AtariBatch:
             missing = np.flatnonzero(~self._started).tolist()
             raise NotImplementedYetError(
                 f"environments {missing} have no state: ALE's power-on/reset_game sequence is not implemented "
-                "in AtariBatch yet; import one with load_ale_state(i, ale.cloneState())"
+                "in FrameBatch yet; import one with load_ale_state(i, ale.cloneState())"
             )
         if self.repeat_action_probability != 0.0:
             raise NotImplementedYetError(
                 f"sticky actions (repeat_action_probability={self.repeat_action_probability}) are not implemented "
-                "in AtariBatch yet: pass repeat_action_probability=0.0"
+                "in FrameBatch yet: pass repeat_action_probability=0.0"
             )
         return np.ascontiguousarray(acts, dtype=np.int32)
 

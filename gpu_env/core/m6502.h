@@ -83,7 +83,7 @@ HD void m6502_reset_from_bus(M6502& cpu, Bus& bus) {
 
 // ------------------------------------------------------------------------------------------------
 // Decoding: each opcode is an (addressing mode, operation) pair, derived from the opcode's bit fields
-// aaa bbb cc rather than stored in a table.
+// aaa bbb cc; the derivation runs at compile time into a 256-entry table (op_info below).
 
 namespace m6502_detail {
 
@@ -122,15 +122,13 @@ struct Decoded {
   uint8_t op;
 };
 
-HD Decoded make(uint8_t mode, uint8_t op) {
-  Decoded d;
-  d.mode = mode;
-  d.op = op;
+HD constexpr Decoded make(uint8_t mode, uint8_t op) {
+  Decoded d{mode, op};
   return d;
 }
 
 // Operand addressing for the cc=01 / cc=11 column families, by bbb.
-HD uint8_t group_mode(uint8_t bbb) {
+HD constexpr uint8_t group_mode(uint8_t bbb) {
   switch (bbb) {
     case 0: return kIndirectX;
     case 1: return kZero;
@@ -143,7 +141,7 @@ HD uint8_t group_mode(uint8_t bbb) {
   }
 }
 
-HD Decoded decode_cc0(uint8_t aaa, uint8_t bbb) {
+HD constexpr Decoded decode_cc0(uint8_t aaa, uint8_t bbb) {
   switch (bbb) {
     case 0: {
       switch (aaa) {
@@ -204,13 +202,13 @@ HD Decoded decode_cc0(uint8_t aaa, uint8_t bbb) {
   }
 }
 
-HD Decoded decode_cc1(uint8_t aaa, uint8_t bbb) {
+HD constexpr Decoded decode_cc1(uint8_t aaa, uint8_t bbb) {
   const uint8_t ops[8] = {kORA, kAND, kEOR, kADC, kSTA, kLDA, kCMP, kSBC};
   if (aaa == 4 && bbb == 2) return make(kImmediate, kNOP);  // $89
   return make(group_mode(bbb), ops[aaa]);
 }
 
-HD Decoded decode_cc2(uint8_t aaa, uint8_t bbb) {
+HD constexpr Decoded decode_cc2(uint8_t aaa, uint8_t bbb) {
   // Shift/increment column: ASL ROL LSR ROR STX LDX DEC INC.
   const uint8_t mem_ops[8] = {kASL, kROL, kLSR, kROR, kSTX, kLDX, kDEC, kINC};
   switch (bbb) {
@@ -238,7 +236,7 @@ HD Decoded decode_cc2(uint8_t aaa, uint8_t bbb) {
   }
 }
 
-HD Decoded decode_cc3(uint8_t aaa, uint8_t bbb) {
+HD constexpr Decoded decode_cc3(uint8_t aaa, uint8_t bbb) {
   if (bbb == 2) {
     const uint8_t ops[8] = {kANC, kANC, kASR, kARR, kANE, kLXA, kSBX, kSBC};
     return make(kImmediate, ops[aaa]);
@@ -264,7 +262,7 @@ HD Decoded decode_cc3(uint8_t aaa, uint8_t bbb) {
   return make(group_mode(bbb), ops[aaa]);
 }
 
-HD Decoded decode(uint8_t opcode) {
+HD constexpr Decoded decode(uint8_t opcode) {
   const uint8_t aaa = opcode >> 5;
   const uint8_t bbb = (opcode >> 2) & 7;
   switch (opcode & 3) {
@@ -275,7 +273,7 @@ HD Decoded decode(uint8_t opcode) {
   }
 }
 
-HD uint8_t access_of(uint8_t op) {
+HD constexpr uint8_t access_of(uint8_t op) {
   switch (op) {
     case kSTA: case kSTX: case kSTY: case kSAX: case kSHA: case kSHS: case kSHX: case kSHY:
     case kJMP:
@@ -292,7 +290,7 @@ HD uint8_t access_of(uint8_t op) {
 
 // Cycles ale-py's table charges for an instruction (before page-crossing and branch penalties).
 // Standard NMOS counts, except that ale-py charges 4 for LAX zp ($A7).
-HD uint32_t base_cycles(uint8_t mode, uint8_t op, uint8_t access) {
+HD constexpr uint32_t base_cycles(uint8_t mode, uint8_t op, uint8_t access) {
   switch (mode) {
     case kImplied:
       switch (op) {
@@ -318,6 +316,43 @@ HD uint32_t base_cycles(uint8_t mode, uint8_t op, uint8_t access) {
   }
 }
 
+// Everything the step needs from an opcode, derived once per opcode (at compile time) from the
+// bit-field decoding above: addressing mode, operation, access kind and the table cycle count.
+struct OpInfo {
+  uint8_t mode, op, access, cycles;
+};
+
+struct OpTable {
+  OpInfo entry[256];
+};
+
+HD constexpr OpTable build_op_table() {
+  OpTable table{};
+  for (int opcode = 0; opcode < 256; ++opcode) {
+    const Decoded dec = decode(static_cast<uint8_t>(opcode));
+    const uint8_t access = access_of(dec.op);
+    const uint32_t cycles = dec.op == kJSR ? 6u : base_cycles(dec.mode, dec.op, access);
+    table.entry[opcode] = OpInfo{dec.mode, dec.op, access, static_cast<uint8_t>(cycles)};
+  }
+  return table;
+}
+
+// The host reads a constexpr table; device code reads a __constant__ copy of the same values.
+struct OpTableHost {
+  static constexpr OpTable kTable = build_op_table();
+};
+#if GPU_ENV_DEVICE
+__constant__ const OpTable kOpTableDevice = build_op_table();
+#endif
+
+HD OpInfo op_info(uint8_t opcode) {
+#if defined(__CUDA_ARCH__)
+  return kOpTableDevice.entry[opcode];
+#else
+  return OpTableHost::kTable.entry[opcode];
+#endif
+}
+
 // ale-py's decimal tables: packed BCD byte -> hi*10+lo (0..165), and 0..255 -> packed BCD of t % 100.
 HD int bcd_to_bin(int t) { return ((t >> 4) & 0x0F) * 10 + (t & 0x0F); }
 HD uint8_t bin_to_bcd_index(int t) {
@@ -334,15 +369,24 @@ HD uint8_t same_page_penalty(uint16_t a, uint16_t b) { return ((a ^ b) & 0xFF00)
 // ------------------------------------------------------------------------------------------------
 // Bus access wrappers that keep last_access_was_read up to date.
 
+// On the host the wrappers (and so the Bus's peek/poke) are forced inline into m6502_step, and the
+// step into m6502_execute's loop: g++ otherwise keeps them as out-of-line calls (measured 15-20% of
+// the console's run time). Device code keeps HD (forcing it there made cicc run out of memory).
+#if GPU_ENV_DEVICE
+#define M6502_BUS_INLINE HD
+#else
+#define M6502_BUS_INLINE inline __attribute__((always_inline))
+#endif
+
 template <class Bus>
-HD uint8_t m6502_read(M6502& cpu, Bus& bus, uint16_t address) {
+M6502_BUS_INLINE uint8_t m6502_read(M6502& cpu, Bus& bus, uint16_t address) {
   const uint8_t value = bus.peek(address);
   cpu.last_access_was_read = 1;
   return value;
 }
 
 template <class Bus>
-HD void m6502_write(M6502& cpu, Bus& bus, uint16_t address, uint8_t value) {
+M6502_BUS_INLINE void m6502_write(M6502& cpu, Bus& bus, uint16_t address, uint8_t value) {
   bus.poke(address, value);
   cpu.last_access_was_read = 0;
 }
@@ -400,16 +444,16 @@ HD void m6502_set_nz(M6502& cpu, uint8_t value) {
 // Execute ONE instruction exactly as ale-py's M6502Low does. A CPU whose status has the fatal bit
 // set does nothing. The stop bit is not consulted here (see m6502_execute).
 template <class Bus>
-HD void m6502_step(M6502& cpu, Bus& bus) {
+M6502_BUS_INLINE void m6502_step(M6502& cpu, Bus& bus) {
   using namespace m6502_detail;
   if (cpu.status & kM6502StatusFatal) return;
 
   const uint8_t opcode = m6502_read(cpu, bus, cpu.pc);
   cpu.pc = static_cast<uint16_t>(cpu.pc + 1);
   cpu.ir = opcode;
-  const Decoded dec = decode(opcode);
-  const uint8_t access = access_of(dec.op);
-  bus.add_cycles(dec.op == kJSR ? 6u : base_cycles(dec.mode, dec.op, access));
+  const OpInfo dec = op_info(opcode);
+  const uint8_t access = dec.access;
+  bus.add_cycles(dec.cycles);
 
   // ---- effective address and operand
   uint16_t address = 0;

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from gpu_env.ale_batch import NUM_ACTIONS, PADDLE_MIN, encode_set_mode_program, resolve_rom_path
 from gpu_env.cuda.errors import require_cuda
 from gpu_env.cuda.module import KernelOptions, load_module
-from gpu_env.errors import GpuEnvError, RomError
+from gpu_env.errors import GpuEnvError, NotImplementedYetError, RomError
 
 STATUS_WORDS = 6  # core/cuda/kernels.h kStatus*: terminal, truncated, lives, frame, episode frame, pal
 PARAM_COUNT = 15  # core/cuda/kernels.h kParamCount (== native/ale_batch.cpp)
@@ -472,6 +472,13 @@ class CudaAleBackend:
     def restore_state(self, states: Sequence[bytes]) -> None:
         """See ``AleBatch.restore_state``."""
         self.batch.restore_state(states)
+
+    def load_ale_state(self, i: int, blob: bytes, screen: npt.NDArray[np.uint8] | None,
+                       previous: npt.NDArray[np.uint8] | None) -> None:
+        """Not on the device yet: import on ``backend="cpu"``, then move it with clone/restore_state."""
+        raise NotImplementedYetError(
+            "load_ale_state is not implemented for backend='cuda' yet: import the state into an "
+            "AleBatch(backend='cpu'), then restore_state(cpu_batch.clone_state()) on the cuda batch")
 
     def minimal_action_set(self) -> npt.NDArray[np.int64]:
         """See ``AleBatch.minimal_action_set``."""

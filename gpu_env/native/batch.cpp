@@ -1,8 +1,9 @@
 // Batched CPU entry points of the console (one ALE frame per environment per call), run on
-// std::threads across environments. Plain C ABI for ctypes (gpu_env/batch.py).
+// std::threads across environments (dynamic scheduling, see parallel_for). Plain C ABI for ctypes (gpu_env/batch.py).
 //
 // Memory is owned by the caller: `envs` is an array of Console structs (gpu_env_console_size() bytes
 // each), `screens` holds two 160 x height frame buffers per environment (stride `screen_stride`).
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <thread>
@@ -15,6 +16,10 @@
 
 namespace {
 
+// Run fn(i) for i in [0, n) on `num_threads` threads: the calling thread and num_threads - 1 new
+// ones take environments one at a time from a shared counter, so a thread that the OS preempts (the
+// machine may be shared) does not hold back a fixed share of the batch. Environments are
+// independent, so the order does not change any result.
 template <class Fn>
 void parallel_for(int32_t n, int32_t num_threads, Fn fn) {
   if (num_threads <= 1 || n <= 1) {
@@ -22,15 +27,18 @@ void parallel_for(int32_t n, int32_t num_threads, Fn fn) {
     return;
   }
   if (num_threads > n) num_threads = n;
+  std::atomic<int32_t> next{0};
+  auto work = [&next, n, &fn] {
+    for (;;) {
+      const int32_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= n) return;
+      fn(i);
+    }
+  };
   std::vector<std::thread> workers;
-  workers.reserve(static_cast<size_t>(num_threads));
-  for (int32_t t = 0; t < num_threads; ++t) {
-    const int32_t lo = static_cast<int32_t>(static_cast<int64_t>(n) * t / num_threads);
-    const int32_t hi = static_cast<int32_t>(static_cast<int64_t>(n) * (t + 1) / num_threads);
-    workers.emplace_back([lo, hi, &fn] {
-      for (int32_t i = lo; i < hi; ++i) fn(i);
-    });
-  }
+  workers.reserve(static_cast<size_t>(num_threads - 1));
+  for (int32_t t = 1; t < num_threads; ++t) workers.emplace_back(work);
+  work();
   for (auto& w : workers) w.join();
 }
 

@@ -9,7 +9,7 @@ from conformance.suite import Outcome, load_suite, run_suite
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
-@pytest.mark.parametrize("name", ["reference_drift.toml"])
+@pytest.mark.parametrize("name", ["reference_drift.toml", "gpu_env_traces.toml", "transfer_breakout.toml"])
 def test_shipped_suite_passes(name: str, tmp_path: Path) -> None:
     suite = load_suite(SUITES / name)
     results = run_suite(suite, tmp_path)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpu_env.ale_state import AleStateError, parse_ale_state
-from gpu_env.batch import AtariBatch
+from gpu_env.batch import FrameBatch
 from tests.gpu_env.tia_helpers import make_ale
 
 
@@ -15,7 +15,7 @@ def test_import_then_export_reproduces_ales_fields(game: str) -> None:
     ale = make_ale(game, warmup=25)
     parsed = parse_ale_state(ale.cloneState())
     assert parsed.ram == [int(v) for v in ale.getRAM()]
-    batch = AtariBatch(game, 1, repeat_action_probability=0.0)
+    batch = FrameBatch(game, 1, repeat_action_probability=0.0)
     batch.load_ale_state(0, ale.cloneState())
     exported = batch._native.export_ale(0)
     assert exported["cpu"] == parsed.cpu

@@ -1,4 +1,4 @@
-"""AtariBatch: properties (determinism, clone/restore, independence of environments) and bad input."""
+"""FrameBatch: properties (determinism, clone/restore, independence of environments) and bad input."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_env.batch import AtariBatch
+from gpu_env.batch import FrameBatch
 from gpu_env.errors import GpuEnvError, NotImplementedYetError
 from tests.gpu_env.tia_helpers import imported_batch, make_ale
 
@@ -17,7 +17,7 @@ _ALES = {g: make_ale(g, warmup=40) for g in GAMES}
 actions_strategy = st.lists(st.integers(min_value=0, max_value=17), min_size=1, max_size=12)
 
 
-def _run(batch: AtariBatch, plan: list[list[int]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _run(batch: FrameBatch, plan: list[list[int]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     out = []
     for acts in plan:
         rewards = batch.act(np.asarray(acts))
@@ -90,14 +90,14 @@ def test_lockstep_with_ale_through_the_public_api() -> None:
 
 
 def test_unstarted_environments_and_unbuilt_features_say_so() -> None:
-    batch = AtariBatch("pong", 2, repeat_action_probability=0.0)
+    batch = FrameBatch("pong", 2, repeat_action_probability=0.0)
     with pytest.raises(NotImplementedYetError, match="load_ale_state"):
         batch.act(np.zeros(2, dtype=np.int64))
     with pytest.raises(NotImplementedYetError, match="reset_game"):
         batch.reset_game()
     with pytest.raises(NotImplementedYetError, match="cuda"):
-        AtariBatch("pong", 1, backend="cuda")
-    sticky = AtariBatch("pong", 1)  # ALE's default repeat_action_probability, 0.25
+        FrameBatch("pong", 1, backend="cuda")
+    sticky = FrameBatch("pong", 1)  # ALE's default repeat_action_probability, 0.25
     sticky.load_ale_state(0, _ALES["pong"].cloneState())
     with pytest.raises(NotImplementedYetError, match="repeat_action_probability"):
         sticky.act(np.zeros(1, dtype=np.int64))
@@ -114,7 +114,7 @@ def test_bad_input_is_rejected_with_the_value_named() -> None:
     with pytest.raises(GpuEnvError, match="md5"):
         batch.load_ale_state(0, _ALES["space_invaders"].cloneState())
     with pytest.raises(GpuEnvError, match="num_envs"):
-        AtariBatch("pong", 0)
-    other = AtariBatch("pong", 3, repeat_action_probability=0.0)
+        FrameBatch("pong", 0)
+    other = FrameBatch("pong", 3, repeat_action_probability=0.0)
     with pytest.raises(GpuEnvError, match="same ROM and size"):
         other.restore_state(batch.clone_state())

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpu_env.batch import AtariBatch
+from gpu_env.batch import FrameBatch
 from gpu_env.console_native import ConsoleProps
 
 DATA = Path("/work/shared/testdata/atari")
@@ -43,7 +43,7 @@ def reference() -> dict[str, Any]:
     return _reference()
 
 
-def _start(name: str, tmp_path: Path) -> tuple[AtariBatch, Any]:
+def _start(name: str, tmp_path: Path) -> tuple[FrameBatch, Any]:
     import ale_py
 
     target = tmp_path / ("tetris.bin" if name == "tetris.bin" else "earthworld.bin")
@@ -54,7 +54,7 @@ def _start(name: str, tmp_path: Path) -> tuple[AtariBatch, Any]:
     ale.setFloat("repeat_action_probability", 0.0)
     ale.loadROM(str(target))
     rows = int(ale.getScreen().shape[0])
-    batch = AtariBatch(target, 1, repeat_action_probability=0.0, props=ConsoleProps(height=rows, pal=rows == 250))
+    batch = FrameBatch(target, 1, repeat_action_probability=0.0, props=ConsoleProps(height=rows, pal=rows == 250))
     batch.load_ale_state(0, ale.cloneState(), ale.getScreen())
     return batch, ale
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_env.batch import AtariBatch
+from gpu_env.batch import FrameBatch
 
 
 def make_ale(game: str, warmup: int = 0, seed: int = 0) -> Any:
@@ -26,9 +26,9 @@ def make_ale(game: str, warmup: int = 0, seed: int = 0) -> Any:
     return ale
 
 
-def imported_batch(game: str, num_envs: int, ale: Any, **kwargs: Any) -> AtariBatch:
+def imported_batch(game: str, num_envs: int, ale: Any, **kwargs: Any) -> FrameBatch:
     """Return a batch whose every environment starts from ale-py's current state."""
-    batch = AtariBatch(game, num_envs, repeat_action_probability=0.0, **kwargs)
+    batch = FrameBatch(game, num_envs, repeat_action_probability=0.0, **kwargs)
     state, screen = ale.cloneState(), ale.getScreen()
     for i in range(num_envs):
         batch.load_ale_state(i, state, screen)

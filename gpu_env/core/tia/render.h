@@ -175,17 +175,15 @@ HD void tia_draw_span(Tia& t, uint8_t* fb, int32_t count, int32_t hpos) {
   const uint64_t cells = pf ? tia_pf_cells(pf, reflect) : 0;
   const uint8_t off_left = t.color[t.lut[0][0]], off_right = t.color[t.lut[1][0]];
   const uint8_t on_left = t.color[t.lut[0][kTiaPF]], on_right = t.color[t.lut[1][kTiaPF]];
-  for (int32_t x = lo; x < hi;) {
-    const int32_t cell_end = ((x >> 2) + 1) << 2;
-    const int32_t end = cell_end < hi ? cell_end : hi;
-    const bool on = (cells >> (x >> 2)) & 1;
-    const uint8_t c = x < 80 ? (on ? on_left : off_left) : (on ? on_right : off_right);
-    if (end - x == 4) {
-      tia_store4(p + x, c);
-      x = end;
-    } else {
-      for (; x < end; ++x) p[x] = c;
-    }
+  // Left half [lo, 80) and right half [80, hi) separately (80 is a cell boundary): whole cells
+  // as one 4-byte store, partial cells at the span's ends pixel by pixel.
+  for (int32_t half = 0; half < 2; ++half) {
+    int32_t x = half ? (lo > 80 ? lo : 80) : lo;
+    const int32_t end = half ? hi : (hi < 80 ? hi : 80);
+    const uint8_t on_c = half ? on_right : on_left, off_c = half ? off_right : off_left;
+    for (; x < end && (x & 3); ++x) p[x] = ((cells >> (x >> 2)) & 1) ? on_c : off_c;
+    for (; x + 4 <= end; x += 4) tia_store4(p + x, ((cells >> (x >> 2)) & 1) ? on_c : off_c);
+    for (; x < end; ++x) p[x] = ((cells >> (x >> 2)) & 1) ? on_c : off_c;
   }
   if (olo >= ohi) return;  // no object in this span: nothing to overlay, no collisions
 

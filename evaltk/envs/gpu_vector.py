@@ -1,0 +1,85 @@
+"""Evaluation episodes on gpu_env: the same slot interface as :class:`evaltk.envs.vector.EpisodeVector`.
+
+``gpu_env.make_vec`` rebuilds the checkpoint's env (ALE v5 kwargs, AtariPreprocessing options, frame
+stack) on the emulator; each slot is reset with its episode's seed exactly as ``env.reset(seed=s)``
+on gymnasium, so with the same seeds and actions the rows equal the Gym backend's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from evaltk.envs.atari import resolve_env
+from evaltk.envs.vector import StepResult
+from evaltk.errors import SpecError
+
+
+def make_vec_kwargs(env: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(env_id, kwargs)`` for ``gpu_env.make_vec`` from an Atari env dict (validated first)."""
+    spec = resolve_env(env)
+    kwargs: dict[str, Any] = dict(spec["kwargs"])
+    ap = spec["preprocessing"]["atari_preprocessing"]
+    if ap is not None:
+        kwargs.update({k: (tuple(v) if isinstance(v, list) else v) for k, v in ap.items()})
+    if spec["preprocessing"]["frame_stack"] > 1:
+        kwargs["stack_size"] = spec["preprocessing"]["frame_stack"]
+    return str(spec["env_id"]), kwargs
+
+
+class GpuEnvEpisodeVector:
+    """``num_envs`` slots of one gpu_env vector env; ``obs`` holds every slot's latest observation."""
+
+    def __init__(self, env: dict[str, Any], num_envs: int, *, obs_shape: Sequence[int], obs_dtype: str,
+                 backend: str = "cpu") -> None:
+        import gpu_env
+
+        env_id, kwargs = make_vec_kwargs(env)
+        try:
+            self.vec = gpu_env.make_vec(env_id, num_envs, backend=backend, **kwargs)
+        except gpu_env.errors.GpuEnvError as exc:
+            raise SpecError(f"gpu_env cannot build {env_id} with {kwargs}: {exc}") from exc
+        self.num_envs = num_envs
+        self.obs = np.zeros((num_envs, *obs_shape), dtype=np.dtype(obs_dtype))
+
+    def _store(self, obs: Any, mask: np.ndarray) -> None:
+        array = obs.detach().cpu().numpy() if hasattr(obs, "detach") else np.asarray(obs)
+        if array.shape != self.obs.shape:
+            raise SpecError(f"gpu_env returned observations of shape {array.shape}, the checkpoint expects "
+                            f"{self.obs.shape}: the env spec and the emulator disagree")
+        self.obs[mask] = array[mask]
+
+    def reset(self, slots: Sequence[int], seeds: Sequence[int]) -> None:
+        """Reset each slot in ``slots`` with the matching seed (``env.reset(seed=seed)``)."""
+        mask = np.zeros(self.num_envs, np.bool_)
+        per_env: list[int | None] = [None] * self.num_envs
+        for slot, seed in zip(slots, seeds, strict=True):
+            mask[slot] = True
+            per_env[slot] = int(seed)
+        obs, _ = self.vec.reset(seed=per_env, options={"reset_mask": mask})
+        self._store(obs, mask)
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
+        """Step every env (inactive slots' results are zeroed); ``actions``: int64[K]."""
+        obs, reward, terminated, truncated, info = self.vec.step(np.asarray(actions, np.int64))
+        self._store(obs, np.ones(self.num_envs, np.bool_))
+
+        def host(x: Any, dtype: Any) -> np.ndarray:
+            out = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x, dtype=dtype)
+            out[~active] = 0
+            return out
+
+        return StepResult(reward=host(reward, np.float64), terminated=host(terminated, np.bool_),
+                          truncated=host(truncated, np.bool_), frames=host(info["episode_frame_number"], np.int64))
+
+    def close(self) -> None:
+        """Release the emulator."""
+        self.vec.close()
+
+    def __enter__(self) -> GpuEnvEpisodeVector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,291 @@
+// Batched CPU entry points of the ALE-level environment (gpu_env/core/ale/environment.h), run on
+// std::threads across environments. Plain C ABI for ctypes (gpu_env/ale_batch.py).
+//
+// Memory is owned by the caller: `envs` is an array of AleEnv (gpu_env_ale_env_size() bytes each),
+// `buffers` holds each env's two frame buffers at `stride` bytes per env. A ROM handle
+// (gpu_env_ale_rom_new) owns copies of the ROM image, the starting actions and the setMode streams.
+#include <cstddef>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "ale/environment.h"
+
+#define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
+
+using gpu_env::ale::AleEnv;
+using gpu_env::ale::AleRom;
+
+namespace {
+
+struct RomHandle {
+  AleRom rom;
+  std::vector<uint8_t> image;
+  std::vector<int32_t> starting;
+  std::vector<int32_t> programs;
+};
+
+template <class Fn>
+void parallel_for(int32_t n, int32_t num_threads, Fn fn) {
+  if (num_threads <= 1 || n <= 1) {
+    for (int32_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  if (num_threads > n) num_threads = n;
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(num_threads));
+  for (int32_t t = 0; t < num_threads; ++t) {
+    const int32_t lo = static_cast<int32_t>(static_cast<int64_t>(n) * t / num_threads);
+    const int32_t hi = static_cast<int32_t>(static_cast<int64_t>(n) * (t + 1) / num_threads);
+    workers.emplace_back([lo, hi, &fn] {
+      for (int32_t i = lo; i < hi; ++i) fn(i);
+    });
+  }
+  for (auto& w : workers) w.join();
+}
+
+uint8_t* env_buffers(uint8_t* buffers, uint64_t stride, int32_t i) {
+  return buffers + stride * static_cast<uint64_t>(i);
+}
+
+// Indices of the params array given to gpu_env_ale_rom_new.
+enum Param : int {
+  kParamGameId,
+  kParamScheme,
+  kParamYStart,
+  kParamHeightProp,
+  kParamHmoveBlanks,
+  kParamLeftPaddles,
+  kParamRightPaddles,
+  kParamSwapPorts,
+  kParamSwapPaddles,
+  kParamDifficultyProps,
+  kParamPaddleMin,
+  kParamPaddleMax,
+  kParamDefaultMode,
+  kParamFrameskip,
+  kParamMaxFrames,
+  kParamCount,
+};
+
+}  // namespace
+
+GPU_ENV_EXPORT uint32_t gpu_env_ale_env_size() { return static_cast<uint32_t>(sizeof(AleEnv)); }
+
+GPU_ENV_EXPORT int32_t gpu_env_ale_param_count() { return kParamCount; }
+
+GPU_ENV_EXPORT void* gpu_env_ale_rom_new(const int32_t* params, float repeat_action_probability, const uint8_t* rom,
+                                         uint32_t rom_size, const int32_t* starting, int32_t num_starting,
+                                         const int32_t* programs, int32_t num_program_words) {
+  RomHandle* h = new RomHandle();
+  h->image.assign(rom, rom + rom_size);
+  h->starting.assign(starting, starting + num_starting);
+  h->programs.assign(programs, programs + num_program_words);
+  h->programs.push_back(gpu_env::ale::kOpEnd);
+  AleRom& r = h->rom;
+  r.rom = h->image.data();
+  r.rom_size = rom_size;
+  r.game_id = params[kParamGameId];
+  r.scheme = static_cast<uint8_t>(params[kParamScheme]);
+  r.ystart = params[kParamYStart];
+  r.height_prop = params[kParamHeightProp];
+  r.hmove_blanks = static_cast<uint8_t>(params[kParamHmoveBlanks]);
+  r.left_paddles = static_cast<uint8_t>(params[kParamLeftPaddles]);
+  r.right_paddles = static_cast<uint8_t>(params[kParamRightPaddles]);
+  r.swap_ports = static_cast<uint8_t>(params[kParamSwapPorts]);
+  r.swap_paddles = static_cast<uint8_t>(params[kParamSwapPaddles]);
+  r.difficulty_props = static_cast<uint8_t>(params[kParamDifficultyProps]);
+  r.paddle_min = params[kParamPaddleMin];
+  r.paddle_max = params[kParamPaddleMax];
+  r.default_mode = params[kParamDefaultMode];
+  r.starting_actions = h->starting.data();
+  r.num_starting_actions = num_starting;
+  r.programs = h->programs.data();
+  r.frameskip = params[kParamFrameskip];
+  r.repeat_action_probability = repeat_action_probability;
+  r.max_num_frames_per_episode = params[kParamMaxFrames];
+  return h;
+}
+
+GPU_ENV_EXPORT void gpu_env_ale_rom_free(void* handle) { delete static_cast<RomHandle*>(handle); }
+
+// loadROM on the envs with mask[i], seed seeds[i].
+GPU_ENV_EXPORT void gpu_env_ale_load(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
+                                     const uint8_t* mask, const uint32_t* seeds, int32_t default_program,
+                                     int32_t num_threads) {
+  const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
+  parallel_for(n, num_threads, [&](int32_t i) {
+    if (mask[i]) {
+      gpu_env::ale::ale_load_rom(envs[i], r, env_buffers(buffers, stride, i), seeds[i], default_program);
+    }
+  });
+}
+
+GPU_ENV_EXPORT void gpu_env_ale_reset(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
+                                      const uint8_t* mask, int32_t num_threads) {
+  const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
+  parallel_for(n, num_threads, [&](int32_t i) {
+    if (mask[i]) gpu_env::ale::ale_reset_game(envs[i], r, env_buffers(buffers, stride, i));
+  });
+}
+
+// ALEInterface::act(actions[i], strengths[i]) on the masked envs; rewards[i] = the summed reward (0 elsewhere).
+GPU_ENV_EXPORT void gpu_env_ale_act(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
+                                    const int32_t* actions, const float* strengths, const uint8_t* mask,
+                                    int32_t* rewards, int32_t num_threads) {
+  const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
+  parallel_for(n, num_threads, [&](int32_t i) {
+    rewards[i] = mask[i] ? gpu_env::ale::ale_act(envs[i], r, env_buffers(buffers, stride, i), actions[i],
+                                                  kActionNoop, strengths[i], 0.0f)
+                         : 0;
+  });
+}
+
+GPU_ENV_EXPORT void gpu_env_ale_set_mode(AleEnv* envs, int32_t n, const uint8_t* mask, int32_t mode, int32_t program) {
+  for (int32_t i = 0; i < n; ++i) {
+    if (mask[i]) {
+      envs[i].mode = mode;
+      envs[i].program = program;
+    }
+  }
+}
+
+GPU_ENV_EXPORT void gpu_env_ale_set_difficulty(AleEnv* envs, int32_t n, const uint8_t* mask, int32_t difficulty) {
+  for (int32_t i = 0; i < n; ++i) {
+    if (mask[i]) envs[i].difficulty = difficulty;
+  }
+}
+
+// Per env: terminal, truncated, lives, frame number, episode frame number, pal.
+GPU_ENV_EXPORT void gpu_env_ale_query(const void* handle, const AleEnv* envs, int32_t n, int32_t* out) {
+  const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
+  for (int32_t i = 0; i < n; ++i) {
+    const AleEnv& e = envs[i];
+    int32_t* o = out + 6 * i;
+    o[0] = gpu_env::ale::ale_terminal(e) ? 1 : 0;
+    o[1] = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
+    o[2] = gpu_env::ale::ale_lives(e, r);
+    o[3] = e.frame_number;
+    o[4] = e.episode_frame_number;
+    o[5] = e.pal;
+  }
+}
+
+GPU_ENV_EXPORT void gpu_env_ale_ram(const AleEnv* envs, int32_t n, uint8_t* out) {
+  for (int32_t i = 0; i < n; ++i) std::memcpy(out + 128 * i, envs[i].console.riot.ram, 128);
+}
+
+// Each env's current picture (palette indices) into out[i] = uint8[height][160]; rows past the env's
+// own TIA height (never the case for a consistent batch) are left as they are.
+GPU_ENV_EXPORT void gpu_env_ale_screens(const AleEnv* envs, int32_t n, const uint8_t* buffers, uint64_t stride,
+                                        int32_t height, uint8_t* out) {
+  for (int32_t i = 0; i < n; ++i) {
+    const Tia& t = envs[i].console.tia;
+    const size_t frame = 160u * static_cast<size_t>(t.height);
+    const size_t rows = static_cast<size_t>(t.height < height ? t.height : height);
+    std::memcpy(out + 160u * static_cast<size_t>(height) * static_cast<size_t>(i),
+                buffers + stride * static_cast<uint64_t>(i) + frame * t.current_buffer, 160u * rows);
+  }
+}
+
+// The first n outputs of gpu_env::ale::Mt19937 seeded with `seed` (checks against std::mt19937 / numpy),
+// and their nextDouble() values.
+GPU_ENV_EXPORT void gpu_env_ale_mt_draws(uint32_t seed, int32_t n, uint32_t* out, double* out_double) {
+  gpu_env::ale::Mt19937 a, b;
+  gpu_env::ale::mt_seed(a, seed);
+  gpu_env::ale::mt_seed(b, seed);
+  for (int32_t i = 0; i < n; ++i) {
+    out[i] = gpu_env::ale::mt_next(a);
+    out_double[i] = gpu_env::ale::mt_next_double(b);
+  }
+}
+
+// Env i's System RNG (which = 0) or sticky-action RNG (which = 1): 624 state words and the index.
+GPU_ENV_EXPORT void gpu_env_ale_rng_state(const AleEnv* envs, int32_t i, int32_t which, uint32_t* words,
+                                          uint32_t* index) {
+  const gpu_env::ale::Mt19937& g = which == 0 ? envs[i].system_rng : envs[i].env_rng;
+  for (int k = 0; k < gpu_env::ale::kMtStateWords; ++k) words[k] = g.mt[k];
+  *index = g.index;
+}
+
+// gymnasium's AtariPreprocessing.step over AtariEnv(frameskip=1) for the masked envs, in one call:
+// up to frame_skip ALE acts of actions[i]; stop early at game over (terminal) or truncation, or at a
+// life loss when terminal_on_life_loss (lives[i] carries the last seen lives in and out); the screen
+// after act frame_skip-2 goes to buf1[i], after act frame_skip-1 to buf0[i] (only when reached), through
+// `palette` (256 entries of `channels` bytes: grayscale or RGB). rewards[i]: summed reward;
+// terminated[i] / truncated[i] as the wrapper reports them. height: rows of buf0/buf1.
+GPU_ENV_EXPORT void gpu_env_ale_step_preprocessed(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers,
+                                                  uint64_t stride, const int32_t* actions, const uint8_t* mask,
+                                                  int32_t frame_skip, int32_t terminal_on_life_loss, int32_t* lives,
+                                                  const uint8_t* palette, int32_t channels, int32_t height,
+                                                  uint8_t* buf0, uint8_t* buf1, int32_t* rewards, uint8_t* terminated,
+                                                  uint8_t* truncated, int32_t num_threads) {
+  const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
+  const size_t frame_bytes = 160u * static_cast<size_t>(height) * static_cast<size_t>(channels);
+  parallel_for(n, num_threads, [&](int32_t i) {
+    rewards[i] = 0;
+    terminated[i] = 0;
+    truncated[i] = 0;
+    if (!mask[i]) return;
+    AleEnv& e = envs[i];
+    uint8_t* fb = env_buffers(buffers, stride, i);
+    int32_t total = 0;
+    for (int32_t t = 0; t < frame_skip; ++t) {
+      total += gpu_env::ale::ale_act(e, r, fb, actions[i], kActionNoop, 1.0f, 0.0f);
+      bool term = gpu_env::ale::ale_terminal(e);
+      const bool trunc = gpu_env::ale::ale_truncated(e, r);
+      if (terminal_on_life_loss) {
+        const int32_t now = gpu_env::ale::ale_lives(e, r);
+        term = term || now < lives[i];
+        lives[i] = now;
+      }
+      terminated[i] = term ? 1 : 0;
+      truncated[i] = trunc ? 1 : 0;
+      if (term || trunc) break;
+      uint8_t* target = t == frame_skip - 2 ? buf1 : (t == frame_skip - 1 ? buf0 : nullptr);
+      if (target != nullptr) {
+        const Tia& tia = e.console.tia;
+        const int32_t rows = tia.height < height ? tia.height : height;
+        const uint8_t* screen = fb + 160u * static_cast<size_t>(tia.height) * tia.current_buffer;
+        uint8_t* out = target + frame_bytes * static_cast<size_t>(i);
+        for (int32_t p = 0; p < 160 * rows; ++p) {
+          for (int32_t c = 0; c < channels; ++c) out[p * channels + c] = palette[screen[p] * channels + c];
+        }
+      }
+    }
+    rewards[i] = total;
+  });
+}
+
+// Import support (gpu_env/ale_batch.py load_ale_state): the env's frame-buffer index in use, and setters
+// for what an ale-py cloneState() holds beyond the console (frame counters, mode, difficulty, RNGs).
+GPU_ENV_EXPORT int32_t gpu_env_ale_current_buffer(const AleEnv* envs, int32_t i) {
+  return envs[i].console.tia.current_buffer;
+}
+
+GPU_ENV_EXPORT void gpu_env_ale_import_extra(AleEnv* envs, int32_t i, const int32_t* words, int32_t num_words,
+                                             int32_t frame_number, int32_t episode_frame_number, int32_t mode,
+                                             int32_t program, int32_t difficulty, const uint32_t* system_rng,
+                                             int32_t system_rng_index, const uint32_t* env_rng, int32_t env_rng_index) {
+  AleEnv& e = envs[i];
+  if (num_words >= gpu_env::games::kGameStateWords) {
+    e.game.reward = words[0];
+    e.game.score = words[1];
+    e.game.lives = words[2];
+    e.game.terminal = words[3];
+    for (int k = 0; k < gpu_env::games::kGameExtraWords; ++k) e.game.extra[k] = words[4 + k];
+  }
+  e.frame_number = frame_number;
+  e.episode_frame_number = episode_frame_number;
+  e.mode = mode;
+  e.program = program;
+  e.difficulty = difficulty;
+  if (system_rng != nullptr) {
+    for (int k = 0; k < gpu_env::ale::kMtStateWords; ++k) e.system_rng.mt[k] = system_rng[k];
+    e.system_rng.index = static_cast<uint32_t>(system_rng_index);
+  }
+  if (env_rng != nullptr) {
+    for (int k = 0; k < gpu_env::ale::kMtStateWords; ++k) e.env_rng.mt[k] = env_rng[k];
+    e.env_rng.index = static_cast<uint32_t>(env_rng_index);
+  }
+}

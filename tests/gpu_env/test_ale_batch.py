@@ -1,0 +1,125 @@
+"""AleBatch API properties: determinism, clone/restore, independence of envs, ale-py state import, errors."""
+
+from __future__ import annotations
+
+import ale_py
+import numpy as np
+import pytest
+from ale_py import roms
+
+from gpu_env.ale_batch import AleBatch, encode_set_mode_program
+from gpu_env.errors import BackendError, GpuEnvError, NotImplementedYetError, RomError
+
+
+def _run(batch: AleBatch, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rewards = []
+    for a in actions:
+        rewards.append(batch.act(a))
+        over = batch.game_over()
+        if over.any():
+            batch.reset_game(over)
+    return np.array(rewards), batch.get_ram()
+
+
+def test_deterministic_and_independent_of_batch_and_neighbours() -> None:
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 18, (150, 3))
+    a = AleBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3])
+    b = AleBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3], num_threads=1)
+    ra, rama = _run(a, actions)
+    rb, ramb = _run(b, actions)
+    np.testing.assert_array_equal(ra, rb)
+    np.testing.assert_array_equal(rama, ramb)
+    single = AleBatch("breakout", 1, backend="cpu", seeds=[2])
+    other = actions.copy()
+    other[:, 0] = rng.integers(0, 18, 150)  # env 0's actions change, env 1's do not
+    rs, rams = _run(single, actions[:, 1:2])
+    rc, ramc = _run(AleBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3]), other)
+    np.testing.assert_array_equal(rs[:, 0], rc[:, 1])
+    np.testing.assert_array_equal(rams[0], ramc[1])
+
+
+def test_clone_then_restore_replays_identically() -> None:
+    batch = AleBatch("seaquest", 2, backend="cpu", seeds=[4, 5])
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        batch.act(rng.integers(0, 18, 2))
+    saved = batch.clone_state()
+    actions = rng.integers(0, 18, (60, 2))
+    first = [batch.act(a) for a in actions], batch.get_ram(), batch.get_screen()
+    batch.restore_state(saved)
+    second = [batch.act(a) for a in actions], batch.get_ram(), batch.get_screen()
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+    np.testing.assert_array_equal(first[2], second[2])
+
+
+def test_masked_envs_are_not_touched() -> None:
+    batch = AleBatch("pong", 2, backend="cpu", seeds=[1, 1])
+    ram = batch.get_ram()
+    frames = batch.frame_number()
+    rewards = batch.act(np.array([3, 3]), mask=np.array([True, False]))
+    assert rewards[1] == 0
+    np.testing.assert_array_equal(batch.get_ram()[1], ram[1])
+    assert batch.frame_number().tolist() == [frames[0] + 1, frames[1]]
+
+
+@pytest.mark.parametrize("game", ["pong", "qbert", "elevator_action"])
+def test_load_ale_state_continues_like_ale(game: str) -> None:
+    ale = ale_py.ALEInterface()
+    ale.setLoggerMode(ale_py.LoggerMode.Error)
+    ale.setInt("random_seed", 7)
+    ale.setFloat("repeat_action_probability", 0.0)
+    ale.loadROM(str(roms.get_rom_path(game)))
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        ale.act(ale_py.Action(int(rng.integers(0, 18))))
+    previous = ale.getScreen().copy()
+    ale.act(ale_py.Action.NOOP)
+    state, screen = ale.cloneState(), ale.getScreen().copy()
+    batch = AleBatch(game, 2, backend="cpu", seeds=[3, 4], repeat_action_probability=0.0)
+    batch.load_ale_state(1, state, screen, previous)
+    for _ in range(200):
+        a = int(rng.integers(0, 18))
+        assert ale.act(ale_py.Action(a)) == batch.act(np.array([0, a]))[1]
+        np.testing.assert_array_equal(ale.getRAM(), batch.get_ram()[1])
+        np.testing.assert_array_equal(ale.getScreen(), batch.get_screen()[1])
+        if ale.game_over():
+            ale.reset_game()
+            batch.reset_game(np.array([False, True]))
+    assert ale.lives() == batch.lives()[1]
+
+
+def test_bad_arguments_are_named() -> None:
+    with pytest.warns(UserWarning, match="not supported"), pytest.raises(RomError, match="not_a_game"):
+        AleBatch("not_a_game", 1)
+    with pytest.raises(BackendError, match="tpu"):
+        AleBatch("pong", 1, backend="tpu")
+    with pytest.raises(BackendError, match="cuda"):  # no CuPy / GPU here: a clear error, nothing pretends
+        AleBatch("pong", 1, backend="cuda")
+    batch = AleBatch("pong", 2, backend="cpu", seeds=0)
+    with pytest.raises(ValueError, match="18"):
+        batch.act(np.array([0, 18]))
+    with pytest.raises(ValueError, match="mode 99"):
+        batch.set_mode(99)
+    with pytest.raises(ValueError, match="mask"):
+        batch.reset_game(np.array([1, 0]))
+    ale = ale_py.ALEInterface()
+    ale.setLoggerMode(ale_py.LoggerMode.Error)
+    ale.loadROM(str(roms.get_rom_path("pong")))
+    with_rng = ale.cloneState(include_rng=True)
+    with pytest.raises(GpuEnvError, match="include_rng"):
+        batch.load_ale_state(0, with_rng)
+
+
+def test_set_mode_programs_encode_every_op() -> None:
+    words = encode_set_mode_program([
+        {"op": "select", "frames": 2},
+        {"op": "select_until", "frames": 1, "max_presses": None,
+         "until": {"any": [[{"addr": 129, "mask": 255, "value": 3, "decimal": False}]]}},
+        {"op": "act_until_changed", "addr": 176, "actions": [5, 0]},
+        {"op": "soft_reset"},
+    ])
+    assert words == [1, 2, 2, 1, -1, 1, 1, 129, 255, 3, 0, 8, 176, 2, 5, 0, 3, 0]
+    with pytest.raises(NotImplementedYetError, match="teleport"):
+        encode_set_mode_program([{"op": "teleport"}])

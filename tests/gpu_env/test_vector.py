@@ -1,0 +1,189 @@
+"""``gpu_env.make_vec`` against ``gymnasium.make_vec(..., vectorization_mode="sync")`` on ale-py.
+
+Same ids, settings, seeds and actions; every step compares observations, rewards, terminations,
+truncations, lives and the episode statistics. The default tests are short; the long comparison
+(10,000 steps per game, results in docs/ale_semantics.md) runs with:
+    python tests/gpu_env/test_vector.py --steps 10000 [--games Pong,Breakout] [--config dqn|raw]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+from gpu_env.errors import GpuEnvError, NotImplementedYetError
+from gpu_env.vector import AtariVecEnv, make_vec, rom_id_from_env_id
+
+gym.register_envs(ale_py)
+
+DQN: dict[str, Any] = {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84,
+                       "grayscale_obs": True, "terminal_on_life_loss": False, "scale_obs": False}
+PREPROCESSING_KEYS = ("noop_max", "frame_skip", "screen_size", "terminal_on_life_loss", "grayscale_obs",
+                      "grayscale_newaxis", "scale_obs")
+
+
+def reference(env_id: str, num_envs: int, **kwargs: Any) -> Any:
+    """Build the gymnasium stack our make_vec reproduces from the same keyword arguments."""
+    pp = {k: kwargs.pop(k) for k in PREPROCESSING_KEYS if k in kwargs}
+    stack = kwargs.pop("stack_size", None)
+    wrappers: list[Callable[[gym.Env[Any, Any]], gym.Wrapper[Any, Any, Any, Any]]] = []
+    if pp:
+        wrappers.append(lambda e: AtariPreprocessing(e, **pp))
+    if stack is not None:
+        wrappers.append(lambda e: FrameStackObservation(e, stack))
+    env = gym.make_vec(env_id, num_envs, vectorization_mode="sync", wrappers=wrappers or None, **kwargs)
+    return gym.wrappers.vector.RecordEpisodeStatistics(env)
+
+
+def compare(env_id: str, num_envs: int, steps: int, seed: int, backend: str = "cpu", **kwargs: Any) -> str | None:
+    """Step both stacks with the same random actions; the first difference, or None."""
+    ref = reference(env_id, num_envs, **dict(kwargs))
+    ours = make_vec(env_id, num_envs, backend=backend, **kwargs)
+    try:
+        o1, i1 = ref.reset(seed=seed)
+        o2, i2 = ours.reset(seed=seed)
+        if not np.array_equal(o1, o2.numpy()):
+            return "reset: observations differ"
+        rng = np.random.default_rng(seed)
+        for t in range(steps):
+            actions = rng.integers(0, ref.single_action_space.n, num_envs)
+            o1, r1, te1, tr1, i1 = ref.step(actions)
+            o2, r2, te2, tr2, i2 = ours.step(actions)
+            checks = {
+                "observation": np.array_equal(o1, o2.numpy()),
+                "reward": np.array_equal(r1, r2.numpy()),
+                "terminated": np.array_equal(te1, te2.numpy()),
+                "truncated": np.array_equal(tr1, tr2.numpy()),
+                "lives": np.array_equal(i1["lives"], i2["lives"].numpy()),
+                "episode_frame_number": np.array_equal(i1["episode_frame_number"], i2["episode_frame_number"].numpy()),
+                "_episode": np.array_equal(i1.get("_episode", np.zeros(num_envs, bool)),
+                                           i2.get("_episode", torch.zeros(num_envs, dtype=torch.bool)).numpy()),
+            }
+            if "_episode" in i1 and checks["_episode"]:
+                done = i1["_episode"]
+                checks["episode r"] = np.array_equal(i1["episode"]["r"][done], i2["episode"]["r"].numpy()[done])
+                checks["episode l"] = np.array_equal(i1["episode"]["l"][done], i2["episode"]["l"].numpy()[done])
+            bad = [name for name, ok in checks.items() if not ok]
+            if bad:
+                return f"step {t}: {', '.join(bad)} differ"
+        return None
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_raw_rgb_v5_with_truncation() -> None:
+    assert compare("ALE/Pong-v5", 2, 60, seed=1, max_num_frames_per_episode=120) is None
+
+
+def test_dqn_preprocessing_frame_stack_and_life_loss() -> None:
+    assert compare("ALE/Breakout-v5", 2, 80, seed=3, stack_size=4, **{**DQN, "terminal_on_life_loss": True}) is None
+
+
+def test_grayscale_stochastic_frameskip_mode_and_full_action_space() -> None:
+    assert compare("ALE/SpaceInvaders-v5", 2, 40, seed=5, obs_type="grayscale", frameskip=(2, 5), mode=2,
+                   difficulty=1, full_action_space=True) is None
+
+
+def test_metadata_spaces_and_devices() -> None:
+    env = make_vec("ALE/Breakout-v5", 3, stack_size=4, **DQN)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert env.single_observation_space.shape == (4, 84, 84)
+    assert env.observation_space.shape == (3, 4, 84, 84)
+    assert isinstance(env.single_action_space, gym.spaces.Discrete)
+    assert env.single_action_space.n == 4
+    obs, info = env.reset(seed=0)
+    assert isinstance(obs, torch.Tensor)
+    assert obs.dtype == torch.uint8
+    assert obs.device.type == "cpu"
+    assert set(info) >= {"lives", "episode_frame_number", "frame_number"}
+
+
+def test_seeded_reset_reloads_and_reproduces() -> None:
+    env = make_vec("ALE/Qbert-v5", 2, repeat_action_probability=0.25)
+    actions = np.array([1, 2])
+    runs = []
+    for _ in range(2):
+        obs, _ = env.reset(seed=42)
+        frames = [obs]
+        for _ in range(30):
+            frames.append(env.step(actions)[0])
+        runs.append(torch.stack(frames))
+    assert torch.equal(runs[0], runs[1])
+
+
+def test_partial_reset_with_mask_leaves_others() -> None:
+    env = make_vec("ALE/Pong-v5", 2)
+    env.reset(seed=7)
+    for _ in range(5):
+        before = env.step(np.array([2, 3]))[0]
+    obs, _ = env.reset(options={"reset_mask": np.array([True, False])})
+    assert torch.equal(obs[1], before[1])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"obs_type": "pixels"}, GpuEnvError, "obs_type"),
+        ({"frameskip": 0}, GpuEnvError, "frameskip"),
+        ({"frameskip": 4, "frame_skip": 4}, GpuEnvError, "frameskip=1"),
+        ({"autoreset_mode": AutoresetMode.SAME_STEP}, NotImplementedYetError, "NEXT_STEP"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs: dict[str, Any], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        AtariVecEnv("ALE/Pong-v5", 1, **kwargs)
+
+
+def test_env_ids() -> None:
+    assert rom_id_from_env_id("ALE/SpaceInvaders-v5") == "space_invaders"
+    assert rom_id_from_env_id("ALE/MontezumaRevenge-v5") == "montezuma_revenge"
+    with pytest.raises(GpuEnvError, match="v5"):
+        rom_id_from_env_id("PongNoFrameskip-v4")
+    with pytest.raises(GpuEnvError, match="no ROM"):
+        rom_id_from_env_id("ALE/NotAGame-v5")
+
+
+LONG_GAMES = ("Pong", "Breakout", "MontezumaRevenge", "Crossbow", "SpaceInvaders", "Qbert", "Seaquest",
+              "MsPacman", "Enduro", "Asteroids", "DoubleDunk", "Skiing")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", LONG_GAMES)
+def test_long_dqn_comparison(game: str) -> None:
+    assert compare(f"ALE/{game}-v5", 2, 10_000, seed=0, stack_size=4, **DQN) is None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the long comparison and print one line per game."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=10_000)
+    parser.add_argument("--num-envs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--games", default=",".join(LONG_GAMES))
+    parser.add_argument("--config", choices=("dqn", "raw"), default="dqn")
+    args = parser.parse_args(argv)
+    kwargs: dict[str, Any] = {"stack_size": 4, **DQN} if args.config == "dqn" else {}
+    failed = 0
+    for game in args.games.split(","):
+        start = time.perf_counter()
+        err = compare(f"ALE/{game}-v5", args.num_envs, args.steps, args.seed, **kwargs)
+        failed += err is not None
+        print(f"{game:18s} {args.config} steps={args.steps} envs={args.num_envs} "
+              f"{time.perf_counter() - start:7.1f}s {'OK' if err is None else 'DIVERGED ' + err}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
