@@ -52,8 +52,11 @@ def _wait_for_rows(table: Path, n: int, proc: subprocess.Popen[str], timeout: fl
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_interrupted_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal.Signals) -> None:
     episodes = 40  # enough that a quiet machine cannot finish them all before the signal arrives
+    # Restore SIGINT's default in the child: a runner started as a background job inherits it ignored,
+    # and Python then installs no KeyboardInterrupt handler.
     proc = subprocess.Popen([*EVALTK, *_args(tmp_path, episodes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
     _wait_for_rows(tmp_path / TABLE_FILE, 2, proc)
     os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
