@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from gpu_env.ale_state import AleStateError, state_bytes
 from gpu_env.errors import RomError
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "games.json"
@@ -222,13 +223,8 @@ def cart_ram_from_ale_state(rom_id: str, state: object) -> np.ndarray:
 
 
 def _state_bytes(state: object) -> bytes:
-    if isinstance(state, bytes | bytearray | memoryview):
-        return bytes(state)
-    serialize = getattr(state, "serialize", None)
-    if callable(serialize):
-        raw = serialize()
-        if isinstance(raw, str):
-            return raw.encode("latin-1")
-        if isinstance(raw, bytes | bytearray):
-            return bytes(raw)
-    raise GameError(f"expected ale.cloneState() or its serialize() bytes, got {type(state).__name__}")
+    """:func:`gpu_env.ale_state.state_bytes`, raising this module's :class:`GameError`."""
+    try:
+        return state_bytes(state)
+    except AleStateError as exc:
+        raise GameError(str(exc)) from None

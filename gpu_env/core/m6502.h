@@ -1,6 +1,6 @@
 // The 6502/6507 CPU exactly as ale-py 0.12 runs it by default (Stella's "low compatibility" core).
 //
-// What "as ale-py" means here (facts read from ALE's src/ale/emucore/M6502Low.* and M6502.*; the
+// What "as ale-py" means here (facts read from ALE's low-compatibility 6502 core in src/ale/emucore; the
 // code below is our own):
 // * All of an instruction's table cycles are charged right after the opcode fetch, before any operand
 //   access; +1 cycle for a page crossing of an indexed READ (abs,X / abs,Y / (zp),Y), +1 for a taken
@@ -441,7 +441,7 @@ HD void m6502_set_nz(M6502& cpu, uint8_t value) {
   cpu.n = value >> 7;
 }
 
-// Execute ONE instruction exactly as ale-py's M6502Low does. A CPU whose status has the fatal bit
+// Execute ONE instruction exactly as ale-py's default ("low") CPU does. A CPU whose status has the fatal bit
 // set does nothing. The stop bit is not consulted here (see m6502_execute).
 template <class Bus>
 M6502_BUS_INLINE void m6502_step(M6502& cpu, Bus& bus) {

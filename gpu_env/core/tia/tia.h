@@ -206,7 +206,7 @@ HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t&
       }
       t.vblank = value;
       break;
-    case 0x02:  // WSYNC: halts only when the CPU's previous access was a read (ALE's M6502Low)
+    case 0x02:  // WSYNC: halts only when the CPU's previous access was a read (ale-py's default CPU core)
       if (last_access_was_read) {
         const uint32_t into_line = (cycles - static_cast<uint32_t>(t.clock_when_frame_started / 3)) % 76u;
         const uint32_t to_end = 76u - into_line;
