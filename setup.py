@@ -15,7 +15,9 @@ native = Extension(
     include_dirs=["gpu_env/core", "gpu_env/native"],
     depends=sorted(glob("gpu_env/core/**/*.h", recursive=True) + glob("gpu_env/native/*.h")),
     language="c++",
-    extra_compile_args=["-std=c++17", "-O3", "-fno-exceptions", "-fno-rtti", "-pthread", "-fvisibility=hidden"],
+    extra_compile_args=["-std=c++17", "-O3", "-fno-exceptions", "-fno-rtti", "-pthread", "-fvisibility=hidden",
+                        # no fused multiply-add: the resize in native/preprocess.cpp must round as OpenCV does
+                        "-ffp-contract=off"],
     extra_link_args=["-pthread"],
 )
 

@@ -13,17 +13,25 @@ Each is timed ``--repeats`` times per game (wall clock and process CPU time; the
 VectorEnv runs alternate); the table shows medians.
 The machine may be shared: wall-clock numbers are noisy, CPU-time numbers less so.
 
-Usage: python benchmarks/atari_cpu.py [--games pong breakout ...] [--num-envs 64] [--threads 2]
+With ``--setting dqn`` it runs the DQN-preprocessed comparison instead (84x84 grayscale, max-pool,
+frame skip 4, frame stack 4, no-op starts, sticky actions: ``gpu_env.make_vec`` next to
+``ale_py.AtariVectorEnv`` with the same settings; the code is ``benchmarks/atari_vec.py``).
+
+Usage: python benchmarks/atari_cpu.py [--setting raw|dqn] [--games pong breakout ...] [--num-envs 64] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
+import sys
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -135,6 +143,18 @@ def _median_fps(timings: list[Timing]) -> tuple[float, float]:
     return (statistics.median(t.frames / t.wall for t in timings), statistics.median(t.frames / t.cpu for t in timings))
 
 
+def _dqn_setting() -> types.ModuleType:
+    """benchmarks/atari_vec.py, loaded by path (this script also runs through ``evaltk bench``)."""
+    path = Path(__file__).with_name("atari_vec.py")
+    spec = importlib.util.spec_from_file_location("atari_vec", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", nargs="+", default=list(DEFAULT_GAMES))
@@ -145,7 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--obs", choices=("index", "rgb", "none"), default="index",
                         help="what gpu_env returns each step (VectorEnv always returns RGB)")
+    parser.add_argument("--setting", choices=("raw", "dqn"), default="raw",
+                        help="raw frames (default) or the DQN-preprocessed setting (see the module docstring)")
     args = parser.parse_args(argv)
+    if args.setting == "dqn":
+        return int(_dqn_setting().main(["--games", *args.games, "--num-envs", str(args.num_envs), "--threads",
+                                    str(args.threads), "--steps", str(args.steps), "--repeats", str(args.repeats)]))
     rng = np.random.default_rng(0)
     header = (f"{'game':<20} {'gpu_env fps':>12} {'VectorEnv fps':>14} {'ratio':>6} {'1xALE fps':>10} "
               f"{'gpu_env fps/cpu':>16} {'VectorEnv fps/cpu':>18} {'ratio/cpu':>9}")

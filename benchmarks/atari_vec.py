@@ -84,14 +84,14 @@ def bench_ale_vector(game: str, num_envs: int, threads: int, steps: int, seed: i
         env.close()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", nargs="+", default=list(DEFAULT_GAMES))
     parser.add_argument("--num-envs", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(f"DQN setting: {args.num_envs} envs, {args.threads} threads, {args.steps} steps x {FRAME_SKIP} frames, "
           f"median of {args.repeats}")
     header = f"{'game':16s} {'contender':22s} {'steps/s':>9s} {'frames/s':>10s} {'CPU s':>7s} {'frames/CPU s':>13s}"
@@ -108,7 +108,8 @@ def main() -> None:
             print(f"{game:16s} {name:22s} {sps:9.0f} {sps * FRAME_SKIP:10.0f} {cpu:7.2f} {fpc:13.0f}", flush=True)
         ours, ref = rows["gpu_env make_vec"], rows["ale_py AtariVectorEnv"]
         print(f"{game:16s} {'ratio ours/ale_py':22s} {ours[0] / ref[0]:9.2f}x wall, {ours[1] / ref[1]:.2f}x per CPU s")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -34,7 +34,7 @@ import torch
 _AREA_EPSILON = 1e-3
 
 
-def _area_taps(src_size: int, dst_size: int) -> list[list[tuple[int, float]]]:
+def area_taps(src_size: int, dst_size: int) -> list[list[tuple[int, float]]]:
     """Per output index, the (source index, weight) taps of OpenCV's INTER_AREA, in its order.
 
     Weights are computed in double precision as OpenCV does, then rounded to float32 by the caller.
@@ -57,18 +57,24 @@ def _area_taps(src_size: int, dst_size: int) -> list[list[tuple[int, float]]]:
     return taps
 
 
-@functools.lru_cache(maxsize=64)
-def _tap_tensors(src_size: int, dst_size: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """Taps as padded tensors: index int64[K, dst], weight float32[K, dst] (padding weight 0)."""
-    taps = _area_taps(src_size, dst_size)
+def tap_arrays(src_size: int, dst_size: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+    """:func:`area_taps` as ``index int32[k, dst]`` and ``weight float32[k, dst]`` (padding: index 0, weight 0)."""
+    taps = area_taps(src_size, dst_size)
     k = max(len(t) for t in taps)
-    index = torch.zeros((k, dst_size), dtype=torch.int64)
-    weight = torch.zeros((k, dst_size), dtype=torch.float32)
+    index = np.zeros((k, dst_size), dtype=np.int32)
+    weight = np.zeros((k, dst_size), dtype=np.float32)
     for d, row in enumerate(taps):
         for j, (s, w) in enumerate(row):
             index[j, d] = s
             weight[j, d] = w
-    return index.to(device), weight.to(device)
+    return index, weight
+
+
+@functools.lru_cache(maxsize=64)
+def _tap_tensors(src_size: int, dst_size: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Taps as padded tensors: index int64[K, dst], weight float32[K, dst] (padding weight 0)."""
+    index, weight = tap_arrays(src_size, dst_size)
+    return torch.from_numpy(index).to(torch.int64).to(device), torch.from_numpy(weight).to(device)
 
 
 @dataclass(frozen=True)

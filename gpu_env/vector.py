@@ -4,11 +4,15 @@
 ``gymnasium.make_vec("ALE/Pong-v5", n, vectorization_mode="sync", ...)`` with, per sub-environment,
 ale-py's ``AtariEnv`` (v5 keyword arguments), then — if any preprocessing option is given —
 gymnasium's ``AtariPreprocessing``, then — if ``stack_size`` is given — ``FrameStackObservation``,
-under gymnasium's vector ``RecordEpisodeStatistics``. Autoreset is ``NEXT_STEP`` (declared in
-``metadata["autoreset_mode"]``): the step after an episode ends resets that env and returns its
-first observation with reward 0. Seeding is gymnasium's: ``reset(seed=s)`` gives env ``i`` the seed
-``s + i``, derives ``(np_seed, ale_seed) = SeedSequence(s + i).generate_state(2)`` and reloads the
-ROM (``loadROM``) with ``random_seed = ale_seed``; ``reset()`` without a seed only calls
+under gymnasium's vector ``RecordEpisodeStatistics``. ``autoreset_mode`` (declared in
+``metadata["autoreset_mode"]``) is gymnasium's: ``NEXT_STEP`` (default: the step after an episode
+ends resets that env and returns its first observation with reward 0), ``SAME_STEP`` (the env is
+reset in the step that ends its episode; the final observation and info are in
+``info["final_obs"]`` / ``info["final_info"]`` with masks ``_final_obs`` / ``_final_info``) or
+``DISABLED`` (the caller resets ended envs with ``reset(options={"reset_mask": mask})``; stepping an
+ended env raises :class:`~gpu_env.errors.GpuEnvError`). Seeding is gymnasium's: ``reset(seed=s)``
+gives env ``i`` the seed ``s + i``, derives ``(np_seed, ale_seed) = SeedSequence(s + i).generate_state(2)``
+and reloads the ROM (``loadROM``) with ``random_seed = ale_seed``; ``reset()`` without a seed only calls
 ``reset_game``. The no-op counts of ``noop_max`` come from the same per-env numpy generator as in
 gymnasium (``np_random.integers(1, noop_max + 1)``).
 
@@ -16,11 +20,16 @@ Returned values are torch tensors on ``device`` (default: the backend's device):
 (uint8, or float32 with ``scale_obs``), rewards float32[N], terminations/truncations bool[N]; the
 info dict holds ``lives``, ``episode_frame_number``, ``frame_number`` (int32[N], each with a ``_key``
 mask) and, where episodes ended this step, ``episode`` = {``r``: return, ``l``: length in steps,
-``frames``: ALE's episode frame number at the end, ``t``: seconds} with the mask ``_episode``.
+``frames``: ALE's episode frame number at the end, ``t``: seconds} with the mask ``_episode``. A
+seeded ``reset`` adds ``info["seeds"]``: as gymnasium, a numpy object array holding each seeded
+env's ``(np_seed, ale_seed)`` (``None`` elsewhere), with the mask ``_seeds``. Unlike gymnasium's
+object array, ``final_obs`` is one tensor ``[N, *single_observation_shape]`` (zeros where the mask is
+false), so that it can be used in batched code without a copy per env.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from typing import Any
@@ -34,8 +43,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gpu_env.ale_batch import ACTION_NAMES, AleBatch
-from gpu_env.errors import GpuEnvError, NotImplementedYetError
+from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import FrameStack
+from gpu_env.preprocess_cpu import CpuObservation
 
 _ENV_ID = re.compile(r"^(?:ALE/)?(?P<name>[A-Za-z0-9]+)-v5$")
 _V5_MAX_FRAMES = 108_000
@@ -91,8 +101,11 @@ class AtariVecEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         num_threads: int | None = None,
     ) -> None:
-        if AutoresetMode(autoreset_mode) != AutoresetMode.NEXT_STEP:
-            raise NotImplementedYetError(f"autoreset_mode={autoreset_mode!r} is not implemented yet: use NEXT_STEP")
+        try:
+            self._autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            modes = ", ".join(m.value for m in AutoresetMode)
+            raise GpuEnvError(f"autoreset_mode={autoreset_mode!r}: use one of {modes}") from None
         if obs_type not in ("rgb", "grayscale", "ram"):
             raise GpuEnvError(f"obs_type={obs_type!r}: use 'rgb', 'grayscale' or 'ram'")
         if isinstance(frameskip, tuple):
@@ -105,6 +118,7 @@ class AtariVecEnv(VectorEnv):
         self.device = torch.device(device) if device is not None else _default_device(backend)
         self._frameskip = frameskip
         self._obs_type = obs_type
+        self._num_threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
         given: dict[str, Any] = {"noop_max": noop_max, "frame_skip": frame_skip, "screen_size": screen_size,
                  "terminal_on_life_loss": terminal_on_life_loss, "grayscale_obs": grayscale_obs,
                  "grayscale_newaxis": grayscale_newaxis, "scale_obs": scale_obs}
@@ -133,7 +147,8 @@ class AtariVecEnv(VectorEnv):
         self._ep_return = np.zeros(num_envs, dtype=np.float64)
         self._ep_length = np.zeros(num_envs, dtype=np.int64)
         self._ep_start = np.full(num_envs, time.perf_counter())
-        self.metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+        self._seeded_with: list[tuple[np.uint32, np.uint32] | None] = [None] * num_envs
+        self.metadata = {"autoreset_mode": self._autoreset_mode, "render_modes": []}
 
     # ----------------------------------------------------------------------------- setup
     def _check_preprocessing(self, pp: dict[str, Any]) -> None:
@@ -173,6 +188,8 @@ class AtariVecEnv(VectorEnv):
             single: spaces.Space[Any] = (spaces.Box(0.0, 1.0, frame_shape, np.float32) if self._pp["scale_obs"]
                                   else spaces.Box(0, 255, frame_shape, np.uint8))
             self._pp_lives = np.zeros(n, dtype=np.int32)
+            self._observation = CpuObservation(n, (h, w), (height, width), 1 if gray else 3,
+                                               num_threads=self._num_threads)
         else:
             frame_shape = {"rgb": (h, w, 3), "grayscale": (h, w), "ram": (128,)}[self._obs_type]
             dtype = np.uint8
@@ -227,6 +244,7 @@ class AtariVecEnv(VectorEnv):
             if seeds[i] is None:
                 continue
             np_seed, ale_seed = np.random.SeedSequence(seeds[i]).generate_state(2)
+            self._seeded_with[i] = (np_seed, ale_seed)
             self._env_rngs[i] = seeding.np_random(int(np_seed))[0]
             ale_seeds[i] = ale_seed
             reload[i] = True
@@ -278,20 +296,37 @@ class AtariVecEnv(VectorEnv):
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise GpuEnvError(f"got {len(seeds)} seeds for {self.num_envs} environments")
+        self._seeded_with = [None] * self.num_envs
         self._reset_envs(mask, seeds)
         obs = self._observe(mask, reset=mask)
-        return obs, self._info(None)
+        info = self._info()
+        seeded = np.array([mask[i] and seeds[i] is not None for i in range(self.num_envs)])
+        if seeded.any():
+            # AtariEnv.reset(seed) reports (np_seed, ale_seed); gymnasium batches it as an object array.
+            seeds_info = np.empty(self.num_envs, dtype=object)
+            for i, pair in enumerate(self._seeded_with):
+                seeds_info[i] = pair
+            info["seeds"] = seeds_info
+            info["_seeds"] = torch.from_numpy(seeded).to(self.device)
+        return obs, info
 
     # ----------------------------------------------------------------------------- step
     def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        """One vector step (NEXT_STEP autoreset); ``actions``: int[N] indices into the action space."""
+        """One vector step (autoreset as ``metadata["autoreset_mode"]``); ``actions``: int[N] action indices."""
         a = actions.detach().cpu().numpy() if isinstance(actions, torch.Tensor) else np.asarray(actions)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise GpuEnvError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
         if (a < 0).any() or (a >= len(self._action_set)).any():
             raise GpuEnvError(f"actions must be in [0, {len(self._action_set)}), got {a!r}")
         ale_actions = self._action_set[a]
-        resetting = self._autoreset.copy()
+        mode = self._autoreset_mode
+        if mode == AutoresetMode.DISABLED and self._autoreset.any():
+            ended = np.flatnonzero(self._autoreset).tolist()
+            raise GpuEnvError(
+                f"envs {ended} ended and autoreset_mode is DISABLED: reset them first with "
+                "reset(options={'reset_mask': mask}) before the next step"
+            )
+        resetting = self._autoreset.copy() if mode == AutoresetMode.NEXT_STEP else np.zeros(self.num_envs, np.bool_)
         stepping = ~resetting
         if self._preprocess:
             reward, term, trunc = self._preprocessed_step(ale_actions, stepping)
@@ -306,10 +341,30 @@ class AtariVecEnv(VectorEnv):
         self._ep_return[stepping] += reward[stepping]
         self._ep_length[stepping] += 1
         done = term | trunc
-        info = self._info(done)
-        self._autoreset = done
+        info = self._info()
+        if done.any():
+            info.update(self._episode_info(done))
+        if mode == AutoresetMode.SAME_STEP:
+            if done.any():
+                # As gymnasium's SAME_STEP: the final observation and info go under "final_obs" /
+                # "final_info", the returned observation and info are the reset ones.
+                final_info = {k: v for k, v in info.items() if k not in ("episode", "_episode")}
+                final_obs = torch.where(self._expand(done, obs), obs, torch.zeros_like(obs))
+                self._reset_envs(done, [None] * self.num_envs)
+                obs = self._observe(done, reset=done)
+                info.update(self._info())
+                done_t = torch.from_numpy(done).to(self.device)
+                info.update({"final_obs": final_obs, "_final_obs": done_t,
+                             "final_info": final_info, "_final_info": done_t})
+            self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
+        else:
+            self._autoreset = done
         return (obs, torch.from_numpy(reward.astype(np.float32)).to(self.device),
                 torch.from_numpy(term).to(self.device), torch.from_numpy(trunc).to(self.device), info)
+
+    def _expand(self, mask: npt.NDArray[np.bool_], like: torch.Tensor) -> torch.Tensor:
+        """``mask`` (bool[N]) as a tensor broadcastable against ``like`` ([N, ...])."""
+        return torch.from_numpy(mask).to(like.device).view(-1, *([1] * (like.dim() - 1)))
 
     def _preprocessed_step(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]
                            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
@@ -354,13 +409,7 @@ class AtariVecEnv(VectorEnv):
         frame: npt.NDArray[Any]
         if self._preprocess:
             buf0, buf1 = self._buffers()
-            if self._pp["frame_skip"] > 1:
-                if mask.all():
-                    np.maximum(buf0, buf1, out=buf0)
-                else:
-                    idx = np.flatnonzero(mask)
-                    buf0[idx] = np.maximum(buf0[idx], buf1[idx])
-            frame = self._resize_frames(buf0)
+            frame = self._observation(buf0, buf1 if self._pp["frame_skip"] > 1 else None, mask)
             if self._pp["scale_obs"]:
                 frame = np.asarray(frame, dtype=np.float32) / 255.0
             if self._pp["grayscale_obs"] and self._pp["grayscale_newaxis"]:
@@ -373,31 +422,29 @@ class AtariVecEnv(VectorEnv):
             frame = self._stack.obs
         return torch.from_numpy(np.array(frame, copy=True)).to(self.device)
 
-    def _resize_frames(self, frames: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-        """Resize exactly as gymnasium's AtariPreprocessing does (``cv2.resize``, INTER_AREA)."""
-        import cv2
-
-        width, height = self._pp_size
-        return np.stack([cv2.resize(f, (width, height), interpolation=cv2.INTER_AREA) for f in frames])
-
-    def _info(self, done: npt.NDArray[np.bool_] | None) -> dict[str, Any]:
+    def _info(self) -> dict[str, Any]:
+        """``AtariEnv``'s info (lives, frame numbers) for every env, batched with ``_key`` masks."""
         ones = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         total, episode = self.batch.frame_number(), self.batch.episode_frame_number()
-        info: dict[str, Any] = {
+        return {
             "lives": self._tensor(self.batch.lives()), "_lives": ones,
             "episode_frame_number": self._tensor(episode), "_episode_frame_number": ones,
             "frame_number": self._tensor(total), "_frame_number": ones,
         }
-        if done is not None and done.any():
-            now = time.perf_counter()
-            info["episode"] = {
+
+    def _episode_info(self, done: npt.NDArray[np.bool_]) -> dict[str, Any]:
+        """``RecordEpisodeStatistics``' ``episode`` entry for the envs whose episode ended (``done``)."""
+        now = time.perf_counter()
+        episode = self.batch.episode_frame_number()
+        return {
+            "episode": {
                 "r": self._tensor(np.where(done, self._ep_return, 0.0)),
                 "l": self._tensor(np.where(done, self._ep_length, 0)),
                 "frames": self._tensor(np.where(done, episode, 0)),
                 "t": self._tensor(np.where(done, np.round(now - self._ep_start, 6), 0.0)),
-            }
-            info["_episode"] = self._tensor(done)
-        return info
+            },
+            "_episode": self._tensor(done),
+        }
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the batch frees its memory when collected."""

@@ -441,17 +441,14 @@ HD void m6502_set_nz(M6502& cpu, uint8_t value) {
   cpu.n = value >> 7;
 }
 
-// Execute ONE instruction exactly as ale-py's default ("low") CPU does. A CPU whose status has the fatal bit
-// set does nothing. The stop bit is not consulted here (see m6502_execute).
+// m6502_operate does the work of one instruction after its opcode fetch, given the opcode's decoded
+// OpInfo. On the device it is called with the table entry (one copy of the code). On the host,
+// m6502_step switches over the 256 opcodes and calls it with a compile-time entry per case, so the
+// compiler folds the addressing-mode and operation switches away: one indirect branch per
+// instruction instead of three (same code, same semantics; measured 1.3-1.5x on the CPU).
 template <class Bus>
-M6502_BUS_INLINE void m6502_step(M6502& cpu, Bus& bus) {
+M6502_BUS_INLINE void m6502_operate(M6502& cpu, Bus& bus, const m6502_detail::OpInfo dec) {
   using namespace m6502_detail;
-  if (cpu.status & kM6502StatusFatal) return;
-
-  const uint8_t opcode = m6502_read(cpu, bus, cpu.pc);
-  cpu.pc = static_cast<uint16_t>(cpu.pc + 1);
-  cpu.ir = opcode;
-  const OpInfo dec = op_info(opcode);
   const uint8_t access = dec.access;
   bus.add_cycles(dec.cycles);
 
@@ -808,6 +805,42 @@ M6502_BUS_INLINE void m6502_step(M6502& cpu, Bus& bus) {
       cpu.status |= kM6502StatusFatal;
       break;
   }
+}
+
+#if !GPU_ENV_DEVICE
+namespace m6502_detail {
+template <int Opcode>
+struct OpConst {
+  static constexpr OpInfo kInfo = OpTableHost::kTable.entry[Opcode];
+};
+}  // namespace m6502_detail
+#define M6502_CASE(n)                                                    \
+  case n:                                                                \
+    m6502_operate(cpu, bus, m6502_detail::OpConst<n>::kInfo);            \
+    break;
+#define M6502_CASE4(n) M6502_CASE(n) M6502_CASE(n + 1) M6502_CASE(n + 2) M6502_CASE(n + 3)
+#define M6502_CASE16(n) M6502_CASE4(n) M6502_CASE4(n + 4) M6502_CASE4(n + 8) M6502_CASE4(n + 12)
+#define M6502_CASE64(n) M6502_CASE16(n) M6502_CASE16(n + 16) M6502_CASE16(n + 32) M6502_CASE16(n + 48)
+#endif
+
+// Execute ONE instruction exactly as ale-py's default ("low") CPU does. A CPU whose status has the fatal bit
+// set does nothing. The stop bit is not consulted here (see m6502_execute).
+template <class Bus>
+M6502_BUS_INLINE void m6502_step(M6502& cpu, Bus& bus) {
+  if (cpu.status & kM6502StatusFatal) return;
+  const uint8_t opcode = m6502_read(cpu, bus, cpu.pc);
+  cpu.pc = static_cast<uint16_t>(cpu.pc + 1);
+  cpu.ir = opcode;
+#if GPU_ENV_DEVICE
+  m6502_operate(cpu, bus, m6502_detail::op_info(opcode));
+#else
+  switch (opcode) {
+    M6502_CASE64(0)
+    M6502_CASE64(64)
+    M6502_CASE64(128)
+    M6502_CASE64(192)
+  }
+#endif
 }
 
 // ALE's M6502::execute(n): clears every status bit but the fatal one, then runs instructions until

@@ -23,21 +23,7 @@ import numpy as np
 
 from gpu_env.cuda.backend import _NULL, CudaAtariBatch
 from gpu_env.errors import GpuEnvError
-
-
-def _taps(src: int, dst: int) -> tuple[np.ndarray, np.ndarray]:
-    """OpenCV INTER_AREA taps as int32[K, dst] indices and float32[K, dst] weights (padding weight 0)."""
-    from gpu_env.preprocess import _area_taps
-
-    taps = _area_taps(src, dst)
-    k = max(len(t) for t in taps)
-    index = np.zeros((k, dst), dtype=np.int32)
-    weight = np.zeros((k, dst), dtype=np.float32)
-    for d, row in enumerate(taps):
-        for j, (s, w) in enumerate(row):
-            index[j, d] = s
-            weight[j, d] = np.float32(w)
-    return index, weight
+from gpu_env.preprocess import tap_arrays
 
 
 class CudaPreprocessor:
@@ -87,8 +73,8 @@ class CudaPreprocessor:
                            if stack_size is not None else None)
             self._integer = h % self.height == 0 and 160 % self.width == 0
             if not self._integer:
-                xi, xw = _taps(160, self.width)
-                yi, yw = _taps(h, self.height)
+                xi, xw = tap_arrays(160, self.width)
+                yi, yw = tap_arrays(h, self.height)
                 self._xi, self._xw, self._yi, self._yw = (cp.asarray(a) for a in (xi, xw, yi, yw))
             area = max(1, (h // self.height) * (160 // self.width))
             self._inv_area = np.float32(1.0 / area)

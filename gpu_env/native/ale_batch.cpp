@@ -6,15 +6,16 @@
 // (gpu_env_ale_rom_new) owns copies of the ROM image, the starting actions and the setMode streams.
 #include <cstddef>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "ale/environment.h"
+#include "parallel.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
 
 using gpu_env::ale::AleEnv;
 using gpu_env::ale::AleRom;
+using gpu_env_native::parallel_for;
 
 namespace {
 
@@ -25,23 +26,19 @@ struct RomHandle {
   std::vector<int32_t> programs;
 };
 
-template <class Fn>
-void parallel_for(int32_t n, int32_t num_threads, Fn fn) {
-  if (num_threads <= 1 || n <= 1) {
-    for (int32_t i = 0; i < n; ++i) fn(i);
+// out[p * channels + c] = palette[screen[p] * channels + c] for p < pixels (channels: 1 or 3).
+void apply_palette(const uint8_t* __restrict screen, int32_t pixels, const uint8_t* __restrict palette,
+                   int32_t channels, uint8_t* __restrict out) {
+  if (channels == 1) {
+    for (int32_t p = 0; p < pixels; ++p) out[p] = palette[screen[p]];
     return;
   }
-  if (num_threads > n) num_threads = n;
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<size_t>(num_threads));
-  for (int32_t t = 0; t < num_threads; ++t) {
-    const int32_t lo = static_cast<int32_t>(static_cast<int64_t>(n) * t / num_threads);
-    const int32_t hi = static_cast<int32_t>(static_cast<int64_t>(n) * (t + 1) / num_threads);
-    workers.emplace_back([lo, hi, &fn] {
-      for (int32_t i = lo; i < hi; ++i) fn(i);
-    });
+  for (int32_t p = 0; p < pixels; ++p) {
+    const uint8_t* rgb = palette + 3 * static_cast<int32_t>(screen[p]);
+    out[3 * p] = rgb[0];
+    out[3 * p + 1] = rgb[1];
+    out[3 * p + 2] = rgb[2];
   }
-  for (auto& w : workers) w.join();
 }
 
 uint8_t* env_buffers(uint8_t* buffers, uint64_t stride, int32_t i) {
@@ -247,10 +244,7 @@ GPU_ENV_EXPORT void gpu_env_ale_step_preprocessed(const void* handle, AleEnv* en
         const Tia& tia = e.console.tia;
         const int32_t rows = tia.height < height ? tia.height : height;
         const uint8_t* screen = fb + 160u * static_cast<size_t>(tia.height) * tia.current_buffer;
-        uint8_t* out = target + frame_bytes * static_cast<size_t>(i);
-        for (int32_t p = 0; p < 160 * rows; ++p) {
-          for (int32_t c = 0; c < channels; ++c) out[p * channels + c] = palette[screen[p] * channels + c];
-        }
+        apply_palette(screen, 160 * rows, palette, channels, target + frame_bytes * static_cast<size_t>(i));
       }
     }
     rewards[i] = total;

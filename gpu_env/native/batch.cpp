@@ -3,44 +3,18 @@
 //
 // Memory is owned by the caller: `envs` is an array of Console structs (gpu_env_console_size() bytes
 // each), `screens` holds two 160 x height frame buffers per environment (stride `screen_stride`).
-#include <atomic>
 #include <cstddef>
 #include <cstring>
-#include <thread>
-#include <vector>
 
 #include "console.h"
 #include "games/registry.h"
+#include "parallel.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
 
-namespace {
+using gpu_env_native::parallel_for;
 
-// Run fn(i) for i in [0, n) on `num_threads` threads: the calling thread and num_threads - 1 new
-// ones take environments one at a time from a shared counter, so a thread that the OS preempts (the
-// machine may be shared) does not hold back a fixed share of the batch. Environments are
-// independent, so the order does not change any result.
-template <class Fn>
-void parallel_for(int32_t n, int32_t num_threads, Fn fn) {
-  if (num_threads <= 1 || n <= 1) {
-    for (int32_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  if (num_threads > n) num_threads = n;
-  std::atomic<int32_t> next{0};
-  auto work = [&next, n, &fn] {
-    for (;;) {
-      const int32_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= n) return;
-      fn(i);
-    }
-  };
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<size_t>(num_threads - 1));
-  for (int32_t t = 1; t < num_threads; ++t) workers.emplace_back(work);
-  work();
-  for (auto& w : workers) w.join();
-}
+namespace {
 
 // Rebuild the TIA fields ALE keeps outside its serialized state (mask pointers, frame pointer).
 void tia_import_fixup(Tia& t, bool partial) {

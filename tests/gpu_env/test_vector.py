@@ -22,7 +22,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
-from gpu_env.errors import GpuEnvError, NotImplementedYetError
+from gpu_env.errors import GpuEnvError
 from gpu_env.vector import AtariVecEnv, make_vec, rom_id_from_env_id
 
 gym.register_envs(ale_py)
@@ -37,12 +37,14 @@ def reference(env_id: str, num_envs: int, **kwargs: Any) -> Any:
     """Build the gymnasium stack our make_vec reproduces from the same keyword arguments."""
     pp = {k: kwargs.pop(k) for k in PREPROCESSING_KEYS if k in kwargs}
     stack = kwargs.pop("stack_size", None)
+    mode = kwargs.pop("autoreset_mode", AutoresetMode.NEXT_STEP)
     wrappers: list[Callable[[gym.Env[Any, Any]], gym.Wrapper[Any, Any, Any, Any]]] = []
     if pp:
         wrappers.append(lambda e: AtariPreprocessing(e, **pp))
     if stack is not None:
         wrappers.append(lambda e: FrameStackObservation(e, stack))
-    env = gym.make_vec(env_id, num_envs, vectorization_mode="sync", wrappers=wrappers or None, **kwargs)
+    env = gym.make_vec(env_id, num_envs, vectorization_mode="sync", wrappers=wrappers or None,
+                       vector_kwargs={"autoreset_mode": mode}, **kwargs)
     return gym.wrappers.vector.RecordEpisodeStatistics(env)
 
 
@@ -55,6 +57,13 @@ def compare(env_id: str, num_envs: int, steps: int, seed: int, backend: str = "c
         o2, i2 = ours.reset(seed=seed)
         if not np.array_equal(o1, o2.numpy()):
             return "reset: observations differ"
+        if list(i1["seeds"]) != list(i2["seeds"]) or not np.array_equal(i1["_seeds"], i2["_seeds"].numpy()):
+            return "reset: info['seeds'] differs"
+        mode = kwargs.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        # With DISABLED, gymnasium's vector RecordEpisodeStatistics loses every env's statistics on
+        # reset(options={"reset_mask": ...}) (the sync env pops "reset_mask" before the wrapper reads
+        # it), so there ours are checked against returns and lengths summed here instead.
+        own_r, own_l = np.zeros(num_envs), np.zeros(num_envs, dtype=np.int64)
         rng = np.random.default_rng(seed)
         for t in range(steps):
             actions = rng.integers(0, ref.single_action_space.n, num_envs)
@@ -70,17 +79,43 @@ def compare(env_id: str, num_envs: int, steps: int, seed: int, backend: str = "c
                 "_episode": np.array_equal(i1.get("_episode", np.zeros(num_envs, bool)),
                                            i2.get("_episode", torch.zeros(num_envs, dtype=torch.bool)).numpy()),
             }
+            own_r += r1
+            own_l += 1
             if "_episode" in i1 and checks["_episode"]:
                 done = i1["_episode"]
-                checks["episode r"] = np.array_equal(i1["episode"]["r"][done], i2["episode"]["r"].numpy()[done])
-                checks["episode l"] = np.array_equal(i1["episode"]["l"][done], i2["episode"]["l"].numpy()[done])
+                want_r = own_r[done] if mode == AutoresetMode.DISABLED else i1["episode"]["r"][done]
+                want_l = own_l[done] if mode == AutoresetMode.DISABLED else i1["episode"]["l"][done]
+                checks["episode r"] = np.array_equal(want_r, i2["episode"]["r"].numpy()[done])
+                checks["episode l"] = np.array_equal(want_l, i2["episode"]["l"].numpy()[done])
+            if mode == AutoresetMode.SAME_STEP:
+                checks.update(_final_checks(i1, i2, num_envs))
             bad = [name for name, ok in checks.items() if not ok]
             if bad:
                 return f"step {t}: {', '.join(bad)} differ"
+            ended = te1 | tr1
+            if mode == AutoresetMode.DISABLED and ended.any():
+                o1, _ = ref.reset(options={"reset_mask": ended})
+                o2, _ = ours.reset(options={"reset_mask": ended})
+                if not np.array_equal(o1, o2.numpy()):
+                    return f"step {t}: observations after reset(reset_mask) differ"
+                own_r[ended], own_l[ended] = 0.0, 0
         return None
     finally:
         ref.close()
         ours.close()
+
+
+def _final_checks(i1: dict[str, Any], i2: dict[str, Any], num_envs: int) -> dict[str, bool]:
+    """SAME_STEP: masks, final observations and final lives equal where an episode ended."""
+    none = np.zeros(num_envs, dtype=np.bool_)
+    mask = i1.get("_final_obs", none)
+    checks = {"_final_obs": np.array_equal(mask, i2.get("_final_obs", torch.from_numpy(none)).numpy())}
+    if mask.any() and checks["_final_obs"]:
+        ours = i2["final_obs"].numpy()
+        checks["final_obs"] = all(np.array_equal(i1["final_obs"][i], ours[i]) for i in np.flatnonzero(mask))
+        checks["final lives"] = np.array_equal(i1["final_info"]["lives"][mask],
+                                               i2["final_info"]["lives"].numpy()[mask])
+    return checks
 
 
 def test_raw_rgb_v5_with_truncation() -> None:
@@ -94,6 +129,26 @@ def test_dqn_preprocessing_frame_stack_and_life_loss() -> None:
 def test_grayscale_stochastic_frameskip_mode_and_full_action_space() -> None:
     assert compare("ALE/SpaceInvaders-v5", 2, 40, seed=5, obs_type="grayscale", frameskip=(2, 5), mode=2,
                    difficulty=1, full_action_space=True) is None
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
+def test_autoreset_modes_match_gymnasium(mode: AutoresetMode) -> None:
+    # Short episodes (truncation at 200 frames) so that several end during the comparison.
+    assert compare("ALE/Breakout-v5", 2, 60, seed=11, stack_size=4, autoreset_mode=mode,
+                   max_num_frames_per_episode=200, **DQN) is None
+    assert compare("ALE/Pong-v5", 2, 40, seed=2, autoreset_mode=mode, max_num_frames_per_episode=60) is None
+
+
+def test_disabled_autoreset_refuses_to_step_an_ended_env() -> None:
+    env = make_vec("ALE/Pong-v5", 2, autoreset_mode=AutoresetMode.DISABLED, max_num_frames_per_episode=8)
+    env.reset(seed=0)
+    noop = np.zeros(2, dtype=np.int64)
+    assert not env.step(noop)[3].any()
+    assert env.step(noop)[3].all()  # 8 frames = 2 steps of frameskip 4
+    with pytest.raises(GpuEnvError, match=r"envs \[0, 1\] ended and autoreset_mode is DISABLED"):
+        env.step(np.zeros(2, dtype=np.int64))
+    env.reset(options={"reset_mask": np.array([True, True])})
+    assert not env.step(noop)[3].any()
 
 
 def test_metadata_spaces_and_devices() -> None:
@@ -138,7 +193,7 @@ def test_partial_reset_with_mask_leaves_others() -> None:
         ({"obs_type": "pixels"}, GpuEnvError, "obs_type"),
         ({"frameskip": 0}, GpuEnvError, "frameskip"),
         ({"frameskip": 4, "frame_skip": 4}, GpuEnvError, "frameskip=1"),
-        ({"autoreset_mode": AutoresetMode.SAME_STEP}, NotImplementedYetError, "NEXT_STEP"),
+        ({"autoreset_mode": "Sometimes"}, GpuEnvError, "NextStep, SameStep, Disabled"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict[str, Any], error: type[Exception], match: str) -> None:
