@@ -12,7 +12,7 @@ grayscale uint8[N, H, 160], RGB uint8[N, H, 160, 3]. Inputs (actions, masks, str
 numpy arrays, CuPy arrays or torch tensors (CUDA tensors are read in place).
 
 Masked calls launch over the compacted list of selected envs, so warps hold only envs that run.
-``CudaAleBackend`` adapts the class to ``gpu_env.ale_batch.AleBackend`` (host numpy arrays), for
+``CudaAleBackend`` adapts the class to the ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch` (host numpy arrays), for
 ``AleBatch(backend="cuda")``.
 """
 
@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env.ale_batch import NUM_ACTIONS, PADDLE_MIN, encode_set_mode_program, resolve_rom_path
+from gpu_env.ale_batch import NUM_ACTIONS, resolve_rom_path
+from gpu_env.ale_native import PADDLE_MIN, encode_set_mode_program
 from gpu_env.cuda.errors import require_cuda
 from gpu_env.cuda.module import KernelOptions, load_module
 from gpu_env.errors import GpuEnvError, NotImplementedYetError, RomError
@@ -92,7 +93,7 @@ class CudaAtariBatch:
         options: KernelOptions | None = None,
     ) -> None:
         from gpu_env import palettes, roms
-        from gpu_env.ale_batch import _seeds_array
+        from gpu_env.ale_batch import seeds_array
 
         if not isinstance(num_envs, int) or num_envs <= 0:
             raise ValueError(f"num_envs={num_envs!r} must be a positive int")
@@ -114,7 +115,7 @@ class CudaAtariBatch:
         self.backend = "cuda"
         self.block_size = block_size
         self.options = options if options is not None else KernelOptions()
-        self.seeds = _seeds_array(seeds, num_envs)
+        self.seeds = seeds_array(seeds, num_envs)
         self.repeat_action_probability = float(repeat_action_probability)
         self.frameskip = frameskip
         self.max_num_frames_per_episode = int(max_num_frames_per_episode)
@@ -264,11 +265,11 @@ class CudaAtariBatch:
 
     def load_rom(self, mask: Any = None, seeds: Any = None) -> None:
         """ALE ``setInt('random_seed', s); loadROM()`` on the envs in ``mask`` (see ``AleBatch.load_rom``)."""
-        from gpu_env.ale_batch import _seeds_array
+        from gpu_env.ale_batch import seeds_array
 
         host_mask = np.ones(self.num_envs, dtype=np.bool_) if mask is None else np.asarray(self._host(mask), bool)
         if seeds is not None:
-            new = _seeds_array(self._host(seeds), self.num_envs)
+            new = seeds_array(self._host(seeds), self.num_envs)
             self.seeds = np.where(host_mask, new, self.seeds).astype(np.uint32)
         self._load(host_mask, self.seeds)
 
@@ -402,7 +403,7 @@ class CudaAtariBatch:
 
 
 class CudaAleBackend:
-    """``gpu_env.ale_batch.AleBackend`` over :class:`CudaAtariBatch` (host numpy results, for ``AleBatch``)."""
+    """the ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch` over :class:`CudaAtariBatch` (host numpy results, for ``AleBatch``)."""
 
     def __init__(self, rom: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: dict[str, Any]) -> None:
         self.batch = CudaAtariBatch(

@@ -1,5 +1,5 @@
 // Batched CPU entry points of the ALE-level environment (gpu_env/core/ale/environment.h), run on
-// std::threads across environments. Plain C ABI for ctypes (gpu_env/ale_batch.py).
+// std::threads across environments. Plain C ABI for ctypes (gpu_env/ale_native.py).
 //
 // Memory is owned by the caller: `envs` is an array of AleEnv (gpu_env_ale_env_size() bytes each),
 // `buffers` holds each env's two frame buffers at `stride` bytes per env. A ROM handle
@@ -251,7 +251,7 @@ GPU_ENV_EXPORT void gpu_env_ale_step_preprocessed(const void* handle, AleEnv* en
   });
 }
 
-// Import support (gpu_env/ale_batch.py load_ale_state): the env's frame-buffer index in use, and setters
+// Import support (gpu_env/ale_native.py load_ale_state): the env's frame-buffer index in use, and setters
 // for what an ale-py cloneState() holds beyond the console (frame counters, mode, difficulty, RNGs).
 GPU_ENV_EXPORT int32_t gpu_env_ale_current_buffer(const AleEnv* envs, int32_t i) {
   return envs[i].console.tia.current_buffer;

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from ale_py import roms
 
-from gpu_env.ale_batch import AleBatch, encode_set_mode_program
+from gpu_env.ale_batch import AleBatch
+from gpu_env.ale_native import encode_set_mode_program
 from gpu_env.errors import BackendError, GpuEnvError, NotImplementedYetError, RomError
 
 

@@ -58,8 +58,14 @@ HD void tia_paint_copy(uint8_t* code, int32_t lo, int32_t hi, int32_t x0, int32_
     const int32_t base = x0 - wrap * 160;  // ring pixel x shows k = x - base
     int32_t a = base > lo ? base : lo;
     int32_t b = base + width < hi ? base + width : hi;
+    if (solid) {
+      for (int32_t x = a; x < b; ++x) code[x] |= bit;
+      continue;
+    }
+    // Branch-free: pixel k shows GRP bit 7 - (k >> scale).
     for (int32_t x = a; x < b; ++x) {
-      if (solid || (grp & (0x80u >> (static_cast<uint32_t>(x - base) >> scale)))) code[x] |= bit;
+      const uint32_t on = (static_cast<uint32_t>(grp) << (static_cast<uint32_t>(x - base) >> scale)) >> 7;
+      code[x] |= static_cast<uint8_t>(bit & (0u - (on & 1u)));
     }
   }
 }
@@ -189,7 +195,11 @@ HD void tia_draw_span(Tia& t, uint8_t* fb, int32_t count, int32_t hpos) {
 
   // ... then, where objects reach, one object code per pixel.
   uint8_t code[160];
-  for (int32_t x = olo; x < ohi; ++x) code[x] = ((cells >> (x >> 2)) & 1) ? kTiaPF : 0;
+  if (cells == 0) {
+    for (int32_t x = olo; x < ohi; ++x) code[x] = 0;
+  } else {
+    for (int32_t x = olo; x < ohi; ++x) code[x] = static_cast<uint8_t>(kTiaPF & (0u - ((cells >> (x >> 2)) & 1)));
+  }
   if (bl_on) tia_paint_copy(code, olo, ohi, t.posbl, bl_width, 0, 0, kTiaBL, true);
   if (p1_on) tia_paint_copies(code, p1, t.posp1, olo, ohi, t.current_grp1, kTiaP1, false);
   if (m1_on) tia_paint_copies(code, m1, t.posm1, olo, ohi, 0, kTiaM1, true);
