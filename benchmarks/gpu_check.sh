@@ -60,11 +60,11 @@ suffix=$($PY -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))
   set -e
   mkdir -p build/native_obj
   ls gpu_env/native/*.cpp | xargs -P "$(nproc)" -I{} sh -c \
-    'g++ -std=c++17 -O3 -fPIC -fno-exceptions -fno-rtti -pthread -fvisibility=hidden -Igpu_env/core -Igpu_env/native -c "$1" -o "build/native_obj/$(basename "$1" .cpp).o"' _ {}
+    'g++ -std=c++17 -O3 -fPIC -fno-exceptions -fno-rtti -pthread -fvisibility=hidden -ffp-contract=off -Igpu_env/core -Igpu_env/native -c "$1" -o "build/native_obj/$(basename "$1" .cpp).o"' _ {}
   g++ -shared -pthread build/native_obj/*.o -o "gpu_env/_native$suffix"
 ) > "$OUT/build_native.log" 2>&1 &
 native_pid=$!
-( time timeout "$BUILD_LIMIT" $PY -m gpu_env.cuda.module prebuild --arch "sm_$($PY -c 'import cupy; print(cupy.cuda.Device(0).compute_capability)')" --local -j 2 ) \
+( time timeout "$BUILD_LIMIT" $PY -m gpu_env.cuda.module prebuild --arch "sm_$($PY -c 'import cupy; print(cupy.cuda.Device(0).compute_capability)')" --local -j 8 ) \
   > "$OUT/build_cuda.log" 2>&1 &
 cuda_pid=$!
 wait $native_pid && echo "CPU library built: gpu_env/_native$suffix" || { echo "FAILED: CPU library"; tail -30 "$OUT/build_native.log"; exit 4; }

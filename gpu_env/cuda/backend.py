@@ -12,8 +12,8 @@ grayscale uint8[N, H, 160], RGB uint8[N, H, 160, 3]. Inputs (actions, masks, str
 numpy arrays, CuPy arrays or torch tensors (CUDA tensors are read in place).
 
 Masked calls launch over the compacted list of selected envs, so warps hold only envs that run.
-``CudaAleBackend`` adapts the class to the ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch` (host numpy arrays), for
-``AleBatch(backend="cuda")``.
+``CudaAleBackend`` adapts the class to the ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch`
+(host numpy arrays), for ``AleBatch(backend="cuda")``.
 """
 
 from __future__ import annotations
@@ -403,7 +403,7 @@ class CudaAtariBatch:
 
 
 class CudaAleBackend:
-    """the ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch` over :class:`CudaAtariBatch` (host numpy results, for ``AleBatch``)."""
+    """The ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch` over :class:`CudaAtariBatch` (host numpy results)."""
 
     def __init__(self, rom: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: dict[str, Any]) -> None:
         self.batch = CudaAtariBatch(

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ale/environment.h"
+#include "ale/params.h"
 #include "parallel.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
@@ -45,31 +46,11 @@ uint8_t* env_buffers(uint8_t* buffers, uint64_t stride, int32_t i) {
   return buffers + stride * static_cast<uint64_t>(i);
 }
 
-// Indices of the params array given to gpu_env_ale_rom_new.
-enum Param : int {
-  kParamGameId,
-  kParamScheme,
-  kParamYStart,
-  kParamHeightProp,
-  kParamHmoveBlanks,
-  kParamLeftPaddles,
-  kParamRightPaddles,
-  kParamSwapPorts,
-  kParamSwapPaddles,
-  kParamDifficultyProps,
-  kParamPaddleMin,
-  kParamPaddleMax,
-  kParamDefaultMode,
-  kParamFrameskip,
-  kParamMaxFrames,
-  kParamCount,
-};
-
 }  // namespace
 
 GPU_ENV_EXPORT uint32_t gpu_env_ale_env_size() { return static_cast<uint32_t>(sizeof(AleEnv)); }
 
-GPU_ENV_EXPORT int32_t gpu_env_ale_param_count() { return kParamCount; }
+GPU_ENV_EXPORT int32_t gpu_env_ale_param_count() { return gpu_env::ale::kParamCount; }
 
 GPU_ENV_EXPORT void* gpu_env_ale_rom_new(const int32_t* params, float repeat_action_probability, const uint8_t* rom,
                                          uint32_t rom_size, const int32_t* starting, int32_t num_starting,
@@ -79,28 +60,8 @@ GPU_ENV_EXPORT void* gpu_env_ale_rom_new(const int32_t* params, float repeat_act
   h->starting.assign(starting, starting + num_starting);
   h->programs.assign(programs, programs + num_program_words);
   h->programs.push_back(gpu_env::ale::kOpEnd);
-  AleRom& r = h->rom;
-  r.rom = h->image.data();
-  r.rom_size = rom_size;
-  r.game_id = params[kParamGameId];
-  r.scheme = static_cast<uint8_t>(params[kParamScheme]);
-  r.ystart = params[kParamYStart];
-  r.height_prop = params[kParamHeightProp];
-  r.hmove_blanks = static_cast<uint8_t>(params[kParamHmoveBlanks]);
-  r.left_paddles = static_cast<uint8_t>(params[kParamLeftPaddles]);
-  r.right_paddles = static_cast<uint8_t>(params[kParamRightPaddles]);
-  r.swap_ports = static_cast<uint8_t>(params[kParamSwapPorts]);
-  r.swap_paddles = static_cast<uint8_t>(params[kParamSwapPaddles]);
-  r.difficulty_props = static_cast<uint8_t>(params[kParamDifficultyProps]);
-  r.paddle_min = params[kParamPaddleMin];
-  r.paddle_max = params[kParamPaddleMax];
-  r.default_mode = params[kParamDefaultMode];
-  r.starting_actions = h->starting.data();
-  r.num_starting_actions = num_starting;
-  r.programs = h->programs.data();
-  r.frameskip = params[kParamFrameskip];
-  r.repeat_action_probability = repeat_action_probability;
-  r.max_num_frames_per_episode = params[kParamMaxFrames];
+  h->rom = gpu_env::ale::rom_from_params(params, h->image.data(), rom_size, h->starting.data(), num_starting,
+                                         h->programs.data(), repeat_action_probability);
   return h;
 }
 

@@ -42,10 +42,15 @@ def test_unit_is_self_contained_and_does_not_force_inline() -> None:
 
 
 def test_kernel_parameter_layout_matches_the_cpu_library() -> None:
-    """kernels.h reads the per-ROM int32 vector in native/ale_batch.cpp's order."""
+    """kernels.h and native/ale_batch.cpp read the per-ROM int32 vector through the one layout of ale/params.h."""
     cpu = (CORE_DIR.parent / "native" / "ale_batch.cpp").read_text()
     gpu = (CORE_DIR / "cuda" / "kernels.h").read_text()
-    assert _enum_names(cpu, "kParamGameId", "kParamCount") == _enum_names(gpu, "kParamGameId", "kParamCount")
+    for text in (cpu, gpu):
+        assert '#include "' in text and "ale/params.h" in text
+        assert "rom_from_params(" in text
+        assert "kParamGameId," not in text  # no second copy of the layout
+    names = _enum_names((CORE_DIR / "ale" / "params.h").read_text(), "kParamGameId", "kParamCount")
+    assert names[0] == "kParamGameId" and names[-1] == "kParamCount" and len(names) == len(set(names))
     from gpu_env._lib import native
     from gpu_env.cuda.backend import PARAM_COUNT
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "../ale/environment.h"
+#include "../ale/params.h"
 #include "../hd.h"
 
 #ifndef GPU_ENV_CUDA_LOCAL_COPY
@@ -39,26 +40,6 @@ namespace cuda {
 
 using ale::AleEnv;
 using ale::AleRom;
-
-// Indices of `params` (identical to the enum of gpu_env/native/ale_batch.cpp).
-enum : int {
-  kParamGameId,
-  kParamScheme,
-  kParamYStart,
-  kParamHeightProp,
-  kParamHmoveBlanks,
-  kParamLeftPaddles,
-  kParamRightPaddles,
-  kParamSwapPorts,
-  kParamSwapPaddles,
-  kParamDifficultyProps,
-  kParamPaddleMin,
-  kParamPaddleMax,
-  kParamDefaultMode,
-  kParamFrameskip,
-  kParamMaxFrames,
-  kParamCount,
-};
 
 enum : int {
   kStatusTerminal,
@@ -82,32 +63,11 @@ struct RomArgs {
 };
 
 __device__ __forceinline__ AleRom make_rom(const RomArgs& a) {
-  AleRom r;
-  r.rom = a.rom;
-  r.rom_size = a.rom_size;
+  AleRom r = ale::rom_from_params(a.params, a.rom, a.rom_size, a.starting, a.num_starting, a.programs,
+                                  a.repeat_action_probability);
 #if GPU_ENV_CUDA_GAME_ID >= 0
   r.game_id = GPU_ENV_CUDA_GAME_ID;
-#else
-  r.game_id = a.params[kParamGameId];
 #endif
-  r.scheme = static_cast<uint8_t>(a.params[kParamScheme]);
-  r.ystart = a.params[kParamYStart];
-  r.height_prop = a.params[kParamHeightProp];
-  r.hmove_blanks = static_cast<uint8_t>(a.params[kParamHmoveBlanks]);
-  r.left_paddles = static_cast<uint8_t>(a.params[kParamLeftPaddles]);
-  r.right_paddles = static_cast<uint8_t>(a.params[kParamRightPaddles]);
-  r.swap_ports = static_cast<uint8_t>(a.params[kParamSwapPorts]);
-  r.swap_paddles = static_cast<uint8_t>(a.params[kParamSwapPaddles]);
-  r.difficulty_props = static_cast<uint8_t>(a.params[kParamDifficultyProps]);
-  r.paddle_min = a.params[kParamPaddleMin];
-  r.paddle_max = a.params[kParamPaddleMax];
-  r.default_mode = a.params[kParamDefaultMode];
-  r.starting_actions = a.starting;
-  r.num_starting_actions = a.num_starting;
-  r.programs = a.programs;
-  r.frameskip = a.params[kParamFrameskip];
-  r.repeat_action_probability = a.repeat_action_probability;
-  r.max_num_frames_per_episode = a.params[kParamMaxFrames];
   return r;
 }
 
@@ -183,7 +143,7 @@ __device__ __forceinline__ void copy_gray_screen(const AleEnv& e, const uint8_t*
 extern "C" __global__ void gpu_env_env_size(uint32_t* out) {
   out[0] = static_cast<uint32_t>(sizeof(gpu_env::ale::AleEnv));
   out[1] = static_cast<uint32_t>(sizeof(Console));
-  out[2] = static_cast<uint32_t>(gpu_env::cuda::kParamCount);
+  out[2] = static_cast<uint32_t>(gpu_env::ale::kParamCount);
 }
 
 // loadROM with random_seed = seeds[i].
