@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from evaltk.cli.output import emit_json
+from evaltk.errors import EvaltkError
 
 EPILOG = """examples:
   evaltk evaluate builtin:scripted --env-id ALE/Breakout-v5 --episodes 10 --seed 0 --num-envs 4 --out runs/quickstart
@@ -41,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--fast-reset", action="store_true",
                    help="opt-in: seeded resets restore a cached post-load ALE state instead of reloading the ROM "
                         "(checked byte-identical at start; same rows, less CPU per episode)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch threads for a checkpoint's batched inference (default 1: the env worker processes "
+                        "use the other cores, and oversubscribed cores slow inference down many times)")
     p.add_argument("--out", type=Path, required=True, help="output directory (created; resumed if it exists)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
     p.set_defaults(func=run)
@@ -78,7 +83,11 @@ def run(args: argparse.Namespace) -> int:
     config = EvalConfig(checkpoint=args.checkpoint, out=args.out, episodes=args.episodes, seed=args.seed,
                         num_envs=args.num_envs, env_id=args.env_id, backend=args.against, workers=args.workers,
                         fast_reset=args.fast_reset)
+    if args.torch_threads < 1:
+        raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
     prep = prepare(config)  # every bad-input error surfaces here, before the progress bar
+    if "torch" in sys.modules:  # a checkpoint policy was loaded (builtins do not need torch)
+        sys.modules["torch"].set_num_threads(args.torch_threads)
     err = Console(stderr=True)
     returns: list[float] = [float(r["return"]) for r in prep.old_rows if r["index"] < args.episodes]
     with Progress(TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),

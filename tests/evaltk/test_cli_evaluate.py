@@ -131,3 +131,10 @@ def test_help_mentions_resume(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["evaluate", "--help"])
     assert "re-running the same command resumes" in capsys.readouterr().out
+
+
+def test_torch_threads_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*_args(tmp_path / "out", 1), "--torch-threads", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--torch-threads 0: use 1 or more" in err
+    assert not (tmp_path / "out").exists()  # refused before anything was written

@@ -1,0 +1,165 @@
+"""Checkpoints of an A2C run: an evaltk policy checkpoint plus the training state ``--resume`` needs.
+
+Layout under ``<run>/checkpoints/``:
+
+- ``ckpt_<updates:09d>_<frames>/``: evaltk checkpoint (``policy.json`` + ``policy.safetensors``). Its env spec
+  is ``ALE/<Game>-v5`` with ``frameskip=1`` and the trainer's sticky-action probability, wrapped in
+  gymnasium's ``AtariPreprocessing`` (no-ops, frame skip, 84x84 grayscale, ``terminal_on_life_loss`` off)
+  and ``FrameStackObservation``: what ``evaltk evaluate`` rebuilds in gymnasium;
+- ``ckpt_<...>.train/``: ``train_state.safetensors`` (optimizer moments and steps, torch RNG state) and
+  ``train_state.json`` (counters, optimizer param groups);
+- ``latest.json``: names the newest complete pair; replaced atomically after both directories exist.
+
+Nothing is ever pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from evaltk import checkpoint as evaltk_checkpoint
+from evaltk.errors import CheckpointError
+from trainers.a2c.config import A2cConfig
+from trainers.a2c.model import MODEL_CLASS, NatureActorCritic, model_kwargs
+
+LATEST = "latest.json"
+
+
+@dataclass(frozen=True)
+class TrainState:
+    """Everything besides the weights that ``--resume`` restores."""
+
+    updates: int
+    frames: int
+    episodes: int
+    train_seconds: float
+    resumes: int
+    optimizer: dict[str, Any]
+    sampler_rng: torch.Tensor
+
+
+def env_spec(cfg: A2cConfig) -> dict[str, Any]:
+    """Return the resolved evaltk env dict of the trainer's environment (gymnasium equivalent of its gpu_env)."""
+    from evaltk.envs.atari import atari_env
+
+    return atari_env(
+        cfg.env_id, kwargs={"frameskip": 1, "repeat_action_probability": cfg.repeat_action_probability},
+        atari_preprocessing={"noop_max": cfg.noop_max, "frame_skip": cfg.frame_skip, "screen_size": 84,
+                             "terminal_on_life_loss": False, "grayscale_obs": True},
+        frame_stack=cfg.stack_size)
+
+
+def policy_spec(cfg: A2cConfig, model: NatureActorCritic, frames: int, updates: int
+                ) -> evaltk_checkpoint.CheckpointSpec:
+    """Return the evaltk ``policy.json`` contents for this model and config."""
+    from evaltk.envs import describe
+
+    info = describe(env_spec(cfg))
+    return evaltk_checkpoint.CheckpointSpec(
+        model_class=MODEL_CLASS, model_kwargs=model_kwargs(model), obs_spec=info.obs_spec,
+        action_spec=info.action_spec, env=info.env,
+        provenance=evaltk_checkpoint.default_provenance(
+            trainer="trainers.a2c_vtrace", env_frames=frames, updates=updates, seed=cfg.seed,
+            config=cfg.to_dict()))
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    tensors: dict[str, torch.Tensor] = {}
+    for idx, per_param in state["state"].items():
+        for key, value in per_param.items():
+            tensors[f"opt.{idx}.{key}"] = value if isinstance(value, torch.Tensor) else torch.tensor(value)
+    return tensors, {"param_groups": state["param_groups"]}
+
+
+def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> dict[str, Any]:
+    per: dict[int, dict[str, torch.Tensor]] = {}
+    for name, value in tensors.items():
+        if name.startswith("opt."):
+            _, idx, key = name.split(".", 2)
+            per.setdefault(int(idx), {})[key] = value
+    return {"state": per, "param_groups": meta["param_groups"]}
+
+
+def save(run_dir: Path, cfg: A2cConfig, model: NatureActorCritic, state: TrainState) -> Path:
+    """Write a checkpoint pair, point ``latest.json`` at it, prune old ones; returns the policy checkpoint path."""
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    name = f"ckpt_{state.updates:09d}_{state.frames}"
+    policy_path = evaltk_checkpoint.save(ckpt_dir / name, policy_spec(cfg, model, state.frames, state.updates),
+                                         model.state_dict())
+    opt_tensors, opt_meta = _flatten_optimizer(state.optimizer)
+    tensors = {**{k: v.detach().cpu() for k, v in opt_tensors.items()}, "rng.sampler": state.sampler_rng.cpu()}
+    meta = {"updates": state.updates, "frames": state.frames, "episodes": state.episodes,
+            "train_seconds": state.train_seconds, "resumes": state.resumes, "optimizer": opt_meta}
+    train_dir = ckpt_dir / f"{name}.train"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.train.tmp-", dir=ckpt_dir))
+    try:
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp / "train_state.safetensors"))
+        _write_json_atomic(tmp / "train_state.json", meta)
+        if train_dir.exists():
+            shutil.rmtree(train_dir)
+        os.replace(tmp, train_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
+    _prune(ckpt_dir, keep=cfg.keep_checkpoints, current=name)
+    return policy_path
+
+
+def _prune(ckpt_dir: Path, keep: int, current: str) -> None:
+    names = sorted(p.name for p in ckpt_dir.iterdir() if p.is_dir() and p.name.startswith("ckpt_")
+                   and not p.name.endswith(".train"))
+    for old in names[:-keep]:
+        if old != current:
+            shutil.rmtree(ckpt_dir / old, ignore_errors=True)
+            shutil.rmtree(ckpt_dir / f"{old}.train", ignore_errors=True)
+
+
+def latest_policy_path(run_dir: Path) -> Path | None:
+    """Path of the newest complete policy checkpoint of a run, or None."""
+    pointer = run_dir / "checkpoints" / LATEST
+    if not pointer.is_file():
+        return None
+    return run_dir / "checkpoints" / str(json.loads(pointer.read_text(encoding="utf-8"))["policy"])
+
+
+def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState]:
+    """Load the newest checkpoint pair of ``run_dir``; :class:`CheckpointError` if there is none."""
+    pointer = run_dir / "checkpoints" / LATEST
+    if not pointer.is_file():
+        raise CheckpointError(f"--resume: {pointer} does not exist, so {run_dir} has no checkpoint to resume; "
+                              "drop --resume to start a new run")
+    try:
+        names = json.loads(pointer.read_text(encoding="utf-8"))
+        policy = evaltk_checkpoint.load(run_dir / "checkpoints" / str(names["policy"]))
+        train_dir = run_dir / "checkpoints" / str(names["train"])
+        tensors = load_file(str(train_dir / "train_state.safetensors"))
+        meta = json.loads((train_dir / "train_state.json").read_text(encoding="utf-8"))
+        state = TrainState(
+            updates=int(meta["updates"]), frames=int(meta["frames"]), episodes=int(meta["episodes"]),
+            train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
+            optimizer=_unflatten_optimizer(tensors, meta["optimizer"]), sampler_rng=tensors["rng.sampler"])
+    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as exc:
+        raise CheckpointError(f"--resume: the checkpoint named by {pointer} is unreadable ({exc}); "
+                              "start a new run in another --out") from None
+    return policy, state

@@ -1,0 +1,79 @@
+"""Collects time-major rollouts from a gpu_env vector env with the current policy; every tensor stays on its device.
+
+The env autoresets NEXT_STEP: the step after an episode ends only resets that env (reward 0, action
+ignored), so that step is marked invalid and cuts the return. With ``life_loss_cut`` a lost life also
+cuts the discounted return (``discount 0``) without resetting the game: a training signal only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from trainers.a2c.config import A2cConfig
+from trainers.a2c.learner import Rollout
+from trainers.a2c.model import NatureActorCritic, sample
+
+
+class RolloutCollector:
+    """Steps ``env`` ``cfg.rollout`` times per :meth:`collect`, sampling actions from ``model``.
+
+    ``env`` is a gpu_env ``AtariVecEnv`` (observations ``uint8[B, S, H, W]`` on ``env.device``).
+    Finished-episode returns (unclipped, whole v5 episodes) accumulate in :attr:`episode_returns`.
+    """
+
+    def __init__(self, env: Any, model: NatureActorCritic, cfg: A2cConfig, generator: torch.Generator,
+                 seed: int) -> None:
+        self.env = env
+        self.model = model
+        self.cfg = cfg
+        self.generator = generator
+        self.device: torch.device = env.device
+        obs, info = env.reset(seed=seed)
+        self.obs: torch.Tensor = obs
+        self.lives: torch.Tensor = info["lives"].clone()
+        self.resetting = torch.zeros(cfg.num_envs, dtype=torch.bool, device=self.device)
+        steps, n = cfg.rollout, cfg.num_envs
+        num_actions = int(env.single_action_space.n)
+        self._obs = torch.empty((steps + 1, *obs.shape), dtype=obs.dtype, device=self.device)
+        self._actions = torch.empty((steps, n), dtype=torch.int64, device=self.device)
+        self._logits = torch.empty((steps, n, num_actions), dtype=torch.float32, device=self.device)
+        self._rewards = torch.empty((steps, n), dtype=torch.float32, device=self.device)
+        self._discounts = torch.empty((steps, n), dtype=torch.float32, device=self.device)
+        self._valid = torch.empty((steps, n), dtype=torch.bool, device=self.device)
+        self.episode_returns: list[float] = []
+        self.episode_lengths: list[int] = []
+
+    @torch.no_grad()
+    def collect(self) -> Rollout:
+        """Run one rollout and return it (the buffers are reused: learn from it before the next call)."""
+        cfg = self.cfg
+        for t in range(cfg.rollout):
+            self._obs[t] = self.obs
+            logits, _ = self.model(self.obs)
+            actions = sample(logits, self.generator)
+            obs, reward, terminated, truncated, info = self.env.step(actions)
+            valid = ~self.resetting
+            lives = info["lives"]
+            cut = terminated | truncated | ~valid
+            if cfg.life_loss_cut:
+                cut = cut | (valid & (lives < self.lives))
+            self._actions[t] = actions
+            self._logits[t] = logits
+            self._rewards[t] = torch.sign(reward) if cfg.clip_rewards else reward
+            self._discounts[t] = cfg.gamma * (~cut).to(torch.float32)
+            self._valid[t] = valid
+            self.obs, self.lives, self.resetting = obs, lives.clone(), terminated | truncated
+            if "_episode" in info:
+                done = info["_episode"]
+                self.episode_returns.extend(info["episode"]["r"][done].tolist())
+                self.episode_lengths.extend(info["episode"]["l"][done].tolist())
+        self._obs[cfg.rollout] = self.obs
+        return Rollout(self._obs, self._actions, self._logits, self._rewards, self._discounts, self._valid)
+
+    def take_episodes(self) -> tuple[list[float], list[int]]:
+        """Return and clear the returns and lengths of the episodes finished since the last call."""
+        returns, lengths = self.episode_returns, self.episode_lengths
+        self.episode_returns, self.episode_lengths = [], []
+        return returns, lengths
