@@ -41,6 +41,7 @@ import numpy as np
 from scipy import stats
 
 from evaltk.errors import EvaltkError
+from evaltk.margin import MarginKind
 from evaltk.stats import equivalence, power
 from evaltk.stats.bootstrap import bootstrap_diff_ci
 from evaltk.stats.bootstrap_t import BootstrapMoments
@@ -61,15 +62,6 @@ TARGET_POWER = 0.8
 
 class CompareError(EvaltkError):
     """The comparison cannot be made as asked (bad margin, too few episodes, undefined relative margin)."""
-
-
-class MarginKind(Enum):
-    """How the margin ``M`` is expressed."""
-
-    ABSOLUTE = "absolute"
-    RELATIVE = "relative"
-    SD = "sd"
-    PROB = "prob"
 
 
 class Verdict(Enum):

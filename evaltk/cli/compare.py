@@ -12,9 +12,8 @@ import argparse
 from typing import Any
 
 from evaltk.cli.output import emit_json
-from evaltk.compare import MarginKind, compare
 from evaltk.errors import EvaltkError
-from evaltk.scores import read_scores
+from evaltk.margin import MarginKind
 
 DESCRIPTION = """Compare two score tables (A = reference, B = candidate) and give a verdict:
   equivalent    TOST passes: the (1-2*alpha) CI lies inside the margin region;
@@ -56,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     """Read both tables, compare them, print (and optionally write) the result; returns 0."""
     if args.resamples < 100:
         raise EvaltkError(f"--resamples must be at least 100, got {args.resamples}; the default is 9999")
+    from evaltk.compare import compare  # scipy and statsmodels: imported only when comparing
+    from evaltk.scores import read_scores
+
     table_a = read_scores(args.a, column=args.column)
     table_b = read_scores(args.b, column=args.column)
     result = compare(table_a.returns, table_b.returns, args.margin, args.margin_kind, alpha=args.alpha,

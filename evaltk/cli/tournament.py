@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evaltk.cli.output import emit_json
 from evaltk.errors import TournamentError
 from evaltk.tournament.agents import is_builtin
-from evaltk.tournament.formats import SprtConfig, TournamentConfig
 from evaltk.tournament.match import SUPPORTED_MAPS, MatchResult
-from evaltk.tournament.report import markdown
-from evaltk.tournament.run import RunOptions, default_out, run_tournament
+
+if TYPE_CHECKING:  # formats, report and run import scipy: only when a tournament runs, not at CLI start-up
+    from evaltk.tournament.formats import TournamentConfig
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -81,6 +82,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     """Build the tournament config from parsed arguments."""
+    from evaltk.tournament.formats import SprtConfig, TournamentConfig
+
     if args.format == "gauntlet":
         agents: tuple[str, ...] = (args.agent,)
     elif args.format == "round-robin":
@@ -117,6 +120,9 @@ def _check_checkpoint(path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the tournament described by ``args``; print progress, the Markdown report and (``--json``) the summary."""
+    from evaltk.tournament.report import markdown
+    from evaltk.tournament.run import RunOptions, default_out, run_tournament
+
     config = config_from_args(args)
     if args.concurrency < 1:
         raise TournamentError(f"--concurrency {args.concurrency} must be at least 1")
