@@ -31,6 +31,7 @@ from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.errors import CheckpointError
 from trainers.a2c.config import A2cConfig
 from trainers.a2c.model import MODEL_CLASS, NatureActorCritic, model_kwargs
+from trainers.common.state_io import flatten_optimizer, unflatten_optimizer, write_json_atomic
 
 LATEST = "latest.json"
 
@@ -73,32 +74,6 @@ def policy_spec(cfg: A2cConfig, model: NatureActorCritic, frames: int, updates: 
             config=cfg.to_dict()))
 
 
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    tensors: dict[str, torch.Tensor] = {}
-    for idx, per_param in state["state"].items():
-        for key, value in per_param.items():
-            tensors[f"opt.{idx}.{key}"] = value if isinstance(value, torch.Tensor) else torch.tensor(value)
-    return tensors, {"param_groups": state["param_groups"]}
-
-
-def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> dict[str, Any]:
-    per: dict[int, dict[str, torch.Tensor]] = {}
-    for name, value in tensors.items():
-        if name.startswith("opt."):
-            _, idx, key = name.split(".", 2)
-            per.setdefault(int(idx), {})[key] = value
-    return {"state": per, "param_groups": meta["param_groups"]}
-
-
 def save(run_dir: Path, cfg: A2cConfig, model: NatureActorCritic, state: TrainState) -> Path:
     """Write a checkpoint pair, point ``latest.json`` at it, prune old ones; returns the policy checkpoint path."""
     ckpt_dir = run_dir / "checkpoints"
@@ -106,7 +81,7 @@ def save(run_dir: Path, cfg: A2cConfig, model: NatureActorCritic, state: TrainSt
     name = f"ckpt_{state.updates:09d}_{state.frames}"
     policy_path = evaltk_checkpoint.save(ckpt_dir / name, policy_spec(cfg, model, state.frames, state.updates),
                                          model.state_dict())
-    opt_tensors, opt_meta = _flatten_optimizer(state.optimizer)
+    opt_tensors, opt_meta = flatten_optimizer(state.optimizer)
     tensors = {**{k: v.detach().cpu() for k, v in opt_tensors.items()}, "rng.sampler": state.sampler_rng.cpu()}
     meta = {"updates": state.updates, "frames": state.frames, "episodes": state.episodes,
             "train_seconds": state.train_seconds, "resumes": state.resumes, "optimizer": opt_meta}
@@ -114,14 +89,14 @@ def save(run_dir: Path, cfg: A2cConfig, model: NatureActorCritic, state: TrainSt
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.train.tmp-", dir=ckpt_dir))
     try:
         save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp / "train_state.safetensors"))
-        _write_json_atomic(tmp / "train_state.json", meta)
+        write_json_atomic(tmp / "train_state.json", meta)
         if train_dir.exists():
             shutil.rmtree(train_dir)
         os.replace(tmp, train_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
+    write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
     _prune(ckpt_dir, keep=cfg.keep_checkpoints, current=name)
     return policy_path
 
@@ -158,7 +133,7 @@ def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState
         state = TrainState(
             updates=int(meta["updates"]), frames=int(meta["frames"]), episodes=int(meta["episodes"]),
             train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
-            optimizer=_unflatten_optimizer(tensors, meta["optimizer"]), sampler_rng=tensors["rng.sampler"])
+            optimizer=unflatten_optimizer(tensors, meta["optimizer"]), sampler_rng=tensors["rng.sampler"])
     except (OSError, ValueError, KeyError, TypeError, SafetensorError) as exc:
         raise CheckpointError(f"--resume: the checkpoint named by {pointer} is unreadable ({exc}); "
                               "start a new run in another --out") from None

@@ -28,6 +28,7 @@ from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
 from evaltk.errors import CheckpointError
 from trainers.appo.config import AppoConfig
 from trainers.appo.model import MODEL_CLASS, ActorCritic, model_kwargs
+from trainers.common.state_io import flatten_optimizer, unflatten_optimizer, write_json_atomic
 
 LATEST = "latest.json"
 
@@ -43,32 +44,6 @@ class TrainState:
     optimizer: dict[str, Any]
     torch_rng: torch.Tensor
     sampler_rng: torch.Tensor
-
-
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    tensors: dict[str, torch.Tensor] = {}
-    for idx, per_param in state["state"].items():
-        for key, value in per_param.items():
-            tensors[f"opt.{idx}.{key}"] = value if isinstance(value, torch.Tensor) else torch.tensor(value)
-    return tensors, {"param_groups": state["param_groups"]}
-
-
-def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> dict[str, Any]:
-    per: dict[int, dict[str, torch.Tensor]] = {}
-    for name, value in tensors.items():
-        if name.startswith("opt."):
-            _, idx, key = name.split(".", 2)
-            per.setdefault(int(idx), {})[key] = value
-    return {"state": per, "param_groups": meta["param_groups"]}
 
 
 def policy_spec(cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, env_frames: int, train_step: int
@@ -93,7 +68,7 @@ def save(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, model: ActorCri
     name = f"ckpt_{state.train_step:09d}_{state.env_frames}"
     policy_path = evaltk_checkpoint.save(ckpt_dir / name, policy_spec(cfg, scenario, model, state.env_frames,
                                                                       state.train_step), model.state_dict())
-    opt_tensors, opt_meta = _flatten_optimizer(state.optimizer)
+    opt_tensors, opt_meta = flatten_optimizer(state.optimizer)
     tensors = {**opt_tensors, "rng.torch": state.torch_rng, "rng.sampler": state.sampler_rng}
     meta = {"train_step": state.train_step, "env_frames": state.env_frames, "train_seconds": state.train_seconds,
             "resumes": state.resumes, "optimizer": opt_meta}
@@ -101,14 +76,14 @@ def save(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, model: ActorCri
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.train.tmp-", dir=ckpt_dir))
     try:
         save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp / "train_state.safetensors"))
-        _write_json_atomic(tmp / "train_state.json", meta)
+        write_json_atomic(tmp / "train_state.json", meta)
         if train_dir.exists():
             shutil.rmtree(train_dir)
         os.replace(tmp, train_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
+    write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
     _prune(ckpt_dir, keep=cfg.keep_checkpoints, current=name)
     return policy_path
 
@@ -149,6 +124,6 @@ def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState
     state = TrainState(
         train_step=int(meta["train_step"]), env_frames=int(meta["env_frames"]),
         train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
-        optimizer=_unflatten_optimizer(tensors, meta["optimizer"]),
+        optimizer=unflatten_optimizer(tensors, meta["optimizer"]),
         torch_rng=tensors["rng.torch"], sampler_rng=tensors["rng.sampler"])
     return policy, state

@@ -4,73 +4,70 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from evaltk.errors import EvaltkError
+from trainers.common import config_cli
+from trainers.common.config_cli import doc_field, from_dict
 
 
 class ConfigError(EvaltkError):
     """An APPO option is out of range or inconsistent with another option."""
 
 
-def _doc(text: str, **kw: Any) -> Any:
-    return field(metadata={"doc": text}, **kw)
-
-
 @dataclass(frozen=True)
 class AppoConfig:
     """Every knob of an APPO run. Derived values are properties (marked derived), never stored."""
 
-    scenario: str = _doc("Doom scenario name (evaltk.envs.doom.SCENARIOS)", default="basic")
-    out: str = _doc("run folder (config.json, metrics.jsonl, events, checkpoints/)", default="runs/appo_doom")
-    seed: int = _doc("seed of the weights, action sampling and env seeds", default=0)
-    max_seconds: float = _doc("stop after this many seconds of training wall time (0 = no limit)", default=0.0)
-    env_frames: int = _doc("stop after this many env frames (steps x frameskip; 0 = no limit)", default=0)
-    serial: bool = _doc("run every component in this process (debugging; same code paths)", default=False)
-    resume: bool = _doc("continue the run in --out from its latest checkpoint", default=False)
-    sampler_only: bool = _doc("benchmark: uniform random actions, no forward pass, no learning", default=False)
+    scenario: str = doc_field("Doom scenario name (evaltk.envs.doom.SCENARIOS)", default="basic")
+    out: str = doc_field("run folder (config.json, metrics.jsonl, events, checkpoints/)", default="runs/appo_doom")
+    seed: int = doc_field("seed of the weights, action sampling and env seeds", default=0)
+    max_seconds: float = doc_field("stop after this many seconds of training wall time (0 = no limit)", default=0.0)
+    env_frames: int = doc_field("stop after this many env frames (steps x frameskip; 0 = no limit)", default=0)
+    serial: bool = doc_field("run every component in this process (debugging; same code paths)", default=False)
+    resume: bool = doc_field("continue the run in --out from its latest checkpoint", default=False)
+    sampler_only: bool = doc_field("benchmark: uniform random actions, no forward pass, no learning", default=False)
 
-    num_workers: int = _doc("rollout worker processes", default=2)
-    envs_per_worker: int = _doc("envs stepped by each worker", default=8)
-    worker_splits: int = _doc("groups of envs per worker stepped alternately (double buffering)", default=2)
-    rollout: int = _doc("agent steps per trajectory (also the GRU unroll length)", default=32)
-    batch_size: int = _doc("samples (agent steps) per SGD step", default=512)
-    max_policy_lag: int = _doc("samples older than this many SGD steps are masked out", default=25)
-    resolution: str = _doc("render resolution (vizdoom.ScreenResolution name); '' = scenario's", default="")
-    obs_height: int = _doc("observation height after resize (0 = scenario's)", default=0)
-    obs_width: int = _doc("observation width after resize (0 = scenario's)", default=0)
-    frameskip: int = _doc("tics per agent step (0 = scenario's)", default=0)
+    num_workers: int = doc_field("rollout worker processes", default=2)
+    envs_per_worker: int = doc_field("envs stepped by each worker", default=8)
+    worker_splits: int = doc_field("groups of envs per worker stepped alternately (double buffering)", default=2)
+    rollout: int = doc_field("agent steps per trajectory (also the GRU unroll length)", default=32)
+    batch_size: int = doc_field("samples (agent steps) per SGD step", default=512)
+    max_policy_lag: int = doc_field("samples older than this many SGD steps are masked out", default=25)
+    resolution: str = doc_field("render resolution (vizdoom.ScreenResolution name); '' = scenario's", default="")
+    obs_height: int = doc_field("observation height after resize (0 = scenario's)", default=0)
+    obs_width: int = doc_field("observation width after resize (0 = scenario's)", default=0)
+    frameskip: int = doc_field("tics per agent step (0 = scenario's)", default=0)
 
-    advantage: Literal["vtrace", "gae"] = _doc("advantage estimator", default="vtrace")
-    gamma: float = _doc("discount", default=0.99)
-    gae_lambda: float = _doc("lambda of GAE (and of V-trace's c traces)", default=1.0)
-    vtrace_rho: float = _doc("V-trace rho-bar (importance weight clip)", default=1.0)
-    vtrace_c: float = _doc("V-trace c-bar (trace cutting)", default=1.0)
-    ppo_clip: float = _doc("PPO ratio clip (ratio in [1/(1+c), 1+c])", default=0.1)
-    value_coef: float = _doc("value loss coefficient", default=0.5)
-    entropy_coef: float = _doc("entropy bonus coefficient", default=0.003)
-    learning_rate: float = _doc("Adam learning rate", default=3e-4)
-    adam_eps: float = _doc("Adam epsilon", default=1e-6)
-    max_grad_norm: float = _doc("gradient norm clip", default=4.0)
-    normalize_obs: bool = _doc("running mean/std observation normalisation (saved with the weights)", default=True)
+    advantage: Literal["vtrace", "gae"] = doc_field("advantage estimator", default="vtrace")
+    gamma: float = doc_field("discount", default=0.99)
+    gae_lambda: float = doc_field("lambda of GAE (and of V-trace's c traces)", default=1.0)
+    vtrace_rho: float = doc_field("V-trace rho-bar (importance weight clip)", default=1.0)
+    vtrace_c: float = doc_field("V-trace c-bar (trace cutting)", default=1.0)
+    ppo_clip: float = doc_field("PPO ratio clip (ratio in [1/(1+c), 1+c])", default=0.1)
+    value_coef: float = doc_field("value loss coefficient", default=0.5)
+    entropy_coef: float = doc_field("entropy bonus coefficient", default=0.003)
+    learning_rate: float = doc_field("Adam learning rate", default=3e-4)
+    adam_eps: float = doc_field("Adam epsilon", default=1e-6)
+    max_grad_norm: float = doc_field("gradient norm clip", default=4.0)
+    normalize_obs: bool = doc_field("running mean/std observation normalisation (saved with the weights)", default=True)
 
-    hidden_size: int = _doc("encoder output features", default=512)
-    rnn_size: int = _doc("GRU hidden size", default=512)
-    nonlinearity: str = _doc("activation of the encoder: elu (Sample Factory's Doom default) or relu", default="elu")
+    hidden_size: int = doc_field("encoder output features", default=512)
+    rnn_size: int = doc_field("GRU hidden size", default=512)
+    nonlinearity: str = doc_field("activation of the encoder: elu (Sample Factory's Doom default) or relu",
+                                  default="elu")
 
-    learner_threads: int = _doc("torch intra-op threads of the learner", default=1)
-    inference_threads: int = _doc("torch intra-op threads of the inference thread", default=1)
-    save_every_s: float = _doc("seconds between checkpoints", default=60.0)
-    keep_checkpoints: int = _doc("newest checkpoints kept", default=2)
-    log_every_s: float = _doc("seconds between console/metrics lines", default=5.0)
-    worker_timeout_s: float = _doc("a worker silent this long is declared hung and restarted", default=30.0)
-    queue_timeout_s: float = _doc("longest a component waits on one queue before re-checking health", default=1.0)
-    max_restarts: int = _doc("give up after this many worker restarts", default=10)
-    stats_window: int = _doc("episodes in the running mean episode reward", default=100)
+    learner_threads: int = doc_field("torch intra-op threads of the learner", default=1)
+    inference_threads: int = doc_field("torch intra-op threads of the inference thread", default=1)
+    save_every_s: float = doc_field("seconds between checkpoints", default=60.0)
+    keep_checkpoints: int = doc_field("newest checkpoints kept", default=2)
+    log_every_s: float = doc_field("seconds between console/metrics lines", default=5.0)
+    worker_timeout_s: float = doc_field("a worker silent this long is declared hung and restarted", default=30.0)
+    queue_timeout_s: float = doc_field("longest a component waits on one queue before re-checking health", default=1.0)
+    max_restarts: int = doc_field("give up after this many worker restarts", default=10)
+    stats_window: int = doc_field("episodes in the running mean episode reward", default=100)
 
     # -- derived (computed from the fields above, never set directly) -------------------------------------
     @property
@@ -121,41 +118,16 @@ class AppoConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AppoConfig:
         """Build from a dict (e.g. a run's ``config.json``); unknown keys raise :class:`ConfigError`."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(f"unknown APPO option(s) {unknown}; valid options: {sorted(names)}")
-        return cls(**data)
+        return from_dict(cls, data, ConfigError, "APPO")
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
     """Add one ``--field-name`` option per :class:`AppoConfig` field (help = the field's doc)."""
-    for f in dataclasses.fields(AppoConfig):
-        if f.name in skip:
-            continue
-        flag = "--" + f.name.replace("_", "-")
-        doc = f.metadata.get("doc", "")
-        default = f.default
-        if isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
-                                help=f"{doc} (default {default})")
-        elif f.name == "advantage":
-            parser.add_argument(flag, choices=["vtrace", "gae"], default=None, help=f"{doc} (default {default})")
-        else:
-            parser.add_argument(flag, type=type(default), default=None, help=f"{doc} (default {default})")
+    config_cli.add_arguments(parser, AppoConfig, choices={"advantage": ("vtrace", "gae")}, skip=skip)
 
 
 def config_from_args(args: argparse.Namespace, **overrides: Any) -> AppoConfig:
     """Build a validated config from parsed args: defaults, then a resumed run's config.json, then flags."""
-    values: dict[str, Any] = {}
-    flags = {f.name: getattr(args, f.name) for f in dataclasses.fields(AppoConfig)
-             if getattr(args, f.name, None) is not None}
-    flags.update({k: v for k, v in overrides.items() if v is not None})
-    if flags.get("resume"):
-        saved = Path(flags.get("out", AppoConfig.out)) / "config.json"
-        if saved.is_file():
-            values.update(json.loads(saved.read_text(encoding="utf-8"))["config"])
-    values.update(flags)
-    config = AppoConfig.from_dict(values)
+    config = AppoConfig.from_dict(config_cli.resolve_values(AppoConfig, args, ConfigError, overrides))
     config.validate()
     return config
