@@ -11,12 +11,17 @@ Semantics (documented for users in ``docs/evaluation.md``):
 * Rows are appended to ``OUT/episodes.csv`` as episodes finish, each flushed and fsynced; the
   settings are in ``OUT/evaluation.json``. Re-running the same command skips finished episodes;
   different settings in the same ``OUT`` are refused.
+* Doom (ViZDoom) env dicts run through the same engine with
+  :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
+  episode, ``frames`` counts game tics, ``truncated`` means ViZDoom's episode timeout, and the recorded
+  backend is ``vizdoom`` (``--against gpu_env`` is Atari-only).
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import io
 import json
 import math
@@ -41,6 +46,8 @@ TABLE_FILE = "episodes.csv"
 SETTINGS_FILE = "evaluation.json"
 SUMMARY_FILE = "summary.json"
 BACKENDS = ("gym", "gpu_env")
+DOOM_BACKEND = "vizdoom"
+"""Backend recorded for Doom evaluations (``--against gym``, the default, runs ViZDoom for Doom envs)."""
 MANIFEST_FORMAT = "evaltk-evaluation/1"
 
 
@@ -104,20 +111,39 @@ def checkpoint_label(ref: str) -> str:
     return ref if not is_builtin or ref.startswith("builtin:") else f"builtin:{ref}"
 
 
+def env_for_cli_id(env_id: str) -> dict[str, Any]:
+    """Env dict for ``--env-id``: a ViZDoom scenario name (``basic``, ``deathmatch_bots``, ...) or a gymnasium id."""
+    if "/" not in env_id and importlib.util.find_spec("vizdoom") is not None:
+        from evaltk.envs import doom
+
+        if env_id in doom.SCENARIOS:
+            return doom.env_spec(doom.SCENARIOS[env_id])
+        try:
+            return env_for_id(env_id)
+        except SpecError as exc:
+            raise SpecError(f"{env_id!r} is neither a ViZDoom scenario ({', '.join(sorted(doom.SCENARIOS))}) nor "
+                            f"a gymnasium id ({exc})") from None
+    return env_for_id(env_id)
+
+
 def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     """Load the policy, build the env dict and check they fit; returns (policy, env info, digest)."""
     ref = config.checkpoint
     is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
     if is_builtin:
         if config.env_id is None:
-            raise SpecError(f"builtin policy {ref!r} needs an environment: pass --env-id (e.g. ALE/Breakout-v5)")
-        policy = load_policy(ref, env=env_for_id(config.env_id))
+            raise SpecError(f"builtin policy {ref!r} needs an environment: pass --env-id (e.g. ALE/Breakout-v5, "
+                            "or a ViZDoom scenario such as basic)")
+        policy = load_policy(ref, env=env_for_cli_id(config.env_id))
         path = None
     else:
         policy = load_policy(ref)
         path = Path(ref)
     env = dict(policy.spec.env)
-    if config.env_id is not None:
+    if env.get("family") == "doom":  # a Doom env is its scenario: --env-id picks another built-in scenario
+        if config.env_id is not None and config.env_id != env.get("env_id"):
+            env = env_for_cli_id(config.env_id)
+    elif config.env_id is not None:
         env["env_id"] = config.env_id
     info = describe(env)
     check_compatible(policy.spec, info)
@@ -264,6 +290,11 @@ class Prepared:
     todo: list[int]
 
 
+def recorded_backend(config: EvalConfig, info: EnvInfo) -> str:
+    """Backend written to rows, settings and summary: ``vizdoom`` for Doom envs, else ``config.backend``."""
+    return DOOM_BACKEND if info.env["family"] == "doom" else config.backend
+
+
 def prepare(config: EvalConfig) -> Prepared:
     """Validate ``config``, load the policy, check it fits the env and open (or resume) the output directory.
 
@@ -274,13 +305,22 @@ def prepare(config: EvalConfig) -> Prepared:
     if config.episodes < 1 or config.num_envs < 1:
         raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
     policy, info, digest = resolve_policy(config)
-    if info.env["family"] != "atari":
-        raise EvaltkError(f"evaltk evaluate does not run {info.env['family']} envs yet (not implemented yet; only "
-                          "Atari via gymnasium + ale-py): evaluate Doom policies with evaltk tournament")
+    if info.env["family"] == "doom":
+        if config.backend != "gym":
+            raise SpecError(f"--against {config.backend} runs Atari envs only, and {info.env['env_id']} is a ViZDoom "
+                            "scenario: drop --against (the default, gym, runs ViZDoom for Doom envs)")
+        if config.fast_reset:
+            raise SpecError(f"--fast-reset restores ALE states and does not apply to the ViZDoom scenario "
+                            f"{info.env['env_id']}: drop --fast-reset")
+    elif info.env["family"] != "atari":
+        raise EvaltkError(f"evaltk evaluate does not run {info.env['family']} envs (not implemented yet): "
+                          "use an Atari or Doom checkpoint")
     seeded = isinstance(policy, EpisodeSeeded)
     settings: dict[str, Any] = {
-        "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest, "env": info.env,
-        "seed": config.seed, "backend": config.backend, "policy_seeding": "per-episode" if seeded else "per-batch",
+        "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest,
+        "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
+        "seed": config.seed, "backend": recorded_backend(config, info),
+        "policy_seeding": "per-episode" if seeded else "per-batch",
     }
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
@@ -301,7 +341,8 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
     rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
     summary = summarize(rows)
     summary.update({"checkpoint": checkpoint_label(config.checkpoint), "env_id": info.env["env_id"],
-                    "backend": config.backend, "seed": config.seed, "out": str(config.out / TABLE_FILE),
+                    "backend": recorded_backend(config, info), "seed": config.seed,
+                    "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),
                     "env_steps": steps_total, "fast_reset": config.fast_reset,
                     "wall_s": wall, "env_steps_per_s": steps_total / wall if wall > 0 and steps_total else None})
@@ -339,7 +380,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     returns = np.zeros(k, np.float64)
     steps = np.zeros(k, np.int64)
     rows: list[dict[str, Any]] = []
-    label = checkpoint_label(config.checkpoint)
+    label, backend = checkpoint_label(config.checkpoint), recorded_backend(config, info)
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
     vec: EpisodeVector | GpuEnvEpisodeVector
     if config.backend == "gpu_env":
@@ -380,7 +421,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
             first[:] = False
             finished = np.flatnonzero(active & (res.terminated | res.truncated)).tolist()
             for slot in finished:
-                row = {"checkpoint": label, "env_id": info.env["env_id"], "backend": config.backend,
+                row = {"checkpoint": label, "env_id": info.env["env_id"], "backend": backend,
                        "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
                        "frames": int(res.frames[slot]), "steps": int(steps[slot]),
                        "truncated": bool(res.truncated[slot] and not res.terminated[slot])}

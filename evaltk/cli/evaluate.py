@@ -17,6 +17,8 @@ from evaltk.errors import EvaltkError
 EPILOG = """examples:
   evaltk evaluate builtin:scripted --env-id ALE/Breakout-v5 --episodes 10 --seed 0 --num-envs 4 --out runs/quickstart
   evaltk evaluate runs/a2c/checkpoints/final --episodes 100 --out runs/a2c_eval --json
+  evaltk evaluate runs/appo/checkpoints/ckpt_000000196_401408 --episodes 50 --seed 0 --num-envs 4 --out runs/doom_eval
+  evaltk evaluate builtin:random --env-id basic --episodes 20 --out runs/doom_random
 
 Rows go to OUT/episodes.csv as episodes finish; re-running the same command resumes.
 """
@@ -26,23 +28,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``evaluate`` subcommand."""
     p = subparsers.add_parser(
         "evaluate", help="run a policy for N episodes on a reference env and write a score table",
-        description="Run CKPT for N seeded episodes on the reference environment (gymnasium + ale-py) and "
-                    "write one row per episode to OUT/episodes.csv, resumably.",
+        description="Run CKPT for N seeded episodes on the reference environment (gymnasium + ale-py for Atari, "
+                    "ViZDoom for Doom) and write one row per episode to OUT/episodes.csv, resumably.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
                    help="checkpoint directory, or a builtin: random, scripted (also builtin:random, ...)")
     p.add_argument("--env-id", default=None,
-                   help="gymnasium env id, e.g. ALE/Breakout-v5 (required for builtins; default: the checkpoint's)")
+                   help="gymnasium env id, e.g. ALE/Breakout-v5, or a ViZDoom scenario, e.g. basic (required for "
+                        "builtins; default: the checkpoint's)")
     p.add_argument("--episodes", type=int, default=20, help="number of episodes (default 20)")
     p.add_argument("--seed", type=int, default=0, help="base seed; episode i gets a recorded seed derived from it")
     p.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes stepping the envs (default: min(num-envs, CPUs); 0 = in-process)")
     p.add_argument("--against", default="gym", choices=("gym", "gpu_env"),
-                   help="reference backend (default gym: gymnasium + ale-py)")
+                   help="reference backend (default gym: gymnasium + ale-py, or ViZDoom for Doom envs; "
+                        "gpu_env is Atari-only)")
     p.add_argument("--fast-reset", action="store_true",
-                   help="opt-in: seeded resets restore a cached post-load ALE state instead of reloading the ROM "
-                        "(checked byte-identical at start; same rows, less CPU per episode)")
+                   help="opt-in, Atari only: seeded resets restore a cached post-load ALE state instead of reloading "
+                        "the ROM (checked byte-identical at start; same rows, less CPU per episode)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch threads for a checkpoint's batched inference (default 1: the env worker processes "
                         "use the other cores, and oversubscribed cores slow inference down many times)")

@@ -6,6 +6,10 @@ told, with the seed it is given, so each episode is exactly ``make_env(env).rese
 by the same actions. Slots are spread over worker processes (``spawn``) that write observations into
 one shared-memory array; ``num_workers=0`` runs everything in the calling process. ``fast_reset`` opts into
 :class:`~evaltk.envs.atari.FastSeededReset` (same states, no ROM reload per episode).
+
+Doom env dicts (``family == "doom"``) get :class:`DoomEpisodeEnv` slots instead: one ViZDoom game per slot,
+observation ``uint8[3, H, W]`` (:func:`evaltk.envs.doom.observation`), episodes started with explicit seeds
+and never auto-reset; ``frames`` is then the episode's game tics (see :class:`DoomEpisodeEnv`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ class StepResult:
     """Result of one :meth:`EpisodeVector.step`; inactive slots hold zeros/False.
 
     reward: float64[K]; terminated, truncated: bool[K]; frames: int64[K] = emulated frames of each
-    slot's current episode so far (ALE's episode frame number).
+    slot's current episode so far (ALE's episode frame number; game tics for Doom slots).
     """
 
     reward: np.ndarray
@@ -40,20 +44,90 @@ class StepResult:
     frames: np.ndarray
 
 
+class DoomEpisodeEnv:
+    """One ViZDoom game (an evaluation slot) whose episodes start only when told, each with its own seed.
+
+    ``env`` is a Doom env dict (:func:`evaltk.envs.doom.env_spec`). :meth:`reset` is
+    ``DoomGame.set_seed(seed)`` followed by :meth:`evaltk.envs.doom.DoomEnv.reset` (``init()`` the first time,
+    ``new_episode()`` after), which on ViZDoom 1.3.2 gives exactly the episode of a fresh
+    ``DoomEnv(scenario, seed=seed)``. Scenarios with bots start a fresh engine for every episode instead: the
+    bots keep state across ``new_episode()``, so a reused game does not replay. :meth:`step` applies one action
+    for ``frameskip`` tics with ``DoomEnv``'s reward (``reward_scale`` x game reward + shaping) and, unlike
+    ``DoomEnv``, does not start the next episode when this one ends.
+    """
+
+    def __init__(self, env: dict[str, Any]) -> None:
+        from evaltk.envs import doom
+
+        self._doom = doom
+        self.scenario = doom.scenario_from_env_spec(env)
+        self._env = doom.DoomEnv(self.scenario, seed=0)  # configured only: the engine starts at the first reset
+        self._shaper = doom.RewardShaper(self.scenario)
+        self._used = False
+        self._tics = 0
+
+    def reset(self, seed: int, *, out: np.ndarray) -> None:
+        """Start an episode with ``seed``; writes its first observation ``uint8[3, H, W]`` into ``out``."""
+        if self._used and self.scenario.bots > 0:
+            self._env.close()
+            self._env = self._doom.DoomEnv(self.scenario, seed=seed)
+        self._used = True
+        self._env.game.set_seed(int(seed))
+        self._env.reset(out=out)
+        self._shaper.reset(self._env.game)
+        self._tics = int(self._env.game.get_episode_time())
+
+    def step(self, action: np.ndarray, *, out: np.ndarray) -> tuple[float, bool, bool, int]:
+        """Apply ``action`` (int64 scalar or int64[k]); returns (reward, terminated, truncated, tics).
+
+        ``tics`` is the episode's game time so far (``DoomGame.get_episode_time()``: tics since the map
+        started, including the cfg's ``episode_start_time``). ``truncated`` means ViZDoom's episode timeout
+        was reached; any other end (death, map exit) is ``terminated``. A map exit resets ViZDoom's tic
+        counter, so the ending action is then counted as a full ``frameskip`` (over by at most frameskip - 1).
+        On the last step ``out`` is zeroed (there is no next observation).
+        """
+        game, scenario = self._env.game, self.scenario
+        reward = game.make_action(self._env.buttons(action), scenario.frameskip) * scenario.reward_scale
+        reward += self._shaper.step(game)
+        if game.is_episode_finished():
+            timeout = bool(game.is_episode_timeout_reached())
+            tics = int(game.get_episode_time())
+            self._tics = tics if tics > 0 else self._tics + scenario.frameskip
+            out[...] = 0
+            return float(reward), not timeout, timeout, self._tics
+        if scenario.bots > 0 and game.is_player_dead():
+            game.respawn_player()
+        self._tics = int(game.get_episode_time())
+        self._doom.observation(game.get_state(), scenario, out=out)
+        return float(reward), False, False, self._tics
+
+    def close(self) -> None:
+        """Shut the engine down (safe when it never started)."""
+        self._env.close()
+
+
 class _Shard:
     """The envs of slots ``[start, stop)``, writing observations into ``obs`` (a view of the batch)."""
 
     def __init__(self, env: dict[str, Any], start: int, stop: int, obs: np.ndarray, fast_reset: bool) -> None:
         self.start, self.stop = start, stop
+        self.obs = obs
+        self.doom: list[DoomEpisodeEnv] = []
+        if env.get("family") == "doom":  # games are configured here and started by the first reset
+            self.envs: list[Any] = []
+            self.doom = [DoomEpisodeEnv(env) for _ in range(start, stop)]
+            return
         self.envs = [make_env(env) for _ in range(start, stop)]
         if fast_reset:  # probe and check once per process, then share the recorded state
             proto = FastSeededReset(self.envs[0])
             for other in self.envs[1:]:
                 FastSeededReset(other, like=proto)
-        self.obs = obs
 
     def reset(self, slots: Sequence[int], seeds: Sequence[int]) -> None:
         for slot, seed in zip(slots, seeds, strict=True):
+            if self.doom:
+                self.doom[slot - self.start].reset(int(seed), out=self.obs[slot])
+                continue
             ob, _ = self.envs[slot - self.start].reset(seed=int(seed))
             self.obs[slot] = ob
 
@@ -63,6 +137,10 @@ class _Shard:
         term = np.zeros(n, np.bool_)
         trunc = np.zeros(n, np.bool_)
         frames = np.zeros(n, np.int64)
+        for k, doom_env in enumerate(self.doom):
+            if active[self.start + k]:
+                reward[k], term[k], trunc[k], frames[k] = doom_env.step(actions[self.start + k],
+                                                                        out=self.obs[self.start + k])
         for k, env in enumerate(self.envs):
             slot = self.start + k
             if not active[slot]:
@@ -75,6 +153,8 @@ class _Shard:
     def close(self) -> None:
         for env in self.envs:
             env.close()
+        for doom_env in self.doom:
+            doom_env.close()
 
 
 def _worker(conn: Connection, env: dict[str, Any], start: int, stop: int, shm_name: str,

@@ -194,15 +194,6 @@ def test_summary_file_written(tmp_path: Path) -> None:
     assert summary["ci"] == pytest.approx(res.summary["ci"])
 
 
-@pytest.mark.vizdoom
-def test_doom_checkpoints_are_refused_clearly(tmp_path: Path) -> None:
-    from evaltk.errors import EvaltkError
-
-    ckpt = save_builtin(tmp_path / "c", "random", {"family": "doom", "env_id": "basic"})
-    with pytest.raises(EvaltkError, match="does not run doom envs yet"):
-        evaluate(EvalConfig(str(ckpt), tmp_path / "o", episodes=1))
-
-
 @pytest.mark.parametrize("preprocessed", [False, True])
 def test_fast_reset_rows_equal_reload_rows(tmp_path: Path, preprocessed: bool) -> None:
     kw: dict[str, Any] = {"episodes": 3, "seed": 2, "num_envs": 2, "workers": 0}

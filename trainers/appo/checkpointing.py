@@ -13,24 +13,19 @@ Layout under ``<run>/checkpoints/``:
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
 from evaltk.errors import CheckpointError
 from trainers.appo.config import AppoConfig
 from trainers.appo.model import MODEL_CLASS, ActorCritic, model_kwargs
-from trainers.common.state_io import flatten_optimizer, unflatten_optimizer, write_json_atomic
-
-LATEST = "latest.json"
+from trainers.common.state_io import LATEST, flatten_optimizer, unflatten_optimizer, write_train_state
 
 
 @dataclass(frozen=True)
@@ -72,30 +67,8 @@ def save(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, model: ActorCri
     tensors = {**opt_tensors, "rng.torch": state.torch_rng, "rng.sampler": state.sampler_rng}
     meta = {"train_step": state.train_step, "env_frames": state.env_frames, "train_seconds": state.train_seconds,
             "resumes": state.resumes, "optimizer": opt_meta}
-    train_dir = ckpt_dir / f"{name}.train"
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.train.tmp-", dir=ckpt_dir))
-    try:
-        save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp / "train_state.safetensors"))
-        write_json_atomic(tmp / "train_state.json", meta)
-        if train_dir.exists():
-            shutil.rmtree(train_dir)
-        os.replace(tmp, train_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
-    _prune(ckpt_dir, keep=cfg.keep_checkpoints, current=name)
+    write_train_state(ckpt_dir, name, tensors, meta, keep=cfg.keep_checkpoints)
     return policy_path
-
-
-def _prune(ckpt_dir: Path, keep: int, current: str) -> None:
-    names = sorted(p.name for p in ckpt_dir.iterdir() if p.is_dir() and p.name.startswith("ckpt_")
-                   and not p.name.endswith(".train"))
-    for old in names[:-keep]:
-        if old == current:
-            continue
-        shutil.rmtree(ckpt_dir / old, ignore_errors=True)
-        shutil.rmtree(ckpt_dir / f"{old}.train", ignore_errors=True)
 
 
 def latest_policy_path(run_dir: Path) -> Path | None:

@@ -1,4 +1,4 @@
-"""Training-state files shared by the trainers: atomic JSON writes and optimizer state as flat tensors.
+"""Training-state files shared by the trainers: atomic JSON, optimizer state as flat tensors, checkpoints.
 
 Optimizer state goes to safetensors (tensors) plus JSON (param groups), never to a pickle:
 :func:`flatten_optimizer` turns ``optimizer.state_dict()`` into ``{"opt.<param>.<key>": tensor}`` and
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import save_file
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -43,3 +45,40 @@ def unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) 
             _, idx, key = name.split(".", 2)
             per.setdefault(int(idx), {})[key] = value
     return {"state": per, "param_groups": meta["param_groups"]}
+
+
+LATEST = "latest.json"
+"""The pointer file in a run's ``checkpoints/``: ``{"policy": <name>, "train": "<name>.train"}``."""
+
+
+def write_train_state(ckpt_dir: Path, name: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any],
+                      keep: int) -> None:
+    """Write checkpoint ``name``'s training state, point ``latest.json`` at it, keep the newest ``keep``.
+
+    ``<name>.train/`` holds ``train_state.safetensors`` (``tensors``) and ``train_state.json`` (``meta``);
+    it is built in a temporary directory and renamed, and ``latest.json`` is replaced only afterwards, so
+    an interrupted write leaves the previous checkpoint current. The policy directory ``<name>`` must
+    exist already (written by :func:`evaltk.checkpoint.save`).
+    """
+    train_dir = ckpt_dir / f"{name}.train"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.train.tmp-", dir=ckpt_dir))
+    try:
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp / "train_state.safetensors"))
+        write_json_atomic(tmp / "train_state.json", meta)
+        if train_dir.exists():
+            shutil.rmtree(train_dir)
+        os.replace(tmp, train_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    write_json_atomic(ckpt_dir / LATEST, {"policy": name, "train": f"{name}.train"})
+    _prune(ckpt_dir, keep=keep, current=name)
+
+
+def _prune(ckpt_dir: Path, keep: int, current: str) -> None:
+    names = sorted(p.name for p in ckpt_dir.iterdir() if p.is_dir() and p.name.startswith("ckpt_")
+                   and not p.name.endswith(".train"))
+    for old in names[:-keep]:
+        if old != current:
+            shutil.rmtree(ckpt_dir / old, ignore_errors=True)
+            shutil.rmtree(ckpt_dir / f"{old}.train", ignore_errors=True)

@@ -1,0 +1,200 @@
+"""evaltk evaluate on ViZDoom: rows replay in a fresh DoomEnv, APPO checkpoints, bots, signals and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from evaltk.checkpoint import save
+from evaltk.cli.main import main
+from evaltk.envs import doom
+from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
+from evaltk.policies import Policy, episode_policy_rng, load_policy, save_builtin
+
+pytestmark = pytest.mark.vizdoom
+EVALTK = [sys.executable, "-m", "evaltk"]
+
+
+def _replay(scenario: doom.DoomScenario, seed: int, policy: Policy | None, rng: np.random.Generator
+            ) -> tuple[float, int, bool, int]:
+    """Play one episode in a fresh ``DoomEnv(scenario, seed=seed)``; returns (return, steps, timeout, tics).
+
+    Actions come from ``policy`` (batch of one) or, without one, ``rng.integers`` over the action spec (the
+    random builtin's documented stream). Tics are counted with a second fresh raw game fed the same actions.
+    """
+    env = doom.DoomEnv(scenario, seed=seed)
+    game = doom.make_game(scenario, seed=seed)
+    spec = doom.action_spec(scenario)
+    try:
+        obs = env.reset()
+        game.init()
+        doom.start_episode(game, scenario, first=True)
+        first = np.ones(1, np.bool_)
+        while True:
+            if policy is not None:
+                action = policy.act(obs[None], first)[0]
+                first[:] = False
+            elif spec["type"] == "discrete":
+                action = np.int64(rng.integers(spec["n"]))
+            else:
+                action = rng.integers(0, np.asarray(spec["nvec"]))
+            before = game.get_episode_time()
+            game.make_action(doom.action_to_buttons(action, scenario), scenario.frameskip)
+            if scenario.bots and not game.is_episode_finished() and game.is_player_dead():
+                game.respawn_player()
+            obs, _, done, info = env.step(action)
+            if done:
+                assert game.is_episode_finished()
+                # A map exit resets ViZDoom's tic counter: the last action then counts a full frameskip.
+                tics = game.get_episode_time() or before + scenario.frameskip
+                return info["episode_reward"], int(info["episode_length"]), bool(info["timeout"]), tics
+    finally:
+        env.close()
+        game.close()
+
+
+def _check_rows_replay(rows: list[dict[str, Any]], scenario: doom.DoomScenario) -> None:
+    for row in rows:
+        ret, steps, timeout, tics = _replay(scenario, row["seed"], None, episode_policy_rng(row["seed"]))
+        assert (row["return"], row["steps"], row["truncated"], row["frames"]) == (ret, steps, timeout, tics), row
+
+
+def test_random_basic_rows_replay_in_a_fresh_doom_env(tmp_path: Path) -> None:
+    # 3 slots over 2 worker processes: the second episode of a slot reuses its game (set_seed + new_episode).
+    result = evaluate(EvalConfig("builtin:random", tmp_path, episodes=6, seed=0, num_envs=3, workers=2,
+                                 env_id="basic"))
+    rows = read_table(tmp_path / TABLE_FILE)
+    assert sorted(r["index"] for r in rows) == list(range(6))
+    assert {(r["env_id"], r["backend"], r["checkpoint"]) for r in rows} == {("basic", "vizdoom", "builtin:random")}
+    assert all(r["seed"] == episode_seed(0, r["index"]) for r in rows)
+    assert any(r["truncated"] for r in rows)
+    assert not all(r["truncated"] for r in rows)
+    _check_rows_replay(result.rows, doom.SCENARIOS["basic"])
+    settings = json.loads((tmp_path / SETTINGS_FILE).read_text())["settings"]
+    assert settings["policy_seeding"] == "per-episode"
+    assert settings["env"] == json.loads(json.dumps(doom.env_spec(doom.SCENARIOS["basic"])))
+    same = evaluate(EvalConfig("random", tmp_path / "one", episodes=6, seed=0, num_envs=1, workers=0,
+                               env_id="basic"))
+    assert [(r["return"], r["frames"]) for r in same.rows] == [(r["return"], r["frames"]) for r in result.rows]
+
+
+def test_bot_scenario_rows_replay(tmp_path: Path) -> None:
+    # Bots keep state across new_episode(), so every bot episode gets a fresh engine; rows must replay anyway.
+    scenario = doom.SCENARIOS["deathmatch_bots"].replace(bots=2, timelimit=0.05, resolution="RES_160X120",
+                                                         obs_size=(36, 64))
+    ckpt = save_builtin(tmp_path / "ckpt", "random", doom.env_spec(scenario))
+    result = evaluate(EvalConfig(str(ckpt), tmp_path / "out", episodes=2, seed=3, num_envs=1, workers=0))
+    assert [r["index"] for r in result.rows] == [0, 1]
+    assert all(r["truncated"] for r in result.rows)  # deathmatch episodes end at the time limit
+    _check_rows_replay(result.rows, scenario)
+
+
+def _tiny_appo_checkpoint(path: Path) -> Path:
+    """Save a freshly initialised (untrained) APPO model for basic at 36x64 through trainers.appo's spec."""
+    from trainers.appo.checkpointing import policy_spec
+    from trainers.appo.config import AppoConfig
+    from trainers.appo.runner import build_model
+
+    cfg = AppoConfig(scenario="basic", out=str(path), obs_height=36, obs_width=64, hidden_size=32, rnn_size=32,
+                     seed=7)
+    scenario = doom.get_scenario("basic").replace(obs_size=(36, 64))
+    model = build_model(cfg, scenario)
+    return save(path, policy_spec(cfg, scenario, model, 0, 0), model.state_dict())
+
+
+def test_appo_checkpoint_rows_are_reproducible(tmp_path: Path) -> None:
+    ckpt = _tiny_appo_checkpoint(tmp_path / "ckpt")
+    a = evaluate(EvalConfig(str(ckpt), tmp_path / "a", episodes=3, seed=1, num_envs=1, workers=0))
+    settings = json.loads((tmp_path / "a" / SETTINGS_FILE).read_text())["settings"]
+    assert settings["policy_seeding"] == "per-batch"  # AppoPolicy samples from one batch generator
+    assert settings["num_envs"] == 1
+    assert a.summary["backend"] == "vizdoom"
+    b = evaluate(EvalConfig(str(ckpt), tmp_path / "b", episodes=3, seed=1, num_envs=1, workers=1))
+    assert a.rows == b.rows
+    # Episode 0 is the first draw of the batch generator: replay it alone with the policy.
+    policy = load_policy(ckpt)
+    policy.reset(1, np.random.default_rng([1, 2]))
+    row = a.rows[0]
+    scenario = doom.scenario_from_env_spec(policy.spec.env)
+    ret, steps, timeout, tics = _replay(scenario, row["seed"], policy, np.random.default_rng())
+    assert (row["return"], row["steps"], row["truncated"], row["frames"]) == (ret, steps, timeout, tics)
+
+
+def _error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("error: ")
+    return err[0]
+
+
+def test_doom_refuses_gpu_env_and_fast_reset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["evaluate", "random", "--env-id", "basic", "--episodes", "1", "--out", str(tmp_path / "o")]
+    line = _error_line(capsys, [*base, "--against", "gpu_env"])
+    assert "--against gpu_env runs Atari envs only, and basic is a ViZDoom scenario" in line
+    assert "--fast-reset restores ALE states" in _error_line(capsys, [*base, "--fast-reset"])
+    line = _error_line(capsys, [*base[:3], "basik", *base[4:]])
+    assert "'basik' is neither a ViZDoom scenario (basic, " in line
+    assert "unknown Atari env id 'basik'" in line
+    assert not (tmp_path / "o").exists()  # refused before anything was written
+
+
+def test_doom_checkpoint_env_id_picks_a_builtin_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ckpt = _tiny_appo_checkpoint(tmp_path / "ckpt")  # 36x64 observations; the built-in scenarios give 72x128
+    line = _error_line(capsys, ["evaluate", str(ckpt), "--env-id", "defend_the_center", "--out", str(tmp_path / "o")])
+    assert "expects observations uint8[3, 36, 64] but defend_the_center" in line
+
+
+def _args(out: Path, episodes: int, *extra: str) -> list[str]:
+    return ["evaluate", "builtin:random", "--env-id", "basic", "--episodes", str(episodes), "--seed", "4",
+            "--num-envs", "2", "--out", str(out), *extra]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal.Signals) -> None:
+    episodes = 400  # far more than a quiet machine finishes before the signal arrives
+    proc = subprocess.Popen([*EVALTK, *_args(tmp_path, episodes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+    table = tmp_path / TABLE_FILE
+    deadline = time.monotonic() + 90
+    while not (table.exists() and table.read_text().count("\n") >= 4):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"no rows before the signal: {proc.communicate()}")
+        time.sleep(0.05)
+    if sig == signal.SIGINT:  # Ctrl-C reaches the whole foreground group: workers and ViZDoom engines too
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert "re-run the same command to resume" in err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    kept = read_table(table, repair=True)
+    assert 3 <= len(kept) < episodes
+    # Resume with fewer episodes than were kept plus a few: rows already there are not rerun.
+    target = len(kept) + 3
+    resumed = subprocess.run([*EVALTK, *_args(tmp_path, target, "--json")], capture_output=True, text=True,
+                             timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout.strip().splitlines()[-1])["summary"]
+    kept_below = [r for r in kept if r["index"] < target]
+    assert summary["resumed_episodes"] == len(kept_below)
+    rows = read_table(table)
+    assert [r for r in rows if r in kept] == kept
+    fresh = evaluate(EvalConfig("random", tmp_path / "fresh", episodes=target, seed=4, num_envs=1, workers=0,
+                                env_id="basic"))
+    by_index = {r["index"]: r for r in rows}
+    assert [by_index[i] for i in range(target)] == fresh.rows
