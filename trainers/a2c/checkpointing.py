@@ -15,20 +15,23 @@ Nothing is ever pickled.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file
 
 from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.errors import CheckpointError
 from trainers.a2c.config import A2cConfig
 from trainers.a2c.model import MODEL_CLASS, NatureActorCritic, model_kwargs
-from trainers.common.state_io import LATEST, flatten_optimizer, unflatten_optimizer, write_train_state
+from trainers.common.state_io import (
+    flatten_optimizer,
+    read_latest,
+    unflatten_optimizer,
+    write_train_state,
+)
+from trainers.common.state_io import latest_policy_path as latest_policy_path  # re-exported
 
 
 @dataclass(frozen=True)
@@ -84,31 +87,15 @@ def save(run_dir: Path, cfg: A2cConfig, model: NatureActorCritic, state: TrainSt
     return policy_path
 
 
-def latest_policy_path(run_dir: Path) -> Path | None:
-    """Path of the newest complete policy checkpoint of a run, or None."""
-    pointer = run_dir / "checkpoints" / LATEST
-    if not pointer.is_file():
-        return None
-    return run_dir / "checkpoints" / str(json.loads(pointer.read_text(encoding="utf-8"))["policy"])
-
-
 def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState]:
     """Load the newest checkpoint pair of ``run_dir``; :class:`CheckpointError` if there is none."""
-    pointer = run_dir / "checkpoints" / LATEST
-    if not pointer.is_file():
-        raise CheckpointError(f"--resume: {pointer} does not exist, so {run_dir} has no checkpoint to resume; "
-                              "drop --resume to start a new run")
+    policy, tensors, meta = read_latest(run_dir)
     try:
-        names = json.loads(pointer.read_text(encoding="utf-8"))
-        policy = evaltk_checkpoint.load(run_dir / "checkpoints" / str(names["policy"]))
-        train_dir = run_dir / "checkpoints" / str(names["train"])
-        tensors = load_file(str(train_dir / "train_state.safetensors"))
-        meta = json.loads((train_dir / "train_state.json").read_text(encoding="utf-8"))
         state = TrainState(
             updates=int(meta["updates"]), frames=int(meta["frames"]), episodes=int(meta["episodes"]),
             train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
             optimizer=unflatten_optimizer(tensors, meta["optimizer"]), sampler_rng=tensors["rng.sampler"])
-    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as exc:
-        raise CheckpointError(f"--resume: the checkpoint named by {pointer} is unreadable ({exc}); "
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"--resume: the training state of {run_dir} lacks or mangles a field ({exc}); "
                               "start a new run in another --out") from None
     return policy, state

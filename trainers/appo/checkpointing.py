@@ -12,20 +12,24 @@ Layout under ``<run>/checkpoints/``:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file
 
 from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
 from evaltk.errors import CheckpointError
 from trainers.appo.config import AppoConfig
 from trainers.appo.model import MODEL_CLASS, ActorCritic, model_kwargs
-from trainers.common.state_io import LATEST, flatten_optimizer, unflatten_optimizer, write_train_state
+from trainers.common.state_io import (
+    flatten_optimizer,
+    read_latest,
+    unflatten_optimizer,
+    write_train_state,
+)
+from trainers.common.state_io import latest_policy_path as latest_policy_path  # re-exported
 
 
 @dataclass(frozen=True)
@@ -71,32 +75,16 @@ def save(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, model: ActorCri
     return policy_path
 
 
-def latest_policy_path(run_dir: Path) -> Path | None:
-    """Path of the newest complete policy checkpoint of a run, or None."""
-    pointer = run_dir / "checkpoints" / LATEST
-    if not pointer.is_file():
-        return None
-    return run_dir / "checkpoints" / str(json.loads(pointer.read_text(encoding="utf-8"))["policy"])
-
-
 def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState]:
     """Load the newest checkpoint pair of ``run_dir``; :class:`CheckpointError` if there is none."""
-    pointer = run_dir / "checkpoints" / LATEST
-    if not pointer.is_file():
-        raise CheckpointError(f"--resume: {pointer} does not exist, so {run_dir} has no checkpoint to resume; "
-                              "drop --resume to start a new run")
-    names = json.loads(pointer.read_text(encoding="utf-8"))
-    policy = evaltk_checkpoint.load(run_dir / "checkpoints" / names["policy"])
-    train_dir = run_dir / "checkpoints" / names["train"]
+    policy, tensors, meta = read_latest(run_dir)
     try:
-        tensors = load_file(str(train_dir / "train_state.safetensors"))
-        meta = json.loads((train_dir / "train_state.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"--resume: training state in {train_dir} is unreadable ({exc}); "
-                              "delete checkpoints/latest.json's entry or start a new run") from None
-    state = TrainState(
-        train_step=int(meta["train_step"]), env_frames=int(meta["env_frames"]),
-        train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
-        optimizer=unflatten_optimizer(tensors, meta["optimizer"]),
-        torch_rng=tensors["rng.torch"], sampler_rng=tensors["rng.sampler"])
+        state = TrainState(
+            train_step=int(meta["train_step"]), env_frames=int(meta["env_frames"]),
+            train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
+            optimizer=unflatten_optimizer(tensors, meta["optimizer"]),
+            torch_rng=tensors["rng.torch"], sampler_rng=tensors["rng.sampler"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"--resume: the training state of {run_dir} lacks or mangles a field ({exc}); "
+                              "start a new run in another --out") from None
     return policy, state

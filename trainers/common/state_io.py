@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save_file
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from evaltk.checkpoint import Checkpoint
+from evaltk.checkpoint import load as load_checkpoint
+from evaltk.errors import CheckpointError
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -82,3 +87,33 @@ def _prune(ckpt_dir: Path, keep: int, current: str) -> None:
         if old != current:
             shutil.rmtree(ckpt_dir / old, ignore_errors=True)
             shutil.rmtree(ckpt_dir / f"{old}.train", ignore_errors=True)
+
+
+def latest_policy_path(run_dir: Path) -> Path | None:
+    """Path of the newest complete policy checkpoint of the run in ``run_dir``, or None."""
+    pointer = run_dir / "checkpoints" / LATEST
+    if not pointer.is_file():
+        return None
+    return run_dir / "checkpoints" / str(json.loads(pointer.read_text(encoding="utf-8"))["policy"])
+
+
+def read_latest(run_dir: Path) -> tuple[Checkpoint, dict[str, torch.Tensor], dict[str, Any]]:
+    """Read the newest checkpoint of ``run_dir``: its policy, training-state tensors and metadata.
+
+    Raises :class:`~evaltk.errors.CheckpointError` when there is none or it cannot be read (for
+    ``--resume``: the message says how to go on).
+    """
+    pointer = run_dir / "checkpoints" / LATEST
+    if not pointer.is_file():
+        raise CheckpointError(f"--resume: {pointer} does not exist, so {run_dir} has no checkpoint to resume; "
+                              "drop --resume to start a new run")
+    try:
+        names = json.loads(pointer.read_text(encoding="utf-8"))
+        policy = load_checkpoint(run_dir / "checkpoints" / str(names["policy"]))
+        train_dir = run_dir / "checkpoints" / str(names["train"])
+        tensors = load_file(str(train_dir / "train_state.safetensors"))
+        meta = json.loads((train_dir / "train_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as exc:
+        raise CheckpointError(f"--resume: the checkpoint named by {pointer} is unreadable ({exc}); "
+                              "start a new run in another --out") from None
+    return policy, tensors, meta
