@@ -18,7 +18,7 @@ from evaltk.checkpoint import save
 from evaltk.cli.main import main
 from evaltk.envs import doom
 from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
-from evaltk.policies import Policy, episode_policy_rng, load_policy, save_builtin
+from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng, load_policy, save_builtin
 
 pytestmark = pytest.mark.vizdoom
 EVALTK = [sys.executable, "-m", "evaltk"]
@@ -113,20 +113,22 @@ def _tiny_appo_checkpoint(path: Path) -> Path:
 
 def test_appo_checkpoint_rows_are_reproducible(tmp_path: Path) -> None:
     ckpt = _tiny_appo_checkpoint(tmp_path / "ckpt")
-    a = evaluate(EvalConfig(str(ckpt), tmp_path / "a", episodes=3, seed=1, num_envs=1, workers=0))
+    a = evaluate(EvalConfig(str(ckpt), tmp_path / "a", episodes=3, seed=1, num_envs=2, workers=0))
     settings = json.loads((tmp_path / "a" / SETTINGS_FILE).read_text())["settings"]
-    assert settings["policy_seeding"] == "per-batch"  # AppoPolicy samples from one batch generator
-    assert settings["num_envs"] == 1
+    assert settings["policy_seeding"] == "per-episode"  # AppoPolicy samples each slot from its episode's generator
+    assert "num_envs" not in settings
     assert a.summary["backend"] == "vizdoom"
     b = evaluate(EvalConfig(str(ckpt), tmp_path / "b", episodes=3, seed=1, num_envs=1, workers=1))
-    assert a.rows == b.rows
-    # Episode 0 is the first draw of the batch generator: replay it alone with the policy.
-    policy = load_policy(ckpt)
-    policy.reset(1, np.random.default_rng([1, 2]))
-    row = a.rows[0]
-    scenario = doom.scenario_from_env_spec(policy.spec.env)
-    ret, steps, timeout, tics = _replay(scenario, row["seed"], policy, np.random.default_rng())
-    assert (row["return"], row["steps"], row["truncated"], row["frames"]) == (ret, steps, timeout, tics)
+    assert a.rows == b.rows  # batch size and workers do not change any row
+    # Every row replays alone from its seed: a fresh env and the episode's own policy generator.
+    scenario = doom.scenario_from_env_spec(load_policy(ckpt).spec.env)
+    for row in a.rows:
+        policy = load_policy(ckpt)
+        policy.reset(1, np.random.default_rng(0))
+        assert isinstance(policy, EpisodeSeeded)
+        policy.begin_episodes(np.zeros(1, np.int64), [episode_policy_rng(row["seed"])])
+        ret, steps, timeout, tics = _replay(scenario, row["seed"], policy, np.random.default_rng())
+        assert (row["return"], row["steps"], row["truncated"], row["frames"]) == (ret, steps, timeout, tics), row
 
 
 def _error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:

@@ -192,3 +192,16 @@ def test_sigterm_ends_the_run_with_a_final_checkpoint(tmp_path: Path) -> None:
     assert summary["stopped_by"] == "SIGTERM"
     assert checkpointing.latest_policy_path(out) == Path(summary["checkpoint"])
     assert load(summary["checkpoint"]).spec.provenance["env_frames"] == summary["frames"]
+
+
+def test_checkpoint_rows_do_not_depend_on_the_batch(first_run: tuple[Path, RunResult], tmp_path: Path) -> None:
+    """A2cPolicy takes evaltk's per-episode generators: batch size and workers change no row."""
+    from evaltk.evaluate import SETTINGS_FILE, EvalConfig, evaluate
+
+    ckpt = checkpointing.latest_policy_path(first_run[0])
+    assert ckpt is not None
+    a = evaluate(EvalConfig(str(ckpt), tmp_path / "a", episodes=3, seed=5, num_envs=3, workers=0))
+    b = evaluate(EvalConfig(str(ckpt), tmp_path / "b", episodes=3, seed=5, num_envs=1, workers=0))
+    assert a.rows == b.rows
+    settings = json.loads((tmp_path / "a" / SETTINGS_FILE).read_text())["settings"]
+    assert settings["policy_seeding"] == "per-episode"

@@ -10,6 +10,7 @@ has 1,686,693 parameters.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 from torch import nn
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+from trainers.common.sampling import EpisodeGenerators
 
 MODEL_CLASS = "trainers.a2c.model:A2cPolicy"
 
@@ -91,7 +93,7 @@ class A2cPolicy:
         self.spec = spec
         self.model = model.to(device).eval()
         self.device = torch.device(device)
-        self._gen = torch.Generator(device=self.device)
+        self._gens = EpisodeGenerators(self.device)
 
     @classmethod
     def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> A2cPolicy:
@@ -103,10 +105,17 @@ class A2cPolicy:
 
     def reset(self, num_envs: int, rng: np.random.Generator) -> None:
         """Seed action sampling from ``rng`` (the policy has no recurrent state)."""
-        self._gen.manual_seed(int(rng.integers(2**62)))
+        self._gens.reset(rng)
+
+    def begin_episodes(self, slots: np.ndarray, rngs: Sequence[np.random.Generator]) -> None:
+        """Take one generator per new episode (:class:`~evaltk.policies.EpisodeSeeded`) for its slot's actions."""
+        self._gens.begin(slots, rngs)
 
     @torch.inference_mode()
     def act(self, obs: np.ndarray, first: np.ndarray) -> np.ndarray:
         """``obs uint8[B, S, H, W]``, ``first bool[B]`` (unused: no memory) -> ``int64[B]``."""
         logits, _ = self.model(torch.from_numpy(np.ascontiguousarray(obs)).to(self.device))
-        return sample(logits, self._gen).cpu().numpy().astype(np.int64)
+        if not self._gens.per_episode:
+            return sample(logits, self._gens.batch).cpu().numpy().astype(np.int64)
+        rows = [sample(logits[i:i + 1], self._gens.for_row(i)) for i in range(logits.shape[0])]
+        return torch.cat(rows).cpu().numpy().astype(np.int64)

@@ -10,6 +10,7 @@ For 3x72x128 inputs and 4 actions the model has 2,871,525 trainable parameters (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 from torch import nn
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+from trainers.common.sampling import EpisodeGenerators
 
 MODEL_CLASS = "trainers.appo.model:AppoPolicy"
 
@@ -181,7 +183,7 @@ class AppoPolicy:
         self.device = device
         self._discrete = spec.action_spec["type"] == "discrete"
         self._h = torch.zeros(0, model.rnn_size, device=device)
-        self._gen = torch.Generator(device="cpu")
+        self._gens = EpisodeGenerators("cpu")
 
     @classmethod
     def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> AppoPolicy:
@@ -194,7 +196,11 @@ class AppoPolicy:
     def reset(self, num_envs: int, rng: np.random.Generator) -> None:
         """Zero the recurrent state of ``num_envs`` envs; action sampling is seeded from ``rng``."""
         self._h = torch.zeros(num_envs, self.model.rnn_size, device=self.device)
-        self._gen.manual_seed(int(rng.integers(2**62)))
+        self._gens.reset(rng)
+
+    def begin_episodes(self, slots: np.ndarray, rngs: Sequence[np.random.Generator]) -> None:
+        """Take one generator per new episode (:class:`~evaltk.policies.EpisodeSeeded`) for its slot's actions."""
+        self._gens.begin(slots, rngs)
 
     @torch.inference_mode()
     def act(self, obs: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -204,6 +210,11 @@ class AppoPolicy:
         keep = torch.from_numpy(~np.asarray(first, dtype=bool)).float().unsqueeze(-1).to(self.device)
         logits, _, self._h = self.model.step(torch.from_numpy(np.ascontiguousarray(obs)).to(self.device),
                                              self._h * keep)
-        actions, _ = sample_actions(logits.cpu(), self.model.action_nvec, self._gen)
+        logits = logits.cpu()
+        if self._gens.per_episode:
+            actions = torch.cat([sample_actions(logits[i:i + 1], self.model.action_nvec, self._gens.for_row(i))[0]
+                                 for i in range(logits.shape[0])])
+        else:
+            actions, _ = sample_actions(logits, self.model.action_nvec, self._gens.batch)
         out = actions.numpy().astype(np.int64)
         return out[:, 0] if self._discrete else out

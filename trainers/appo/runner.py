@@ -207,11 +207,27 @@ class _Shutdown:
             signal.signal(sig, handler)
 
 
+def _flushes_denormals() -> bool:
+    """Whether float32 subnormals are flushed to zero in this thread now (flush-to-zero / denormals-are-zero)."""
+    return float(torch.tensor(1e-39, dtype=torch.float32).mul(1.0).item()) == 0.0
+
+
 def run(cfg: AppoConfig, *, log: Callable[[str], None] = print, fault_crash_after_s: float = 0.0) -> RunResult:
     """Train until ``max_seconds``/``env_frames`` or a signal; returns the run summary.
 
     ``fault_crash_after_s`` > 0 makes worker 0's first process crash after that many seconds (fault test).
+    Subnormal floats are flushed to zero while it runs (faster on the CPU); the caller's setting is
+    restored afterwards, since it is process state that other code (e.g. hypothesis) relies on.
     """
+    previous = _flushes_denormals()
+    torch.set_flush_denormal(True)
+    try:
+        return _run(cfg, log=log, fault_crash_after_s=fault_crash_after_s)
+    finally:
+        torch.set_flush_denormal(previous)
+
+
+def _run(cfg: AppoConfig, *, log: Callable[[str], None], fault_crash_after_s: float) -> RunResult:
     cfg.validate()
     run_dir = Path(cfg.out)
     if (run_dir / "config.json").exists() and not cfg.resume:
@@ -219,7 +235,6 @@ def run(cfg: AppoConfig, *, log: Callable[[str], None] = print, fault_crash_afte
                           "--out")
     scenario = resolve_scenario(cfg)
     tune_allocator()
-    torch.set_flush_denormal(True)
     torch.set_num_threads(max(cfg.learner_threads, cfg.inference_threads))
     model = build_model(cfg, scenario)
     start_frames, start_step, resumes, prior_seconds = 0, 0, 0, 0.0
