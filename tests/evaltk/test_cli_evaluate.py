@@ -17,6 +17,7 @@ from evaltk.cli.main import main
 from evaltk.envs import env_for_id
 from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, episode_seed, read_table
 from evaltk.policies import save_builtin
+from tests.evaltk.cli_helpers import error_line
 
 EVALTK = [sys.executable, "-m", "evaltk"]
 
@@ -80,41 +81,33 @@ def test_interrupted_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal.Sign
     assert rows[: len(kept)] == kept
 
 
-def _error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    assert err[0].startswith("error: ")
-    return err[0]
-
-
 def test_unknown_env_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    line = _error_line(capsys, ["evaluate", "random", "--env-id", "ALE/Brekout-v5", "--out", str(tmp_path)])
+    line = error_line(capsys, ["evaluate", "random", "--env-id", "ALE/Brekout-v5", "--out", str(tmp_path)])
     assert "unknown Atari env id 'ALE/Brekout-v5'" in line
     assert "did you mean ALE/Breakout-v5" in line
 
 
 def test_missing_and_corrupt_checkpoints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "out")
-    assert "does not exist" in _error_line(capsys, ["evaluate", str(tmp_path / "none"), "--out", out])
+    assert "does not exist" in error_line(capsys, ["evaluate", str(tmp_path / "none"), "--out", out])
     ckpt = save_builtin(tmp_path / "c", "random", env_for_id("ALE/Breakout-v5"))
     (ckpt / SPEC_FILE).write_text("{oops")
-    assert "not valid JSON" in _error_line(capsys, ["evaluate", str(ckpt), "--out", out])
+    assert "not valid JSON" in error_line(capsys, ["evaluate", str(ckpt), "--out", out])
     ckpt = save_builtin(tmp_path / "c", "random", env_for_id("ALE/Breakout-v5"))
     (ckpt / WEIGHTS_FILE).write_bytes(b"\x00" * 3)
-    assert "not a valid safetensors file" in _error_line(capsys, ["evaluate", str(ckpt), "--out", out])
+    assert "not a valid safetensors file" in error_line(capsys, ["evaluate", str(ckpt), "--out", out])
 
 
 def test_spec_not_matching_env(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "out")
     ckpt = save_builtin(tmp_path / "c", "random", env_for_id("ALE/Breakout-v5"))
-    line = _error_line(capsys, ["evaluate", str(ckpt), "--env-id", "ALE/Pong-v5", "--out", out])
+    line = error_line(capsys, ["evaluate", str(ckpt), "--env-id", "ALE/Pong-v5", "--out", out])
     assert "{'type': 'discrete', 'n': 4} does not match ALE/Pong-v5's {'type': 'discrete', 'n': 6}" in line
     spec = json.loads((ckpt / SPEC_FILE).read_text())
     spec["obs_spec"]["shape"] = [4, 84, 84]
     spec["model_class"] = "evaltk.no_such:Net"
     (ckpt / SPEC_FILE).write_text(json.dumps(spec))
-    assert "cannot be imported" in _error_line(capsys, ["evaluate", str(ckpt), "--out", out])
+    assert "cannot be imported" in error_line(capsys, ["evaluate", str(ckpt), "--out", out])
 
 
 def test_malformed_score_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,9 +115,9 @@ def test_malformed_score_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(argv) == 0
     capsys.readouterr()
     (tmp_path / TABLE_FILE).write_text("garbage without header\n")
-    assert "has columns" in _error_line(capsys, argv)
+    assert "has columns" in error_line(capsys, argv)
     (tmp_path / SETTINGS_FILE).unlink()
-    assert "exists without evaluation.json" in _error_line(capsys, argv)
+    assert "exists without evaluation.json" in error_line(capsys, argv)
 
 
 def test_help_mentions_resume(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from evaltk.checkpoint import save
-from evaltk.cli.main import main
 from evaltk.envs import doom
 from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
 from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng, load_policy, save_builtin
+from tests.evaltk.cli_helpers import error_line
 
 pytestmark = pytest.mark.vizdoom
 EVALTK = [sys.executable, "-m", "evaltk"]
@@ -131,20 +131,12 @@ def test_appo_checkpoint_rows_are_reproducible(tmp_path: Path) -> None:
         assert (row["return"], row["steps"], row["truncated"], row["frames"]) == (ret, steps, timeout, tics), row
 
 
-def _error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1, err
-    assert err[0].startswith("error: ")
-    return err[0]
-
-
 def test_doom_refuses_gpu_env_and_fast_reset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["evaluate", "random", "--env-id", "basic", "--episodes", "1", "--out", str(tmp_path / "o")]
-    line = _error_line(capsys, [*base, "--against", "gpu_env"])
+    line = error_line(capsys, [*base, "--against", "gpu_env"])
     assert "--against gpu_env runs Atari envs only, and basic is a ViZDoom scenario" in line
-    assert "--fast-reset restores ALE states" in _error_line(capsys, [*base, "--fast-reset"])
-    line = _error_line(capsys, [*base[:3], "basik", *base[4:]])
+    assert "--fast-reset restores ALE states" in error_line(capsys, [*base, "--fast-reset"])
+    line = error_line(capsys, [*base[:3], "basik", *base[4:]])
     assert "'basik' is neither a ViZDoom scenario (basic, " in line
     assert "unknown Atari env id 'basik'" in line
     assert not (tmp_path / "o").exists()  # refused before anything was written
@@ -152,7 +144,7 @@ def test_doom_refuses_gpu_env_and_fast_reset(tmp_path: Path, capsys: pytest.Capt
 
 def test_doom_checkpoint_env_id_picks_a_builtin_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ckpt = _tiny_appo_checkpoint(tmp_path / "ckpt")  # 36x64 observations; the built-in scenarios give 72x128
-    line = _error_line(capsys, ["evaluate", str(ckpt), "--env-id", "defend_the_center", "--out", str(tmp_path / "o")])
+    line = error_line(capsys, ["evaluate", str(ckpt), "--env-id", "defend_the_center", "--out", str(tmp_path / "o")])
     assert "expects observations uint8[3, 36, 64] but defend_the_center" in line
 
 
