@@ -268,7 +268,10 @@ class _NativeBackend:
         parsed = parse_ale_state(blob)
         if parsed.md5 != self._info.md5:
             raise GpuEnvError(f"the state is for ROM md5 {parsed.md5}, this batch runs {self._info.md5}: load that ROM")
-        sys_words, sys_index = _system_rng(blob)
+        if parsed.has_env_rng:
+            raise GpuEnvError("the state carries the sticky-action RNG: "
+                              "clone it with ale.cloneState(include_rng=False)")
+        sys_words, sys_index = _mt_text(parsed.system_rng)
         words = games.settings_from_ale_state(self._info.rom_id, blob)
         env_ptr = self._envs[i:].ctypes.data_as(ct.c_void_p)
         head = np.array([parsed.cycles, parsed.left_paddle, parsed.right_paddle, parsed.paddle_min,
@@ -314,38 +317,9 @@ class _NativeBackend:
             self._lib.gpu_env_ale_rom_free(handle)
 
 
-_BOOL_FALSE = 0xBAD1BAD2
-
-
 def _mt_text(text: bytes) -> tuple[npt.NDArray[np.uint32], int]:
     """libstdc++'s text form of a std::mt19937 (624 words, then the index) as (words, index)."""
     values = [int(v) for v in text.split()]
     if len(values) != 625:
         raise GpuEnvError(f"an mt19937 state has 625 numbers, found {len(values)}: not an ale-py cloneState()")
     return np.array(values[:624], dtype=np.uint32), values[624]
-
-
-def _system_rng(blob: bytes) -> tuple[npt.NDArray[np.uint32], int]:
-    """Read the System RNG of an ale-py ``cloneState()`` (include_rng=False); GpuEnvError otherwise."""
-    import struct
-
-    if len(blob) < 32:
-        raise GpuEnvError(f"{len(blob)} bytes are not an ale-py cloneState(): pass ale.cloneState()")
-    (inner_len,) = struct.unpack_from("<i", blob, 24)
-    inner = blob[28 : 28 + inner_len]
-    (flag,) = struct.unpack_from("<I", inner, inner_len - 4)
-    if flag != _BOOL_FALSE:
-        raise GpuEnvError("the state carries the sticky-action RNG: clone it with ale.cloneState(include_rng=False)")
-    pos = 0
-
-    def string() -> bytes:
-        nonlocal pos
-        (n,) = struct.unpack_from("<i", inner, pos)
-        pos += 4 + n
-        return inner[pos - n : pos]
-
-    string()  # md5
-    if string() != b"System":
-        raise GpuEnvError("not an ale-py cloneState(): the System block is missing")
-    pos += 4  # cycles
-    return _mt_text(string())

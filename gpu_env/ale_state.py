@@ -17,6 +17,12 @@ from gpu_env.errors import GpuEnvError
 _TRUE = 0xFAB1FAB2
 _FALSE = 0xBAD1BAD2
 
+# Each device block of the blob opens with a string naming it; these are the names found in ale-py
+# 0.12's bytes (a fact of the format: a block is found by its name).
+_SECTION_NAMES: dict[str, bytes] = {
+    "system": b"System", "cpu": b"M6502Low", "riot": b"M6532", "tia": b"TIA", "sound": b"TIASound",
+}
+
 
 class AleStateError(GpuEnvError):
     """The bytes are not an ale-py 0.12 ``cloneState()`` blob this version can read."""
@@ -52,10 +58,12 @@ class _Reader:
         self.pos += n
         return s
 
-    def tag(self, expected: str) -> None:
+    def section(self, device: str) -> None:
+        """Read the name string that opens ``device``'s block and check it (see :data:`_SECTION_NAMES`)."""
+        expected = _SECTION_NAMES[device]
         got = self.string()
-        if got != expected.encode():
-            raise AleStateError(f"expected section {expected!r}, found {got[:40]!r}")
+        if got != expected:
+            raise AleStateError(f"expected the {device} block ({expected!r}), found {got[:40]!r}")
 
     def ints(self, expected_count: int) -> list[int]:
         n = self.int32()
@@ -84,6 +92,8 @@ class AleMachineState:
     tia: list[int]  # TIA::save order, bools as 0/1, colours as their low byte
     cart_name: str
     cart: list[int] = field(default_factory=list)  # scheme-specific, see _parse_cart
+    system_rng: bytes = b""  # the System RNG as text: a std::mt19937's 624 words and index
+    has_env_rng: bool = False  # the blob ends with the sticky-action RNG (cloneState(include_rng=True))
 
 
 _TIA_LAYOUT = (
@@ -145,20 +155,21 @@ def parse_ale_state(data: object) -> AleMachineState:
     """Decode ``ale.cloneState()`` (or its ``bytes(...)``) into an :class:`AleMachineState`."""
     outer = _Reader(state_bytes(data))
     head = [outer.int32() for _ in range(6)]
-    inner = _Reader(outer.string())
+    inner_bytes = outer.string()
+    inner = _Reader(inner_bytes)
     paddle_min, paddle_max = outer.int32(), outer.int32()
     md5 = inner.string().decode("ascii", "replace")
-    inner.tag("System")
+    inner.section("system")
     cycles = inner.int32() & 0xFFFFFFFF
-    inner.string()  # System RNG (mt19937 text): only needed for resets, which are not emulated here
-    inner.tag("M6502Low")
+    system_rng = inner.string()
+    inner.section("cpu")
     cpu = [inner.int32() for _ in range(6)] + [int(inner.bool()) for _ in range(7)] + [inner.int32()]
-    inner.tag("M6532")
+    inner.section("riot")
     ram = [v & 0xFF for v in inner.ints(128)]
     riot = [inner.int32(), inner.int32(), inner.int32(), inner.int32(), int(inner.bool()), inner.int32(), inner.int32()]
-    inner.tag("TIA")
+    inner.section("tia")
     tia = [int(inner.bool()) if kind == "b" else inner.int32() for kind in _TIA_LAYOUT]
-    inner.tag("TIASound")
+    inner.section("sound")
     for _ in range(7):
         inner.int32()
     cart_name = inner.string().decode("ascii", "replace")
@@ -180,4 +191,7 @@ def parse_ale_state(data: object) -> AleMachineState:
         tia=tia,
         cart_name=cart_name,
         cart=cart,
+        system_rng=system_rng,
+        # The inner block's last word is the bool "the sticky-action RNG follows" (absent: _FALSE).
+        has_env_rng=len(inner_bytes) >= 4 and struct.unpack_from("<I", inner_bytes, len(inner_bytes) - 4)[0] != _FALSE,
     )

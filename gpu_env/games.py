@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_env.ale_state import AleStateError, state_bytes
+from gpu_env.ale_state import AleStateError, parse_ale_state, state_bytes
 from gpu_env.errors import RomError
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "games.json"
@@ -216,10 +216,11 @@ def cart_ram_from_ale_state(rom_id: str, state: object) -> np.ndarray:
     info = game_info(rom_id)
     if not info.bank_scheme.endswith("SC"):
         return np.zeros(128, dtype=np.uint8)
-    blob = _state_bytes(state)
-    inner, start = _settings_block(blob, len(info.ale_state_fields))
-    ram = np.frombuffer(inner, dtype="<i4", count=128, offset=start - 512)
-    return (ram & 0xFF).astype(np.uint8)
+    try:
+        cart = parse_ale_state(state).cart  # SC carts: [bank, 128 RAM words]
+    except AleStateError as exc:
+        raise GameError(str(exc)) from None
+    return (np.array(cart[1:], dtype=np.int64) & 0xFF).astype(np.uint8)
 
 
 def _state_bytes(state: object) -> bytes:
