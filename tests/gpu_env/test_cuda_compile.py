@@ -6,9 +6,6 @@ found. The local-copy variant is compiled in the ``slow`` set.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import importlib
 import os
 import re
 import shutil
@@ -19,6 +16,7 @@ import pytest
 
 from gpu_env.cuda.module import KERNEL_NAMES, KernelOptions, nvcc_command, nvrtc_options, unit_source
 from gpu_env.cuda_source import CORE_DIR
+from tests.gpu_env.nvrtc_helpers import nvrtc_ptx
 
 
 def _enum_names(text: str, first: str, last: str) -> list[str]:
@@ -95,47 +93,12 @@ def test_local_copy_variant_compiles_with_nvcc_ptx_sm90(tmp_path: Path) -> None:
     assert ".entry gpu_env_act(" in text
 
 
-def _find_nvrtc() -> str | None:
-    configured = os.environ.get("GPU_ENV_NVRTC_LIB")
-    if configured:
-        return configured
-    found = ctypes.util.find_library("nvrtc")
-    if found:
-        return found
-    for package in ("nvidia.cu13", "nvidia.cuda_nvrtc"):
-        try:
-            module = importlib.import_module(package)
-        except ImportError:
-            continue
-        for root in getattr(module, "__path__", []):
-            candidates = sorted(Path(root).glob("lib/libnvrtc.so*"))
-            if candidates:
-                return str(candidates[0])
-    return None
-
-
 def test_unit_compiles_with_nvrtc() -> None:
     """The same string and options through libnvrtc itself (what CuPy's RawModule calls), to PTX."""
-    path = _find_nvrtc()
-    if path is None:
-        pytest.skip("libnvrtc not found: install nvidia-cuda-nvrtc or set GPU_ENV_NVRTC_LIB")
-    lib = ctypes.CDLL(path)
-    program = ctypes.c_void_p()
-    source = unit_source().encode()
-    assert lib.nvrtcCreateProgram(ctypes.byref(program), source, b"gpu_env_cuda.cu", 0, None, None) == 0
-    options = [o.encode() for o in nvrtc_options(KernelOptions())] + [b"--gpu-architecture=compute_90"]
-    status = lib.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options))
-    size = ctypes.c_size_t()
-    lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
-    log = ctypes.create_string_buffer(size.value)
-    lib.nvrtcGetProgramLog(program, log)
-    assert status == 0, log.value.decode(errors="replace")[-4000:]
-    lib.nvrtcGetPTXSize(program, ctypes.byref(size))
-    ptx = ctypes.create_string_buffer(size.value)
-    lib.nvrtcGetPTX(program, ptx)
-    lib.nvrtcDestroyProgram(ctypes.byref(program))
+    ptx = nvrtc_ptx(unit_source(), "gpu_env_cuda.cu",
+                    [*nvrtc_options(KernelOptions()), "--gpu-architecture=compute_90"])
     for name in KERNEL_NAMES:
-        assert f".entry {name}(".encode() in ptx.value, name
+        assert f".entry {name}(".encode() in ptx, name
 
 
 def test_prebuild_writes_cubins_named_by_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

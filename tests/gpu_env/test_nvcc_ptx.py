@@ -5,10 +5,6 @@ The unit is what gpu_env.cuda_source.device_source gives NVRTC.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import importlib
-import os
 import re
 import shutil
 import subprocess
@@ -18,6 +14,7 @@ import pytest
 
 from gpu_env.cuda_source import CORE_DIR, device_source
 from gpu_env.errors import GpuEnvError
+from tests.gpu_env.nvrtc_helpers import nvrtc_ptx
 
 CORE_PARTS = ["m6502.h", "riot.h", "cart/cart.h"]
 
@@ -123,45 +120,9 @@ def test_device_translation_unit_compiles_with_nvcc(tmp_path: Path) -> None:
     assert ".entry device_kernel" in text
 
 
-def _find_nvrtc() -> str | None:
-    """Locate libnvrtc: $GPU_ENV_NVRTC_LIB, the system library path, or NVIDIA's pip wheels."""
-    configured = os.environ.get("GPU_ENV_NVRTC_LIB")
-    if configured:
-        return configured
-    found = ctypes.util.find_library("nvrtc")
-    if found:
-        return found
-    for package in ("nvidia.cu13", "nvidia.cuda_nvrtc"):
-        try:
-            module = importlib.import_module(package)
-        except ImportError:
-            continue
-        for root in getattr(module, "__path__", []):
-            candidates = sorted(Path(root).glob("lib/libnvrtc.so*"))
-            if candidates:
-                return str(candidates[0])
-    return None
-
-
 def test_device_translation_unit_compiles_with_nvrtc() -> None:
     """The same string through NVRTC itself (what CuPy's RawModule calls), no GPU needed."""
-    path = _find_nvrtc()
-    if path is None:
-        pytest.skip("libnvrtc not found: install nvidia-cuda-nvrtc or set GPU_ENV_NVRTC_LIB")
-    lib = ctypes.CDLL(path)
-    program = ctypes.c_void_p()
-    source = device_source([*CORE_PARTS, KERNELS]).encode()
-    assert lib.nvrtcCreateProgram(ctypes.byref(program), source, b"gpu_env_device.cu", 0, None, None) == 0
-    options = [b"--std=c++17", b"--gpu-architecture=compute_90"]
-    status = lib.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options))
-    size = ctypes.c_size_t()
-    lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
-    log = ctypes.create_string_buffer(size.value)
-    lib.nvrtcGetProgramLog(program, log)
-    assert status == 0, log.value.decode(errors="replace")[-4000:]
-    lib.nvrtcGetPTXSize(program, ctypes.byref(size))
-    ptx = ctypes.create_string_buffer(size.value)
-    lib.nvrtcGetPTX(program, ptx)
-    lib.nvrtcDestroyProgram(ctypes.byref(program))
-    assert b".entry step_kernel" in ptx.value
-    assert b".entry device_kernel" in ptx.value
+    ptx = nvrtc_ptx(device_source([*CORE_PARTS, KERNELS]), "gpu_env_device.cu",
+                    ["--std=c++17", "--gpu-architecture=compute_90"])
+    assert b".entry step_kernel" in ptx
+    assert b".entry device_kernel" in ptx
