@@ -16,9 +16,8 @@ same actions and stops at the first frame where anything differs.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from evaltk.atomic import write_bytes_atomic
 from evaltk.errors import SuiteError
 
 FORMAT = "evaltk-trace"
@@ -61,16 +61,9 @@ class Trace:
         path.parent.mkdir(parents=True, exist_ok=True)
         header = np.frombuffer(json.dumps(self.header, sort_keys=True).encode(), dtype=np.uint8)
         arrays = {name: getattr(self, name) for name in _FRAME_FIELDS}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(fh, header=header, **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, header=header, **arrays)
+        write_bytes_atomic(path, buffer.getvalue())
         return path
 
 

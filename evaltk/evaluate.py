@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from evaltk.atomic import write_json_atomic
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
 from evaltk.envs.gpu_vector import GpuEnvEpisodeVector
@@ -192,16 +193,6 @@ def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
 
 
-def _write_json_atomic(path: Path, obj: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _prepare_out(out: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
     """Create or reopen ``out``; refuse different settings; return the finished rows already there."""
     out.mkdir(parents=True, exist_ok=True)
@@ -222,7 +213,7 @@ def _prepare_out(out: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
     elif table.exists() and table.stat().st_size > 0:
         raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
     else:
-        _write_json_atomic(manifest_path, {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS)})
+        write_json_atomic(manifest_path, {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS)})
     if not table.exists() or table.stat().st_size == 0:
         with open(table, "w", encoding="utf-8") as fh:
             fh.write(",".join(COLUMNS) + "\n")
@@ -346,7 +337,7 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),
                     "env_steps": steps_total, "fast_reset": config.fast_reset,
                     "wall_s": wall, "env_steps_per_s": steps_total / wall if wall > 0 and steps_total else None})
-    _write_json_atomic(config.out / SUMMARY_FILE, summary)
+    write_json_atomic(config.out / SUMMARY_FILE, summary)
     return EvalResult(rows=rows, summary=summary, out=config.out, new_episodes=len(new_rows),
                       env_steps=steps_total, wall_s=wall)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +19,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from evaltk.atomic import write_bytes_atomic
 from evaltk.cli.output import to_json_line
 from evaltk.compare import Comparison
 
 FILE_NAMES = {"json": "compare.json", "markdown": "compare.md", "png": "compare.png"}
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _num(v: Any) -> str:
@@ -139,7 +127,7 @@ def write_compare_report(result: Comparison, out_dir: str | Path, *, label_a: st
     payload = result.to_dict()
     payload["inputs"] = {"a": label_a, "b": label_b}
     pretty = json.dumps(json.loads(to_json_line(payload)), indent=2)
-    _atomic_write(paths["json"], (pretty + "\n").encode())
-    _atomic_write(paths["markdown"], render_markdown(result, label_a, label_b).encode())
+    write_bytes_atomic(paths["json"], (pretty + "\n").encode())
+    write_bytes_atomic(paths["markdown"], render_markdown(result, label_a, label_b).encode())
     render_png(result, paths["png"], label_a, label_b)
     return paths

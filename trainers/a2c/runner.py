@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from evaltk.atomic import write_json_atomic
 from trainers.a2c import checkpointing
 from trainers.a2c.config import A2cConfig, ConfigError
 from trainers.a2c.learner import LossTerms, a2c_vtrace_loss
@@ -106,9 +107,7 @@ def write_config(run_dir: Path, cfg: A2cConfig, device: torch.device, *, resumed
             "provenance": default_provenance(trainer="trainers.a2c_vtrace", torch_threads=torch.get_num_threads(),
                                              host=platform.node(), cpus=os.cpu_count()),
             "starts": history}
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, data)
 
 
 class _StopFlag:

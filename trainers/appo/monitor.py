@@ -14,6 +14,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from evaltk.atomic import write_json_atomic
 from evaltk.envs.doom import DoomScenario
 from trainers.appo.config import AppoConfig
 
@@ -184,6 +185,4 @@ def write_config(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, *, resu
             "provenance": default_provenance(vizdoom=vizdoom.__version__, torch_threads=torch.get_num_threads(),
                                              host=platform.node(), cpus=os.cpu_count()),
             "starts": history}
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, data)
