@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import pytest
 import torch
@@ -11,13 +10,9 @@ from hypothesis import strategies as st
 
 from gpu_env.ale_batch import AleBatch
 from gpu_env.preprocess import AreaResize, FrameStack, max_pool_pair, scale_observation
+from tests.gpu_env.resize_cases import DOWNSCALE_SIZES, cv2_area
 
-SIZES = [(210, 160, 84, 84), (250, 160, 84, 84), (210, 160, 105, 80), (210, 160, 70, 80), (210, 160, 42, 40),
-         (210, 160, 64, 48), (210, 160, 100, 50), (210, 160, 210, 160), (210, 160, 96, 72)]
-
-
-def _cv2(frames: np.ndarray, height: int, width: int) -> np.ndarray:
-    return np.stack([cv2.resize(f, (width, height), interpolation=cv2.INTER_AREA) for f in frames])
+SIZES = DOWNSCALE_SIZES
 
 
 @pytest.mark.parametrize(("src_h", "src_w", "h", "w"), SIZES)
@@ -28,7 +23,7 @@ def test_area_resize_equals_cv2_on_random_frames(src_h: int, src_w: int, h: int,
     frames = rng.integers(0, 256, shape, dtype=np.uint8)
     frames[0] = (frames[0] // 85) * 85  # few levels: many exact ties in the averaging
     ours = AreaResize(src_h, src_w, h, w, channels_last=rgb)(torch.from_numpy(frames)).numpy()
-    np.testing.assert_array_equal(ours, _cv2(frames, h, w))
+    np.testing.assert_array_equal(ours, cv2_area(frames, h, w))
 
 
 @settings(max_examples=10, deadline=None)
@@ -36,7 +31,7 @@ def test_area_resize_equals_cv2_on_random_frames(src_h: int, src_w: int, h: int,
 def test_area_resize_equals_cv2_any_downscale(h: int, w: int, seed: int) -> None:
     frames = np.random.default_rng(seed).integers(0, 256, (1, 210, 160), dtype=np.uint8)
     ours = AreaResize(210, 160, h, w)(torch.from_numpy(frames)).numpy()
-    np.testing.assert_array_equal(ours, _cv2(frames, h, w))
+    np.testing.assert_array_equal(ours, cv2_area(frames, h, w))
 
 
 @pytest.mark.parametrize("game", ["breakout", "air_raid", "ms_pacman"])
@@ -50,9 +45,9 @@ def test_area_resize_equals_cv2_on_real_frames(game: str) -> None:
         rgbs.append(batch.get_screen_rgb())
     gray, rgb = np.concatenate(grays), np.concatenate(rgbs)
     h, w = gray.shape[1:]
-    np.testing.assert_array_equal(AreaResize(h, w, 84, 84)(torch.from_numpy(gray)).numpy(), _cv2(gray, 84, 84))
+    np.testing.assert_array_equal(AreaResize(h, w, 84, 84)(torch.from_numpy(gray)).numpy(), cv2_area(gray, 84, 84))
     np.testing.assert_array_equal(
-        AreaResize(h, w, 84, 84, channels_last=True)(torch.from_numpy(rgb)).numpy(), _cv2(rgb, 84, 84)
+        AreaResize(h, w, 84, 84, channels_last=True)(torch.from_numpy(rgb)).numpy(), cv2_area(rgb, 84, 84)
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,14 +10,10 @@ from hypothesis import strategies as st
 from gpu_env.ale_batch import AleBatch
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess_cpu import CpuObservation
+from tests.gpu_env.resize_cases import DOWNSCALE_SIZES, cv2_area
 
-# (src_h, src_w, h, w): general factors, 2x2, other integer factors, identity, and an upscale (OpenCV's bilinear).
-SIZES = [(210, 160, 84, 84), (250, 160, 84, 84), (210, 160, 105, 80), (210, 160, 70, 80), (210, 160, 42, 40),
-         (210, 160, 64, 48), (210, 160, 100, 50), (210, 160, 210, 160), (210, 160, 96, 72), (210, 160, 256, 256)]
-
-
-def _cv2(frames: np.ndarray, height: int, width: int) -> np.ndarray:
-    return np.stack([cv2.resize(f, (width, height), interpolation=cv2.INTER_AREA) for f in frames])
+# The shared size pairs and an upscale, where OpenCV switches to bilinear interpolation.
+SIZES = [*DOWNSCALE_SIZES, (210, 160, 256, 256)]
 
 
 @pytest.mark.parametrize(("src_h", "src_w", "h", "w"), SIZES)
@@ -29,7 +24,7 @@ def test_resize_equals_cv2_on_random_frames(src_h: int, src_w: int, h: int, w: i
     frames = rng.integers(0, 256, shape, dtype=np.uint8)
     frames[0] = (frames[0] // 85) * 85  # few levels: many exact ties in the averaging
     frames[1] = 255
-    expected = _cv2(frames, h, w)
+    expected = cv2_area(frames, h, w)
     ours = CpuObservation(5, (src_h, src_w), (h, w), 3 if rgb else 1, num_threads=2)(frames.copy(), None, None)
     np.testing.assert_array_equal(ours, expected)
 
@@ -39,7 +34,7 @@ def test_resize_equals_cv2_on_random_frames(src_h: int, src_w: int, h: int, w: i
 def test_resize_equals_cv2_any_downscale(h: int, w: int, seed: int) -> None:
     frames = np.random.default_rng(seed).integers(0, 256, (2, 210, 160), dtype=np.uint8)
     ours = CpuObservation(2, (210, 160), (h, w), 1)(frames.copy(), None, None)
-    np.testing.assert_array_equal(ours, _cv2(frames, h, w))
+    np.testing.assert_array_equal(ours, cv2_area(frames, h, w))
 
 
 def test_max_pool_in_place_only_where_masked() -> None:
@@ -50,7 +45,7 @@ def test_max_pool_in_place_only_where_masked() -> None:
     expected0 = np.where(mask[:, None, None], np.maximum(buf0, buf1), buf0)
     out = CpuObservation(4, (210, 160), (84, 84), 1, num_threads=2)(buf0, buf1, mask)
     np.testing.assert_array_equal(buf0, expected0)
-    np.testing.assert_array_equal(out, _cv2(expected0, 84, 84))
+    np.testing.assert_array_equal(out, cv2_area(expected0, 84, 84))
 
 
 @pytest.mark.parametrize("game", ["breakout", "ms_pacman"])
@@ -65,8 +60,9 @@ def test_equals_cv2_on_real_frames(game: str) -> None:
     gray, rgb = np.concatenate(grays), np.concatenate(rgbs)
     h, w = gray.shape[1:]
     n = gray.shape[0]
-    np.testing.assert_array_equal(CpuObservation(n, (h, w), (84, 84), 1)(gray.copy(), None, None), _cv2(gray, 84, 84))
-    np.testing.assert_array_equal(CpuObservation(n, (h, w), (84, 84), 3)(rgb.copy(), None, None), _cv2(rgb, 84, 84))
+    for frames, channels in ((gray, 1), (rgb, 3)):
+        ours = CpuObservation(n, (h, w), (84, 84), channels)(frames.copy(), None, None)
+        np.testing.assert_array_equal(ours, cv2_area(frames, 84, 84))
 
 
 def test_bad_input_is_named() -> None:
