@@ -9,10 +9,7 @@ its own group of envs (group ``g`` was collected by weights ``g`` updates older:
 from __future__ import annotations
 
 import json
-import os
-import platform
 import signal
-import sys
 import threading
 import time
 from collections import deque
@@ -23,12 +20,12 @@ from typing import Any
 
 import torch
 
-from evaltk.atomic import write_json_atomic
 from trainers.a2c import checkpointing
 from trainers.a2c.config import A2cConfig, ConfigError
 from trainers.a2c.learner import LossTerms, a2c_vtrace_loss
 from trainers.a2c.model import NatureActorCritic
 from trainers.a2c.rollout import RolloutCollector
+from trainers.common.state_io import write_run_config
 
 _RESUME_SEED_STRIDE = 1_000_003
 
@@ -93,21 +90,10 @@ class MetricsLog:
 
 def write_config(run_dir: Path, cfg: A2cConfig, device: torch.device, *, resumed_from: int | None) -> None:
     """Write ``config.json``: resolved config, derived values, provenance (git hash, versions), start history."""
-    from evaltk.checkpoint import default_provenance
-
-    path = run_dir / "config.json"
-    history: list[dict[str, Any]] = []
-    if path.is_file():
-        history = json.loads(path.read_text(encoding="utf-8")).get("starts", [])
-    history.append({"argv": sys.argv, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "resumed_from_frames": resumed_from})
-    data = {"config": cfg.to_dict(),
-            "derived": {"env_id": cfg.env_id, "envs_per_minibatch": cfg.envs_per_minibatch,
-                        "frames_per_rollout": cfg.frames_per_rollout, "device": str(device)},
-            "provenance": default_provenance(trainer="trainers.a2c_vtrace", torch_threads=torch.get_num_threads(),
-                                             host=platform.node(), cpus=os.cpu_count()),
-            "starts": history}
-    write_json_atomic(path, data)
+    derived = {"env_id": cfg.env_id, "envs_per_minibatch": cfg.envs_per_minibatch,
+               "frames_per_rollout": cfg.frames_per_rollout, "device": str(device)}
+    write_run_config(run_dir, {"config": cfg.to_dict(), "derived": derived}, resumed_from_key="resumed_from_frames",
+                     resumed_from=resumed_from, trainer="trainers.a2c_vtrace")
 
 
 class _StopFlag:

@@ -5,18 +5,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import platform
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
-from evaltk.atomic import write_json_atomic
 from evaltk.envs.doom import DoomScenario
 from trainers.appo.config import AppoConfig
+from trainers.common.state_io import write_run_config
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -170,19 +168,8 @@ def kill_groups(pgids: set[int]) -> None:
 
 def write_config(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, *, resumed_from: int | None) -> None:
     """Write ``config.json``: the resolved config, the scenario, versions, command line (kept across resumes)."""
-    import torch
     import vizdoom
 
-    from evaltk.checkpoint import default_provenance
-
-    path = run_dir / "config.json"
-    history: list[dict[str, Any]] = []
-    if path.is_file():
-        history = json.loads(path.read_text(encoding="utf-8")).get("starts", [])
-    history.append({"argv": sys.argv, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    "resumed_from_env_frames": resumed_from})
-    data = {"config": cfg.to_dict(), "scenario": scenario.to_dict(),
-            "provenance": default_provenance(vizdoom=vizdoom.__version__, torch_threads=torch.get_num_threads(),
-                                             host=platform.node(), cpus=os.cpu_count()),
-            "starts": history}
-    write_json_atomic(path, data)
+    write_run_config(run_dir, {"config": cfg.to_dict(), "scenario": scenario.to_dict()},
+                     resumed_from_key="resumed_from_env_frames", resumed_from=resumed_from,
+                     vizdoom=vizdoom.__version__)

@@ -108,3 +108,30 @@ def read_latest(run_dir: Path) -> tuple[Checkpoint, dict[str, torch.Tensor], dic
         raise CheckpointError(f"--resume: the checkpoint named by {pointer} is unreadable ({exc}); "
                               "start a new run in another --out") from None
     return policy, tensors, meta
+
+
+def write_run_config(run_dir: Path, sections: dict[str, Any], *, resumed_from_key: str,
+                     resumed_from: int | None, **provenance: Any) -> None:
+    """Write a run's ``config.json``: ``sections`` (the resolved config and the like), provenance, starts.
+
+    Provenance is :func:`evaltk.checkpoint.default_provenance` (git hash, versions) plus ``provenance``,
+    torch threads, host and CPU count. ``starts`` keeps every invocation across resumes: argv, UTC time
+    and ``{resumed_from_key: resumed_from}``.
+    """
+    import platform
+    import sys
+    import time
+
+    from evaltk.checkpoint import default_provenance
+
+    path = run_dir / "config.json"
+    history: list[dict[str, Any]] = []
+    if path.is_file():
+        history = json.loads(path.read_text(encoding="utf-8")).get("starts", [])
+    history.append({"argv": sys.argv, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    resumed_from_key: resumed_from})
+    data = {**sections,
+            "provenance": default_provenance(**provenance, torch_threads=torch.get_num_threads(),
+                                             host=platform.node(), cpus=os.cpu_count()),
+            "starts": history}
+    write_json_atomic(path, data)
