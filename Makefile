@@ -6,13 +6,14 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 NATIVE_SOURCES := $(wildcard gpu_env/native/*.cpp gpu_env/native/*.h gpu_env/core/*.h gpu_env/core/*/*.h)
 
-.PHONY: run test lint bench install clean
+.PHONY: run test test-all lint bench install clean
 
 $(VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q "$(TORCH_SPEC)"
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps "sample-factory==2.1.1" "signal-slot-mp==1.0.5"
 	touch $@
 
 install: $(VENV)/.installed
@@ -23,6 +24,10 @@ run: install
 
 test: install
 	$(PY) -m pytest -q
+
+# The default set plus every `slow` test (long locksteps, 10,000-step make_vec comparisons, learning runs).
+test-all: install
+	$(PY) -m pytest -q -m "slow or not slow"
 
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/mypy

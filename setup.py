@@ -2,7 +2,8 @@
 
 Every ``gpu_env/native/*.cpp`` file is one translation unit of a single shared library,
 ``gpu_env/_native*.so``, which ``gpu_env`` loads through ctypes (plain C ABI, no Python C-API),
-so nothing is compiled at run time on the CPU.
+so nothing is compiled at run time on the CPU. Test-only entry points (RIOT/cartridge access replay)
+are not in it: ``tests/gpu_env/native/cart_test.cpp`` is compiled by the tests themselves.
 """
 
 from glob import glob

@@ -254,8 +254,8 @@ def _resolve(id_or_path: str | os.PathLike[str]) -> tuple[Path, str | None]:
         raise RomError(f"cannot look up ROM id {text!r}: ale-py is not installed; give a file path") from exc
     if text not in ale_roms.get_all_rom_ids():
         raise RomError(
-            f"{text!r} is neither a file nor an ale-py ROM id: see ale_py.roms.get_all_rom_ids() "
-            "(snake_case, e.g. 'space_invaders')"
+            f"unknown ROM id {text!r}: neither a file nor an ale-py ROM id; use a snake_case id from "
+            "ale_py.roms.get_all_rom_ids(), e.g. 'space_invaders', or a .bin path"
         )
     try:
         with warnings.catch_warnings():
@@ -266,6 +266,11 @@ def _resolve(id_or_path: str | os.PathLike[str]) -> tuple[Path, str | None]:
     if path is None:
         raise RomError(f"ale-py does not provide ROM {text!r}: see ale_py.roms.get_all_rom_ids()")
     return Path(path), text
+
+
+def resolve_rom_path(id_or_path: str | os.PathLike[str]) -> Path:
+    """Return the file of an ale-py ROM id ("pong", "space_invaders") or an existing path; RomError if neither."""
+    return _resolve(id_or_path)[0]
 
 
 def load_rom(id_or_path: str | os.PathLike[str]) -> Rom:

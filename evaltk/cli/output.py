@@ -2,37 +2,12 @@
 
 Convention: human-readable text goes to stdout as the command runs; with ``--json`` the
 *last* line of stdout is exactly one JSON object (``emit_json``), so scripts can take
-``tail -n 1``.
+``tail -n 1``. The serialisation itself lives in :mod:`evaltk.report.jsonline`, below the CLI,
+so that report writers and trainers use it without importing the CLI.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import sys
-from collections.abc import Mapping
-from typing import Any
+from evaltk.report.jsonline import emit_json, to_json_line
 
-
-def _clean(value: Any) -> Any:
-    """Turn NaN/inf into None and numpy scalars/arrays into plain Python values."""
-    if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
-        return _clean(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def to_json_line(obj: Mapping[str, Any]) -> str:
-    """Serialise ``obj`` as one line of strict JSON (no NaN; numpy values converted)."""
-    return json.dumps(_clean(obj), sort_keys=False, allow_nan=False, separators=(",", ":"))
-
-
-def emit_json(obj: Mapping[str, Any]) -> None:
-    """Print ``obj`` as the final line of stdout and flush."""
-    sys.stdout.write(to_json_line(obj) + "\n")
-    sys.stdout.flush()
+__all__ = ["emit_json", "to_json_line"]

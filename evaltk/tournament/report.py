@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from evaltk.cli.output import to_json_line
+from evaltk.report.jsonline import to_json_line
 
 
 def _fmt(x: Any, digits: int = 1) -> str:

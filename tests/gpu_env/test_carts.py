@@ -1,8 +1,8 @@
 """Cartridge bank switching, on reads and on writes, with real ROM images bundled with ale-py.
 
-Accesses are replayed through ``gpu_env_test_cart_replay`` (gpu_env/native/cart_test.cpp), which
-runs the same ``cart/*.h`` code the emulator uses; expected bytes are taken from the ROM image at
-the offsets the scheme's documented layout names.
+Accesses are replayed through ``gpu_env_test_cart_replay`` (tests/gpu_env/native/cart_test.cpp, compiled
+by the tests), which runs the same ``cart/*.h`` code the emulator uses; expected bytes are taken from
+the ROM image at the offsets the scheme's documented layout names.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_env._lib import native
 from gpu_env.roms import CartScheme, load_rom
+from tests.gpu_env.native_test_lib import cart_test_library
 
 READ, WRITE, CYCLES_RESET = 0, 1, 2
 BANK_SIZE = 4096
@@ -48,7 +48,7 @@ def replay(
     random_values: list[int] | None = None,
     reset_cycles: int = 0,
 ) -> Replay:
-    lib = native()
+    lib = cart_test_library()
     width = int(lib.gpu_env_test_cart_state_ints())
     n = len(accesses)
     image = np.frombuffer(rom, dtype=np.uint8).copy()
@@ -271,6 +271,6 @@ def test_dpc_cycles_reset_rewinds_the_music_clock() -> None:
 
 
 def test_reset_draw_counts() -> None:
-    lib = native()
+    lib = cart_test_library()
     draws = {scheme: int(lib.gpu_env_test_cart_reset_draws(int(scheme))) for scheme in CartScheme}
     assert draws == {s: (128 if s in (CartScheme.F6SC, CartScheme.F8SC) else 0) for s in CartScheme}

@@ -26,8 +26,8 @@ from gpu_env.games import (
 )
 from gpu_env.tools import build_games_data
 from gpu_env.tools.game_traces import OP_LOAD, OP_RESET, OP_STEP, initial_state, run_trace
+from tests.data_paths import data_path
 
-REFERENCE_CSV = Path("/work/shared/reference/atari_roms.csv")
 KNOWN_OPS = {
     "select",
     "select_until",
@@ -199,9 +199,8 @@ def test_settings_import_rejects_rng_states() -> None:
         settings_from_ale_state("pong", ale.cloneState(include_rng=True))
 
 
-@pytest.mark.skipif(not REFERENCE_CSV.exists(), reason="the reference notes (atari_roms.csv) are not on this machine")
 def test_games_json_is_generated_from_the_reference_table() -> None:
-    doc = build_games_data.build(REFERENCE_CSV)
+    doc = build_games_data.build(data_path("reference/atari_roms.csv"))
     on_disk = json.loads(build_games_data.OUTPUT.read_text())
     assert doc == on_disk
 

@@ -1,4 +1,4 @@
-"""The 6502 core against every shared single-step vector, as ale-py's default CPU executes them.
+"""The 6502 core against every committed single-step vector (tests/data/6502), as ale-py's default CPU executes them.
 
 Expected result per vector: ``ale.final`` when present (ale-py differs from the chip), else
 ``final``; cycles ``ale.ncycles``; the bus accesses ``ale.bus``; JAM opcodes -> fatal. P is

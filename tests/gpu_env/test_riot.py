@@ -1,7 +1,7 @@
 """The RIOT (6532) model: RAM, ports, and ale-py's interval-timer arithmetic.
 
-Accesses are replayed through ``gpu_env_test_riot_replay`` (gpu_env/native/cart_test.cpp), which
-runs the same ``riot.h`` the emulator uses.
+Accesses are replayed through ``gpu_env_test_riot_replay`` (tests/gpu_env/native/cart_test.cpp, compiled
+by the tests), which runs the same ``riot.h`` the emulator uses.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy.typing as npt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_env._lib import native
+from tests.gpu_env.native_test_lib import cart_test_library
 
 READ, WRITE, CYCLES_RESET = 0, 1, 2
 SWCHA, SWACNT, SWCHB, SWBCNT, INTIM, TIMINT = 0x280, 0x281, 0x282, 0x283, 0x284, 0x285
@@ -42,7 +42,7 @@ def replay(
     swcha: int = 0xFF,
     swchb: int = 0xFF,
 ) -> Replay:
-    lib = native()
+    lib = cart_test_library()
     width = int(lib.gpu_env_test_riot_state_ints())
     n = len(accesses)
     ops = np.asarray(accesses, dtype=np.int32).reshape(-1)

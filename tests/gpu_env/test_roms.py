@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import ctypes
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -13,19 +12,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_env._lib import native
 from gpu_env.errors import RomError
 from gpu_env.roms import SUPPORTED_SCHEMES, CartScheme, Rom, detect_scheme, load_rom
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.data_paths import data_path
+from tests.gpu_env.native_test_lib import cart_test_library
 
 
 def _roms_csv() -> list[dict[str, str]]:
-    configured = os.environ.get("GPU_ENV_ROMS_CSV")
-    path = Path(configured) if configured else REPO_ROOT.parent / "shared" / "reference" / "atari_roms.csv"
-    if not path.is_file():
-        pytest.skip(f"atari_roms.csv not found at {path}: set GPU_ENV_ROMS_CSV to it")
-    with path.open(newline="", encoding="utf-8") as handle:
+    with data_path("reference/atari_roms.csv").open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
 
@@ -62,7 +56,7 @@ def test_every_bundled_rom_boots_without_a_jam(bundled: list[tuple[dict[str, str
     A wrong bank layout sends the CPU into data and, soon, a JAM opcode. Every banked scheme except
     FE (stateless: A13 is the bank) must also switch banks.
     """
-    lib = native()
+    lib = cart_test_library()
     for row, rom in bundled:
         image = np.frombuffer(rom.data, dtype=np.uint8).copy()
         instructions, fatal = ctypes.c_uint64(), ctypes.c_uint8()

@@ -1,6 +1,6 @@
 """The TIA on the 25 TIA/RIOT test programs: every frame's screen and RAM equal ale-py's recorded ones.
 
-Reference: shared/testdata/atari/ale_reference_noop300.json.gz (ale-py 0.12.1, 300 NOOP frames after
+Reference: tests/data/atari/ale_reference_noop300.json.gz (ale-py 0.12.1, 300 NOOP frames after
 loadROM). The start state is taken from ale-py itself (loadROM, then cloneState) and imported; every
 later frame is emulated by gpu_env alone and compared with the recorded md5 / RAM.
 """
@@ -17,25 +17,23 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpu_env.batch import FrameBatch
+from gpu_env.console_batch import ConsoleBatch
 from gpu_env.console_native import ConsoleProps
+from tests.data_paths import data_exists, data_path
 
-DATA = Path("/work/shared/testdata/atari")
-if not DATA.is_dir():
-    DATA = Path(__file__).resolve().parents[2] / "shared" / "testdata" / "atari"
-REFERENCE = DATA / "ale_reference_noop300.json.gz"
-
-pytestmark = pytest.mark.skipif(not REFERENCE.exists(), reason=f"TIA test data not found at {DATA}")
+REFERENCE = "atari/ale_reference_noop300.json.gz"
+MISSING = "<missing test data>"
 
 
 def _reference() -> dict[str, Any]:
-    with gzip.open(REFERENCE) as fh:
+    with gzip.open(data_path(REFERENCE)) as fh:
         data: dict[str, Any] = json.load(fh)
     return data
 
 
 def _names() -> list[str]:
-    return sorted(_reference()["roms"]) if REFERENCE.exists() else []
+    """Return the ROM names, or one placeholder that fails (CI) or skips when the data is missing."""
+    return sorted(_reference()["roms"]) if data_exists(REFERENCE) else [MISSING]
 
 
 @pytest.fixture(scope="module")
@@ -43,18 +41,18 @@ def reference() -> dict[str, Any]:
     return _reference()
 
 
-def _start(name: str, tmp_path: Path) -> tuple[FrameBatch, Any]:
+def _start(name: str, tmp_path: Path) -> tuple[ConsoleBatch, Any]:
     import ale_py
 
     target = tmp_path / ("tetris.bin" if name == "tetris.bin" else "earthworld.bin")
-    shutil.copy(DATA / "roms" / name, target)
+    shutil.copy(data_path(f"atari/roms/{name}"), target)
     ale = ale_py.ALEInterface()
     ale.setLoggerMode(ale_py.LoggerMode.Error)
     ale.setInt("random_seed", 0)
     ale.setFloat("repeat_action_probability", 0.0)
     ale.loadROM(str(target))
     rows = int(ale.getScreen().shape[0])
-    batch = FrameBatch(target, 1, repeat_action_probability=0.0, props=ConsoleProps(height=rows, pal=rows == 250))
+    batch = ConsoleBatch(target, 1, props=ConsoleProps(height=rows, pal=rows == 250))
     batch.load_ale_state(0, ale.cloneState(), ale.getScreen())
     return batch, ale
 

@@ -1,6 +1,7 @@
 // Test entry points for the RIOT and the cartridges: replay a list of bus accesses against one
 // device and report what each access returned and the device state after it. Plain C ABI for
-// ctypes (tests/gpu_env/test_riot.py, test_carts.py); not used by the emulator itself.
+// ctypes (tests/gpu_env/test_riot.py, test_carts.py, test_roms.py); not used by the emulator itself and not
+// part of the shipped library: tests/gpu_env/native_test_lib.py compiles this file with g++.
 //
 // An access is int32[4]: kind, address, value, system_cycles.
 //   kind 0 = read (the result is stored), 1 = write, 2 = system-cycles reset (value = the cycle

@@ -1,0 +1,161 @@
+"""Dependencies point one way (DESIGN.md §1): every import of the project's code, checked from its source.
+
+Layers, lowest first: ``gpu_env`` (imports nothing from the project); ``evaltk`` (gpu_env);
+``trainers`` and ``conformance`` (gpu_env, evaltk); ``evaltk.cli`` on top, the only code that imports
+trainers and conformance (``evaltk/__main__.py``, ``python -m evaltk``, belongs to it). Every import
+counts: module level, inside functions, under ``TYPE_CHECKING``. Packages (folders with an
+``__init__.py``) must also not import each other in a loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("gpu_env", "evaltk", "trainers", "conformance")
+CLI = "evaltk.cli"
+ALLOWED: dict[str, frozenset[str]] = {
+    "gpu_env": frozenset({"gpu_env"}),
+    "evaltk": frozenset({"evaltk", "gpu_env"}),
+    "trainers": frozenset({"trainers", "evaltk", "gpu_env"}),
+    "conformance": frozenset({"conformance", "evaltk", "gpu_env"}),
+    CLI: frozenset({CLI, "evaltk", "gpu_env", "trainers", "conformance"}),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement of a project module: who imports what, where."""
+
+    module: str  # the importing module, dotted
+    target: str  # the imported module (or the package a name is taken from), dotted
+    path: Path
+    line: int
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> Iterator[tuple[str, Path]]:
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            yield _module_name(path), path
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """Return the absolute module a ``from ... import`` names (relative imports resolved)."""
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _imports() -> list[Import]:
+    found: list[Import] = []
+    for module, path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = _resolve(module, path.name == "__init__.py", node)
+                # ``from pkg import mod`` imports the module pkg.mod when it exists.
+                targets = [f"{source}.{alias.name}" if _is_module(f"{source}.{alias.name}") else source
+                           for alias in node.names]
+            else:
+                continue
+            found.extend(Import(module, t, path, node.lineno) for t in targets if t.split(".")[0] in PACKAGES)
+    return found
+
+
+def _is_module(dotted: str) -> bool:
+    base = ROOT.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def layer(module: str) -> str:
+    """Return the layer a dotted module belongs to."""
+    if module in (CLI, "evaltk.__main__") or module.startswith(CLI + "."):
+        return CLI
+    return module.split(".")[0]
+
+
+def package_of(module: str) -> str:
+    """Return the innermost package (folder with ``__init__.py``) that holds ``module``."""
+    return module if (ROOT.joinpath(*module.split(".")) / "__init__.py").is_file() else module.rpartition(".")[0]
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """Return a loop of a directed graph as ``[a, b, ..., a]``, or None (iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    for start in sorted(edges):
+        if state.get(start):
+            continue
+        path, stack = [start], [iter(sorted(edges[start]))]
+        state[start] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(sorted(edges.get(nxt, ()))))
+    return None
+
+
+@pytest.fixture(scope="module")
+def imports() -> list[Import]:
+    found = _imports()
+    assert len(found) > 100, "the import scan found almost nothing: is ROOT right?"
+    return found
+
+
+def test_layers_point_one_way(imports: list[Import]) -> None:
+    broken = [f"{i.path.relative_to(ROOT)}:{i.line}: {i.module} ({layer(i.module)}) imports {i.target}"
+              for i in imports if layer(i.target) not in ALLOWED[layer(i.module)]]
+    assert not broken, "imports against DESIGN.md §1:\n" + "\n".join(broken)
+
+
+def test_trainers_do_not_import_the_cli(imports: list[Import]) -> None:
+    assert not [i for i in imports if layer(i.module) == "trainers" and layer(i.target) == CLI]
+
+
+def test_no_import_loop_between_layers(imports: list[Import]) -> None:
+    edges: dict[str, set[str]] = {}
+    for i in imports:
+        if layer(i.module) != layer(i.target):
+            edges.setdefault(layer(i.module), set()).add(layer(i.target))
+    assert find_cycle(edges) is None
+
+
+def test_no_import_loop_between_packages(imports: list[Import]) -> None:
+    edges: dict[str, set[str]] = {}
+    for i in imports:
+        source, target = package_of(i.module), package_of(i.target)
+        # A package using its own subpackages is containment, not a dependency between packages.
+        if source != target and not target.startswith(source + "."):
+            edges.setdefault(source, set()).add(target)
+    assert find_cycle(edges) is None
+
+
+def test_find_cycle_finds_loops() -> None:
+    """The checker itself: a loop is reported as a closed path; a DAG has none."""
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+    assert layer("evaltk.cli.train") == CLI
+    assert layer("evaltk.report.compare_report") == "evaltk"
+    assert package_of("evaltk.report.compare_report") == "evaltk.report"

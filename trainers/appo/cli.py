@@ -1,0 +1,51 @@
+"""The command line of APPO on ViZDoom: its options, a run with progress lines, and ``--json``.
+
+``python -m trainers.appo`` calls :func:`main`; ``evaltk train doom`` adds the same options with
+:func:`add_arguments` and dispatches to :func:`run_from_args`. Importing this module is cheap:
+torch and ViZDoom are imported when a run starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+
+from evaltk.errors import EvaltkError
+from evaltk.report.jsonline import emit_json
+from trainers.appo import config
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the APPO options (one per :class:`trainers.appo.config.AppoConfig` field) and ``--json``."""
+    config.add_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="last stdout line: the run summary as JSON")
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run APPO with the parsed options; with ``--json`` the last stdout line is the run summary."""
+    from trainers.appo.runner import run
+
+    cfg = config.config_from_args(args)
+    print(f"appo: scenario {cfg.scenario}, {cfg.num_workers} workers x {cfg.envs_per_worker} envs"
+          f"{' (serial)' if cfg.serial else ''}, batch {cfg.batch_size}, out {cfg.out}", flush=True)
+    result = run(cfg, log=lambda line: print(line, flush=True))
+    print(f"done: {result.env_frames} frames in {result.seconds:.1f} s ({result.fps:.0f} fps), mean episode reward "
+          f"{result.mean_episode_reward:.3f}, checkpoint {result.checkpoint}", flush=True)
+    if getattr(args, "json", False):
+        emit_json(dataclasses.asdict(result))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m trainers.appo",
+         description: str | None = None) -> int:
+    """Parse the options, run, print the summary; returns the exit status (2 for bad input)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_from_args(args)
+    except EvaltkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
