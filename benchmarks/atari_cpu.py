@@ -2,7 +2,7 @@
 
 Three contenders, raw frames (frameskip 1, no preprocessing, sticky actions off, random actions
 from the minimal action set):
-  * gpu_env ``FrameBatch`` (``--threads`` threads over ``--num-envs`` environments, started from an
+  * gpu_env ``AtariBatch`` (``--threads`` threads over ``--num-envs`` environments, started from an
     ale-py state with ``load_ale_state``; rewards, lives and game over computed every frame; with
     ``--obs index`` (default) the screens (palette indices, uint8[N, 210, 160]) are fetched every
     step, with ``--obs rgb`` as RGB, with ``--obs none`` not at all);
@@ -68,11 +68,11 @@ def _ale(game: str) -> object:
 def bench_gpu_env(
     game: str, num_envs: int, threads: int, steps: int, rng: np.random.Generator, obs: str = "index"
 ) -> Timing:
-    from gpu_env.batch import FrameBatch
+    from gpu_env import AtariBatch
 
     ale = _ale(game)
     actions = np.array([a.value for a in ale.getMinimalActionSet()])  # type: ignore[attr-defined]
-    batch = FrameBatch(game, num_envs, repeat_action_probability=0.0, num_threads=threads)
+    batch = AtariBatch(game, num_envs, repeat_action_probability=0.0, num_threads=threads)
     for i in range(num_envs):
         for _ in range(int(rng.integers(0, 30))):
             ale.act(ale.getMinimalActionSet()[0])  # type: ignore[attr-defined]

@@ -3,86 +3,112 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from conformance.suite import Case, CaseResult, Outcome, register_kind
-from conformance.trace import AleBackend, Trace, TraceBackend, load, record_ale, replay
+from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of, register_kind
+from conformance.trace import Trace, TraceError, batch_for, load, record_ale, replay, rom_md5
+from evaltk.margin import MarginKind
 
-TRACE_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
-    "rom": ((str,), False),
-    "frames": ((int,), False),
-    "seed": ((int,), False),
-    "repeat_action_probability": ((float, int), False),
-    "backend": ((str,), False),
-    "trace_file": ((str,), False),
+TRACE_BACKENDS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
+_BATCH_BACKEND = {"ale": "ale_py", "gpu_env": "cpu"}
+TRACE_FIELDS: dict[str, FieldSpec] = {
+    "rom": FieldSpec((str,)),
+    "frames": FieldSpec((int,), required=True, check=at_least(1)),
+    "seed": FieldSpec((int,), check=at_least(0)),
+    "repeat_action_probability": FieldSpec((float, int), check=between(0.0, 1.0)),
+    "backend": FieldSpec((str,), check=one_of(TRACE_BACKENDS)),
+    "trace_file": FieldSpec((str,)),
 }
-TRACE_BACKENDS = ("ale", "gpu_env")
+
+
+def check_trace_case(params: Mapping[str, Any]) -> str | None:
+    """Return why a trace case can run neither from ``trace_file`` nor from ``rom`` + ``seed``, or None."""
+    if "trace_file" not in params and not {"rom", "seed"} <= set(params):
+        return "a trace case needs trace_file, or rom + seed to record one (and frames in both cases)"
+    return None
+
+
+def _evidence_problem(case: Case, trace: Trace, source: str) -> str | None:
+    """Return what makes ``trace`` unfit as evidence for ``case`` (too short, other settings or ROM), or None."""
+    p, h = case.params, trace.header
+    declared = int(p["frames"])
+    if trace.frames < declared:
+        return (f"{source} holds {trace.frames} frames but the case declares frames = {declared}: "
+                "a shorter trace is not evidence for it; record a trace of at least that length")
+    recorded = {"rom": h.get("rom"), "seed": h.get("seed"),
+                "repeat_action_probability": h.get("settings", {}).get("repeat_action_probability")}
+    for key, value in recorded.items():
+        if key in p and p[key] != value:
+            return f"the case sets {key} = {p[key]!r} but {source} was recorded with {value!r}"
+    actual = rom_md5(str(h["rom"]))
+    if h.get("rom_md5") != actual:
+        return (f"{source} was recorded on ROM md5 {h.get('rom_md5')!r}, the installed {h['rom']!r} has md5 "
+                f"{actual}: not the same ROM; record the trace again with this ROM")
+    return None
 
 
 def run_trace_case(case: Case, workdir: Path) -> CaseResult:
-    """Replay a trace of ale-py against a backend; record it from ale-py first if no file is given.
+    """Replay ``frames`` frames of a trace of ale-py on a backend; record it from ale-py first if no file is given.
 
     ``backend = "ale"`` checks that the installed ale-py still reproduces the recording (reference drift,
-    or determinism when the trace was just recorded); ``backend = "gpu_env"`` checks the emulator.
+    or determinism when the trace was just recorded); ``backend = "gpu_env"`` checks the emulator. A
+    trace shorter than ``frames``, recorded with other settings or on another ROM (md5) fails the case.
     """
     start = time.perf_counter()
     p = case.params
     backend_name = str(p.get("backend", "ale"))
-    if backend_name not in TRACE_BACKENDS:
-        return CaseResult(case, Outcome.ERROR, f"backend {backend_name!r} is not one of {TRACE_BACKENDS}",
-                          time.perf_counter() - start)
-    if "trace_file" not in p and not {"rom", "frames", "seed"} <= set(p):
-        return CaseResult(case, Outcome.ERROR, "a trace case needs trace_file, or rom + frames + seed to record one",
-                          time.perf_counter() - start)
     prob = float(p.get("repeat_action_probability", 0.25))
-    trace = _get_trace(case, workdir, prob)
-    settings = trace.header["settings"]
-    backend = _make_backend(backend_name, trace.header["rom"], int(trace.header["seed"]),
-                            float(settings["repeat_action_probability"]))
-    divergence = replay(trace, backend)
+    declared = int(p["frames"])
+    trace, source = _get_trace(case, workdir, prob)
+    problem = _evidence_problem(case, trace, source)
+    details: dict[str, Any] = {"frames": declared, "recorded_frames": trace.frames, "backend": backend_name,
+                               "rom": trace.header["rom"]}
+    if problem is not None:
+        return CaseResult(case, Outcome.FAILED, problem, time.perf_counter() - start, details)
+    divergence = replay(trace, batch_for(trace, _BATCH_BACKEND[backend_name]), declared)
     seconds = time.perf_counter() - start
-    details = {"frames": trace.frames, "backend": backend_name, "rom": trace.header["rom"]}
     if divergence is None:
-        return CaseResult(case, Outcome.PASSED, f"{trace.frames} frames identical on {backend_name}", seconds, details)
+        return CaseResult(case, Outcome.PASSED, f"{declared} frames identical on {backend_name} "
+                          f"({trace.frames} recorded)", seconds, details)
     details["first_divergence"] = divergence.frame
     return CaseResult(case, Outcome.FAILED, divergence.summary(), seconds, details)
 
 
-def _get_trace(case: Case, workdir: Path, prob: float) -> Trace:
+def _get_trace(case: Case, workdir: Path, prob: float) -> tuple[Trace, str]:
     p = case.params
     if "trace_file" in p:
-        return load(Path(str(p["trace_file"])))
+        return load(Path(str(p["trace_file"]))), f"trace file {p['trace_file']}"
     rom, frames, seed = str(p["rom"]), int(p["frames"]), int(p["seed"])
     cached = workdir / "traces" / f"{rom}_seed{seed}_frames{frames}_p{prob:g}.npz"
     if cached.is_file():
-        return load(cached)
+        try:
+            return load(cached), f"recorded trace {cached}"
+        except TraceError:
+            pass  # a damaged cache is recorded again
     trace = record_ale(rom, frames=frames, seed=seed, repeat_action_probability=prob)
     trace.save(cached)
-    return trace
+    return trace, f"recorded trace {cached}"
 
 
-def _make_backend(name: str, rom: str, seed: int, prob: float) -> TraceBackend:
-    if name == "ale":
-        return AleBackend(rom, seed=seed, repeat_action_probability=prob)
-    from conformance.gpu_env_backend import GpuEnvBackend
-
-    return GpuEnvBackend(rom, seed=seed, repeat_action_probability=prob)
-
-
-TRANSFER_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
-    "checkpoint": ((str,), True),
-    "env_id": ((str,), False),
-    "episodes": ((int,), True),
-    "seed": ((int,), True),
-    "seed_b": ((int,), False),
-    "backend_a": ((str,), False),
-    "backend_b": ((str,), False),
-    "baseline": ((str,), False),
-    "margin": ((float, int), True),
-    "margin_kind": ((str,), True),
-    "alpha": ((float,), False),
-    "expect": ((str,), False),
-    "num_envs": ((int,), False),
+MARGIN_KINDS = tuple(k.value for k in MarginKind)
+VERDICTS = ("equivalent", "different", "inconclusive", "identical")  # evaltk.compare.Verdict values
+EVAL_BACKENDS = ("gym", "gpu_env")  # evaltk.evaluate.BACKENDS
+TRANSFER_FIELDS: dict[str, FieldSpec] = {
+    "checkpoint": FieldSpec((str,), required=True, check=lambda v: None if v else "must not be empty"),
+    "env_id": FieldSpec((str,)),
+    "episodes": FieldSpec((int,), required=True, check=at_least(2)),
+    "seed": FieldSpec((int,), required=True, check=at_least(0)),
+    "seed_b": FieldSpec((int,), check=at_least(0)),
+    "backend_a": FieldSpec((str,), check=one_of(EVAL_BACKENDS)),
+    "backend_b": FieldSpec((str,), check=one_of(EVAL_BACKENDS)),
+    "baseline": FieldSpec((str,)),
+    "margin": FieldSpec((float, int), required=True, check=between(0.0, float("inf"), open_ends=True)),
+    "margin_kind": FieldSpec((str,), required=True, check=one_of(MARGIN_KINDS)),
+    "alpha": FieldSpec((float,), check=between(0.0, 0.5, open_ends=True)),
+    "expect": FieldSpec((str,), check=one_of(VERDICTS)),
+    "num_envs": FieldSpec((int,), check=at_least(1)),
 }
 
 
@@ -126,5 +152,5 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
 
 def register_all() -> None:
     """Register every built-in case kind with the suite runner."""
-    register_kind("trace", TRACE_FIELDS, run_trace_case)
+    register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case)
     register_kind("transfer", TRANSFER_FIELDS, run_transfer_case)

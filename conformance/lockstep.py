@@ -1,15 +1,22 @@
-"""Lockstep comparison of gpu_env against ale-py: same start, same actions, compared every frame.
+"""The lockstep engine: gpu_env and a reference stepped side by side, every field compared every frame.
 
-``run_lockstep`` starts ale-py (``repeat_action_probability=0``), plays a random number of random
-frames, imports the state into a one-environment :class:`gpu_env.batch.FrameBatch`
-(``load_ale_state``), then plays ``frames`` random actions on both, comparing after every frame:
-RAM (128 bytes), screen (palette indices), and, where gpu_env has the game's logic, reward, lives
-and game over. It stops at the first divergence and can write a PNG (reference | ours | difference).
-When ale-py's game ends, ale-py runs ``reset_game``, plays ``REIMPORT_WARMUP_FRAMES`` random frames
-alone and its state is imported again (gpu_env's own reset sequence is the next issue), so long runs
-keep comparing. With ``start="boot"`` both sides start from their own ``loadROM`` instead (gpu_env's
-power-on and ``reset_game`` in ``gpu_env.ale_batch.AleBatch``), and both run ``reset_game`` at game
-over; frame 0 is the state right after ``loadROM``.
+One loop (:func:`lockstep`) drives a :class:`gpu_env.AtariBatch` ("ours") next to a
+:class:`Reference` — live ale-py (:class:`LiveReference`) or a recorded trace
+(:class:`conformance.trace.TraceReference`) — and stops at the first frame where anything differs:
+reward, RAM, screen (or its hash), lives, game over, truncation and the frame counters, plus the
+RGB and grayscale screens at the start and at the end. The CLI (``evaltk conformance lockstep``),
+the suites (trace cases), the tests and ``python -m conformance.regen_docs`` all run it.
+
+Two ways to start (:data:`START_MODES`), as :func:`run_lockstep` builds them from a
+:class:`LockstepConfig`:
+
+* ``"boot"``: both sides run their own ``loadROM`` (gpu_env's power-on probe and ``reset_game``);
+  frame 0 is the state right after it; both run ``reset_game`` at every game over. Sticky actions
+  (``repeat_action_probability``) and modes are compared too: both draw from ALE's mt19937.
+* ``"ale-state"``: ale-py plays a random number of random frames ("warm-up"), its ``cloneState()``
+  is imported into gpu_env (``AtariBatch.load_ale_state``) and both continue from there. At a
+  game over ale-py runs ``reset_game`` and ``REIMPORT_WARMUP_FRAMES`` frames alone and its state is
+  imported again. Sticky actions must be off: ALE does not serialize its sticky-action RNG.
 
 Why warm-up frames: ALE does not serialize its two frame buffers, yet a frame that ends before the
 bottom of the picture (common right after ``reset_game``) shows the older buffer. The import passes
@@ -20,257 +27,337 @@ that frame started a new TIA frame; the warm-up is extended until it did.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env.batch import FrameBatch
-from gpu_env.console_native import ConsoleProps
-from gpu_env.errors import NotImplementedYetError
+from conformance.ale_side import AleSide
+from conformance.frames import Difference, Frame, first_difference, observe_batch, write_diff_png
 
 START_MODES = ("ale-state", "boot")
+ACTION_SETS = ("minimal", "full")
 MAX_WARMUP_FRAMES = 300
 MIN_WARMUP_FRAMES = 2
 REIMPORT_WARMUP_FRAMES = 2
+LIVE_FIELDS = ("reward", "ram", "screen", "lives", "game_over", "truncated", "frame_number",
+               "episode_frame_number")
+COLOUR_FIELDS = ("screen_rgb", "screen_grayscale")
+
+
+class LockstepError(ValueError):
+    """A lockstep that cannot start: a bad setting, named with the fix."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first place a lockstep found a difference.
+
+    frame: 0 = the start (after loadROM or the import), f = after the f-th act; phase: ``"start"``,
+    ``"act"`` or ``"reset"`` (right after the reset that followed frame ``frame``).
+    """
+
+    frame: int
+    phase: str
+    env: int
+    fields: tuple[str, ...]
+    values: tuple[tuple[str, str, str], ...] = ()  # (field, reference, ours) for scalar fields
+    ram_diffs: tuple[tuple[int, int, int], ...] = ()  # (RAM index, reference, ours); address 0x80 + index
+    pixel_diffs: int = 0
+    png: str | None = None
+
+    def summary(self) -> str:
+        """One line for logs, reports and JUnit."""
+        where = {"start": "at the start", "act": f"at frame {self.frame}",
+                 "reset": f"right after the reset following frame {self.frame}"}[self.phase]
+        parts = [", ".join(self.fields)]
+        parts += [f"{name} ref {ref} ours {ours}" for name, ref, ours in self.values]
+        if self.ram_diffs:
+            parts.append("RAM " + ", ".join(f"0x{0x80 + i:02X} ref {a} ours {b}" for i, a, b in self.ram_diffs[:8]))
+        if self.pixel_diffs:
+            parts.append(f"{self.pixel_diffs} pixels")
+        env = f" (env {self.env})" if self.env else ""
+        return f"first divergence {where}{env}: " + "; ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"frame": self.frame, "phase": self.phase, "env": self.env, "fields": list(self.fields),
+                "values": [list(v) for v in self.values], "ram_diffs": [list(d) for d in self.ram_diffs],
+                "pixel_diffs": self.pixel_diffs, "png": self.png}
+
+
+class Reference(Protocol):
+    """What ours is compared against, frame by frame (live ale-py, or a recorded trace)."""
+
+    num_envs: int
+
+    def start(self, ours: Any) -> Frame | None:
+        """Bring ``ours`` to the common start (an import, or nothing); return the expected start frame or None."""
+
+    def step(self, frame: int) -> tuple[npt.NDArray[np.int64], Frame]:
+        """Return the actions of ``frame`` (int64[N], full-set indices) and what the reference shows after them."""
+
+    def episode_ends(self, frame: int, shown: Frame | None) -> npt.NDArray[np.bool_]:
+        """bool[N]: the envs whose episode the reference resets after ``frame``."""
+
+    def reset(self, mask: npt.NDArray[np.bool_], ours: Any) -> Frame | None:
+        """Reset the masked envs on both sides; return the expected frame after it, or None."""
+
+    def rgb(self, env: int) -> npt.NDArray[np.uint8] | None:
+        """Return the reference's RGB screen of ``env`` for the difference image (None: not available)."""
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    """What :func:`lockstep` found: frames compared, resets done and the first divergence (or None)."""
+
+    frames_compared: int
+    resets: int
+    divergence: Divergence | None
+    compared: tuple[str, ...]
+
+
+def lockstep(reference: Reference, ours: Any, frames: int, *, png_path: Path | None = None,
+             colours: bool = True) -> EngineResult:
+    """Step ``ours`` (a :class:`gpu_env.AtariBatch`) next to ``reference`` for ``frames`` frames.
+
+    Compares every field the reference knows after the start, after every act and after every reset,
+    and the RGB/grayscale screens at the start and the end when ``colours`` (live references only).
+    Stops at the first difference; with ``png_path`` writes reference | ours | difference there.
+    """
+    compared: set[str] = set()
+    resets = 0
+
+    def check(expected: Frame | None, reward: Any, frame: int, phase: str) -> Divergence | None:
+        if expected is None:
+            return None
+        compared.update(expected.known())
+        diff = first_difference(expected, observe_batch(ours, reward, expected.known()))
+        return None if diff is None else _divergence(diff, frame, phase, reference, ours, png_path)
+
+    def with_colours(shown: Frame | None, at_edge: bool) -> Frame | None:
+        if shown is None or not (colours and at_edge) or not isinstance(reference, LiveReference):
+            return shown
+        return reference.observe_colours(shown)
+
+    def done(frame_count: int, divergence: Divergence | None) -> EngineResult:
+        return EngineResult(frame_count, resets, divergence, tuple(n for n in _ORDER if n in compared))
+
+    shown = reference.start(ours)
+    bad = check(with_colours(shown, True), None, 0, "start")
+    if bad is not None:
+        return done(0, bad)
+    for frame in range(frames + 1):
+        if frame > 0:
+            actions, shown = reference.step(frame)
+            rewards = ours.act(actions)
+            bad = check(with_colours(shown, frame == frames), rewards, frame, "act")
+            if bad is not None:
+                return done(frame - 1, bad)
+        ends = reference.episode_ends(frame, shown)
+        if ends.any():
+            after = reference.reset(ends, ours)
+            resets += int(ends.sum())
+            bad = check(after, None, frame, "reset")
+            if bad is not None:
+                return done(frame, bad)
+    return done(frames, None)
+
+
+_ORDER = ("reward", "ram", "screen", "screen_md5", "lives", "game_over", "truncated", "frame_number",
+          "episode_frame_number", "screen_rgb", "screen_grayscale")
+
+
+def _divergence(diff: Difference, frame: int, phase: str, reference: Reference, ours: Any,
+                png_path: Path | None) -> Divergence:
+    png = None
+    ref_rgb = reference.rgb(diff.env) if png_path is not None else None
+    if png_path is not None and ref_rgb is not None:
+        png = str(write_diff_png(png_path, ref_rgb, np.asarray(ours.get_screen_rgb())[diff.env]))
+    return Divergence(frame=frame, phase=phase, env=diff.env, fields=diff.fields, values=diff.values,
+                      ram_diffs=diff.ram_diffs, pixel_diffs=diff.pixel_diffs, png=png)
+
+
+class LiveReference:
+    """ale-py itself as the reference (see the module docstring for the two start modes)."""
+
+    def __init__(self, side: AleSide, start: str, rng: np.random.Generator, choices: npt.NDArray[np.int64],
+                 warmup_frames: int | None) -> None:
+        self.side = side
+        self.num_envs = side.num_envs
+        self._start = start
+        self._rng = rng
+        self._choices = choices
+        self._warmup = warmup_frames
+        self.warmups: list[int] = []
+
+    def start(self, ours: Any) -> Frame:
+        """Import ale-py's warmed-up states into ours (``ale-state``), or nothing (``boot``)."""
+        if self._start == "ale-state":
+            for i in range(self.num_envs):
+                w = (int(self._rng.integers(MIN_WARMUP_FRAMES, MAX_WARMUP_FRAMES)) if self._warmup is None
+                     else self._warmup)
+                self.warmups.append(w)
+                self.side.export_into(i, ours, self.side.warm_up(i, self._rng, self._choices, w))
+        return self.side.observe(None, LIVE_FIELDS)
+
+    def step(self, frame: int) -> tuple[npt.NDArray[np.int64], Frame]:
+        """Draw one random action per env from the action set and play it on ale-py."""
+        actions = self._choices[self._rng.integers(len(self._choices), size=self.num_envs)]
+        return actions, self.side.observe(self.side.act(actions), LIVE_FIELDS)
+
+    def episode_ends(self, frame: int, shown: Frame | None) -> npt.NDArray[np.bool_]:
+        """ale-py's game over (truncation included)."""
+        if shown is None:
+            return np.zeros(self.num_envs, dtype=np.bool_)
+        return shown.game_over
+
+    def reset(self, mask: npt.NDArray[np.bool_], ours: Any) -> Frame:
+        """``reset_game`` on both (boot), or on ale-py plus a short warm-up and a re-import (ale-state)."""
+        self.side.reset_game(mask)
+        if self._start == "boot":
+            ours.reset_game(mask)
+        else:
+            for i in np.flatnonzero(mask):
+                previous = self.side.warm_up(int(i), self._rng, self._choices, REIMPORT_WARMUP_FRAMES)
+                self.side.export_into(int(i), ours, previous)
+        return self.side.observe(None, LIVE_FIELDS)
+
+    def observe_colours(self, shown: Frame) -> Frame:
+        """``shown`` plus ale-py's RGB and grayscale screens now."""
+        colours = self.side.observe(None, COLOUR_FIELDS)
+        return replace(shown, screen_rgb=colours.screen_rgb, screen_grayscale=colours.screen_grayscale)
+
+    def rgb(self, env: int) -> npt.NDArray[np.uint8]:
+        """ale-py's RGB screen of ``env``."""
+        return self.side.rgb(env)
+
+
+@dataclass(frozen=True)
+class LockstepConfig:
+    """One lockstep run (see the module docstring). Validated on construction (:class:`LockstepError`).
+
+    game: ale-py ROM id (or any name when ``rom_path`` is given); frames: acts compared after the
+    start; seed: env ``i`` gets ALE ``random_seed = seed + i``, and the action/warm-up generator is
+    ``default_rng(seed)``; actions: ``"minimal"`` (the ROM's minimal set) or ``"full"`` (all 18);
+    warmup_frames: ``ale-state`` only (default: drawn from the generator, at least 2); backend:
+    gpu_env's (``"cpu"`` or ``"cuda"``; ``"ale_py"`` checks ale-py against itself).
+    """
+
+    game: str
+    frames: int
+    seed: int = 0
+    start: str = "ale-state"
+    num_envs: int = 1
+    actions: str = "minimal"
+    repeat_action_probability: float = 0.0
+    frameskip: int = 1
+    mode: int | None = None
+    difficulty: int | None = None
+    max_num_frames_per_episode: int = 0
+    warmup_frames: int | None = None
+    backend: str = "cpu"
+    num_threads: int | None = 1
+    rom_path: str | None = None
+
+    def __post_init__(self) -> None:
+        """Reject settings the engine cannot run, naming the field."""
+        def positive(name: str, value: object) -> None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise LockstepError(f"{name}={value!r}: give a positive integer")
+
+        positive("frames", self.frames)
+        positive("num_envs", self.num_envs)
+        positive("frameskip", self.frameskip)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise LockstepError(f"seed={self.seed!r}: give an integer >= 0")
+        if self.start not in START_MODES:
+            raise LockstepError(f"start={self.start!r}: use one of {', '.join(START_MODES)}")
+        if self.actions not in ACTION_SETS:
+            raise LockstepError(f"actions={self.actions!r}: use one of {', '.join(ACTION_SETS)}")
+        if not 0.0 <= self.repeat_action_probability <= 1.0:
+            raise LockstepError(f"repeat_action_probability={self.repeat_action_probability}: give a value in [0, 1]")
+        if self.start == "ale-state" and self.repeat_action_probability != 0.0:
+            raise LockstepError("start='ale-state' needs repeat_action_probability=0: ALE does not serialize its "
+                                "sticky-action RNG; compare sticky actions with start='boot'")
+        if self.warmup_frames is not None and (self.start != "ale-state" or self.warmup_frames < 0):
+            raise LockstepError(f"warmup_frames={self.warmup_frames}: only for start='ale-state', and >= 0")
+        if self.max_num_frames_per_episode < 0:
+            raise LockstepError(f"max_num_frames_per_episode={self.max_num_frames_per_episode}: give >= 0 (0: off)")
 
 
 @dataclass(frozen=True)
 class LockstepResult:
-    """Outcome of one lockstep run; ``divergence_frame`` is 1-based (frames after the import)."""
+    """Outcome of :func:`run_lockstep`."""
 
-    game: str
-    seed: int
-    start: str
-    frames_requested: int
+    config: LockstepConfig
     frames_compared: int
-    warmup_frames: int
-    reimports: int  # ale-state: imports after game over; boot: reset_game calls on both sides
-    divergence_frame: int | None = None
-    fields: tuple[str, ...] = ()
-    ram_diffs: tuple[tuple[int, int, int], ...] = ()  # (RAM index, ale-py value, gpu_env value)
-    pixel_diffs: int = 0
-    png: str | None = None
-    compared: tuple[str, ...] = ("ram", "screen")
+    resets: int  # ale-state: re-imports after game over; boot: reset_game calls on both sides
+    warmup_frames: tuple[int, ...]  # per env (ale-state); () for boot
+    compared: tuple[str, ...]
+    seconds: float
+    divergence: Divergence | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def game(self) -> str:
+        """The ROM id."""
+        return self.config.game
 
     @property
     def diverged(self) -> bool:
         """True when a compared quantity differed."""
-        return self.divergence_frame is not None
+        return self.divergence is not None
+
+    def summary(self) -> str:
+        """One line: identical frames, or the first divergence."""
+        c = self.config
+        head = (f"{c.game} ({c.start}, seed {c.seed}, {c.num_envs} env{'s' if c.num_envs > 1 else ''}, "
+                f"sticky {c.repeat_action_probability:g}, {c.actions} actions)")
+        if self.divergence is not None:
+            return f"{head}: DIVERGED, {self.divergence.summary()}"
+        warm = f", warm-up {','.join(map(str, self.warmup_frames))} frames" if self.warmup_frames else ""
+        return (f"{head}: {self.frames_compared} frames identical ({', '.join(self.compared)}; "
+                f"{self.resets} resets{warm})")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
+        c = self.config
         return {
-            "game": self.game, "seed": self.seed, "start": self.start, "frames_requested": self.frames_requested,
-            "frames_compared": self.frames_compared, "warmup_frames": self.warmup_frames,
-            "reimports": self.reimports, "diverged": self.diverged, "divergence_frame": self.divergence_frame,
-            "fields": list(self.fields), "ram_diffs": [list(d) for d in self.ram_diffs],
-            "pixel_diffs": self.pixel_diffs, "png": self.png, "compared": list(self.compared),
+            "game": c.game, "seed": c.seed, "start": c.start, "num_envs": c.num_envs, "actions": c.actions,
+            "repeat_action_probability": c.repeat_action_probability, "frameskip": c.frameskip,
+            "backend": c.backend, "frames_requested": c.frames, "frames_compared": self.frames_compared,
+            "warmup_frames": list(self.warmup_frames), "resets": self.resets, "diverged": self.diverged,
+            "divergence": None if self.divergence is None else self.divergence.as_dict(),
+            "compared": list(self.compared), "seconds": round(self.seconds, 3),
         }
 
 
-def _ale(rom_path: str, seed: int) -> Any:
-    import ale_py
+def run_lockstep(config: LockstepConfig, *, png_dir: str | Path | None = None) -> LockstepResult:
+    """Run one lockstep of gpu_env against live ale-py as ``config`` says (see the module docstring)."""
+    from gpu_env import AtariBatch
+    from gpu_env.roms import resolve_rom_path
 
-    ale = ale_py.ALEInterface()
-    ale.setLoggerMode(ale_py.LoggerMode.Error)
-    ale.setInt("random_seed", seed)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(rom_path)
-    return ale
-
-
-def write_diff_png(path: Path, ref_rgb: npt.NDArray[np.uint8], ours_rgb: npt.NDArray[np.uint8]) -> Path:
-    """Write reference | ours | difference (white where pixels differ), each scaled 2x, as a PNG."""
-    import cv2
-
-    diff = np.zeros_like(ref_rgb)
-    diff[(ref_rgb != ours_rgb).any(axis=-1)] = 255
-    gap = np.full((ref_rgb.shape[0], 4, 3), 128, dtype=np.uint8)
-    image = np.concatenate([ref_rgb, gap, ours_rgb, gap, diff], axis=1)
-    image = np.repeat(np.repeat(image, 2, axis=0), 2, axis=1)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cv2.imwrite(str(path), image[..., ::-1])
-    return path
-
-
-def _at_frame_boundary(ale: Any) -> bool:
-    # ALE's executionStatus bit 0: the last update ended a frame (0 = an interrupted frame).
-    from gpu_env.ale_state import parse_ale_state
-
-    return bool(parse_ale_state(ale.cloneState()).cpu[-1] & 1)
-
-
-def _warm_up(ale: Any, rng: np.random.Generator, actions: list[Any], frames: int) -> Any:
-    """Play ``frames`` random frames on ale-py alone; return getScreen() before the last one (or None).
-
-    When ``frames`` > 0 the warm-up continues until its last frame started a new TIA frame, so
-    that the returned picture is the frame buffer ale-py reuses next.
-    """
-    previous = None
-    for i in range(frames):
-        fresh = _at_frame_boundary(ale) if i == frames - 1 else False
-        previous = ale.getScreen()
-        ale.act(actions[int(rng.integers(len(actions)))])
-    while frames > 0 and not fresh:
-        fresh = _at_frame_boundary(ale)
-        previous = ale.getScreen()
-        ale.act(actions[int(rng.integers(len(actions)))])
-    return previous
-
-
-def _bundled_rom(game: str) -> str:
-    import warnings
-
-    from ale_py import roms
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        found = roms.get_rom_path(game)
-    if found is None:
-        raise ValueError(f"unknown ROM id {game!r}: use an ale-py ROM id such as pong or space_invaders")
-    return str(found)
-
-
-def _props_from_screen(ale: Any) -> ConsoleProps:
-    # For ROMs ale-py knows only by file name: the window comes from ALE's screen (250 rows = PAL).
-    rows = int(ale.getScreen().shape[0])
-    return ConsoleProps(height=rows, pal=rows == 250)
-
-
-def run_lockstep(
-    game: str,
-    frames: int,
-    seed: int,
-    *,
-    start: str = "ale-state",
-    warmup_frames: int | None = None,
-    png_dir: str | Path | None = None,
-    rom_path: str | None = None,
-) -> LockstepResult:
-    """Step gpu_env and ale-py side by side for ``frames`` frames (see the module docstring).
-
-    game: ale-py ROM id; rom_path: a ROM file to use instead (ale-py must accept its name).
-    warmup_frames: random frames ale-py plays before the import (default: drawn from ``seed``, at
-    least ``MIN_WARMUP_FRAMES``); with 0 the hidden frame buffer starts as a copy of the screen.
-    """
-    if start not in START_MODES:
-        raise ValueError(f"start={start!r}: use one of {', '.join(START_MODES)}")
-    if frames < 1:
-        raise ValueError(f"frames={frames} must be >= 1")
-    if start == "boot":
-        return _run_from_boot(game, frames, seed, png_dir, rom_path)
-    path = rom_path if rom_path is not None else _bundled_rom(game)
-    rng = np.random.default_rng(seed)
-    ale = _ale(path, seed)
-    batch = FrameBatch(path if rom_path is not None else game, 1, repeat_action_probability=0.0)
-    if batch.info is None:
-        batch = FrameBatch(path, 1, repeat_action_probability=0.0, props=_props_from_screen(ale))
-    with_logic = batch.info is not None
-    compared = ("ram", "screen", "reward", "lives", "game_over") if with_logic else ("ram", "screen")
-    actions = [a for a in ale.getMinimalActionSet()]
-    warm = int(rng.integers(MIN_WARMUP_FRAMES, MAX_WARMUP_FRAMES)) if warmup_frames is None else warmup_frames
-    previous = _warm_up(ale, rng, actions, warm)
-    batch.load_ale_state(0, ale.cloneState(), ale.getScreen(), previous)
-    reimports = 0
-    for f in range(1, frames + 1):
-        if with_logic and ale.game_over():
-            ale.reset_game()
-            previous = _warm_up(ale, rng, actions, REIMPORT_WARMUP_FRAMES)
-            batch.load_ale_state(0, ale.cloneState(), ale.getScreen(), previous)
-            reimports += 1
-        action = actions[int(rng.integers(len(actions)))]
-        ref_reward = int(ale.act(action))
-        act = np.array([int(action.value)], dtype=np.int64)
-        bad: list[str] = []
-        if with_logic:
-            ours_reward = int(batch.act(act)[0])
-            if ours_reward != ref_reward:
-                bad.append(f"reward (ale-py {ref_reward}, gpu_env {ours_reward})")
-            if int(batch.lives()[0]) != int(ale.lives()):
-                bad.append(f"lives (ale-py {ale.lives()}, gpu_env {int(batch.lives()[0])})")
-            if bool(batch.game_over()[0]) != bool(ale.game_over()):
-                bad.append(f"game_over (ale-py {ale.game_over()}, gpu_env {bool(batch.game_over()[0])})")
-        else:
-            batch.step_frames(act)
-        ram_ref, ram = ale.getRAM(), batch.get_ram()[0]
-        scr_ref, scr = ale.getScreen(), batch.get_screen()[0]
-        ram_idx = np.flatnonzero(ram_ref != ram)
-        pixels = int((scr_ref != scr).sum())
-        if len(ram_idx):
-            bad.append("ram")
-        if pixels:
-            bad.append("screen")
-        if bad:
-            png = None
-            if png_dir is not None:
-                out = Path(png_dir) / f"lockstep_{game}_seed{seed}_frame{f}.png"
-                png = str(write_diff_png(out, ale.getScreenRGB(), batch.get_screen_rgb()[0]))
-            return LockstepResult(
-                game, seed, start, frames, f - 1, warm, reimports, f, tuple(bad),
-                tuple((int(i), int(ram_ref[i]), int(ram[i])) for i in ram_idx), pixels, png, compared,
-            )
-    return LockstepResult(game, seed, start, frames, frames, warm, reimports, compared=compared)
-
-
-def _boot_batch(game: str, seed: int) -> Any:
-    try:
-        from gpu_env.ale_batch import AleBatch
-    except ImportError as exc:
-        raise NotImplementedYetError(
-            "--start boot needs gpu_env's loadROM/reset_game sequence (gpu_env.ale_batch.AleBatch), which is not "
-            "available in this build: use --start ale-state"
-        ) from exc
-    return AleBatch(game, 1, backend="cpu", seeds=[seed], repeat_action_probability=0.0)
-
-
-def _run_from_boot(
-    game: str, frames: int, seed: int, png_dir: str | Path | None, rom_path: str | None
-) -> LockstepResult:
-    """Both sides start from their own loadROM (gpu_env: ``AleBatch``'s power-on and reset_game)."""
-    path = rom_path if rom_path is not None else _bundled_rom(game)
-    rng = np.random.default_rng(seed)
-    ale = _ale(path, seed)
-    ours = _boot_batch(path if rom_path is not None else game, seed)
-    actions = list(ale.getMinimalActionSet())
-    compared = ("ram", "screen", "reward", "lives", "game_over")
-    resets = 0
-    for f in range(0, frames + 1):
-        bad: list[str] = []
-        if f > 0:
-            if ale.game_over():
-                ale.reset_game()
-                ours.reset_game()
-                resets += 1
-            action = actions[int(rng.integers(len(actions)))]
-            ref_reward = int(ale.act(action))
-            our_reward = int(ours.act(np.array([int(action.value)], dtype=np.int64))[0])
-            if our_reward != ref_reward:
-                bad.append(f"reward (ale-py {ref_reward}, gpu_env {our_reward})")
-        if int(ours.lives()[0]) != int(ale.lives()):
-            bad.append(f"lives (ale-py {ale.lives()}, gpu_env {int(ours.lives()[0])})")
-        if bool(ours.game_over()[0]) != bool(ale.game_over()):
-            bad.append("game_over")
-        ram_ref, ram = ale.getRAM(), ours.get_ram()[0]
-        scr_ref, scr = ale.getScreen(), ours.get_screen()[0]
-        ram_idx = np.flatnonzero(ram_ref != ram)
-        pixels = int((scr_ref != scr).sum()) if scr_ref.shape == scr.shape else int(scr_ref.size)
-        if len(ram_idx):
-            bad.append("ram")
-        if pixels:
-            bad.append("screen")
-        if bad:
-            png = None
-            if png_dir is not None and scr_ref.shape == scr.shape:
-                out = Path(png_dir) / f"lockstep_boot_{game}_seed{seed}_frame{f}.png"
-                png = str(write_diff_png(out, ale.getScreenRGB(), ours.get_screen_rgb()[0]))
-            return LockstepResult(
-                game, seed, "boot", frames, max(f - 1, 0), 0, resets, f, tuple(bad),
-                tuple((int(i), int(ram_ref[i]), int(ram[i])) for i in ram_idx), pixels, png, compared,
-            )
-    return LockstepResult(game, seed, "boot", frames, frames, 0, resets, compared=compared)
+    c = config
+    began = time.perf_counter()
+    path = Path(c.rom_path) if c.rom_path is not None else resolve_rom_path(c.game)
+    seeds = [c.seed + i for i in range(c.num_envs)]
+    settings = {"repeat_action_probability": c.repeat_action_probability, "frameskip": c.frameskip,
+                "mode": c.mode, "difficulty": c.difficulty, "max_num_frames_per_episode": c.max_num_frames_per_episode}
+    side = AleSide(path, seeds, **settings)  # type: ignore[arg-type]
+    extra: dict[str, Any] = {"num_threads": c.num_threads} if c.backend == "cpu" else {}
+    ours = AtariBatch(path if c.rom_path is not None else c.game, c.num_envs, backend=c.backend, seeds=seeds,
+                      **settings, **extra)  # type: ignore[arg-type]
+    choices = side.minimal_action_set() if c.actions == "minimal" else np.arange(18, dtype=np.int64)
+    reference = LiveReference(side, c.start, np.random.default_rng(c.seed), choices, c.warmup_frames)
+    png = None if png_dir is None else Path(png_dir) / f"lockstep_{c.start}_{c.game}_seed{c.seed}.png"
+    out = lockstep(reference, ours, c.frames, png_path=png)
+    return LockstepResult(config=c, frames_compared=out.frames_compared, resets=out.resets,
+                          warmup_frames=tuple(reference.warmups), compared=out.compared,
+                          seconds=time.perf_counter() - began, divergence=out.divergence)
 
 
 def default_png_dir() -> Path:

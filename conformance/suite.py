@@ -7,18 +7,19 @@ A suite file (``suites/*.toml``)::
     description = "ale-py still reproduces the recorded traces"
 
     [[case]]
-    kind = "trace"              # one of CASE_KINDS
+    kind = "trace"              # one of CASE_FIELDS
     name = "pong-seed0"         # unique in the suite
     rom = "pong"
-    frames = 2000
+    frames = 2000               # frames compared (a trace_file must hold at least this many)
     seed = 0
     repeat_action_probability = 0.25
     backend = "ale"             # what is checked against the recording: "ale" (reference drift) or "gpu_env"
 
-Each kind's fields are declared in :data:`CASE_FIELDS` (name -> (type, required)); unknown or missing
-fields, wrong types and duplicate names are reported with the file, the case and the fix before anything
-runs. Running a case returns a :class:`CaseResult`; :func:`write_junit` writes the standard XML CI
-systems read.
+Each kind's fields are declared in :data:`CASE_FIELDS` (name -> :class:`FieldSpec`: types, required,
+a check of the value); unknown or missing fields, wrong types, out-of-range values, missing files and
+duplicate names are reported with the file, the case, the field and the fix before anything runs.
+Running a case returns a :class:`CaseResult`; :func:`write_junit` writes the standard XML CI systems
+read.
 """
 
 from __future__ import annotations
@@ -74,18 +75,54 @@ class CaseResult:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-# kind -> field -> (python type(s), required); filled by conformance.cases
-CASE_FIELDS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {}
-# Fields holding file paths: relative paths are taken relative to the suite file.
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a case kind: accepted types, whether it is required, and a check of its value.
+
+    ``check`` returns what is wrong with a value of the right type (e.g. ``"must be >= 1"``), or None.
+    """
+
+    types: tuple[type, ...]
+    required: bool = False
+    check: Callable[[Any], str | None] | None = None
+
+
+def at_least(low: float) -> Callable[[Any], str | None]:
+    """Return a check that the value is >= ``low``."""
+    return lambda v: None if v >= low else f"must be >= {low:g}"
+
+
+def between(low: float, high: float, *, open_ends: bool = False) -> Callable[[Any], str | None]:
+    """Return a check that the value lies in [low, high] (or (low, high) with ``open_ends``)."""
+    def check(v: Any) -> str | None:
+        ok = low < v < high if open_ends else low <= v <= high
+        left, right = ("(", ")") if open_ends else ("[", "]")
+        return None if ok and v == v else f"must be in {left}{low:g}, {high:g}{right}"
+    return check
+
+
+def one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
+    """Return a check that the value is one of ``choices``."""
+    return lambda v: None if v in choices else f"must be one of {', '.join(repr(c) for c in choices)}"
+
+
+CaseCheck = Callable[[Mapping[str, Any]], str | None]
+# kind -> field -> FieldSpec; filled by conformance.cases
+CASE_FIELDS: dict[str, dict[str, FieldSpec]] = {}
+# Fields holding file paths: relative paths are taken relative to the suite file; the file must exist.
 PATH_FIELDS = frozenset({"trace_file", "baseline"})
 CaseRunner = Callable[[Case, Path], CaseResult]
 _RUNNERS: dict[str, CaseRunner] = {}
+_CASE_CHECKS: dict[str, CaseCheck] = {}
 
 
-def register_kind(kind: str, fields: dict[str, tuple[tuple[type, ...], bool]], runner: CaseRunner) -> None:
-    """Add a case kind (its fields and the function that runs it)."""
+def register_kind(kind: str, fields: dict[str, FieldSpec], runner: CaseRunner,
+                  case_check: CaseCheck | None = None) -> None:
+    """Add a case kind: its fields, the function that runs it and an optional check across its fields."""
     CASE_FIELDS[kind] = fields
     _RUNNERS[kind] = runner
+    if case_check is not None:
+        _CASE_CHECKS[kind] = case_check
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -95,8 +132,15 @@ def load_suite(path: str | Path) -> Suite:
     if not path.is_file():
         raise SuiteError(f"suite file {path} does not exist (suites live in suites/*.toml)")
     try:
-        data = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise SuiteError(f"suite file {path} cannot be read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"suite file {path} is not UTF-8 text (bad byte at offset {exc.start}): "
+                         "a suite is a TOML file") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise SuiteError(f"{path}: not valid TOML ({exc}); fix the syntax at that line") from exc
     head = data.get("suite")
     if not isinstance(head, dict) or not isinstance(head.get("name"), str):
@@ -120,7 +164,7 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
     if not isinstance(raw, dict):
         raise SuiteError(f"{where} is not a table; write it as [[case]] with key = value lines")
     kind = raw.get("kind")
-    if kind not in CASE_FIELDS:
+    if not isinstance(kind, str) or kind not in CASE_FIELDS:
         raise SuiteError(f"{where}: kind {kind!r} is not one of {sorted(CASE_FIELDS)}")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
@@ -130,18 +174,28 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
     unknown = sorted(set(params) - set(spec))
     if unknown:
         raise SuiteError(f"{where} ({name}): unknown fields {unknown}; {kind!r} cases take {sorted(spec)}")
-    for key, (types, required) in spec.items():
+    for key, fs in spec.items():
         if key not in params:
-            if required:
+            if fs.required:
                 raise SuiteError(f"{where} ({name}): missing required field {key!r}")
             continue
         value = params[key]
-        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
-            wanted = " or ".join(t.__name__ for t in types)
+        if (isinstance(value, bool) and bool not in fs.types) or not isinstance(value, fs.types):
+            wanted = " or ".join(t.__name__ for t in fs.types)
             raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} should be {wanted}")
+        problem = fs.check(value) if fs.check is not None else None
+        if problem is not None:
+            raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} {problem}")
     for key in PATH_FIELDS & set(params):
         if not Path(params[key]).is_absolute():
             params[key] = str((path.parent / params[key]).resolve())
+        if not Path(params[key]).is_file():
+            raise SuiteError(f"{where} ({name}): field {key!r}: file {params[key]} does not exist "
+                             "(relative paths are taken from the suite file's folder)")
+    check = _CASE_CHECKS.get(kind)
+    problem = check(params) if check is not None else None
+    if problem is not None:
+        raise SuiteError(f"{where} ({name}): {problem}")
     return Case(kind=kind, name=name, params=params)
 
 

@@ -1,16 +1,20 @@
-"""Versioned emulator traces: record a run of ale-py once, replay it against any backend.
+"""Versioned emulator traces: record a run of ale-py once, replay it through the lockstep engine.
 
-A trace is one ``.npz`` file (loaded with ``allow_pickle=False``; nothing in it is pickled):
+A trace is one ``.npz`` file (a zip of ``.npy`` arrays, loaded with ``allow_pickle=False``):
 
 * ``header``: UTF-8 JSON as ``uint8[n]`` — format name and version, ale-py version, ROM id and md5,
-  settings (``repeat_action_probability``, ``frameskip`` = 1, ``mode``, ``difficulty``), seed, how actions
-  were drawn, and the reset rule (``reset_game`` after every game over).
+  settings (``repeat_action_probability``, ``frameskip`` = 1, ``mode``, ``difficulty``), seed, how
+  actions were drawn, the reset rule (``reset_game`` after every game over), ``frames`` (the number
+  of recorded frames) and ``digest`` (``"sha256:<hex>"`` of the header without it and of every
+  frame array, see :func:`content_digest`).
 * per frame ``t`` (arrays of length ``T``): ``action`` int16 (ALE action index, full set), ``reward`` int32,
   ``game_over`` bool, ``lives`` int16, ``reset`` bool (``reset_game`` was called after this frame),
   ``ram`` uint8[T, 128], ``screen_md5`` uint8[T, 16] (md5 of ``getScreen()``, the palette-index image).
 
-:func:`record_ale` makes one from ale-py; :func:`replay` steps any :class:`TraceBackend` through the
-same actions and stops at the first frame where anything differs.
+:func:`load` checks everything before returning (the zip, every array's dtype and shape, the frame
+count and the digest) and names the file and the problem otherwise. :func:`record_ale` makes a
+trace from ale-py; :func:`replay` steps a :class:`gpu_env.AtariBatch` of any backend through it
+with :func:`conformance.lockstep.lockstep` and returns the first divergence.
 """
 
 from __future__ import annotations
@@ -18,28 +22,38 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import warnings
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from conformance.ale_side import AleSide
+from conformance.frames import Frame
+from conformance.lockstep import Divergence, lockstep
 from evaltk.atomic import write_bytes_atomic
 from evaltk.errors import SuiteError
 
 FORMAT = "evaltk-trace"
-VERSION = 1
-_FRAME_FIELDS = ("action", "reward", "game_over", "lives", "reset", "ram", "screen_md5")
+VERSION = 2
+# name -> (dtype, shape after the frame axis)
+_FRAME_FIELDS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "action": ("int16", ()), "reward": ("int32", ()), "game_over": ("bool", ()), "lives": ("int16", ()),
+    "reset": ("bool", ()), "ram": ("uint8", (128,)), "screen_md5": ("uint8", (16,)),
+}
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 class TraceError(SuiteError):
-    """A trace file is missing, corrupt or of an unknown format version."""
+    """A trace file is missing, corrupt, tampered with or of an unknown format version."""
 
 
 @dataclass(frozen=True)
 class Trace:
-    """A recorded run. Arrays are frame-major (``[T, ...]``)."""
+    """A recorded run. Arrays are frame-major (``[T, ...]``); ``header["frames"] == T``."""
 
     header: dict[str, Any]
     action: np.ndarray  # int16[T]
@@ -55,123 +69,113 @@ class Trace:
         """Number of recorded frames."""
         return int(self.action.shape[0])
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Return the per-frame arrays by name."""
+        return {name: getattr(self, name) for name in _FRAME_FIELDS}
+
     def save(self, path: str | Path) -> Path:
-        """Write the trace atomically (temp file in the same folder, then rename)."""
+        """Write the trace atomically with its frame count and digest in the header."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        header = np.frombuffer(json.dumps(self.header, sort_keys=True).encode(), dtype=np.uint8)
-        arrays = {name: getattr(self, name) for name in _FRAME_FIELDS}
+        header = {**self.header, "frames": self.frames}
+        header["digest"] = content_digest(header, self.arrays())
+        raw = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
         buffer = io.BytesIO()
-        np.savez_compressed(buffer, header=header, **arrays)
+        np.savez_compressed(buffer, allow_pickle=False, header=raw, **self.arrays())
         write_bytes_atomic(path, buffer.getvalue())
         return path
 
 
+def content_digest(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
+    """Return ``"sha256:<hex>"`` of the header (sorted JSON, no ``digest``) and of every frame array."""
+    h = hashlib.sha256(json.dumps({k: v for k, v in header.items() if k != "digest"}, sort_keys=True).encode())
+    for name in _FRAME_FIELDS:
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+def _read_members(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"trace file {path} cannot be read ({exc.strerror or exc})") from exc
+    if not data:
+        raise TraceError(f"trace file {path} is empty (0 bytes): record it again")
+    if not data.startswith(_ZIP_MAGIC):
+        raise TraceError(f"trace file {path} is not an evaltk trace: a trace is a .npz (zip) archive, this file "
+                         f"starts with bytes {data[:8].hex()}; record one with conformance.trace.record_ale")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            missing = sorted({"header", *_FRAME_FIELDS} - set(npz.files))
+            if missing:
+                raise TraceError(f"trace file {path} lacks the arrays {missing}: not a complete trace, record it again")
+            raw = np.asarray(npz["header"])
+            arrays = {name: np.asarray(npz[name]) for name in _FRAME_FIELDS}
+    except TraceError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, RuntimeError,
+            NotImplementedError) as exc:  # RuntimeError: an encrypted member; NotImplementedError: a compression method
+        raise TraceError(f"trace file {path} is truncated or corrupt ({type(exc).__name__}: {exc}): "
+                         "record it again") from exc
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise TraceError(f"trace file {path}: the header is {raw.dtype}[{raw.shape}], not UTF-8 JSON bytes")
+    try:
+        header = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TraceError(f"trace file {path}: the header is not UTF-8 JSON ({exc}); record it again") from exc
+    if not isinstance(header, dict):
+        raise TraceError(f"trace file {path}: the header is a JSON {type(header).__name__}, not an object")
+    return header, arrays
+
+
 def load(path: str | Path) -> Trace:
-    """Read a trace written by :meth:`Trace.save`; :class:`TraceError` names what is wrong."""
+    """Read and check a trace written by :meth:`Trace.save`; :class:`TraceError` names the file and the problem."""
     path = Path(path)
     if not path.is_file():
-        raise TraceError(f"trace file {path} does not exist: record one with conformance.trace.record_ale")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            header = json.loads(bytes(data["header"]).decode())
-            arrays = {name: np.asarray(data[name]) for name in _FRAME_FIELDS}
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-        raise TraceError(f"trace file {path} is corrupt or not a trace ({exc}); record it again") from exc
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise TraceError(f"trace file {path} {what}: record one with conformance.trace.record_ale")
+    header, arrays = _read_members(path)
     if header.get("format") != FORMAT or header.get("version") != VERSION:
         raise TraceError(
             f"trace file {path} has format {header.get('format')!r} version {header.get('version')!r}; "
-            f"this evaltk reads {FORMAT!r} version {VERSION}: record it again"
+            f"this evaltk reads {FORMAT!r} version {VERSION} (with a frame count and a digest): record it again"
         )
-    lengths = {name: arr.shape[0] for name, arr in arrays.items()}
+    for name, (dtype, tail) in _FRAME_FIELDS.items():
+        a = arrays[name]
+        if a.dtype != np.dtype(dtype) or a.ndim != 1 + len(tail) or a.shape[1:] != tail:
+            want = f"{dtype}[T{''.join(f', {n}' for n in tail)}]"
+            raise TraceError(f"trace file {path}: array {name!r} is {a.dtype}{list(a.shape)}, expected {want}")
+    lengths = {name: int(a.shape[0]) for name, a in arrays.items()}
     if len(set(lengths.values())) != 1:
         raise TraceError(f"trace file {path} has arrays of different lengths {lengths}; record it again")
-    return Trace(header=header, **arrays)
-
-
-class TraceBackend(Protocol):
-    """One emulator instance that can be stepped frame by frame like ``ale_py.ALEInterface``."""
-
-    def act(self, action: int) -> int:
-        """Emulate one frame with ``action`` (full-set index); return the reward."""
-
-    def reset_game(self) -> None:
-        """ALE's ``reset_game`` sequence."""
-
-    def game_over(self) -> bool:
-        """ALE's ``game_over()``."""
-
-    def lives(self) -> int:
-        """ALE's ``lives()``."""
-
-    def ram(self) -> np.ndarray:
-        """uint8[128] RIOT RAM."""
-
-    def screen(self) -> np.ndarray:
-        """uint8[H, 160] palette indices."""
-
-
-class AleBackend:
-    """:class:`TraceBackend` over ``ale_py.ALEInterface`` (the reference)."""
-
-    def __init__(self, rom: str, *, seed: int, repeat_action_probability: float = 0.25,
-                 mode: int | None = None, difficulty: int | None = None) -> None:
-        import ale_py
-
-        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
-        self.ale = ale_py.ALEInterface()
-        self.ale.setInt("random_seed", int(seed))
-        self.ale.setFloat("repeat_action_probability", float(repeat_action_probability))
-        self.ale.loadROM(str(rom_path(rom)))
-        if mode is not None:
-            self.ale.setMode(int(mode))
-        if difficulty is not None:
-            self.ale.setDifficulty(int(difficulty))
-        if mode is not None or difficulty is not None:
-            self.ale.reset_game()
-        self._actions = list(self.ale.getLegalActionSet())
-
-    def act(self, action: int) -> int:
-        """Emulate one frame."""
-        return int(self.ale.act(self._actions[action]))
-
-    def reset_game(self) -> None:
-        """Reset as ALE does."""
-        self.ale.reset_game()
-
-    def game_over(self) -> bool:
-        """Whether the episode ended."""
-        return bool(self.ale.game_over())
-
-    def lives(self) -> int:
-        """Remaining lives."""
-        return int(self.ale.lives())
-
-    def ram(self) -> np.ndarray:
-        """uint8[128] RIOT RAM."""
-        return np.asarray(self.ale.getRAM(), dtype=np.uint8)
-
-    def screen(self) -> np.ndarray:
-        """uint8[H, 160] palette indices."""
-        return np.asarray(self.ale.getScreen(), dtype=np.uint8)
+    declared = header.get("frames")
+    count = lengths["action"]
+    if isinstance(declared, bool) or not isinstance(declared, int) or declared != count:
+        raise TraceError(f"trace file {path}: the header declares frames={declared!r} but the arrays hold {count} "
+                         "frames: the file was cut or edited; record it again")
+    digest = content_digest(header, arrays)
+    if header.get("digest") != digest:
+        raise TraceError(f"trace file {path}: content digest {header.get('digest')!r} does not match the content "
+                         f"({digest}): the file was modified or damaged; record it again")
+    return Trace(header={k: v for k, v in header.items() if k != "digest"}, **arrays)
 
 
 def rom_path(rom: str) -> Path:
-    """Path of an ale-py ROM id (``"pong"``) or of an existing ROM file."""
-    candidate = Path(rom)
-    if candidate.suffix == ".bin" and candidate.is_file():
-        return candidate
-    from ale_py import roms
+    """Path of an ale-py ROM id (``"pong"``) or of an existing ROM file; TraceError if neither."""
+    from gpu_env.errors import RomError
+    from gpu_env.roms import resolve_rom_path
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            found = roms.get_rom_path(rom)
-    except Exception:  # ale-py raises several types for unknown ids
-        found = None
-    if found is None:
-        raise TraceError(f"unknown ROM {rom!r}: use an ale-py ROM id (ale_py.roms.get_all_rom_ids()) or a .bin path")
-    return Path(found)
+        return resolve_rom_path(rom)
+    except RomError as exc:
+        raise TraceError(str(exc)) from exc
+
+
+def rom_md5(rom: str) -> str:
+    """Hex md5 of the ROM file ``rom`` names."""
+    return hashlib.md5(rom_path(rom).read_bytes()).hexdigest()
 
 
 def record_ale(rom: str, *, frames: int, seed: int, repeat_action_probability: float = 0.25,
@@ -179,69 +183,82 @@ def record_ale(rom: str, *, frames: int, seed: int, repeat_action_probability: f
     """Record ``frames`` frames of uniformly random full-set actions on ale-py, resetting at every game over."""
     import ale_py
 
-    backend = AleBackend(rom, seed=seed, repeat_action_probability=repeat_action_probability, mode=mode,
-                         difficulty=difficulty)
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        raise TraceError(f"frames={frames!r}: record at least one frame")
+    path = rom_path(rom)
+    side = AleSide(path, [seed], repeat_action_probability=repeat_action_probability, mode=mode,
+                   difficulty=difficulty)
     rng = np.random.default_rng(seed if action_seed is None else action_seed)
     actions = rng.integers(0, 18, size=frames, dtype=np.int16)
-    out = _empty(frames)
+    out = {name: np.zeros((frames, *tail), dtype=dtype) for name, (dtype, tail) in _FRAME_FIELDS.items()}
+    out["action"] = actions
+    fields = ("ram", "screen_md5", "lives", "game_over")
     for t in range(frames):
-        out["reward"][t] = backend.act(int(actions[t]))
-        _observe(backend, out, t)
-        if out["game_over"][t]:
-            backend.reset_game()
+        shown = side.observe(side.act(actions[t : t + 1].astype(np.int64)), fields)
+        out["reward"][t] = shown.reward[0]  # type: ignore[index]
+        out["ram"][t], out["lives"][t], out["game_over"][t] = shown.ram[0], shown.lives[0], shown.game_over[0]
+        out["screen_md5"][t] = shown.screen_md5[0]  # type: ignore[index]
+        if shown.game_over[0]:
+            side.reset_game(np.ones(1, dtype=np.bool_))
             out["reset"][t] = True
     header = {
         "format": FORMAT, "version": VERSION, "ale_py_version": ale_py.__version__, "rom": rom,
-        "rom_md5": hashlib.md5(rom_path(rom).read_bytes()).hexdigest(), "seed": int(seed),
+        "rom_md5": hashlib.md5(path.read_bytes()).hexdigest(), "seed": int(seed), "frames": frames,
         "settings": {"repeat_action_probability": float(repeat_action_probability), "frameskip": 1,
                      "mode": mode, "difficulty": difficulty},
         "actions": {"kind": "uniform-full-set", "seed": int(seed if action_seed is None else action_seed)},
         "reset_rule": "reset_game after every game over",
     }
-    return Trace(header=header, action=actions, **out)
+    return Trace(header=header, **out)
 
 
-def _empty(frames: int) -> dict[str, np.ndarray]:
-    return {
-        "reward": np.zeros(frames, np.int32), "game_over": np.zeros(frames, bool), "lives": np.zeros(frames, np.int16),
-        "reset": np.zeros(frames, bool), "ram": np.zeros((frames, 128), np.uint8),
-        "screen_md5": np.zeros((frames, 16), np.uint8),
-    }
+class TraceReference:
+    """A recorded trace as the reference of :func:`conformance.lockstep.lockstep` (one env)."""
+
+    num_envs = 1
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+    def start(self, ours: Any) -> Frame | None:
+        """Return None: a trace records nothing before its first act."""
+        return None
+
+    def step(self, frame: int) -> tuple[npt.NDArray[np.int64], Frame]:
+        """Return the recorded action of ``frame`` (1-based) and what ale-py showed after it."""
+        t, tr = frame - 1, self.trace
+        shown = Frame(ram=tr.ram[t : t + 1], lives=tr.lives[t : t + 1].astype(np.int32),
+                      game_over=tr.game_over[t : t + 1], reward=tr.reward[t : t + 1],
+                      screen_md5=tr.screen_md5[t : t + 1])
+        return tr.action[t : t + 1].astype(np.int64), shown
+
+    def episode_ends(self, frame: int, shown: Frame | None) -> npt.NDArray[np.bool_]:
+        """Return the recorded ``reset`` flag of ``frame``."""
+        return np.array([frame > 0 and bool(self.trace.reset[frame - 1])], dtype=np.bool_)
+
+    def reset(self, mask: npt.NDArray[np.bool_], ours: Any) -> Frame | None:
+        """``reset_game`` on ours (the trace recorded no frame after its own reset)."""
+        ours.reset_game(mask)
+        return None
+
+    def rgb(self, env: int) -> npt.NDArray[np.uint8] | None:
+        """Return None: a trace holds a screen hash, not a picture, so there is no difference image."""
+        return None
 
 
-def _observe(backend: TraceBackend, out: dict[str, np.ndarray], t: int) -> None:
-    out["game_over"][t] = backend.game_over()
-    out["lives"][t] = backend.lives()
-    out["ram"][t] = backend.ram()
-    out["screen_md5"][t] = np.frombuffer(hashlib.md5(np.ascontiguousarray(backend.screen()).tobytes()).digest(),
-                                         dtype=np.uint8)
+def batch_for(trace: Trace, backend: str) -> Any:
+    """Return a one-env :class:`gpu_env.AtariBatch` on ``backend`` with the trace's ROM, seed and settings."""
+    from gpu_env import AtariBatch
+
+    h, s = trace.header, trace.header["settings"]
+    return AtariBatch(str(h["rom"]), 1, backend=backend, seeds=[int(h["seed"])],
+                      repeat_action_probability=float(s["repeat_action_probability"]),
+                      frameskip=int(s.get("frameskip", 1)), mode=s.get("mode"), difficulty=s.get("difficulty"))
 
 
-@dataclass(frozen=True)
-class Divergence:
-    """The first frame at which a replay differed from its trace."""
-
-    frame: int
-    fields: tuple[str, ...]
-    ram_bytes: tuple[int, ...]  # indices 0..127 (address 0x80 + i) that differ
-
-    def summary(self) -> str:
-        """One line for logs and reports."""
-        ram = f"; RAM bytes {', '.join(f'0x{0x80 + i:02X}' for i in self.ram_bytes)}" if self.ram_bytes else ""
-        return f"first divergence at frame {self.frame}: {', '.join(self.fields)}{ram}"
-
-
-def replay(trace: Trace, backend: TraceBackend) -> Divergence | None:
-    """Step ``backend`` through the trace's actions and resets; return the first divergence or ``None``."""
-    out = _empty(1)
-    for t in range(trace.frames):
-        out["reward"][0] = backend.act(int(trace.action[t]))
-        _observe(backend, out, 0)
-        fields = [name for name in ("reward", "game_over", "lives", "ram", "screen_md5")
-                  if not np.array_equal(out[name][0], getattr(trace, name)[t])]
-        if fields:
-            ram_bytes = tuple(int(i) for i in np.flatnonzero(out["ram"][0] != trace.ram[t]))
-            return Divergence(frame=t + 1, fields=tuple(fields), ram_bytes=ram_bytes)
-        if trace.reset[t]:
-            backend.reset_game()
-    return None
+def replay(trace: Trace, batch: Any, frames: int | None = None) -> Divergence | None:
+    """Step ``batch`` (one env) through the first ``frames`` (default: all) frames; return the first divergence."""
+    count = trace.frames if frames is None else frames
+    if count > trace.frames:
+        raise TraceError(f"replay of {count} frames asked of a trace that holds {trace.frames}")
+    return lockstep(TraceReference(trace), batch, count, colours=False).divergence

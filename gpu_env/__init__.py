@@ -6,12 +6,14 @@ through CuPy/NVRTC for CUDA at run time.
 Public API (DESIGN.md §2):
 
 - :class:`AtariBatch` — ``N`` environments with ALE's full semantics (``loadROM`` power-on,
-  ``reset_game``, sticky actions, per-game rewards/lives/termination, frameskip): env ``i`` with
-  seed ``s`` behaves as ``ale_py.ALEInterface`` with ``random_seed=s``.
+  ``reset_game``, sticky actions, per-game rewards/lives/termination, frameskip, imported ale-py
+  states): env ``i`` with seed ``s`` behaves as ``ale_py.ALEInterface`` with ``random_seed=s``.
+  The one batch class; backends ``"cpu"``, ``"cuda"`` and ``"ale_py"`` (the reference).
 - :func:`make_vec` — a gymnasium ``VectorEnv`` equal to ``gymnasium.make_vec("ALE/...-v5", ...)``
   (ALE v5 kwargs, AtariPreprocessing options, frame stacking), observations as torch tensors.
-- :class:`FrameBatch` — the frame-level console batch (imported ALE states, no reset sequence),
-  which the lockstep harness uses.
+
+The console layer under ``AtariBatch`` (emulation only, for ROMs without game rules such as the
+TIA test ROMs) is :class:`gpu_env.console_batch.ConsoleBatch`.
 """
 
 from __future__ import annotations
@@ -21,24 +23,19 @@ from typing import TYPE_CHECKING, Any
 from gpu_env import errors
 
 if TYPE_CHECKING:
-    from gpu_env.ale_batch import AleBatch as AtariBatch
-    from gpu_env.batch import FrameBatch
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.vector import make_vec
 
 __version__ = "0.1.0"
-__all__ = ["AtariBatch", "FrameBatch", "errors", "make_vec"]
+__all__ = ["AtariBatch", "errors", "make_vec"]
 
 
 def __getattr__(name: str) -> Any:
     """Import the heavy parts (torch, gymnasium) only when they are first used."""
     if name == "AtariBatch":
-        from gpu_env.ale_batch import AleBatch
+        from gpu_env.ale_batch import AtariBatch
 
-        return AleBatch
-    if name == "FrameBatch":
-        from gpu_env.batch import FrameBatch
-
-        return FrameBatch
+        return AtariBatch
     if name == "make_vec":
         from gpu_env.vector import make_vec
 

@@ -1,4 +1,4 @@
-"""``AleBatch``: a batch of Atari environments with ALE's full semantics (DESIGN.md §2).
+"""``AtariBatch``: a batch of Atari environments with ALE's full semantics (DESIGN.md §2).
 
 Environment ``i`` with seed ``s`` behaves as ``ale_py.ALEInterface`` with ``random_seed=s``, the
 same settings (``repeat_action_probability``, ``frame_skip``, ``max_num_frames_per_episode``) and
@@ -7,13 +7,18 @@ actions), sticky actions from ALE's mt19937 (two draws per frame), the terminal 
 frame, reward summed over ``frameskip`` frames, paddles, difficulty switches. ``docs/ale_semantics.md``
 lists every rule with its source.
 
-Backends (each in its own module, behind the ``_AleBackend`` protocol below):
+``AtariBatch`` (also ``gpu_env.AtariBatch``) is gpu_env's one public batch class. Backends (each in
+its own module, behind the :class:`AtariBackend` protocol below):
 - ``"cpu"``: gpu_env's C++ core (``gpu_env/core/ale/environment.h``), threads across environments
   (:mod:`gpu_env.ale_native`).
 - ``"ale_py"``: one ``ale_py.ALEInterface`` per environment — the reference itself, behind the same
   API, used by the conformance tests and as a baseline (:mod:`gpu_env.ale_reference`).
 - ``"cuda"``: the same core compiled by CuPy/NVRTC (:mod:`gpu_env.cuda`); without CuPy or a GPU it raises
-  :class:`~gpu_env.errors.BackendError` naming what is missing. Not yet run on a GPU (none was lent).
+  :class:`~gpu_env.errors.BackendError` naming what is missing.
+
+A backend without a fused ``step_preprocessed`` (``"ale_py"``, ``"cuda"``) gets gymnasium's
+``AtariPreprocessing`` frame skip from :meth:`AtariBatch.step_preprocessed` as a loop of ``act``
+calls; ``"cpu"`` runs the same loop in C++ (``native/ale_batch.cpp``).
 
 Arrays are numpy on the host backends: rewards int32[N], game_over bool[N], lives int32[N],
 RAM uint8[N, 128], screens uint8[N, H, 160] (palette indices), RGB uint8[N, H, 160, 3],
@@ -24,13 +29,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env.errors import BackendError, GpuEnvError, RomError
+from gpu_env.errors import BackendError, GpuEnvError
+from gpu_env.roms import resolve_rom_path
 
 NUM_ACTIONS = 18  # ALE's full (legal) action set: NOOP .. DOWNLEFTFIRE
 ACTION_NAMES: tuple[str, ...] = (
@@ -44,53 +49,70 @@ IntArray = npt.NDArray[np.int32]
 U8Array = npt.NDArray[np.uint8]
 
 
-class _AleBackend(Protocol):
-    """What a backend implements; every method works on the whole batch or on ``mask``ed envs."""
+class AtariBackend(Protocol):
+    """What a backend of :class:`AtariBatch` implements; every method works on the whole batch or on ``mask``ed envs.
+
+    Arguments are already validated by :class:`AtariBatch` (shapes, dtypes, ranges).
+    """
 
     screen_height: int
 
-    def act(self, actions: npt.NDArray[np.int64], strength: npt.NDArray[np.float32], mask: BoolArray) -> IntArray: ...
-    def reset_game(self, mask: BoolArray) -> None: ...
-    def load_rom(self, mask: BoolArray, seeds: npt.NDArray[np.uint32]) -> None: ...
-    def set_mode(self, mask: BoolArray, mode: int) -> None: ...
-    def set_difficulty(self, mask: BoolArray, difficulty: int) -> None: ...
-    def game_over(self, with_truncation: bool) -> BoolArray: ...
-    def game_truncated(self) -> BoolArray: ...
-    def lives(self) -> IntArray: ...
-    def frame_numbers(self) -> tuple[IntArray, IntArray]: ...
-    def get_ram(self) -> U8Array: ...
-    def get_screen(self) -> U8Array: ...
-    def get_screen_rgb(self) -> U8Array: ...
-    def get_screen_grayscale(self) -> U8Array: ...
-    def clone_state(self) -> list[bytes]: ...
-    def restore_state(self, states: Sequence[bytes]) -> None: ...
-    def load_ale_state(self, i: int, blob: bytes, screen: U8Array | None, previous: U8Array | None) -> None: ...
-    def minimal_action_set(self) -> npt.NDArray[np.int64]: ...
-    def available_modes(self) -> list[int]: ...
-    def available_difficulties(self) -> list[int]: ...
+    def act(self, actions: npt.NDArray[np.int64], strength: npt.NDArray[np.float32], mask: BoolArray) -> IntArray:
+        """ALE ``act`` on the masked envs; int32[N] rewards (0 outside the mask)."""
 
+    def reset_game(self, mask: BoolArray) -> None:
+        """ALE ``reset_game`` on the masked envs."""
 
-def resolve_rom_path(game: str | os.PathLike[str]) -> Path:
-    """Resolve an ale-py ROM id ("pong", "space_invaders") or a path to the ROM file; RomError if neither."""
-    text = os.fspath(game)
-    candidate = Path(text)
-    if candidate.suffix == ".bin" or os.sep in text:
-        if not candidate.is_file():
-            raise RomError(f"ROM file {text!r} does not exist: pass an existing .bin path or an ale-py ROM id")
-        return candidate
-    from ale_py import roms
+    def load_rom(self, mask: BoolArray, seeds: npt.NDArray[np.uint32]) -> None:
+        """``random_seed`` then ``loadROM`` on the masked envs, re-applying their mode and difficulty."""
 
-    try:
-        path = roms.get_rom_path(text)
-    except Exception as exc:  # ale_py raises a bare Exception for unknown ids
-        path = None
-        reason = str(exc)
-    else:
-        reason = ""
-    if path is None:
-        raise RomError(f"unknown ROM id {text!r} ({reason or 'not bundled with ale-py'}): use a snake_case id "
-                       "from ale_py.roms.get_all_rom_ids(), e.g. 'space_invaders', or a .bin path")
-    return Path(path)
+    def set_mode(self, mask: BoolArray, mode: int) -> None:
+        """ALE ``setMode`` (effective at the next reset)."""
+
+    def set_difficulty(self, mask: BoolArray, difficulty: int) -> None:
+        """ALE ``setDifficulty``."""
+
+    def game_over(self, with_truncation: bool) -> BoolArray:
+        """bool[N]: ALE ``game_over(with_truncation)``."""
+
+    def game_truncated(self) -> BoolArray:
+        """bool[N]: ALE ``game_truncated()``."""
+
+    def lives(self) -> IntArray:
+        """int32[N]: ALE ``lives()``."""
+
+    def frame_numbers(self) -> tuple[IntArray, IntArray]:
+        """int32[N] each: ALE ``getFrameNumber()``, ``getEpisodeFrameNumber()``."""
+
+    def get_ram(self) -> U8Array:
+        """uint8[N, 128]: ALE ``getRAM()``."""
+
+    def get_screen(self) -> U8Array:
+        """uint8[N, H, 160]: ALE ``getScreen()``."""
+
+    def get_screen_rgb(self) -> U8Array:
+        """uint8[N, H, 160, 3]: ALE ``getScreenRGB()``."""
+
+    def get_screen_grayscale(self) -> U8Array:
+        """uint8[N, H, 160]: ALE ``getScreenGrayscale()``."""
+
+    def clone_state(self) -> list[bytes]:
+        """One opaque state per env, sticky-action RNG included."""
+
+    def restore_state(self, states: Sequence[bytes]) -> None:
+        """Restore every env from :meth:`clone_state` output."""
+
+    def load_ale_state(self, i: int, blob: bytes, screen: U8Array | None, previous: U8Array | None) -> None:
+        """Import an ale-py ``cloneState()`` (include_rng=False) into env ``i``."""
+
+    def minimal_action_set(self) -> npt.NDArray[np.int64]:
+        """int64[k]: ALE ``getMinimalActionSet()``."""
+
+    def available_modes(self) -> list[int]:
+        """ALE ``getAvailableModes()``."""
+
+    def available_difficulties(self) -> list[int]:
+        """ALE ``getAvailableDifficulties()``."""
 
 
 def seeds_array(seeds: Sequence[int] | npt.ArrayLike | None, num_envs: int) -> npt.NDArray[np.uint32]:
@@ -107,13 +129,13 @@ def seeds_array(seeds: Sequence[int] | npt.ArrayLike | None, num_envs: int) -> n
     return arr.astype(np.uint32)
 
 
-class AleBatch:
+class AtariBatch:
     """A batch of ``num_envs`` Atari games with ALE's semantics (see the module docstring).
 
     Args:
         game: ale-py ROM id (``"pong"``) or a path to a ``.bin`` file.
         num_envs: number of environments.
-        backend: ``"cpu"``, ``"ale_py"`` (reference) or ``"cuda"`` (not implemented yet).
+        backend: ``"cpu"``, ``"cuda"`` or ``"ale_py"`` (the reference, one ``ALEInterface`` per env).
         seeds: per-env ``random_seed`` (uint32) of ALE's sticky-action RNG; one int is broadcast;
             ``None`` draws them from OS entropy (kept in :attr:`seeds`).
         repeat_action_probability: ALE's sticky-action probability (0.25 as ALE's default).
@@ -161,7 +183,7 @@ class AleBatch:
             "frameskip": frameskip,
             "max_num_frames_per_episode": self.max_num_frames_per_episode,
         }
-        self._impl: _AleBackend
+        self._impl: AtariBackend
         if backend == "ale_py":
             from gpu_env.ale_reference import _AlePyBackend
 
@@ -375,3 +397,5 @@ class AleBatch:
         if len(states) != self.num_envs:
             raise GpuEnvError(f"restore_state got {len(states)} states for {self.num_envs} environments")
         self._impl.restore_state(states)
+
+

@@ -1,9 +1,10 @@
-"""The ``"cpu"`` backend of :class:`~gpu_env.ale_batch.AleBatch`: gpu_env's C++ environment.
+"""The ``"cpu"`` backend of :class:`~gpu_env.ale_batch.AtariBatch`: gpu_env's C++ environment.
 
-``gpu_env/core/ale/environment.h`` (loadROM, reset_game, sticky actions, per-game rules) run through
-``gpu_env/native/ale_batch.cpp`` on threads across environments, plus the encoding of the
-``setMode`` programs of :mod:`gpu_env.games` into the int32 stream the C++ side runs, and the import
-of ale-py ``cloneState()`` blobs.
+``gpu_env/core/ale/environment.h`` (loadROM, reset_game, sticky actions, frame skip, per-game rules)
+run through ``gpu_env/native/ale_batch.cpp`` on threads across environments, configured with the
+ROM-parameter block and setMode programs of :mod:`gpu_env.rom_params`, plus the import of ale-py
+``cloneState()`` blobs (with the game words ALE does not serialize derived by
+:func:`derive_unserialized`).
 """
 
 from __future__ import annotations
@@ -17,46 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gpu_env.ale_batch import BoolArray, IntArray, U8Array
-from gpu_env.errors import BackendError, GpuEnvError, NotImplementedYetError, RomError
-
-PADDLE_MIN = 27450  # ALE's default paddle_min (ale_state.hpp PADDLE_MIN)
-_PROGRAM_OPS = {"select": 1, "select_until": 2, "soft_reset": 3, "hook_begin": 4, "hook_end": 5, "act": 6,
-                "act_until": 7, "act_until_changed": 8, "select_random_until": 9}
-
-
-def _encode_condition(until: dict[str, Any]) -> list[int]:
-    words = [len(until["any"])]
-    for clause in until["any"]:
-        words.append(len(clause))
-        for term in clause:
-            words += [int(term["addr"]), int(term["mask"]), int(term["value"]), int(bool(term["decimal"]))]
-    return words
-
-
-def encode_set_mode_program(ops: Sequence[dict[str, Any]]) -> list[int]:
-    """Encode a setMode program of :mod:`gpu_env.games` as the int32 stream environment.h runs (kOp*)."""
-    words: list[int] = []
-    for op in ops:
-        kind = op["op"]
-        if kind not in _PROGRAM_OPS:
-            raise NotImplementedYetError(f"setMode op {kind!r} is not implemented by gpu_env/core/ale/environment.h")
-        words.append(_PROGRAM_OPS[kind])
-        if kind == "select":
-            words.append(int(op["frames"]))
-        elif kind == "select_until":
-            max_presses = op["max_presses"]
-            words += [int(op["frames"]), -1 if max_presses is None else int(max_presses)]
-            words += _encode_condition(op["until"])
-        elif kind == "act":
-            words.append(int(op["action"]))
-        elif kind == "act_until":
-            words += [len(op["actions"]), *map(int, op["actions"]), *_encode_condition(op["until"])]
-        elif kind == "act_until_changed":
-            words += [int(op["addr"]), len(op["actions"]), *map(int, op["actions"])]
-        elif kind == "select_random_until":
-            words += [int(op["base"]), int(op["modulo"]), int(op["then_act"]), *_encode_condition(op["until"])]
-    words.append(0)
-    return words
+from gpu_env.errors import BackendError, GpuEnvError
+from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
 
 
 class _NativeBackend:
@@ -66,44 +29,31 @@ class _NativeBackend:
                  num_threads: int | None) -> None:
         import ctypes
 
-        from gpu_env import games, roms
+        from gpu_env import game_lookup, roms
         from gpu_env._lib import native
 
         rom = roms.load_rom(rom_path)
-        self._info = self._game_for(rom.md5, rom.rom_id, games)
+        self._info = game_lookup.game_for_rom(rom)
         info = self._info
         self._lib = native()
         self._ct = ctypes
         self._threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
         self.num_envs = num_envs
-        self._programs: list[int] = []
-        self._program_of: dict[int, int] = {}
-        for mode in info.modes:
-            ops = info.set_mode_program(mode)
-            if ops:
-                self._program_of[mode] = len(self._programs)
-                self._programs += encode_set_mode_program([dict(o) for o in ops])
-        controllers = info.controllers
-        params = np.array([
-            info.game_id, int(rom.scheme), info.ystart, info.height_prop, int(info.hmove_blanks),
-            int(controllers[0] == "PADDLES"), int(controllers[1] == "PADDLES"), int(info.swap_ports),
-            int(info.swap_paddles),
-            int(info.difficulty_props[0] == "A") | (int(info.difficulty_props[1] == "A") << 1),
-            PADDLE_MIN, info.paddle_max, info.default_mode, int(settings["frameskip"]),
-            int(settings["max_num_frames_per_episode"]),
-        ], dtype=np.int32)
-        if len(params) != self._lib.gpu_env_ale_param_count():
+        self._programs = set_mode_programs(info)
+        params = rom_params(info, int(rom.scheme), int(settings["frameskip"]),
+                            int(settings["max_num_frames_per_episode"]))
+        if self._lib.gpu_env_ale_param_count() != PARAM_COUNT:
             raise BackendError(
-                "gpu_env's CPU library is older than gpu_env/ale_native.py: rebuild it (pip install -e .)"
+                "gpu_env's CPU library is older than gpu_env/rom_params.py: rebuild it (pip install -e .)"
             )
         starting = np.array(info.starting_actions or [0], dtype=np.int32)
-        programs = np.array(self._programs or [0], dtype=np.int32)
+        programs = self._programs.array()
         image = np.frombuffer(rom.data, dtype=np.uint8)
         self._lib.gpu_env_ale_rom_new.restype = ctypes.c_void_p
         self._handle = ctypes.c_void_p(self._lib.gpu_env_ale_rom_new(
             self._p(params), ctypes.c_float(settings["repeat_action_probability"]), self._p(image),
             ctypes.c_uint32(len(rom.data)), self._p(starting), ctypes.c_int32(len(info.starting_actions)),
-            self._p(programs), ctypes.c_int32(len(self._programs)),
+            self._p(programs), ctypes.c_int32(len(self._programs.words)),
         ))
         self._env_size = int(self._lib.gpu_env_ale_env_size())
         self._envs = np.zeros((num_envs, self._env_size), dtype=np.uint8)
@@ -114,22 +64,15 @@ class _NativeBackend:
         self._difficulties = np.zeros(num_envs, dtype=np.int64)
         everyone = np.ones(num_envs, dtype=np.bool_)
         self._load(everyone, seeds)
+        # A ROM run through ALE's name fallback gets its display format from the power-on probe.
+        self._info = info = game_lookup.with_probed_display(info, pal=bool(self._query()[0, 5]))
         self.screen_height = int(info.screen_height)
-
-    @staticmethod
-    def _game_for(md5: str, rom_id: str | None, games: Any) -> Any:
-        if rom_id is not None:
-            return games.game_info(rom_id)
-        for info in games.games().values():
-            if info.md5 == md5:
-                return info
-        raise RomError(f"no ALE game rules for a ROM with md5 {md5}: gpu_env plays the 104 ROMs ale-py plays")
 
     def _p(self, array: npt.NDArray[Any]) -> Any:
         return array.ctypes.data_as(self._ct.c_void_p)
 
     def _program(self, mode: int) -> int:
-        return self._program_of.get(int(mode), -1)
+        return self._programs.offset(mode)
 
     def _load(self, mask: BoolArray, seeds: npt.NDArray[np.uint32]) -> None:
         ct = self._ct
@@ -256,7 +199,7 @@ class _NativeBackend:
         for i, blob in enumerate(states):
             if len(blob) != self._env_size + self._stride:
                 raise GpuEnvError(f"state {i} has {len(blob)} bytes, expected {self._env_size + self._stride}: "
-                                  "pass clone_state() output of a cpu-backend AleBatch of the same ROM")
+                                  "pass clone_state() output of a cpu-backend AtariBatch of the same ROM")
             self._envs[i] = np.frombuffer(blob, dtype=np.uint8, count=self._env_size)
             self._buffers[i] = np.frombuffer(blob, dtype=np.uint8, offset=self._env_size)
 
@@ -273,6 +216,7 @@ class _NativeBackend:
                               "clone it with ale.cloneState(include_rng=False)")
         sys_words, sys_index = _mt_text(parsed.system_rng)
         words = games.settings_from_ale_state(self._info.rom_id, blob)
+        derive_unserialized(self._info, words, np.asarray(parsed.ram, dtype=np.uint8), parsed.mode)
         env_ptr = self._envs[i:].ctypes.data_as(ct.c_void_p)
         head = np.array([parsed.cycles, parsed.left_paddle, parsed.right_paddle, parsed.paddle_min,
                          parsed.paddle_max, parsed.difficulty], dtype=np.int32)
@@ -315,6 +259,25 @@ class _NativeBackend:
         handle = getattr(self, "_handle", None)
         if handle is not None:
             self._lib.gpu_env_ale_rom_free(handle)
+
+
+def derive_unserialized(info: Any, words: npt.NDArray[np.int32], ram: npt.NDArray[np.uint8], mode: int) -> None:
+    """Set, in place, the game words ALE keeps but ``cloneState()`` does not save, from the RAM and the mode.
+
+    Exact at any frame: atlantis2's lives are the lives byte of the last step (its step reads
+    them every frame); video_checkers' reversed rules follow the mode; the two-frame timers of
+    hangman and video_cube keep the current byte (the next step moves it to the previous one);
+    the other words listed in ``GameInfo.not_serialized`` are constant or cleared by every step.
+    """
+    w = info.state_words
+    if info.rom_id == "atlantis2":
+        words[w["lives"]] = ram[0xF1 - 0x80]
+    elif info.rom_id == "video_checkers":
+        words[w["reverse_checkers"]] = int(mode >= 11)
+    elif info.rom_id == "hangman":
+        words[w["timer_now"]] = words[w["timer_before"]] = ram[0xF1 - 0x80]
+    elif info.rom_id == "video_cube":
+        words[w["timer_now"]] = words[w["timer_before"]] = ram[0xDB - 0x80]
 
 
 def _mt_text(text: bytes) -> tuple[npt.NDArray[np.uint32], int]:

@@ -1,4 +1,4 @@
-"""The ``"ale_py"`` backend of :class:`~gpu_env.ale_batch.AleBatch`: the reference itself.
+"""The ``"ale_py"`` backend of :class:`~gpu_env.ale_batch.AtariBatch`: the reference itself.
 
 One ``ale_py.ALEInterface`` per environment behind the same backend API, used by the conformance
 tests and as a baseline.

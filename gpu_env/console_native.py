@@ -1,7 +1,9 @@
-"""ctypes binding of the console entry points in ``gpu_env/native/batch.cpp``.
+"""ctypes binding of the console entry points in ``gpu_env/native/batch.cpp`` (emulation only).
 
 ``NativeConsoles`` owns, for N environments of one ROM, the console structs (uint8[N, size]) and
-two frame buffers each (uint8[N, 2, H, 160]); every call runs the whole batch in C++.
+two frame buffers each (uint8[N, 2, H, 160]); every call runs the whole batch in C++. It is the
+storage of :class:`gpu_env.console_batch.ConsoleBatch`; ALE's environment layer (game rules,
+frame skip, sticky actions) is ``native/ale_batch.cpp``, bound in :mod:`gpu_env.ale_native`.
 """
 
 from __future__ import annotations
@@ -61,8 +63,6 @@ def _bind() -> ctypes.CDLL:
     lib.gpu_env_console_import_ale.argtypes = [_P] * 7 + [_I32]
     lib.gpu_env_console_set_screens.argtypes = [_P, _P, _P, _P]
     lib.gpu_env_batch_emulate.argtypes = [_P, _I32, _P, ctypes.c_uint32, _P, _U64, _P, _I32, _I32]
-    lib.gpu_env_batch_act.argtypes = [_P, _P, _I32, _I32, _P, ctypes.c_uint32, _P, _U64, _P, _I32, _I32, _P]
-    lib.gpu_env_batch_game_status.argtypes = [_P, _I32, _I32, _P, _P]
     lib.gpu_env_batch_screens.argtypes = [_P, _I32, _P, _U64, _P]
     lib.gpu_env_console_export_ale.argtypes = [_P] * 6
     return lib
@@ -126,27 +126,6 @@ class NativeConsoles:
             _ptr(self.consoles), self.num_envs, _ptr(self.rom), len(self.rom), _ptr(self.buffers), self._stride,
             _ptr(actions), frames, num_threads,
         )
-
-    def act(
-        self, actions: npt.NDArray[np.int32], words: npt.NDArray[np.int32], game_id: int, frameskip: int,
-        num_threads: int,
-    ) -> npt.NDArray[np.int32]:
-        """ALE ``act`` with the game logic of ``game_id``; ``words`` (int32[N, 12]) is updated in place."""
-        rewards = np.zeros(self.num_envs, dtype=np.int32)
-        self.lib.gpu_env_batch_act(
-            _ptr(self.consoles), _ptr(words), game_id, self.num_envs, _ptr(self.rom), len(self.rom),
-            _ptr(self.buffers), self._stride, _ptr(actions), frameskip, num_threads, _ptr(rewards),
-        )
-        return rewards
-
-    def game_status(
-        self, words: npt.NDArray[np.int32], game_id: int
-    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_]]:
-        """(lives int32[N], game over bool[N]) from the game words."""
-        lives = np.zeros(self.num_envs, dtype=np.int32)
-        over = np.zeros(self.num_envs, dtype=np.uint8)
-        self.lib.gpu_env_batch_game_status(_ptr(words), game_id, self.num_envs, _ptr(lives), _ptr(over))
-        return lives, over.astype(bool)
 
     def ram(self) -> npt.NDArray[np.uint8]:
         """uint8[N, 128] copy of each console's RIOT RAM."""

@@ -1,9 +1,10 @@
 """``evaltk conformance``: conformance checks of gpu_env against ale-py.
 
-``evaltk conformance lockstep --game G --frames N --seed S --start {ale-state,boot} [--json]`` steps
-gpu_env and ale-py side by side from the same state and stops at the first frame where RAM,
-screen, reward, lives or game over differ (see ``conformance/lockstep.py``). Exit status 0 when
-every frame matched, 1 on a divergence, 2 on bad input.
+``evaltk conformance lockstep --game G[,G2,...|all] --frames N --seed S --start {ale-state,boot} [--json]``
+steps gpu_env and ale-py side by side from the same state and stops at the first frame where
+reward, RAM, screen, lives, game over, truncation or the frame counters differ (the engine in
+``conformance/lockstep.py``); ``--game all`` runs every playable ROM, one line each. Exit status 0
+when every frame matched, 1 on a divergence, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -26,14 +27,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lock = actions.add_parser(
         "lockstep",
         help="step gpu_env and ale-py side by side and report the first divergence",
-        description="Start ale-py (sticky actions off), play a random number of random frames, import the state "
-        "into gpu_env, then play FRAMES random actions on both and compare every frame.",
+        description="Step gpu_env and ale-py from the same start (an imported ale-py state, or both sides' own "
+        "loadROM) with the same random actions and compare every field every frame.",
     )
-    lock.add_argument("--game", required=True, help="ale-py ROM id, e.g. pong")
+    lock.add_argument("--game", required=True, help="ale-py ROM id, a comma-separated list, or 'all' (104 ROMs)")
     lock.add_argument("--frames", type=int, default=5000, help="frames to compare (default 5000)")
-    lock.add_argument("--seed", type=int, default=0, help="seed of the warm-up length and the random actions")
+    lock.add_argument("--seed", type=int, default=0, help="ALE random_seed (env i: seed + i) and action/warm-up seed")
     lock.add_argument("--start", choices=("ale-state", "boot"), default="ale-state",
                       help="ale-state: import ale-py's state; boot: both start from their own loadROM")
+    lock.add_argument("--actions", choices=("minimal", "full"), default="minimal",
+                      help="draw random actions from the minimal (default) or the full 18-action set")
+    lock.add_argument("--sticky", type=float, default=0.0,
+                      help="repeat_action_probability (boot only; default 0)")
+    lock.add_argument("--num-envs", type=int, default=1, help="environments per batch (default 1)")
+    lock.add_argument("--frameskip", type=int, default=1, help="ALE frame_skip (default 1)")
+    lock.add_argument("--mode", type=int, default=None, help="ALE setMode (default: the ROM's)")
+    lock.add_argument("--difficulty", type=int, default=None, help="ALE setDifficulty (default: the ROM's)")
     lock.add_argument("--warmup", type=int, default=None, help="warm-up frames before the import (default: random)")
     lock.add_argument("--png-dir", default=None, help="where to write the difference PNG (default: a temp folder)")
     lock.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -85,34 +94,33 @@ def run_suite_command(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``conformance lockstep``."""
-    from conformance.lockstep import default_png_dir, run_lockstep
+    from conformance.lockstep import LockstepConfig, LockstepError, default_png_dir, run_lockstep
+    from conformance.report import playable_roms
     from gpu_env.errors import GpuEnvError
 
-    if args.frames < 1:
-        raise LockstepInputError(f"--frames {args.frames}: give a positive number of frames")
-    if args.warmup is not None and args.warmup < 0:
-        raise LockstepInputError(f"--warmup {args.warmup}: give 0 or more frames")
+    games = playable_roms() if args.game == "all" else [g for g in args.game.split(",") if g]
+    if not games:
+        raise LockstepInputError(f"--game {args.game!r}: name a ROM id, a comma-separated list or 'all'")
     png_dir = Path(args.png_dir) if args.png_dir else default_png_dir()
-    try:
-        result = run_lockstep(args.game, args.frames, args.seed, start=args.start, warmup_frames=args.warmup,
-                              png_dir=png_dir)
-    except GpuEnvError as exc:
-        raise LockstepInputError(str(exc)) from exc
-    except (ValueError, KeyError) as exc:
-        raise LockstepInputError(str(exc)) from exc
-    if result.diverged:
-        print(f"{args.game}: DIVERGED at frame {result.divergence_frame} of {args.frames} "
-              f"(after {result.warmup_frames} warm-up frames, seed {args.seed}): {', '.join(result.fields)}")
-        if result.ram_diffs:
-            shown = ", ".join(f"RAM[0x{i:02X}] ale-py {a} gpu_env {b}" for i, a, b in result.ram_diffs[:16])
-            print(f"  RAM bytes that differ ({len(result.ram_diffs)}): {shown}")
-        print(f"  differing pixels: {result.pixel_diffs}")
-        if result.png:
-            print(f"  image (reference | ours | difference): {result.png}")
-    else:
-        print(f"{args.game}: {result.frames_compared} frames identical ({', '.join(result.compared)}; "
-              f"{result.warmup_frames} warm-up frames, {result.reimports} re-imports after game over, "
-              f"seed {args.seed})")
+    results = []
+    for game in games:
+        try:
+            config = LockstepConfig(game, args.frames, seed=args.seed, start=args.start, num_envs=args.num_envs,
+                                    actions=args.actions, repeat_action_probability=args.sticky,
+                                    frameskip=args.frameskip, mode=args.mode, difficulty=args.difficulty,
+                                    warmup_frames=args.warmup)
+            result = run_lockstep(config, png_dir=png_dir)
+        except (LockstepError, GpuEnvError, ValueError) as exc:
+            raise LockstepInputError(f"{game}: {exc}") from exc
+        results.append(result)
+        print(result.summary(), flush=True)
+        if result.divergence is not None and result.divergence.png:
+            print(f"  image (reference | ours | difference): {result.divergence.png}")
+    failed = sum(r.diverged for r in results)
+    if len(results) > 1:
+        print(f"{len(results) - failed}/{len(results)} ROMs identical over {args.frames} frames "
+              f"({args.start}, seed {args.seed})")
     if args.json:
-        emit_json(result.as_dict())
-    return 1 if result.diverged else 0
+        emit_json(results[0].as_dict() if len(results) == 1 else
+                  {"games": len(results), "diverged": failed, "results": [r.as_dict() for r in results]})
+    return 1 if failed else 0

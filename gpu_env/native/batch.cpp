@@ -1,5 +1,5 @@
 // Batched CPU entry points of the console (one ALE frame per environment per call), run on
-// std::threads across environments (dynamic scheduling, see parallel_for). Plain C ABI for ctypes (gpu_env/batch.py).
+// std::threads across environments (dynamic scheduling, see parallel_for). Plain C ABI for ctypes (gpu_env/console_native.py, under gpu_env/console_batch.py).
 //
 // Memory is owned by the caller: `envs` is an array of Console structs (gpu_env_console_size() bytes
 // each), `screens` holds two 160 x height frame buffers per environment (stride `screen_stride`).
@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "console.h"
-#include "games/registry.h"
 #include "parallel.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
@@ -66,7 +65,7 @@ GPU_ENV_EXPORT void gpu_env_console_configure(Console* c, int32_t scheme, int32_
   console_refresh_io(*c);
 }
 
-// Load an ale-py cloneState, flattened by gpu_env/ale_state.py (see gpu_env/batch.py for the order):
+// Load an ale-py cloneState, flattened by gpu_env/ale_state.py (see gpu_env/console_native.py for the order):
 // head[6] = cycles, left paddle, right paddle, paddle min, paddle max, difficulty; cpu[14]; ram[128];
 // riot[7]; tia[54] in TIA::save order; cart[cart_len] as ALE saves that scheme. Returns 0 on success.
 GPU_ENV_EXPORT int32_t gpu_env_console_import_ale(Console* c, const int32_t* head, const int32_t* cpu,
@@ -177,51 +176,6 @@ GPU_ENV_EXPORT void gpu_env_batch_emulate(Console* envs, int32_t n, const uint8_
       console_emulate(envs[i], rom, rom_size, screens + screen_stride * static_cast<uint64_t>(i), actions[i], kActionNoop);
     }
   });
-}
-
-// ALE's act for each environment: `frameskip` times, unless the game is over (then nothing is
-// emulated), map illegal actions and RESET to NOOP, emulate one frame, run the game's
-// RomSettings::step; rewards_out[i] = the summed rewards. games: int32[n][kGameStateWords].
-GPU_ENV_EXPORT void gpu_env_batch_act(Console* envs, int32_t* games, int32_t game_id, int32_t n, const uint8_t* rom,
-                                      uint32_t rom_size, uint8_t* screens, uint64_t screen_stride,
-                                      const int32_t* actions, int32_t frameskip, int32_t num_threads,
-                                      int32_t* rewards_out) {
-  using gpu_env::games::GameState;
-  using gpu_env::games::kGameStateWords;
-  const uint16_t id = static_cast<uint16_t>(game_id);
-  parallel_for(n, num_threads, [&](int32_t i) {
-    GameState g;
-    std::memcpy(&g, games + static_cast<size_t>(i) * kGameStateWords, sizeof(GameState));
-    Console& c = envs[i];
-    uint8_t* buffers = screens + screen_stride * static_cast<uint64_t>(i);
-    int32_t total = 0;
-    for (int32_t f = 0; f < frameskip; ++f) {
-      if (gpu_env::games::game_terminal(g)) continue;
-      int32_t a = actions[i];
-      if (a == kActionReset || (a >= 0 && a < 18 && !gpu_env::games::game_is_legal(id, a))) a = kActionNoop;
-      console_apply_actions(c, a, kActionNoop, 1.0f, 1.0f);
-      console_frame(c, rom, rom_size, buffers);
-      ConsoleBus bus{c, rom, rom_size, tia_buffer(c.tia, buffers)};
-      gpu_env::games::game_step(id, g, bus);
-      c.data_bus = c.riot.ram[127];
-      total += g.reward;
-    }
-    std::memcpy(games + static_cast<size_t>(i) * kGameStateWords, &g, sizeof(GameState));
-    rewards_out[i] = total;
-  });
-}
-
-// ALE's lives() and isTerminal() from each environment's game words.
-GPU_ENV_EXPORT void gpu_env_batch_game_status(const int32_t* games, int32_t game_id, int32_t n, int32_t* lives_out,
-                                              uint8_t* terminal_out) {
-  using gpu_env::games::GameState;
-  using gpu_env::games::kGameStateWords;
-  for (int32_t i = 0; i < n; ++i) {
-    GameState g;
-    std::memcpy(&g, games + static_cast<size_t>(i) * kGameStateWords, sizeof(GameState));
-    lives_out[i] = gpu_env::games::game_lives(static_cast<uint16_t>(game_id), g);
-    terminal_out[i] = gpu_env::games::game_terminal(g) ? 1 : 0;
-  }
 }
 
 // Copy each environment's current picture (160 x height palette indices) into out[i].

@@ -1,5 +1,10 @@
 """Check the per-game logic (core/games) against ale-py on recorded RAM, without the emulator.
 
+This is a unit check of the game rules, not a lockstep harness: it feeds ale-py's own RAM to the C++
+logic, so it can poke RAM (``fuzz``, ``pokes``) to reach endings random play never does and compare
+the serialized RomSettings words, which the emulator-level lockstep engine
+(``conformance/lockstep.py``, which compares rewards, lives and game over every frame) cannot.
+
 ale-py plays random actions (frameskip 1, no sticky actions, ``reset_game`` at every game over);
 every frame its RAM (plus SC cartridge RAM, from ``cloneState()``), reward, ``lives()``,
 ``game_over()`` and serialized RomSettings are recorded. The C++ logic then runs over the RAM through
@@ -7,7 +12,8 @@ every frame its RAM (plus SC cartridge RAM, from ``cloneState()``), reward, ``li
 
 Resets: ALE runs ``RomSettings::step`` on frames inside ``reset_game`` whose RAM is not observable
 from Python, so after each reset the recorded state is *loaded* from ALE's ``cloneState()``
-(the serialized words, plus the few unserialized ones derived as ``_fill_unserialized`` says).
+(the serialized words, plus the few unserialized ones derived by
+:func:`gpu_env.ale_native.derive_unserialized`, as the ale-py state import does).
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from gpu_env._lib import native
-from gpu_env.errors import BackendError, GpuEnvError, RomError
-from gpu_env.games import STATE_WORDS, GameInfo, cart_ram_from_ale_state, game_info, settings_from_ale_state
+from gpu_env.ale_native import derive_unserialized
+from gpu_env.errors import BackendError, GpuEnvError
+from gpu_env.games import STATE_WORDS, cart_ram_from_ale_state, game_info, settings_from_ale_state
+from gpu_env.roms import resolve_rom_path
 
 MEM_BYTES = 256
 OP_LOAD, OP_RESET, OP_STEP = 1, 2, 4
@@ -103,33 +111,6 @@ class AleTrace:
     episodes: int = 0
 
 
-def _fill_unserialized(info: GameInfo, words: np.ndarray, ram: np.ndarray, mode: int) -> None:
-    """Set the words ALE keeps but does not serialize, from the RAM after reset and the mode.
-
-    Exact for demon_attack (its flag is cleared by every step) and video_checkers (set from the
-    mode); atlantis2's lives are the lives byte of the last reset frame; for the two-frame timers of
-    hangman and video_cube the previous frame's value is taken equal to the current one.
-    """
-    w = info.state_words
-    if info.rom_id == "atlantis2":
-        words[w["lives"]] = ram[0xF1 - 0x80]
-    elif info.rom_id == "video_checkers":
-        words[w["reverse_checkers"]] = int(mode >= 11)
-    elif info.rom_id == "hangman":
-        words[w["timer_now"]] = words[w["timer_before"]] = ram[0xF1 - 0x80]
-    elif info.rom_id == "video_cube":
-        words[w["timer_now"]] = words[w["timer_before"]] = ram[0xDB - 0x80]
-
-
-def _rom_path(rom_id: str) -> Path:
-    from ale_py import roms
-
-    path = roms.get_rom_path(rom_id)
-    if path is None:
-        raise RomError(f"ale-py has no ROM {rom_id!r}: reinstall ale-py 0.12.1")
-    return Path(path)
-
-
 CORE_GAMES = Path(__file__).resolve().parent.parent / "core" / "games"
 _ADDRESS = re.compile(r"constexpr uint16_t k\w+ = 0x([0-9A-Fa-f]+);")
 _VALUE = re.compile(r"constexpr int32_t k\w+ = (0x[0-9A-Fa-f]+|\d+);")
@@ -168,7 +149,7 @@ def record_ale_trace(
     ale.setLoggerMode(ale_py.LoggerMode.Error)
     ale.setFloat("repeat_action_probability", 0.0)
     ale.setInt("random_seed", seed)
-    ale.loadROM(_rom_path(rom_id))
+    ale.loadROM(resolve_rom_path(rom_id))
     ale.setMode(m)
     ale.reset_game()
     rng = np.random.default_rng(seed)
@@ -207,7 +188,7 @@ def record_ale_trace(
         t.terminal[i] = int(ale.game_over())
         t.lives[i] = ale.lives()
         if reset_row:
-            _fill_unserialized(info, t.loads[i], ram, m)
+            derive_unserialized(info, t.loads[i], ram, m)
             t.ops[i] = OP_LOAD
         else:
             t.ops[i] = OP_STEP

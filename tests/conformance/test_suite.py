@@ -1,11 +1,17 @@
+"""Suite files: validation before anything runs (every field named), running, JUnit, the trace evidence rules."""
+
+import dataclasses
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from conformance.cases import EVAL_BACKENDS, VERDICTS
 from conformance.suite import Outcome, load_suite, run_suite, write_junit
+from conformance.trace import load
 from evaltk.errors import SuiteError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +43,30 @@ def test_shipped_suites_validate() -> None:
         ("[suite]\nname='x'\n" + "[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=9\n" * 2,
          "duplicate case names"),
         ("[suite\n", "not valid TOML"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=0\n",
+         "field 'frames' = 0 must be >= 1"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=-5\n",
+         "field 'frames' = -5 must be >= 1"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\n",
+         "missing required field 'frames'"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=-1\nframes=5\n",
+         "field 'seed' = -1 must be >= 0"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=5\n"
+         "repeat_action_probability=1.5\n", "'repeat_action_probability' = 1.5 must be in \\[0, 1\\]"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=5\nbackend='nes'\n",
+         "field 'backend' = 'nes' must be one of 'ale', 'gpu_env'"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nframes=5\ntrace_file='nope.npz'\n",
+         "field 'trace_file': file .*nope.npz does not exist"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nframes=5\n", "needs trace_file"),
+        ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=6\n"
+         "seed=0\nmargin=0.5\nmargin_kind='sigma'\n",
+         "field 'margin_kind' = 'sigma' must be one of 'absolute', 'relative', 'sd', 'prob'"),
+        ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=6\n"
+         "seed=0\nmargin=-1\nmargin_kind='sd'\n", "field 'margin' = -1 must be in \\(0, inf\\)"),
+        ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=0\n"
+         "seed=0\nmargin=0.5\nmargin_kind='sd'\n", "field 'episodes' = 0 must be >= 2"),
+        ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=6\n"
+         "seed=0\nmargin=0.5\nmargin_kind='sd'\nexpect='same'\n", "field 'expect' = 'same' must be one of"),
     ],
 )
 def test_malformed_suites_are_rejected_with_the_reason(tmp_path: Path, text: str, match: str) -> None:
@@ -57,28 +87,93 @@ seed = 5
 backend = "ale"
 [[case]]
 kind = "trace"
-name = "bad-backend"
+name = "pong-gpu-env"
 rom = "pong"
-frames = 10
+frames = 100
 seed = 5
-backend = "nes"
+backend = "gpu_env"
 """))
     results = run_suite(suite, tmp_path / "work")
-    assert [r.outcome for r in results] == [Outcome.PASSED, Outcome.ERROR]
-    assert "not one of" in results[1].message
+    assert [r.outcome for r in results] == [Outcome.PASSED, Outcome.PASSED], [r.message for r in results]
+    assert results[0].message.startswith("200 frames identical on ale")
     assert (tmp_path / "work" / "traces").is_dir()
     junit = write_junit(suite, results, tmp_path / "junit.xml")
     ts = ET.parse(junit).getroot().find("testsuite")
     assert ts is not None
     assert ts.get("tests") == "2"
-    assert ts.get("errors") == "1"
+    assert ts.get("failures") == "0"
 
 
-def test_trace_case_without_a_source_is_an_error(tmp_path: Path) -> None:
-    suite = load_suite(_write(tmp_path, "[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\n"))
-    (result,) = run_suite(suite, tmp_path / "work")
+def _trace_case(tmp_path: Path, trace_file: Path, frames: int = 2000, extra: str = "") -> Path:
+    return _write(tmp_path, f"[suite]\nname='gate'\n[[case]]\nkind='trace'\nname='c'\nframes={frames}\n"
+                            f"trace_file='{trace_file}'\nbackend='gpu_env'\n{extra}")
+
+
+SHIPPED = ROOT / "suites" / "traces" / "pong_seed0_2000.npz"
+
+
+@pytest.mark.parametrize("keep", [0, 10])
+def test_a_truncated_trace_fails_a_case_declaring_2000_frames(tmp_path: Path, keep: int) -> None:
+    full = load(SHIPPED)
+    short = dataclasses.replace(full, **{name: arr[:keep] for name, arr in full.arrays().items()})
+    path = short.save(tmp_path / f"pong_{keep}.npz")  # a valid file with a correct header: only shorter
+    (result,) = run_suite(load_suite(_trace_case(tmp_path, path)), tmp_path / "work")
+    assert result.outcome is Outcome.FAILED
+    assert f"holds {keep} frames but the case declares frames = 2000" in result.message
+
+
+def test_a_cut_trace_file_is_not_a_pass(tmp_path: Path) -> None:
+    data = SHIPPED.read_bytes()
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(data[: len(data) // 3])
+    (result,) = run_suite(load_suite(_trace_case(tmp_path, cut)), tmp_path / "work")
     assert result.outcome is Outcome.ERROR
-    assert "needs trace_file" in result.message
+    assert "cut.npz is truncated or corrupt" in result.message
+
+
+def test_a_changed_rom_md5_fails(tmp_path: Path) -> None:
+    full = load(SHIPPED)
+    other = dataclasses.replace(full, header={**full.header, "rom_md5": "0123456789abcdef0123456789abcdef"})
+    path = other.save(tmp_path / "pong_md5.npz")  # digest recomputed: only the ROM check can catch it
+    (result,) = run_suite(load_suite(_trace_case(tmp_path, path)), tmp_path / "work")
+    assert result.outcome is Outcome.FAILED
+    assert "recorded on ROM md5 '0123456789abcdef0123456789abcdef'" in result.message
+
+
+def test_case_settings_must_match_the_trace(tmp_path: Path) -> None:
+    (result,) = run_suite(load_suite(_trace_case(tmp_path, SHIPPED, extra="seed=3\n")), tmp_path / "work")
+    assert result.outcome is Outcome.FAILED
+    assert "the case sets seed = 3" in result.message
+    (short,) = run_suite(load_suite(_trace_case(tmp_path, SHIPPED, frames=300)), tmp_path / "work")
+    assert short.outcome is Outcome.PASSED, short.message
+    assert short.message == "300 frames identical on gpu_env (2000 recorded)"
+
+
+def test_a_tampered_frame_fails_the_case(tmp_path: Path) -> None:
+    full = load(SHIPPED)
+    ram = full.ram.copy()
+    ram[150, 3] ^= 1
+    path = dataclasses.replace(full, ram=ram).save(tmp_path / "pong_tampered.npz")
+    (result,) = run_suite(load_suite(_trace_case(tmp_path, path, frames=300)), tmp_path / "work")
+    assert result.outcome is Outcome.FAILED
+    assert "frame 151" in result.message
+
+
+def test_bad_suite_files_name_the_file(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(np.random.default_rng(1).bytes(64) + b"\xff")
+    with pytest.raises(SuiteError, match=r"binary\.toml is not UTF-8 text"):
+        load_suite(binary)
+    with pytest.raises(SuiteError, match=r"missing\.toml does not exist"):
+        load_suite(tmp_path / "missing.toml")
+
+
+def test_declared_choices_match_evaltk() -> None:
+    from evaltk.compare import Verdict
+    from evaltk.evaluate import BACKENDS
+
+    assert set(VERDICTS) == {v.value for v in Verdict}
+    assert EVAL_BACKENDS == BACKENDS
 
 
 def test_pytest_plugin_collects_cases(tmp_path: Path) -> None:

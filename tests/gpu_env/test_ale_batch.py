@@ -1,4 +1,4 @@
-"""AleBatch API properties: determinism, clone/restore, independence of envs, ale-py state import, errors."""
+"""AtariBatch API properties: determinism, clone/restore, independence of envs, ale-py state import, errors."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import numpy as np
 import pytest
 from ale_py import roms
 
-from gpu_env.ale_batch import AleBatch
-from gpu_env.ale_native import encode_set_mode_program
-from gpu_env.errors import BackendError, GpuEnvError, NotImplementedYetError, RomError
+import gpu_env
+from gpu_env.ale_batch import AtariBatch
+from gpu_env.errors import BackendError, GpuEnvError, RomError
+from gpu_env.games import game_info, games
+from gpu_env.rom_params import PARAM_COUNT, encode_set_mode_program, rom_params, set_mode_programs
+from gpu_env.roms import load_rom
 
 
-def _run(batch: AleBatch, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _run(batch: AtariBatch, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rewards = []
     for a in actions:
         rewards.append(batch.act(a))
@@ -25,23 +28,23 @@ def _run(batch: AleBatch, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def test_deterministic_and_independent_of_batch_and_neighbours() -> None:
     rng = np.random.default_rng(0)
     actions = rng.integers(0, 18, (150, 3))
-    a = AleBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3])
-    b = AleBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3], num_threads=1)
+    a = AtariBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3])
+    b = AtariBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3], num_threads=1)
     ra, rama = _run(a, actions)
     rb, ramb = _run(b, actions)
     np.testing.assert_array_equal(ra, rb)
     np.testing.assert_array_equal(rama, ramb)
-    single = AleBatch("breakout", 1, backend="cpu", seeds=[2])
+    single = AtariBatch("breakout", 1, backend="cpu", seeds=[2])
     other = actions.copy()
     other[:, 0] = rng.integers(0, 18, 150)  # env 0's actions change, env 1's do not
     rs, rams = _run(single, actions[:, 1:2])
-    rc, ramc = _run(AleBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3]), other)
+    rc, ramc = _run(AtariBatch("breakout", 3, backend="cpu", seeds=[1, 2, 3]), other)
     np.testing.assert_array_equal(rs[:, 0], rc[:, 1])
     np.testing.assert_array_equal(rams[0], ramc[1])
 
 
 def test_clone_then_restore_replays_identically() -> None:
-    batch = AleBatch("seaquest", 2, backend="cpu", seeds=[4, 5])
+    batch = AtariBatch("seaquest", 2, backend="cpu", seeds=[4, 5])
     rng = np.random.default_rng(1)
     for _ in range(50):
         batch.act(rng.integers(0, 18, 2))
@@ -56,7 +59,7 @@ def test_clone_then_restore_replays_identically() -> None:
 
 
 def test_masked_envs_are_not_touched() -> None:
-    batch = AleBatch("pong", 2, backend="cpu", seeds=[1, 1])
+    batch = AtariBatch("pong", 2, backend="cpu", seeds=[1, 1])
     ram = batch.get_ram()
     frames = batch.frame_number()
     rewards = batch.act(np.array([3, 3]), mask=np.array([True, False]))
@@ -78,7 +81,7 @@ def test_load_ale_state_continues_like_ale(game: str) -> None:
     previous = ale.getScreen().copy()
     ale.act(ale_py.Action.NOOP)
     state, screen = ale.cloneState(), ale.getScreen().copy()
-    batch = AleBatch(game, 2, backend="cpu", seeds=[3, 4], repeat_action_probability=0.0)
+    batch = AtariBatch(game, 2, backend="cpu", seeds=[3, 4], repeat_action_probability=0.0)
     batch.load_ale_state(1, state, screen, previous)
     for _ in range(200):
         a = int(rng.integers(0, 18))
@@ -92,13 +95,13 @@ def test_load_ale_state_continues_like_ale(game: str) -> None:
 
 
 def test_bad_arguments_are_named() -> None:
-    with pytest.warns(UserWarning, match="not supported"), pytest.raises(RomError, match="not_a_game"):
-        AleBatch("not_a_game", 1)
+    with pytest.raises(RomError, match="not_a_game"):
+        AtariBatch("not_a_game", 1)
     with pytest.raises(BackendError, match="tpu"):
-        AleBatch("pong", 1, backend="tpu")
+        AtariBatch("pong", 1, backend="tpu")
     with pytest.raises(BackendError, match="cuda"):  # no CuPy / GPU here: a clear error, nothing pretends
-        AleBatch("pong", 1, backend="cuda")
-    batch = AleBatch("pong", 2, backend="cpu", seeds=0)
+        AtariBatch("pong", 1, backend="cuda")
+    batch = AtariBatch("pong", 2, backend="cpu", seeds=0)
     with pytest.raises(ValueError, match="18"):
         batch.act(np.array([0, 18]))
     with pytest.raises(ValueError, match="mode 99"):
@@ -122,5 +125,29 @@ def test_set_mode_programs_encode_every_op() -> None:
         {"op": "soft_reset"},
     ])
     assert words == [1, 2, 2, 1, -1, 1, 1, 129, 255, 3, 0, 8, 176, 2, 5, 0, 3, 0]
-    with pytest.raises(NotImplementedYetError, match="teleport"):
+    with pytest.raises(GpuEnvError, match="teleport"):
         encode_set_mode_program([{"op": "teleport"}])
+
+
+def test_rom_params_follow_params_h_order() -> None:
+    info, rom = game_info("pong"), load_rom("pong")
+    words = rom_params(info, int(rom.scheme), 4, 108_000)
+    assert words.dtype == np.int32
+    assert words.shape == (PARAM_COUNT,)
+    assert words[0] == info.game_id
+    assert words[1] == int(rom.scheme)
+    assert words[5:7].tolist() == [1, 1]  # pong: paddles in both ports (kParamLeftPaddles, kParamRightPaddles)
+    assert words[-2:].tolist() == [4, 108_000]  # kParamFrameskip, kParamMaxFrames
+    with pytest.raises(GpuEnvError, match="frameskip"):
+        rom_params(info, int(rom.scheme), 0, 0)
+    programs = set_mode_programs(game_info("double_dunk"))
+    assert programs.offsets
+    assert all(programs.words[o] != 0 for o in programs.offsets.values())
+    assert programs.offset(-1) == -1
+    plain = next(g for g in games().values() if not any(g.set_mode_program(m) for m in g.modes))
+    assert set_mode_programs(plain).array().tolist() == [0]  # setMode not overridden: no program
+
+
+def test_one_public_batch_class() -> None:
+    assert gpu_env.AtariBatch is AtariBatch
+    assert not hasattr(gpu_env, "FrameBatch")

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_env.ale_batch import AleBatch
+from gpu_env.ale_batch import AtariBatch
 from gpu_env.preprocess import AreaResize, FrameStack, max_pool_pair, scale_observation
 from tests.gpu_env.resize_cases import DOWNSCALE_SIZES, cv2_area
 
@@ -36,7 +36,7 @@ def test_area_resize_equals_cv2_any_downscale(h: int, w: int, seed: int) -> None
 
 @pytest.mark.parametrize("game", ["breakout", "air_raid", "ms_pacman"])
 def test_area_resize_equals_cv2_on_real_frames(game: str) -> None:
-    batch = AleBatch(game, 2, backend="cpu", seeds=[1, 2])
+    batch = AtariBatch(game, 2, backend="cpu", seeds=[1, 2])
     rng = np.random.default_rng(0)
     grays, rgbs = [], []
     for _ in range(12):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpu_env.ale_state import AleStateError, parse_ale_state
-from gpu_env.batch import FrameBatch
+from gpu_env.console_batch import ConsoleBatch
 from tests.gpu_env.tia_helpers import make_ale
 
 
@@ -15,9 +15,9 @@ def test_import_then_export_reproduces_ales_fields(game: str) -> None:
     ale = make_ale(game, warmup=25)
     parsed = parse_ale_state(ale.cloneState())
     assert parsed.ram == [int(v) for v in ale.getRAM()]
-    batch = FrameBatch(game, 1, repeat_action_probability=0.0)
+    batch = ConsoleBatch(game, 1)
     batch.load_ale_state(0, ale.cloneState())
-    exported = batch._native.export_ale(0)
+    exported = batch.export_ale(0)
     assert exported["cpu"] == parsed.cpu
     assert exported["ram"] == parsed.ram
     assert exported["riot"] == parsed.riot

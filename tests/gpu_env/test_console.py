@@ -1,14 +1,14 @@
 """The console against ale-py: controllers, cartridge schemes, PAL, interrupted frames.
 
-Each case imports ale-py's state and compares RAM, screen, reward, lives and game over for a few
-hundred random-action frames (conformance.lockstep.run_lockstep).
+Each case imports ale-py's state and compares every field for a few hundred random-action frames
+(the lockstep engine, conformance.lockstep).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.lockstep import run_lockstep
+from conformance.lockstep import LockstepConfig, run_lockstep
 
 CASES = {
     "pong": "two paddles, swapped paddle pins",
@@ -28,11 +28,11 @@ CASES = {
 
 @pytest.mark.parametrize("game", sorted(CASES))
 def test_console_matches_ale(game: str) -> None:
-    result = run_lockstep(game, 250, seed=7, warmup_frames=60)
-    assert not result.diverged, f"{game} ({CASES[game]}): {result.as_dict()}"
+    result = run_lockstep(LockstepConfig(game, 250, seed=7, warmup_frames=60))
+    assert not result.diverged, f"{game} ({CASES[game]}): {result.summary()}"
 
 
 def test_state_cloned_inside_an_interrupted_frame_continues_it() -> None:
     # Q*bert ends reset_game in the middle of a ~7,900-scanline frame (ALE executionStatus 0).
-    result = run_lockstep("qbert", 150, seed=1, warmup_frames=0)
-    assert not result.diverged, result.as_dict()
+    result = run_lockstep(LockstepConfig("qbert", 150, seed=1, warmup_frames=0))
+    assert not result.diverged, result.summary()

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_env._lib import native
-from gpu_env.ale_batch import AleBatch
+from gpu_env.ale_batch import AtariBatch
 
 SYSTEM_SEED = 4753849  # ALE's system_random_seed
 
@@ -47,7 +47,7 @@ def test_power_on_ram_bytes_are_the_first_system_draws() -> None:
     assert (_ours(SYSTEM_SEED, 4)[0] & 0xFF).tolist() == [184, 150, 192, 73]
 
 
-def _rng_state(batch: AleBatch, which: int) -> tuple[np.ndarray, int]:
+def _rng_state(batch: AtariBatch, which: int) -> tuple[np.ndarray, int]:
     impl = batch._impl
     words = np.zeros(624, dtype=np.uint32)
     index = np.zeros(1, dtype=np.uint32)
@@ -74,7 +74,7 @@ def _same_state(ours: tuple[np.ndarray, int], ref: tuple[np.ndarray, int]) -> bo
 @pytest.mark.parametrize(("game", "per_reset"), [("pong", 1), ("darkchambers", 129)])
 def test_system_rng_draw_counts(game: str, per_reset: int) -> None:
     # atari.md 2(c): loadROM draws 128 + 1 + 3 resets x (1 or 129); each reset_game 1 or 129 more.
-    batch = AleBatch(game, 1, backend="cpu", seeds=[5])
+    batch = AtariBatch(game, 1, backend="cpu", seeds=[5])
     assert _same_state(_rng_state(batch, 0), _advanced(SYSTEM_SEED, 128 + 1 + 3 * per_reset))
     batch.reset_game()
     batch.reset_game()
@@ -82,7 +82,7 @@ def test_system_rng_draw_counts(game: str, per_reset: int) -> None:
 
 
 def test_two_sticky_draws_per_frame_even_with_p_zero() -> None:
-    batch = AleBatch("pong", 1, backend="cpu", seeds=[123], repeat_action_probability=0.0, frameskip=2)
+    batch = AtariBatch("pong", 1, backend="cpu", seeds=[123], repeat_action_probability=0.0, frameskip=2)
     assert _same_state(_rng_state(batch, 1), _advanced(123, 0))
     for _ in range(7):
         batch.act(np.array([3]))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_env.ale_batch import AleBatch
+from gpu_env.ale_batch import AtariBatch
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess_cpu import CpuObservation
 from tests.gpu_env.resize_cases import DOWNSCALE_SIZES, cv2_area
@@ -50,7 +50,7 @@ def test_max_pool_in_place_only_where_masked() -> None:
 
 @pytest.mark.parametrize("game", ["breakout", "ms_pacman"])
 def test_equals_cv2_on_real_frames(game: str) -> None:
-    batch = AleBatch(game, 3, backend="cpu", seeds=[1, 2, 3])
+    batch = AtariBatch(game, 3, backend="cpu", seeds=[1, 2, 3])
     rng = np.random.default_rng(0)
     grays, rgbs = [], []
     for _ in range(10):

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_env.batch import FrameBatch
+from gpu_env.console_batch import ConsoleBatch
 
 
 def make_ale(game: str, warmup: int = 0, seed: int = 0) -> Any:
@@ -26,9 +26,9 @@ def make_ale(game: str, warmup: int = 0, seed: int = 0) -> Any:
     return ale
 
 
-def imported_batch(game: str, num_envs: int, ale: Any, **kwargs: Any) -> FrameBatch:
+def imported_batch(game: str, num_envs: int, ale: Any, **kwargs: Any) -> ConsoleBatch:
     """Return a batch whose every environment starts from ale-py's current state."""
-    batch = FrameBatch(game, num_envs, repeat_action_probability=0.0, **kwargs)
+    batch = ConsoleBatch(game, num_envs, **kwargs)
     state, screen = ale.cloneState(), ale.getScreen()
     for i in range(num_envs):
         batch.load_ale_state(i, state, screen)
