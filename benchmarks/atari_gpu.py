@@ -7,7 +7,7 @@ For each game (default Pong, Breakout, MsPacman) and number of environments (256
     frames/s counts the 4 emulated frames of each step;
   * device memory per environment (the batch's own buffers, and the CuPy pool's bytes in use / N).
 Kernel variants (thread per env in place vs local copy; block sizes) are timed at one size.
-References on the same machine's cores: gpu_env's CPU backend (``AleBatch(backend="cpu")``, all
+References on the same machine's cores: gpu_env's CPU backend (``AtariBatch(backend="cpu")``, all
 threads) and ``ale_py.AtariVectorEnv`` (raw: frameskip 1, RGB 210x160, no stack; preprocessed: its
 84x84 gray, frameskip 4, max-pool, stack 4), each with ``--cpu-envs`` environments.
 
@@ -108,9 +108,9 @@ def _cpu_rows(game: str, n: int, seconds: float) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     threads = os.cpu_count() or 1
     rng = np.random.default_rng(0)
-    from gpu_env.ale_batch import AleBatch
+    from gpu_env.ale_batch import AtariBatch
 
-    cpu = AleBatch(game, n, backend="cpu", seeds=np.arange(n), repeat_action_probability=0.25, num_threads=threads)
+    cpu = AtariBatch(game, n, backend="cpu", seeds=np.arange(n), repeat_action_probability=0.25, num_threads=threads)
     frames, start, cpu0 = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         cpu.act(rng.integers(0, 18, n))

@@ -1,84 +1,98 @@
 #!/usr/bin/env bash
-# The one prepared GPU check of gpu_env's CUDA backend (issue 8). Run on a machine with an NVIDIA GPU,
-# from the repository root (the device tool runs it there):
-#     bash benchmarks/gpu_check.sh
-# Before, on the CPU machine: bash benchmarks/gpu_check_prepare.sh (wheels into .whl/, cubins into
-# build/cuda_cache/), and carry [".whl", "build/cuda_cache"]. Without prebuilt cubins this script builds them
-# itself with nvcc (several minutes of ptxas).
+# The one prepared device check of gpu_env's CUDA backend (issue 12), at most 6 minutes on the GPU machine.
 #
-# Stages, each with its own time limit so the whole run ends inside 8 minutes:
-#   0. machine facts (nvidia-smi, python, torch, cupy);
-#   1. packages: wheels from .whl/ into /tmp/site (no network there); CuPy must already be present (the
-#      'cuda' image has cupy-cuda13x) or be installable (cupy-cuda<driver major>x);
-#   2. build: the CPU library (g++, parallel) and the CUDA cubins (python -m gpu_env.cuda.module prebuild);
-#   3. the `gpu` tests (tests/gpu_env/test_cuda_gpu.py): CPU vs CUDA bit equality, GPU_ENV_EQUALITY_FRAMES
-#      frames (default 10,000) on 12 games, preprocessing, DLPack, masks, clone/restore;
-#   4. benchmarks/atari_gpu.py (frames/s vs envs 256..32K, raw and preprocessed, kernel variants, CPU refs).
-# Results under $OUT (default build/gpu_check_out): gpu_check.log, build_native.log, build_cuda.log,
-# pytest_gpu.log, junit_gpu.xml, atari_gpu.log, atari_gpu.json.
+# Here (CPU machine), first:  bash benchmarks/gpu_check_prepare.sh      (wheels, CPU library, prebuilt CUDA module)
+# Then on the device, from the repository root, with carry [".whl", "build/native", "build/cuda_cache"]:
+#     bash benchmarks/gpu_check.sh
+# Everything lands in $OUT (default build/gpu_check_out): gpu_check.log (this script's whole output),
+# gpu_check.json and gpu_check.md (benchmarks/gpu_check.py: facts, CUDA-vs-CPU equality on every frame,
+# make_vec throughput and device memory per env, A2C+V-trace frames/s and return).
+#
+# --dry-run (on the CPU machine): runs the prepare script (the real builds; kept when up to date), checks
+# that the wheels install for the device's Python 3.12 and that the CPU library loads, then runs
+# benchmarks/gpu_check.py --dry-run: every stage with tiny sizes, CuPy replaced by the host build of the
+# kernels when CuPy is absent. Only the device itself is not exercised.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+DRY=0
+for arg in "$@"; do
+  case "$arg" in
+    --dry-run) DRY=1 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "gpu_check.sh: unknown argument '$arg' (use --dry-run or --help)" >&2; exit 2 ;;
+  esac
+done
 OUT=${OUT:-$PWD/build/gpu_check_out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu_check.log") 2>&1
 START=$(date +%s)
 stamp() { echo "== [$(( $(date +%s) - START )) s] $*"; }
-PY=${PYTHON:-python3}
+if [ "$DRY" = 1 ]; then PY=${PYTHON:-.venv/bin/python}; else PY=${PYTHON:-python3}; fi
 export PYTHONUNBUFFERED=1
 export GPU_ENV_CUDA_CACHE=${GPU_ENV_CUDA_CACHE:-$PWD/build/cuda_cache}
-export GPU_ENV_EQUALITY_FRAMES=${GPU_ENV_EQUALITY_FRAMES:-10000}
-TEST_LIMIT=${TEST_LIMIT:-220}
-BENCH_LIMIT=${BENCH_LIMIT:-150}
-BUILD_LIMIT=${BUILD_LIMIT:-330}
+CHECK_LIMIT=${CHECK_LIMIT:-335}
 
-stamp "0. machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || echo "nvidia-smi failed"
+stamp "0. machine (dry run: $DRY)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>/dev/null \
+  || echo "nvidia-smi: not available$([ "$DRY" = 1 ] && echo ' (dry run on the CPU machine)')"
 $PY -V
-nproc
+echo "cores: $(nproc)"
 
-stamp "1. packages"
+if [ "$DRY" = 1 ]; then
+  stamp "1. prepare (what the device run carries)"
+  bash benchmarks/gpu_check_prepare.sh || { echo "FAILED: gpu_check_prepare.sh"; exit 4; }
+fi
+
+stamp "2. packages"
 export PYTHONPATH=$PWD
-if ls .whl/*.whl >/dev/null 2>&1; then
+if [ "$DRY" = 1 ]; then
+  $PY -m pip install -q --dry-run --no-index --no-deps --ignore-installed --target /tmp/gpu_check_site_dry \
+    --python-version 3.12 --implementation cp --only-binary=:all: --platform manylinux_2_28_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 .whl/*.whl \
+    && echo "wheels install for CPython 3.12: $(ls .whl | tr '\n' ' ')" || { echo "FAILED: wheels"; exit 3; }
+elif ls .whl/*.whl >/dev/null 2>&1; then
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:$PWD
+    && export PYTHONPATH=/tmp/site:$PWD || { echo "FAILED: installing .whl"; exit 3; }
 fi
-if ! $PY -c "import cupy" 2>/dev/null; then
-  major=$(nvidia-smi | grep -o 'CUDA Version: [0-9]*' | grep -o '[0-9]*$' || echo 12)
-  echo "CuPy missing: trying pip install cupy-cuda${major}x"
-  $PY -m pip install -q "cupy-cuda${major}x" || { echo "FAILED: CuPy is not installed and cannot be installed here"; exit 3; }
+$PY -c "import ale_py, gymnasium; print('ale_py', ale_py.__version__, 'gymnasium', gymnasium.__version__)" \
+  || { echo "FAILED: ale_py/gymnasium missing: run benchmarks/gpu_check_prepare.sh and carry .whl"; exit 3; }
+
+stamp "3. CPU library"
+loads() { $PY -c "from gpu_env._lib import native; native()" 2>/dev/null; }
+if ! loads; then
+  [ -f build/native/_native.so ] && cp build/native/_native.so gpu_env/_native.so
+  if ! loads; then
+    echo "build/native/_native.so not carried or not loadable here: building the CPU library on this machine"
+    mkdir -p /tmp/gpu_env_native
+    ls gpu_env/native/*.cpp | xargs -P "$(nproc)" -I{} sh -c 'g++ -std=c++17 -O3 -fPIC -fno-exceptions -fno-rtti \
+      -pthread -fvisibility=hidden -ffp-contract=off -Igpu_env/core -Igpu_env/native -c "$1" \
+      -o "/tmp/gpu_env_native/$(basename "$1" .cpp).o"' _ {} \
+      && g++ -shared -pthread /tmp/gpu_env_native/*.o -o gpu_env/_native.so
+  fi
 fi
-$PY -c "import ale_py" 2>/dev/null || { echo "FAILED: ale_py missing: run benchmarks/gpu_check_prepare.sh and carry .whl"; exit 3; }
-$PY - <<'PYEOF'
-import cupy, numpy, torch
-print("cupy", cupy.__version__, "numpy", numpy.__version__, "torch", torch.__version__, "cuda", torch.version.cuda)
-print("device", cupy.cuda.runtime.getDeviceProperties(0)["name"], "nvrtc", cupy.cuda.nvrtc.getVersion())
-PYEOF
+$PY -c "from gpu_env._lib import native; print('CPU library:', native()._name)" || { echo "FAILED: CPU library"; exit 4; }
+if [ "$DRY" = 1 ]; then
+  $PY -c "import ctypes; print('carried build/native/_native.so ABI', ctypes.CDLL('build/native/_native.so').gpu_env_abi_version())" \
+    || { echo "FAILED: build/native/_native.so does not load"; exit 4; }
+fi
 
-stamp "2. build (CPU library and CUDA cubins, in parallel)"
-suffix=$($PY -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
-(
-  set -e
-  mkdir -p build/native_obj
-  ls gpu_env/native/*.cpp | xargs -P "$(nproc)" -I{} sh -c \
-    'g++ -std=c++17 -O3 -fPIC -fno-exceptions -fno-rtti -pthread -fvisibility=hidden -ffp-contract=off -Igpu_env/core -Igpu_env/native -c "$1" -o "build/native_obj/$(basename "$1" .cpp).o"' _ {}
-  g++ -shared -pthread build/native_obj/*.o -o "gpu_env/_native$suffix"
-) > "$OUT/build_native.log" 2>&1 &
-native_pid=$!
-( time timeout "$BUILD_LIMIT" $PY -m gpu_env.cuda.module prebuild --arch "sm_$($PY -c 'import cupy; print(cupy.cuda.Device(0).compute_capability)')" --local -j 8 ) \
-  > "$OUT/build_cuda.log" 2>&1 &
-cuda_pid=$!
-wait $native_pid && echo "CPU library built: gpu_env/_native$suffix" || { echo "FAILED: CPU library"; tail -30 "$OUT/build_native.log"; exit 4; }
-wait $cuda_pid && cat "$OUT/build_cuda.log" || { echo "FAILED: cubins (NVRTC will compile at first use)"; tail -30 "$OUT/build_cuda.log"; }
+stamp "4. CUDA module"
+key=$($PY -m gpu_env.cuda.module key)
+if [ -f "$GPU_ENV_CUDA_CACHE/$key.fatbin" ]; then
+  echo "prebuilt: $GPU_ENV_CUDA_CACHE/$key.fatbin"
+else
+  echo "no prebuilt module for source $key in $GPU_ENV_CUDA_CACHE: NVRTC compiles it at first use (minutes)"
+fi
+if [ "$DRY" = 0 ]; then
+  $PY -c "import cupy; print('cupy', cupy.__version__)" || { echo "FAILED: CuPy missing on the device"; exit 3; }
+fi
 
-stamp "3. gpu tests (GPU_ENV_EQUALITY_FRAMES=$GPU_ENV_EQUALITY_FRAMES, limit ${TEST_LIMIT}s)"
-timeout "$TEST_LIMIT" $PY -m pytest -q -s -rA -p no:cacheprovider tests/gpu_env/test_cuda_gpu.py \
-  --junitxml="$OUT/junit_gpu.xml" 2>&1 | tee "$OUT/pytest_gpu.log" | tail -60
-echo "pytest exit: ${PIPESTATUS[0]}"
-
-stamp "4. benchmark (limit ${BENCH_LIMIT}s)"
-timeout "$BENCH_LIMIT" $PY benchmarks/atari_gpu.py --seconds 1 --local --cpu-envs 256 --json "$OUT/atari_gpu.json" \
-  2>&1 | tee "$OUT/atari_gpu.log" | tail -60
-echo "benchmark exit: ${PIPESTATUS[0]}"
-
+stamp "5. gpu_check.py (limit ${CHECK_LIMIT} s)"
+extra=()
+[ "$DRY" = 1 ] && extra=(--dry-run)
+timeout "$CHECK_LIMIT" $PY benchmarks/gpu_check.py --out "$OUT" "${extra[@]}"
+rc=$?
+echo "gpu_check.py exit: $rc"
 stamp "done"
 ls -la "$OUT"
+exit $rc

@@ -1,18 +1,55 @@
 #!/usr/bin/env bash
-# Run HERE (the CPU machine) before benchmarks/gpu_check.sh goes to a GPU machine, which has no network:
-#   1. fetches the wheels that machine lacks (ale-py for the ROMs and AtariVectorEnv, gymnasium) into .whl/
-#      (ignored by git; name it in the device tool's `carry`);
-#   2. prebuilds the CUDA module's cubins for sm_90 with nvcc into build/cuda_cache/ (ignored; carry it too),
-#      so the GPU machine's minutes are not spent in ptxas (about 6 minutes of one core here).
-# Then: device run `bash benchmarks/gpu_check.sh` with carry [".whl", "build/cuda_cache"].
+# Builds, HERE (the CPU machine), everything benchmarks/gpu_check.sh carries to the GPU machine, which has no
+# network and whose minutes should not go to compilers:
+#   1. .whl/: the wheels that machine's image lacks (ale-py 0.12.1 with the ROMs, gymnasium, farama-notifications),
+#      for its Python 3.12; downloaded once (kept when present);
+#   2. build/native/_native.so: gpu_env's CPU library (g++ -O3, the flags of setup.py), named so that any Python
+#      loads it (gpu_env/_lib.py tries the plain ".so" suffix); rebuilt when a source is newer;
+#   3. build/cuda_cache/<sha256>.fatbin: the CUDA module, SASS for sm_90 + compute_90 PTX, by
+#      `python -m gpu_env.cuda.module prebuild` (nvcc; about 3 minutes of one core in ptxas); kept when the source
+#      hash matches.
+# Then: device run `bash benchmarks/gpu_check.sh` with carry [".whl", "build/native", "build/cuda_cache"].
+# Usage: bash benchmarks/gpu_check_prepare.sh [--offline]   (--offline: fail instead of downloading wheels)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
-mkdir -p .whl build/cuda_cache
+offline=0
+for arg in "$@"; do
+  case "$arg" in
+    --offline) offline=1 ;;
+    *) echo "gpu_check_prepare.sh: unknown argument '$arg' (use --offline)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p .whl build/native build/cuda_cache
+t0=$(date +%s)
+
 gym_version=$($PY -c "import gymnasium; print(gymnasium.__version__)")
-$PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-  --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
-  --platform manylinux2014_x86_64 -d .whl ale-py==0.12.1 "gymnasium==$gym_version" farama-notifications==0.0.6
+if ls .whl/ale_py-0.12.1-*.whl .whl/gymnasium-"$gym_version"-*.whl .whl/farama_notifications-*.whl >/dev/null 2>&1; then
+  echo "wheels: present in .whl/"
+elif [ "$offline" = 1 ]; then
+  echo "wheels: missing from .whl/ and --offline given: run without --offline once" >&2; exit 3
+else
+  $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d .whl ale-py==0.12.1 "gymnasium==$gym_version" farama-notifications==0.0.6
+fi
 ls -la .whl
-time nice $PY -m gpu_env.cuda.module prebuild --arch sm_90 --local -j 2 --out build/cuda_cache
+
+lib=build/native/_native.so
+if [ -f "$lib" ] && [ -z "$(find gpu_env/native gpu_env/core setup.py -newer "$lib" -type f | head -1)" ]; then
+  echo "native library: $lib is up to date"
+else
+  echo "native library: building $lib"
+  time (
+    ls gpu_env/native/*.cpp | xargs -P 2 -I{} sh -c 'nice -n 10 g++ -std=c++17 -O3 -fPIC -fno-exceptions -fno-rtti \
+      -pthread -fvisibility=hidden -ffp-contract=off -Igpu_env/core -Igpu_env/native -c "$1" \
+      -o "build/native/$(basename "$1" .cpp).o"' _ {}
+    g++ -shared -pthread build/native/*.o -o "$lib.part" && mv "$lib.part" "$lib"
+  )
+fi
+
+echo "CUDA module: $($PY -m gpu_env.cuda.module key) (source hash)"
+time nice -n 10 $PY -m gpu_env.cuda.module prebuild --arch sm_90 -j 1 --out build/cuda_cache
 ls -la build/cuda_cache
+du -sh .whl build/native/_native.so build/cuda_cache
+echo "prepared in $(( $(date +%s) - t0 )) s"

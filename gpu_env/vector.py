@@ -1,4 +1,4 @@
-"""``make_vec``: a gymnasium ``VectorEnv`` over :class:`~gpu_env.ale_batch.AleBatch`.
+"""``make_vec``: a gymnasium ``VectorEnv`` over :class:`~gpu_env.ale_batch.AtariBatch`.
 
 ``gpu_env.make_vec("ALE/Pong-v5", n, backend="cpu", **kwargs)`` behaves as
 ``gymnasium.make_vec("ALE/Pong-v5", n, vectorization_mode="sync", ...)`` with, per sub-environment,
@@ -42,7 +42,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from gpu_env.ale_batch import ACTION_NAMES, AleBatch
+from gpu_env.ale_batch import ACTION_NAMES, AtariBatch
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import FrameStack
 from gpu_env.preprocess_cpu import CpuObservation
@@ -128,11 +128,8 @@ class AtariVecEnv(VectorEnv):
         if self._preprocess:
             self._check_preprocessing(pp)
         inner_skip = frameskip if isinstance(frameskip, int) and not self._preprocess else 1
-        self.batch = AleBatch(
-            self.rom_id, num_envs, backend=backend, seeds=None,
-            repeat_action_probability=repeat_action_probability, frameskip=inner_skip,
-            max_num_frames_per_episode=max_num_frames_per_episode or 0, num_threads=num_threads,
-        )
+        self.batch: AtariBatch = self._make_batch(backend, repeat_action_probability, inner_skip,
+                                      max_num_frames_per_episode or 0, num_threads)
         self._inner_loops: int = 1 if inner_skip == frameskip or isinstance(frameskip, tuple) else frameskip
         if mode is not None:
             self.batch.set_mode(mode)
@@ -151,6 +148,18 @@ class AtariVecEnv(VectorEnv):
         self.metadata = {"autoreset_mode": self._autoreset_mode, "render_modes": []}
 
     # ----------------------------------------------------------------------------- setup
+    def _make_batch(self, backend: str, repeat_action_probability: float, frameskip: int, max_frames: int,
+                    num_threads: int | None) -> AtariBatch:
+        """Build the batch the env steps: an :class:`AtariBatch` (``make_vec`` builds the device env for ``cuda``)."""
+        if backend == "cuda":
+            raise GpuEnvError("AtariVecEnv steps host batches: for backend='cuda' use gpu_env.make_vec(..., "
+                              "backend='cuda'), which keeps every step on the device")
+        return AtariBatch(
+            self.rom_id, self.num_envs, backend=backend, seeds=None,
+            repeat_action_probability=repeat_action_probability, frameskip=frameskip,
+            max_num_frames_per_episode=max_frames, num_threads=num_threads,
+        )
+
     def _check_preprocessing(self, pp: dict[str, Any]) -> None:
         if pp["frame_skip"] <= 0:
             raise GpuEnvError(f"frame_skip={pp['frame_skip']} must be positive")
@@ -178,30 +187,39 @@ class AtariVecEnv(VectorEnv):
         if self._preprocess:
             gray = bool(self._pp["grayscale_obs"])
             width, height = self._pp_size
-            raw_shape: tuple[int, ...] = (h, w) if gray else (h, w, 3)
-            self._buf0 = np.zeros((n, *raw_shape), dtype=np.uint8)
-            self._buf1 = np.zeros_like(self._buf0)
             frame_shape: tuple[int, ...] = (height, width) if gray else (height, width, 3)
             if gray and self._pp["grayscale_newaxis"]:
                 frame_shape = (*frame_shape, 1)
             dtype: type[np.generic] = np.float32 if self._pp["scale_obs"] else np.uint8
             single: spaces.Space[Any] = (spaces.Box(0.0, 1.0, frame_shape, np.float32) if self._pp["scale_obs"]
                                   else spaces.Box(0, 255, frame_shape, np.uint8))
-            self._pp_lives = np.zeros(n, dtype=np.int32)
-            self._observation = CpuObservation(n, (h, w), (height, width), 1 if gray else 3,
-                                               num_threads=self._num_threads)
         else:
             frame_shape = {"rgb": (h, w, 3), "grayscale": (h, w), "ram": (128,)}[self._obs_type]
             dtype = np.uint8
             single = spaces.Box(0, 255, frame_shape, np.uint8)
-        self._stack = (FrameStack(n, stack_size, frame_shape, dtype)
-                       if stack_size is not None else None)
+        self._setup_buffers(frame_shape, dtype, stack_size)
         if stack_size is not None:
             single = batch_space(single, stack_size)
         self.single_observation_space = single
         self.observation_space = batch_space(single, n)
         self.single_action_space = spaces.Discrete(len(self._action_set))
         self.action_space = batch_space(self.single_action_space, n)
+
+    def _setup_buffers(self, frame_shape: tuple[int, ...], dtype: type[np.generic], stack_size: int | None) -> None:
+        """Host buffers: AtariPreprocessing's two screens and its observation pipeline, the frame stack."""
+        n = self.num_envs
+        h, w = self.batch.screen_shape
+        if self._preprocess:
+            gray = bool(self._pp["grayscale_obs"])
+            width, height = self._pp_size
+            raw_shape: tuple[int, ...] = (h, w) if gray else (h, w, 3)
+            self._buf0 = np.zeros((n, *raw_shape), dtype=np.uint8)
+            self._buf1 = np.zeros_like(self._buf0)
+            self._pp_lives = np.zeros(n, dtype=np.int32)
+            self._observation = CpuObservation(n, (h, w), (height, width), 1 if gray else 3,
+                                               num_threads=self._num_threads)
+        self._stack = (FrameStack(n, stack_size, frame_shape, dtype)
+                       if stack_size is not None else None)
 
     # ----------------------------------------------------------------------------- frames
     def _tensor(self, array: npt.NDArray[Any]) -> torch.Tensor:
@@ -458,5 +476,12 @@ def make_vec(env_id: str, num_envs: int, backend: str = "cpu", **kwargs: Any) ->
     the ``AtariPreprocessing`` options (``noop_max``, ``frame_skip``, ``screen_size``,
     ``terminal_on_life_loss``, ``grayscale_obs``, ``grayscale_newaxis``, ``scale_obs``),
     ``stack_size`` (``FrameStackObservation``), ``device`` and ``num_threads``.
+
+    ``backend="cuda"`` returns :class:`gpu_env.cuda.vec.CudaVecEnv` (same contract, every step on the
+    GPU, torch CUDA tensors out; extra options ``cuda_device``, ``block_size``, ``noop_table_depth``).
     """
+    if backend == "cuda":
+        from gpu_env.cuda.vec import CudaVecEnv
+
+        return CudaVecEnv(env_id, num_envs, **kwargs)
     return AtariVecEnv(env_id, num_envs, backend=backend, **kwargs)

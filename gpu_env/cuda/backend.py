@@ -1,4 +1,4 @@
-"""``CudaAtariBatch``: ``AleBatch``'s API with every environment on a CUDA device.
+"""``CudaAtariBatch``: ``AtariBatch``'s API with every environment on a CUDA device.
 
 Environment ``i`` with seed ``s`` runs the same C++ code as the CPU backend
 (``core/ale/environment.h``: loadROM's probe, ``reset_game``, sticky actions, frameskip, truncation),
@@ -6,14 +6,15 @@ one GPU thread per environment, its state (``AleEnv``) and both TIA frame buffer
 Resets run on the device (the full ALE sequence, re-emulated as ALE does, not a cached state).
 
 Arrays returned are CuPy device arrays; :func:`to_torch` hands one to torch through DLPack without
-a copy. Shapes and dtypes as ``AleBatch``: rewards int32[N], game_over / truncated bool[N],
+a copy. Shapes and dtypes as ``AtariBatch``: rewards int32[N], game_over / truncated bool[N],
 lives / frame numbers int32[N], RAM uint8[N, 128], screens uint8[N, H, 160] (palette indices),
 grayscale uint8[N, H, 160], RGB uint8[N, H, 160, 3]. Inputs (actions, masks, strengths) may be
 numpy arrays, CuPy arrays or torch tensors (CUDA tensors are read in place).
 
 Masked calls launch over the compacted list of selected envs, so warps hold only envs that run.
-``CudaAleBackend`` adapts the class to the ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch`
-(host numpy arrays), for ``AleBatch(backend="cuda")``.
+``CudaAleBackend`` is a thin ``.get()`` wrapper that adapts the class to the ``AtariBackend`` protocol
+of :mod:`gpu_env.ale_batch` (host numpy arrays), for ``AtariBatch(backend="cuda")``; ``make_vec(...,
+backend="cuda")`` (:mod:`gpu_env.cuda.vec`) uses the same class without it.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env.ale_batch import NUM_ACTIONS, resolve_rom_path
-from gpu_env.ale_native import PADDLE_MIN, encode_set_mode_program
+from gpu_env.ale_batch import NUM_ACTIONS
 from gpu_env.cuda.errors import require_cuda
 from gpu_env.cuda.module import KernelOptions, load_module
-from gpu_env.errors import GpuEnvError, NotImplementedYetError, RomError
+from gpu_env.errors import GpuEnvError, NotImplementedYetError
+from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
+from gpu_env.roms import resolve_rom_path
 
 STATUS_WORDS = 6  # core/cuda/kernels.h kStatus*: terminal, truncated, lives, frame, episode frame, pal
-PARAM_COUNT = 15  # core/cuda/kernels.h kParamCount (== native/ale_batch.cpp)
 _NULL = np.uint64(0)
 
 
@@ -44,35 +45,10 @@ def to_torch(array: Any) -> Any:
     return torch.utils.dlpack.from_dlpack(array)
 
 
-def rom_params(info: Any, scheme: int, frameskip: int, max_frames: int) -> npt.NDArray[np.int32]:
-    """Build the int32 per-ROM parameter vector of ``kernels.h`` / ``native/ale_batch.cpp`` (same order)."""
-    controllers = info.controllers
-    params = np.array([
-        info.game_id, int(scheme), info.ystart, info.height_prop, int(info.hmove_blanks),
-        int(controllers[0] == "PADDLES"), int(controllers[1] == "PADDLES"), int(info.swap_ports),
-        int(info.swap_paddles),
-        int(info.difficulty_props[0] == "A") | (int(info.difficulty_props[1] == "A") << 1),
-        PADDLE_MIN, info.paddle_max, info.default_mode, int(frameskip), int(max_frames),
-    ], dtype=np.int32)
-    assert len(params) == PARAM_COUNT
-    return params
-
-
-def _game_info(rom: Any) -> Any:
-    from gpu_env import games
-
-    if rom.rom_id is not None:
-        return games.game_info(rom.rom_id)
-    for info in games.games().values():
-        if info.md5 == rom.md5:
-            return info
-    raise RomError(f"no ALE game rules for a ROM with md5 {rom.md5}: gpu_env plays the 104 ROMs ale-py plays")
-
-
 class CudaAtariBatch:
     """``num_envs`` Atari games with ALE's semantics on CUDA device ``device`` (see the module docstring).
 
-    Arguments as :class:`gpu_env.ale_batch.AleBatch`, plus ``device`` (CUDA ordinal), ``block_size``
+    Arguments as :class:`gpu_env.ale_batch.AtariBatch`, plus ``device`` (CUDA ordinal), ``block_size``
     (threads per block of the per-env kernels) and ``options`` (a :class:`KernelOptions` variant).
     Raises :class:`~gpu_env.errors.BackendError` when CuPy, a GPU or NVRTC is missing.
     """
@@ -92,7 +68,7 @@ class CudaAtariBatch:
         block_size: int = 128,
         options: KernelOptions | None = None,
     ) -> None:
-        from gpu_env import palettes, roms
+        from gpu_env import game_lookup, palettes, roms
         from gpu_env.ale_batch import seeds_array
 
         if not isinstance(num_envs, int) or num_envs <= 0:
@@ -107,7 +83,7 @@ class CudaAtariBatch:
             raise ValueError(f"block_size={block_size} must be a multiple of 32 in [32, 1024]")
         self.rom_path: Path = resolve_rom_path(game)
         rom = roms.load_rom(self.rom_path)
-        self._info = _game_info(rom)
+        self._info = game_lookup.game_for_rom(rom)
         cp = require_cuda(device)
         self._cp = cp
         self.device = device
@@ -122,20 +98,16 @@ class CudaAtariBatch:
         self.mode: int | None = None
         self.difficulty: int | None = None
         info = self._info
-        self._programs: list[int] = []
-        self._program_of: dict[int, int] = {}
-        for m in info.modes:
-            ops = info.set_mode_program(m)
-            if ops:
-                self._program_of[m] = len(self._programs)
-                self._programs += encode_set_mode_program([dict(o) for o in ops])
+        self._programs = set_mode_programs(info)
         with cp.cuda.Device(device):
             self._module = load_module(cp, self.options, device)
             self._k = {name: self._module.get_function(name) for name in (
                 "gpu_env_env_size", "gpu_env_load", "gpu_env_reset", "gpu_env_act", "gpu_env_act_preprocessed",
-                "gpu_env_set_mode", "gpu_env_status", "gpu_env_ram", "gpu_env_screen", "gpu_env_max_pool")}
+                "gpu_env_vec_step", "gpu_env_set_mode", "gpu_env_status", "gpu_env_ram", "gpu_env_screen",
+                "gpu_env_max_pool")}
             limit = min(int(self._k[name].max_threads_per_block) for name in (
-                "gpu_env_load", "gpu_env_reset", "gpu_env_act", "gpu_env_act_preprocessed"))
+                "gpu_env_load", "gpu_env_reset", "gpu_env_act", "gpu_env_act_preprocessed",
+                "gpu_env_vec_step"))
             if block_size > limit:
                 raise ValueError(f"block_size={block_size} exceeds what the kernels can launch ({limit} threads per "
                                  f"block with their register use): pass block_size <= {limit}")
@@ -150,7 +122,7 @@ class CudaAtariBatch:
             self._rom_size = np.uint32(len(rom.data))
             self._starting = cp.asarray(np.array(info.starting_actions or [0], dtype=np.int32))
             self._num_starting = np.int32(len(info.starting_actions))
-            self._program_words = cp.asarray(np.array([*self._programs, 0], dtype=np.int32))
+            self._program_words = cp.asarray(np.array([*self._programs.words, 0], dtype=np.int32))
             self._rap = np.float32(self.repeat_action_probability)
             self.max_height = max(250, int(info.height_prop))
             self.stride = 2 * 160 * self.max_height
@@ -164,6 +136,10 @@ class CudaAtariBatch:
             self._modes = np.full(num_envs, info.default_mode, dtype=np.int64)
             self._difficulties = np.zeros(num_envs, dtype=np.int64)
             self._load(None, self.seeds)
+            # A ROM run through ALE's name fallback gets its display format from the power-on probe.
+            self._refresh_status()
+            self._info = info = game_lookup.with_probed_display(info, pal=bool(int(self._status[5, :1].get()[0])))
+            self.screen_height = int(info.screen_height)
         if mode is not None:
             self.set_mode(mode)
         if difficulty is not None:
@@ -210,7 +186,7 @@ class CudaAtariBatch:
         return (min((total + 255) // 256, 1 << 20),), (256,)
 
     def _program(self, mode: int) -> int:
-        return self._program_of.get(int(mode), -1)
+        return self._programs.offset(int(mode))
 
     def _load(self, mask: Any, seeds: npt.NDArray[np.uint32]) -> None:
         idx, count = self._indices(mask)
@@ -264,7 +240,7 @@ class CudaAtariBatch:
         self._env_launch("gpu_env_reset", idx, count)
 
     def load_rom(self, mask: Any = None, seeds: Any = None) -> None:
-        """ALE ``setInt('random_seed', s); loadROM()`` on the envs in ``mask`` (see ``AleBatch.load_rom``)."""
+        """ALE ``setInt('random_seed', s); loadROM()`` on the envs in ``mask`` (see ``AtariBatch.load_rom``)."""
         from gpu_env.ale_batch import seeds_array
 
         host_mask = np.ones(self.num_envs, dtype=np.bool_) if mask is None else np.asarray(self._host(mask), bool)
@@ -379,7 +355,7 @@ class CudaAtariBatch:
         return [envs[i].tobytes() + buffers[i].tobytes() for i in range(self.num_envs)]
 
     def restore_state(self, states: Sequence[bytes]) -> None:
-        """Restore every env from :meth:`clone_state` output (or a CPU ``AleBatch``'s, same ROM and layout)."""
+        """Restore every env from :meth:`clone_state` output (or a CPU ``AtariBatch``'s, same ROM and layout)."""
         if len(states) != self.num_envs:
             raise GpuEnvError(f"restore_state got {len(states)} states for {self.num_envs} environments")
         envs = np.empty((self.num_envs, self.env_size), dtype=np.uint8)
@@ -403,7 +379,7 @@ class CudaAtariBatch:
 
 
 class CudaAleBackend:
-    """The ``_AleBackend`` protocol of :mod:`gpu_env.ale_batch` over :class:`CudaAtariBatch` (host numpy results)."""
+    """The ``AtariBackend`` protocol of :mod:`gpu_env.ale_batch` over :class:`CudaAtariBatch` (host numpy results)."""
 
     def __init__(self, rom: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: dict[str, Any]) -> None:
         self.batch = CudaAtariBatch(
@@ -415,35 +391,35 @@ class CudaAleBackend:
 
     def act(self, actions: npt.NDArray[np.int64], strength: npt.NDArray[np.float32],
             mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32]:
-        """See ``AleBatch.act``."""
+        """See ``AtariBatch.act``."""
         return np.asarray(self.batch.act(actions, strength, None if mask.all() else mask, check=False).get())
 
     def reset_game(self, mask: npt.NDArray[np.bool_]) -> None:
-        """See ``AleBatch.reset_game``."""
+        """See ``AtariBatch.reset_game``."""
         self.batch.reset_game(None if mask.all() else mask)
 
     def load_rom(self, mask: npt.NDArray[np.bool_], seeds: npt.NDArray[np.uint32]) -> None:
-        """See ``AleBatch.load_rom``."""
+        """See ``AtariBatch.load_rom``."""
         self.batch.load_rom(mask, seeds)
 
     def set_mode(self, mask: npt.NDArray[np.bool_], mode: int) -> None:
-        """See ``AleBatch.set_mode``."""
+        """See ``AtariBatch.set_mode``."""
         self.batch.set_mode(mode, mask)
 
     def set_difficulty(self, mask: npt.NDArray[np.bool_], difficulty: int) -> None:
-        """See ``AleBatch.set_difficulty``."""
+        """See ``AtariBatch.set_difficulty``."""
         self.batch.set_difficulty(difficulty, mask)
 
     def game_over(self, with_truncation: bool) -> npt.NDArray[np.bool_]:
-        """See ``AleBatch.game_over``."""
+        """See ``AtariBatch.game_over``."""
         return np.asarray(self.batch.game_over(with_truncation).get())
 
     def game_truncated(self) -> npt.NDArray[np.bool_]:
-        """See ``AleBatch.game_truncated``."""
+        """See ``AtariBatch.game_truncated``."""
         return np.asarray(self.batch.game_truncated().get())
 
     def lives(self) -> npt.NDArray[np.int32]:
-        """See ``AleBatch.lives``."""
+        """See ``AtariBatch.lives``."""
         return np.asarray(self.batch.lives().get())
 
     def frame_numbers(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
@@ -451,27 +427,27 @@ class CudaAleBackend:
         return np.asarray(self.batch.frame_number().get()), np.asarray(self.batch.episode_frame_number().get())
 
     def get_ram(self) -> npt.NDArray[np.uint8]:
-        """See ``AleBatch.get_ram``."""
+        """See ``AtariBatch.get_ram``."""
         return np.asarray(self.batch.get_ram().get())
 
     def get_screen(self) -> npt.NDArray[np.uint8]:
-        """See ``AleBatch.get_screen``."""
+        """See ``AtariBatch.get_screen``."""
         return np.asarray(self.batch.get_screen().get())
 
     def get_screen_rgb(self) -> npt.NDArray[np.uint8]:
-        """See ``AleBatch.get_screen_rgb``."""
+        """See ``AtariBatch.get_screen_rgb``."""
         return np.asarray(self.batch.get_screen_rgb().get())
 
     def get_screen_grayscale(self) -> npt.NDArray[np.uint8]:
-        """See ``AleBatch.get_screen_grayscale``."""
+        """See ``AtariBatch.get_screen_grayscale``."""
         return np.asarray(self.batch.get_screen_grayscale().get())
 
     def clone_state(self) -> list[bytes]:
-        """See ``AleBatch.clone_state``."""
+        """See ``AtariBatch.clone_state``."""
         return self.batch.clone_state()
 
     def restore_state(self, states: Sequence[bytes]) -> None:
-        """See ``AleBatch.restore_state``."""
+        """See ``AtariBatch.restore_state``."""
         self.batch.restore_state(states)
 
     def load_ale_state(self, i: int, blob: bytes, screen: npt.NDArray[np.uint8] | None,
@@ -479,16 +455,16 @@ class CudaAleBackend:
         """Not on the device yet: import on ``backend="cpu"``, then move it with clone/restore_state."""
         raise NotImplementedYetError(
             "load_ale_state is not implemented for backend='cuda' yet: import the state into an "
-            "AleBatch(backend='cpu'), then restore_state(cpu_batch.clone_state()) on the cuda batch")
+            "AtariBatch(backend='cpu'), then restore_state(cpu_batch.clone_state()) on the cuda batch")
 
     def minimal_action_set(self) -> npt.NDArray[np.int64]:
-        """See ``AleBatch.minimal_action_set``."""
+        """See ``AtariBatch.minimal_action_set``."""
         return self.batch.minimal_action_set()
 
     def available_modes(self) -> list[int]:
-        """See ``AleBatch.available_modes``."""
+        """See ``AtariBatch.available_modes``."""
         return self.batch.available_modes()
 
     def available_difficulties(self) -> list[int]:
-        """See ``AleBatch.available_difficulties``."""
+        """See ``AtariBatch.available_difficulties``."""
         return self.batch.available_difficulties()

@@ -102,7 +102,12 @@ class CudaPreprocessor:
                 np.int32(self._yi.shape[0])))
         del cp
 
-    def _observe(self, stack_mode: Any) -> Any:
+    def observe(self, stack_mode: Any) -> Any:
+        """Max-pool, resize and (with ``stack_size``) push/refill the stack; returns the internal buffer.
+
+        ``stack_mode`` uint8[N]: 0 keep, 1 push, 2 refill. The frame or stack returned is the
+        preprocessor's own buffer, valid until the next call.
+        """
         cp, b = self._cp, self.batch
         n = b.num_envs
         if self.frame_skip > 1:
@@ -119,8 +124,13 @@ class CudaPreprocessor:
             self._k["gpu_env_frame_stack"](grid, block, (self._stack, frame, np.int32(n), depth, np.uint64(per),
                                                          stack_mode))
             frame = self._stack
-        out = frame.astype(cp.float32) / cp.float32(255.0) if self.scale_obs else frame.copy()
-        return out
+        del cp
+        return frame
+
+    def _observe(self, stack_mode: Any) -> Any:
+        frame = self.observe(stack_mode)
+        cp = self._cp
+        return frame.astype(cp.float32) / cp.float32(255.0) if self.scale_obs else frame.copy()
 
     def reset(self, mask: Any = None) -> Any:
         """After ``reset_game`` (and the caller's no-ops) on ``mask``: capture the first frame; returns obs."""

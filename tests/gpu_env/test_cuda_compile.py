@@ -101,7 +101,7 @@ def test_unit_compiles_with_nvrtc() -> None:
         assert f".entry {name}(".encode() in ptx, name
 
 
-def test_prebuild_writes_cubins_named_by_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prebuild_writes_fatbins_named_by_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The prebuild driver's bookkeeping (file names, options); a recording stand-in plays nvcc here."""
     from gpu_env.cuda import module
 
@@ -109,18 +109,97 @@ def test_prebuild_writes_cubins_named_by_cache_key(tmp_path: Path, monkeypatch: 
     bin_dir.mkdir()
     calls = tmp_path / "calls.txt"
     fake = bin_dir / "nvcc"
-    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nwhile [ "$1" != "-o" ]; do shift; done\necho cubin > "$2"\n')
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nwhile [ "$1" != "-o" ]; do shift; done\necho fatbin > "$2"\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("GPU_ENV_CUDA_CACHE", str(tmp_path / "cache"))
     variants = [KernelOptions(), KernelOptions(local_copy=True)]
     assert module.main(["prebuild", "--local", "-j", "2"]) == 0
     for options in variants:
-        assert module.cubin_path(options, "sm_90").read_text() == "cubin\n"
+        assert module.cubin_path(options, "sm_90").read_text() == "fatbin\n"
+        assert module.cubin_path(options, "sm_90").name == f"{module.cache_key(options, 'sm_90')}.fatbin"
     lines = calls.read_text().splitlines()
     assert len(lines) == 2
-    assert all(line.startswith("--cubin -arch=sm_90 --std=c++17 --fmad=false") for line in lines)
+    want = ("--fatbin -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 "
+            "--std=c++17 --fmad=false")
+    assert all(line.startswith(want) for line in lines)
     assert module.cache_key(variants[0], "sm_90") != module.cache_key(variants[1], "sm_90")
     assert module.cache_key(variants[0], "sm_90") != module.cache_key(variants[0], "sm_80")
     assert module.main(["prebuild"]) == 0  # present: not rebuilt
     assert len(calls.read_text().splitlines()) == 2
+
+
+class _RecordingCupy:
+    """Just enough of CuPy for load_module's choice between a prebuilt file and NVRTC."""
+
+    def __init__(self, capability: str, reject_files: bool = False) -> None:
+        import types
+
+        self.made: list[dict[str, object]] = []
+        reject = reject_files
+        made = self.made
+
+        class Module:
+            def __init__(self, **kwargs: object) -> None:
+                if reject and "path" in kwargs:
+                    raise RuntimeError("CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+                made.append(kwargs)
+
+            def get_function(self, name: str) -> str:
+                return name
+
+        class Device:
+            compute_capability = capability
+
+            def __init__(self, index: int = 0) -> None:
+                self.index = index
+
+            def __enter__(self) -> Device:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                return None
+
+        self.RawModule = Module
+        self.cuda = types.SimpleNamespace(Device=Device, compiler=types.SimpleNamespace(CompileException=ValueError))
+
+
+@pytest.mark.parametrize(("capability", "reject", "want"), [
+    ("90", False, "prebuilt"), ("100", False, "prebuilt"), ("80", False, "nvrtc"), ("90", True, "nvrtc")])
+def test_load_module_prefers_the_prebuilt_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capability: str,
+                                               reject: bool, want: str) -> None:
+    """The file named by the source hash is loaded on sm_90 and newer, else NVRTC compiles.
+
+    Newer GPUs load it through its PTX; an older GPU, or a driver that rejects the file, gets NVRTC.
+    """
+    from gpu_env.cuda import module
+
+    monkeypatch.setenv("GPU_ENV_CUDA_CACHE", str(tmp_path))
+    module.cubin_path(KernelOptions(), "sm_90").write_bytes(b"fatbin")
+    monkeypatch.setattr(module, "_modules", {})
+    cp = _RecordingCupy(capability, reject)
+    module.load_module(cp, KernelOptions())
+    assert module.last_load["source"] == want
+    if want == "prebuilt":
+        assert cp.made == [{"path": str(module.cubin_path(KernelOptions(), "sm_90"))}]
+    else:
+        assert cp.made[0]["code"] == module.unit_source()
+    module.cubin_path(KernelOptions(), "sm_90").unlink()
+    monkeypatch.setattr(module, "_modules", {})
+    module.load_module(_RecordingCupy("90"), KernelOptions())
+    assert module.last_load["source"] == "nvrtc"
+    assert "no prebuilt module" in module.last_load["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_prebuild_with_nvcc_holds_sass_and_ptx_of_every_kernel(tmp_path: Path) -> None:
+    """The real prebuild (about 2-4 minutes of one core in ptxas): sm_90 SASS and compute_90 PTX, every kernel."""
+    from gpu_env.cuda import module
+
+    (path,) = module.prebuild([KernelOptions()], "sm_90", tmp_path, 1)
+    assert path == module.cubin_path(KernelOptions(), "sm_90", tmp_path)
+    assert module.fatbin_entries(path) == [("ptx", "compute_90"), ("elf", "sm_90")]
+    data = path.read_bytes()
+    for name in KERNEL_NAMES:
+        assert name.encode() + b"\0" in data, name

@@ -24,11 +24,11 @@ GAMES = ("pong", "breakout", "ms_pacman", "space_invaders", "seaquest", "qbert",
 
 
 def _batches(game: str, seed: int) -> tuple[Any, Any]:
-    from gpu_env.ale_batch import AleBatch
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
 
     seeds = [seed + i for i in range(NUM_ENVS)]
-    cpu = AleBatch(game, NUM_ENVS, backend="cpu", seeds=seeds, repeat_action_probability=0.25, num_threads=1)
+    cpu = AtariBatch(game, NUM_ENVS, backend="cpu", seeds=seeds, repeat_action_probability=0.25, num_threads=1)
     gpu = CudaAtariBatch(game, NUM_ENVS, seeds=seeds, repeat_action_probability=0.25)
     return cpu, gpu
 
@@ -81,10 +81,10 @@ def test_cuda_equals_cpu_every_frame_on_twelve_games() -> None:
 
 
 def test_clone_state_is_interchangeable_with_the_cpu_backend() -> None:
-    from gpu_env.ale_batch import AleBatch
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
 
-    cpu = AleBatch("breakout", 3, backend="cpu", seeds=[5, 6, 7], num_threads=1)
+    cpu = AtariBatch("breakout", 3, backend="cpu", seeds=[5, 6, 7], num_threads=1)
     rng = np.random.default_rng(0)
     for _ in range(300):
         cpu.act(rng.integers(0, 18, 3))
@@ -131,13 +131,13 @@ def test_device_preprocessing_equals_the_cpu_pipeline() -> None:
     """Gray + max-pool + INTER_AREA 84x84 + stack 4 on the device == the same steps on CPU frames."""
     import torch
 
-    from gpu_env.ale_batch import AleBatch
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
     from gpu_env.cuda.preprocess import CudaPreprocessor
     from gpu_env.preprocess import AreaResize
 
     n, skip = 4, 4
-    cpu = AleBatch("ms_pacman", n, backend="cpu", seeds=[9, 8, 7, 6], num_threads=1)
+    cpu = AtariBatch("ms_pacman", n, backend="cpu", seeds=[9, 8, 7, 6], num_threads=1)
     gpu = CudaAtariBatch("ms_pacman", n, seeds=[9, 8, 7, 6])
     pp = CudaPreprocessor(gpu, frame_skip=skip, screen_size=84, stack_size=4)
     resize = AreaResize(210, 160, 84, 84)
@@ -166,3 +166,37 @@ def test_device_preprocessing_equals_the_cpu_pipeline() -> None:
         if done.any():
             break  # the CPU reference above does not model the wrapper's buffers after an episode end
         np.testing.assert_array_equal(obs.get(), stack.numpy(), err_msg=f"observation, step {step}")
+
+
+def test_make_vec_on_the_device_equals_the_cpu_make_vec() -> None:
+    """make_vec(backend="cuda") step by step against make_vec(backend="cpu"), 64 envs, 600 steps, episodes ending."""
+    import torch
+
+    import gpu_env
+
+    kw: dict[str, Any] = {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84, "stack_size": 4,
+                          "terminal_on_life_loss": True, "max_num_frames_per_episode": 1500}
+    n = 64
+    cpu = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cpu", **kw)
+    dev = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cuda", **kw)
+    o_cpu, _ = cpu.reset(seed=5)
+    o_dev, _ = dev.reset(seed=5)
+    assert o_dev.is_cuda
+    np.testing.assert_array_equal(o_dev.cpu().numpy(), o_cpu.numpy())
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for step in range(600):
+        a = rng.integers(0, 4, n)
+        out_cpu = cpu.step(a)
+        out_dev = dev.step(torch.from_numpy(a).cuda())
+        for k, name in enumerate(("obs", "reward", "terminated", "truncated")):
+            got, want = out_dev[k], out_cpu[k]
+            assert isinstance(got, torch.Tensor)
+            assert isinstance(want, torch.Tensor)
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy(), err_msg=f"{name}, {step}")
+        done = out_dev[4]["_episode"].cpu().numpy()
+        if done.any():
+            episodes += int(done.sum())
+            np.testing.assert_array_equal(out_dev[4]["episode"]["r"].cpu().numpy()[done],
+                                          out_cpu[4]["episode"]["r"].numpy()[done], err_msg=f"return, {step}")
+    assert episodes > 0

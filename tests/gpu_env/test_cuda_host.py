@@ -1,7 +1,7 @@
 """The CUDA backend's Python code and kernels, run on the CPU through a host build of kernels.h.
 
 ``cuda_host_cupy`` stands in for CuPy (numpy arrays; each kernel executed thread by thread from a
-g++ build of ``core/cuda/kernels.h``). Compared with the CPU backend (``AleBatch(backend="cpu")``)
+g++ build of ``core/cuda/kernels.h``). Compared with the CPU backend (``AtariBatch(backend="cpu")``)
 frame by frame: rewards, RAM, screens, lives, flags; and the device preprocessing against
 ``gpu_env.preprocess``. What this cannot show: anything about CUDA execution (see test_cuda_gpu.py).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ if importlib.util.find_spec("cupy") is not None:
 
 
 @pytest.fixture(scope="module")
-def host_cupy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def host_cupy() -> Iterator[Any]:
     if shutil.which("g++") is None:
         pytest.skip("g++ not found on PATH")
     sys.path.insert(0, str(HERE))
@@ -33,7 +34,8 @@ def host_cupy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         import cuda_host_cupy
     finally:
         sys.path.remove(str(HERE))
-    lib = cuda_host_cupy.build_library(tmp_path_factory.mktemp("cuda_host"))
+    # Kept between runs (named by the source hash): the g++ build takes ~40 s of one core.
+    lib = cuda_host_cupy.build_library(Path(tempfile.gettempdir()) / "gpu_env_cuda_host_shim")
     fake = cuda_host_cupy.make_module(lib)
     from gpu_env.cuda import module
 
@@ -64,11 +66,11 @@ def _compare(where: str, cpu: Any, dev: Any, r_cpu: Any, r_dev: Any) -> None:
 
 @pytest.mark.parametrize(("game", "frames"), [("breakout", 400), ("road_runner", 250)])
 def test_host_kernels_equal_the_cpu_backend(host_cupy: Any, game: str, frames: int) -> None:
-    from gpu_env.ale_batch import AleBatch
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
 
     seeds = [3, 4, 5]
-    cpu = AleBatch(game, 3, backend="cpu", seeds=seeds, repeat_action_probability=0.25, num_threads=1,
+    cpu = AtariBatch(game, 3, backend="cpu", seeds=seeds, repeat_action_probability=0.25, num_threads=1,
                    max_num_frames_per_episode=150)
     dev = CudaAtariBatch(game, 3, seeds=seeds, repeat_action_probability=0.25, max_num_frames_per_episode=150)
     assert dev.env_size == len(cpu.clone_state()[0]) - dev.stride
@@ -95,13 +97,13 @@ def test_host_kernels_equal_the_cpu_backend(host_cupy: Any, game: str, frames: i
 def test_host_preprocessing_equals_the_cpu_pipeline(host_cupy: Any) -> None:
     import torch
 
-    from gpu_env.ale_batch import AleBatch
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
     from gpu_env.cuda.preprocess import CudaPreprocessor
     from gpu_env.preprocess import AreaResize
 
     n, skip = 2, 4
-    cpu = AleBatch("ms_pacman", n, backend="cpu", seeds=[9, 8], num_threads=1)
+    cpu = AtariBatch("ms_pacman", n, backend="cpu", seeds=[9, 8], num_threads=1)
     dev = CudaAtariBatch("ms_pacman", n, seeds=[9, 8])
     pp = CudaPreprocessor(dev, frame_skip=skip, screen_size=84, stack_size=3)
     resize = AreaResize(210, 160, 84, 84)
@@ -129,12 +131,12 @@ def test_host_preprocessing_equals_the_cpu_pipeline(host_cupy: Any) -> None:
 def test_host_integer_factor_resize(host_cupy: Any) -> None:
     import torch
 
-    from gpu_env.ale_batch import AleBatch
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
     from gpu_env.cuda.preprocess import CudaPreprocessor
     from gpu_env.preprocess import AreaResize
 
-    cpu = AleBatch("pong", 1, backend="cpu", seeds=[1], num_threads=1)
+    cpu = AtariBatch("pong", 1, backend="cpu", seeds=[1], num_threads=1)
     dev = CudaAtariBatch("pong", 1, seeds=[1])
     for width, height in ((80, 105), (32, 70)):  # 2x2 (rounds half up) and 5x3 factors
         pp = CudaPreprocessor(dev, frame_skip=1, screen_size=(width, height))
@@ -144,12 +146,12 @@ def test_host_integer_factor_resize(host_cupy: Any) -> None:
 
 
 def test_host_ale_backend_adapter_matches_the_cpu_backend(host_cupy: Any) -> None:
-    """CudaAleBackend (host arrays, for AleBatch(backend="cuda")) against AleBatch(backend="cpu")."""
-    from gpu_env.ale_batch import AleBatch
+    """CudaAleBackend (host arrays, for AtariBatch(backend="cuda")) against AtariBatch(backend="cpu")."""
+    from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAleBackend
 
     seeds = np.array([11, 12], dtype=np.uint32)
-    cpu = AleBatch("space_invaders", 2, backend="cpu", seeds=seeds, frameskip=3, num_threads=1)
+    cpu = AtariBatch("space_invaders", 2, backend="cpu", seeds=seeds, frameskip=3, num_threads=1)
     settings = {"repeat_action_probability": 0.25, "frameskip": 3, "max_num_frames_per_episode": 0}
     dev = CudaAleBackend(cpu.rom_path, 2, seeds, settings)
     assert dev.screen_height == cpu.screen_shape[0]
@@ -196,3 +198,250 @@ def test_host_benchmark_rows(host_cupy: Any, capsys: pytest.CaptureFixture[str])
     assert {r["variant"].split(" x")[0] for r in rows[2:]} == {"gpu_env cpu", "ale_py AtariVectorEnv"}
     bench._print(rows, "host stand-in")
     assert "host stand-in" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------------------
+# Concurrency: the stand-in launches every kernel over its real grid with 8 std::threads at once and
+# launches the grid-stride kernels with grids far smaller than the data (their loops iterate).
+
+
+@pytest.fixture
+def launch(host_cupy: Any) -> Iterator[Any]:
+    config = host_cupy.launch_config
+    saved = (config.workers, config.stride_launch)
+    config.workers, config.stride_launch = 8, (3, 5)
+    try:
+        yield config
+    finally:
+        config.workers, config.stride_launch = saved
+
+
+@pytest.mark.parametrize("game", ["pong", "breakout", "ms_pacman"])
+def test_concurrent_env_kernels_equal_the_cpu_backend(host_cupy: Any, launch: Any, game: str) -> None:
+    """37 envs in 2 blocks of 32 threads (27 idle), 8 threads at once, masked acts and resets, every frame."""
+    from gpu_env.ale_batch import AtariBatch
+    from gpu_env.cuda.backend import CudaAtariBatch
+
+    n = 37
+    seeds = list(range(100, 100 + n))
+    cpu = AtariBatch(game, n, backend="cpu", seeds=seeds, repeat_action_probability=0.25, num_threads=1,
+                     max_num_frames_per_episode=120)
+    dev = CudaAtariBatch(game, n, seeds=seeds, repeat_action_probability=0.25, max_num_frames_per_episode=120,
+                         block_size=32)
+    rng = np.random.default_rng(11)
+    launched = launch.launches["gpu_env_act"]
+    host_cupy.peak_concurrency(reset=True)
+    for frame in range(40):
+        a = rng.integers(0, 18, n)
+        mask = rng.random(n) < 0.8
+        _compare(f"{game} frame {frame}", cpu, dev, cpu.act(a, mask=mask), dev.act(a, mask=mask))
+        over = cpu.game_over()
+        if over.any():
+            cpu.reset_game(over)
+            dev.reset_game(over)
+    assert launch.launches["gpu_env_act"] - launched == 40
+    assert host_cupy.peak_concurrency() > 1  # emulated threads really ran at the same time
+    np.testing.assert_array_equal(dev.get_screen_rgb().get(), cpu.get_screen_rgb())
+
+
+@pytest.mark.parametrize("stride_launch", [(1, 1), (2, 7), (3, 5), (64, 256)])
+def test_concurrent_grid_stride_kernels(host_cupy: Any, launch: Any, stride_launch: tuple[int, int]) -> None:
+    """RAM, screens, max-pool, both resizes and the frame stack, for any grid (1 thread to more than the data)."""
+    import torch
+
+    from gpu_env.ale_batch import AtariBatch
+    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.cuda.preprocess import CudaPreprocessor
+    from gpu_env.preprocess import AreaResize
+
+    launch.stride_launch = stride_launch
+    n = 13
+    seeds = list(range(n))
+    cpu = AtariBatch("breakout", n, backend="cpu", seeds=seeds, num_threads=1)
+    dev = CudaAtariBatch("breakout", n, seeds=seeds, block_size=32)
+    pp = CudaPreprocessor(dev, frame_skip=2, screen_size=84, stack_size=3)
+    pp_int = CudaPreprocessor(dev, frame_skip=1, screen_size=(80, 105))
+    pp.reset()
+    resize = AreaResize(210, 160, 84, 84)
+    stack = resize(torch.from_numpy(cpu.get_screen_grayscale())).unsqueeze(1).repeat(1, 3, 1, 1)
+    rng = np.random.default_rng(5)
+    for step in range(6):
+        a = rng.integers(0, 18, n)
+        obs, _, _, _ = pp.step(a)
+        cpu.act(a)
+        first = cpu.get_screen_grayscale()
+        cpu.act(a)
+        frame = resize(torch.from_numpy(np.maximum(first, cpu.get_screen_grayscale())))
+        stack = torch.cat([stack[:, 1:], frame.unsqueeze(1)], dim=1)
+        np.testing.assert_array_equal(obs.get(), stack.numpy(), err_msg=f"stack, step {step}, {stride_launch}")
+        np.testing.assert_array_equal(dev.get_ram().get(), cpu.get_ram())
+        np.testing.assert_array_equal(dev.get_screen().get(), cpu.get_screen())
+        np.testing.assert_array_equal(dev.get_screen_rgb().get(), cpu.get_screen_rgb())
+    want = AreaResize(210, 160, 105, 80)(torch.from_numpy(cpu.get_screen_grayscale()))
+    np.testing.assert_array_equal(pp_int.reset().get(), want.numpy())
+
+
+# ------------------------------------------------------------------------------------------------
+# make_vec(backend="cuda") through the stand-in: torch CPU tensors stand in for CUDA tensors (DLPack
+# of host memory), the kernels run concurrently as above.
+
+_VEC_KW: dict[str, Any] = {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84, "stack_size": 4,
+                           "terminal_on_life_loss": True, "max_num_frames_per_episode": 300}
+
+
+def _equal(a: Any, b: Any, what: str) -> None:
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=what)
+
+
+def _run_vec_pair(env_id: str, n: int, steps: int, autoreset: str, **kwargs: Any) -> int:
+    import gpu_env
+
+    cpu = gpu_env.make_vec(env_id, n, backend="cpu", num_threads=1, autoreset_mode=autoreset, **kwargs)
+    dev = gpu_env.make_vec(env_id, n, backend="cuda", autoreset_mode=autoreset, block_size=32,
+                           noop_table_depth=5, **kwargs)
+    assert dev.single_observation_space == cpu.single_observation_space
+    o_cpu, i_cpu = cpu.reset(seed=21)
+    o_dev, i_dev = dev.reset(seed=21)
+    _equal(o_dev, o_cpu, "reset obs")
+    _equal(i_dev["lives"], i_cpu["lives"], "reset lives")
+    assert [tuple(p) for p in i_dev["seeds"]] == [tuple(p) for p in i_cpu["seeds"]]
+    rng = np.random.default_rng(2)
+    episodes = 0
+    for step in range(steps):
+        a = rng.integers(0, int(cpu.single_action_space.n), n)  # type: ignore[attr-defined]
+        out_cpu = cpu.step(a)
+        out_dev = dev.step(a)
+        for k, name in enumerate(("obs", "reward", "terminated", "truncated")):
+            _equal(out_dev[k], out_cpu[k], f"{name}, step {step}")
+        info_cpu, info_dev = out_cpu[4], out_dev[4]
+        for key in ("lives", "episode_frame_number", "frame_number"):
+            _equal(info_dev[key], info_cpu[key], f"{key}, step {step}")
+        done = np.asarray(info_dev["_episode"])
+        _equal(done, np.asarray(out_cpu[2] | out_cpu[3]), f"_episode, step {step}")
+        if done.any():
+            episodes += int(done.sum())
+            for key in ("r", "l", "frames"):
+                _equal(np.asarray(info_dev["episode"][key])[done], np.asarray(info_cpu["episode"][key])[done],
+                       f"episode {key}, step {step}")
+        if autoreset == "SameStep" and done.any():
+            _equal(np.asarray(info_dev["final_obs"])[done], np.asarray(info_cpu["final_obs"])[done],
+                   f"final_obs, step {step}")
+    return episodes
+
+
+@pytest.mark.parametrize("autoreset", ["NextStep", "SameStep"])
+def test_host_vec_env_equals_the_cpu_make_vec(host_cupy: Any, launch: Any, autoreset: str) -> None:
+    """make_vec(backend="cuda") step by step against make_vec(backend="cpu"): obs, rewards, flags, info, episodes."""
+    episodes = _run_vec_pair("ALE/Breakout-v5", 5, 90, autoreset, **_VEC_KW)
+    assert episodes >= 5  # lives lost (terminal_on_life_loss) and the 300-frame limit end episodes
+
+
+def test_host_vec_env_raw_frames_equal_the_cpu_make_vec(host_cupy: Any, launch: Any) -> None:
+    """Without preprocessing: frameskip in the batch, grayscale screens, a frame stack, autoreset at truncation."""
+    episodes = _run_vec_pair("ALE/Pong-v5", 3, 40, "NextStep", frameskip=4, obs_type="grayscale", stack_size=2,
+                             max_num_frames_per_episode=60)
+    assert episodes >= 3
+
+
+class _TorchTransfers:
+    """Counts the torch calls that read a CUDA tensor on the host (or synchronise on its values)."""
+
+    def __init__(self) -> None:
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        reads = {torch.Tensor.item, torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.cpu, torch.Tensor.__bool__,
+                 torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__, torch.Tensor.nonzero,
+                 torch.nonzero, torch.masked_select, torch.Tensor.masked_select, torch.unique}
+        calls: list[str] = []
+        self.calls = calls
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                bool_index = func is torch.Tensor.__getitem__ and any(
+                    isinstance(x, torch.Tensor) and x.dtype == torch.bool
+                    for x in (args[1] if isinstance(args[1], tuple) else (args[1],)))
+                if func in reads or bool_index:
+                    calls.append(getattr(func, "__name__", str(func)))
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Mode()
+
+
+def test_host_vec_step_makes_no_device_to_host_transfer(host_cupy: Any, launch: Any) -> None:
+    """A plain step reads nothing back: no CuPy get/asnumpy/bool/item..., no torch item/cpu/bool/mask-index."""
+    import torch
+
+    import gpu_env
+
+    env = gpu_env.make_vec("ALE/Breakout-v5", 3, backend="cuda", block_size=32, noop_table_depth=8, **{
+        k: v for k, v in _VEC_KW.items() if k != "max_num_frames_per_episode"}, max_num_frames_per_episode=40)
+    env.reset(seed=1)
+    actions = torch.zeros(3, dtype=torch.int64)
+    counter = _TorchTransfers()
+    host_cupy.transfers.clear()
+    with counter.mode:
+        for _ in range(7):  # the table of 8 pre-drawn no-op counts lasts 7 steps after reset
+            obs, _, _, _, info = env.step(actions)
+    assert dict(host_cupy.transfers) == {}
+    assert counter.calls == []
+    assert isinstance(obs, torch.Tensor)
+    assert isinstance(info["_episode"], torch.Tensor)
+    with counter.mode:  # the counters see reads when there are some
+        bool(info["_episode"].any())
+        env.step(actions)  # 8th step after reset: the documented refill reads the cursors once
+    assert counter.calls == ["__bool__"]
+    assert dict(host_cupy.transfers) == {"get": 1}
+
+
+def test_host_a2c_rollout_and_update_read_nothing_back(host_cupy: Any, launch: Any) -> None:
+    """A2C+V-trace on backend="cuda": a rollout, the loss and an optimizer step read nothing on the host.
+
+    ``take_episodes`` is the one read (torch CPU tensors stand in for CUDA tensors).
+    """
+    import torch
+
+    from trainers.a2c.config import A2cConfig
+    from trainers.a2c.model import NatureActorCritic
+    from trainers.a2c.rollout import RolloutCollector
+    from trainers.a2c.runner import _update, make_env, make_optimizer
+
+    cfg = A2cConfig(game="Breakout", backend="cuda", num_envs=4, rollout=4, num_minibatches=2, noop_max=2)
+    env = make_env(cfg)
+    torch.manual_seed(0)
+    model = NatureActorCritic((4, 84, 84), int(env.single_action_space.n), hidden_size=16)
+    optimizer = make_optimizer(cfg, model)
+    collector = RolloutCollector(env, model, cfg, torch.Generator().manual_seed(0), seed=3)
+    counter = _TorchTransfers()
+    host_cupy.transfers.clear()
+    with counter.mode:
+        terms = _update(cfg, model, optimizer, collector)
+    assert dict(host_cupy.transfers) == {}
+    assert counter.calls == []
+    assert len(terms) == 2
+    with counter.mode:
+        returns, lengths = collector.take_episodes()
+    assert counter.calls.count("tolist") == 2
+    assert len(returns) == len(lengths)
+
+
+def test_host_vec_env_names_what_is_not_on_the_device(host_cupy: Any) -> None:
+    import gpu_env
+    from gpu_env.errors import GpuEnvError, NotImplementedYetError
+
+    with pytest.raises(NotImplementedYetError, match="grayscale_obs=False"):
+        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", frameskip=1, grayscale_obs=False)
+    with pytest.raises(NotImplementedYetError, match="stochastic frameskip"):
+        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", frameskip=(2, 5))
+    with pytest.raises(GpuEnvError, match="device='meta'"):
+        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", device="meta")
+    from gpu_env.vector import AtariVecEnv
+
+    with pytest.raises(GpuEnvError, match=r"use gpu_env\.make_vec"):
+        AtariVecEnv("ALE/Pong-v5", 2, backend="cuda")
+
+
+def test_host_vec_env_scaled_new_axis_observations_equal_the_cpu_make_vec(host_cupy: Any, launch: Any) -> None:
+    """frame_skip 3, a 64x48 (non-integer) resize, scale_obs, grayscale_newaxis, a stack of 2."""
+    _run_vec_pair("ALE/MsPacman-v5", 2, 15, "NextStep", frameskip=1, frame_skip=3, screen_size=(64, 48),
+                  scale_obs=True, grayscale_newaxis=True, stack_size=2, noop_max=5)

@@ -1,5 +1,9 @@
 """Collects time-major rollouts from a gpu_env vector env with the current policy; every tensor stays on its device.
 
+Nothing is read back to the host while a rollout runs: finished episodes are recorded in device
+buffers (``info["_episode"]`` / ``info["episode"]`` of every step) and copied to the host only by
+:meth:`RolloutCollector.take_episodes` (one transfer per call; the runner calls it once per rollout).
+
 The env autoresets NEXT_STEP: the step after an episode ends only resets that env (reward 0, action
 ignored), so that step is marked invalid and cuts the return. With ``life_loss_cut`` a lost life also
 cuts the discounted return (``discount 0``) without resetting the game: a training signal only.
@@ -20,7 +24,7 @@ class RolloutCollector:
     """Steps ``env`` ``cfg.rollout`` times per :meth:`collect`, sampling actions from ``model``.
 
     ``env`` is a gpu_env ``AtariVecEnv`` (observations ``uint8[B, S, H, W]`` on ``env.device``).
-    Finished-episode returns (unclipped, whole v5 episodes) accumulate in :attr:`episode_returns`.
+    Finished-episode returns (unclipped, whole v5 episodes) and lengths come from :meth:`take_episodes`.
     """
 
     def __init__(self, env: Any, model: NatureActorCritic, cfg: A2cConfig, generator: torch.Generator,
@@ -42,8 +46,10 @@ class RolloutCollector:
         self._rewards = torch.empty((steps, n), dtype=torch.float32, device=self.device)
         self._discounts = torch.empty((steps, n), dtype=torch.float32, device=self.device)
         self._valid = torch.empty((steps, n), dtype=torch.bool, device=self.device)
-        self.episode_returns: list[float] = []
-        self.episode_lengths: list[int] = []
+        self._ep_done = torch.zeros((steps, n), dtype=torch.bool, device=self.device)
+        self._ep_return = torch.zeros((steps, n), dtype=torch.float64, device=self.device)
+        self._ep_length = torch.zeros((steps, n), dtype=torch.int64, device=self.device)
+        self._pending: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
 
     @torch.no_grad()
     def collect(self) -> Rollout:
@@ -65,15 +71,26 @@ class RolloutCollector:
             self._discounts[t] = cfg.gamma * (~cut).to(torch.float32)
             self._valid[t] = valid
             self.obs, self.lives, self.resetting = obs, lives.clone(), terminated | truncated
-            if "_episode" in info:
-                done = info["_episode"]
-                self.episode_returns.extend(info["episode"]["r"][done].tolist())
-                self.episode_lengths.extend(info["episode"]["l"][done].tolist())
+            if "_episode" in info:  # the cuda env reports it on every step, the cpu env where episodes ended
+                self._ep_done[t] = info["_episode"]
+                self._ep_return[t] = info["episode"]["r"]
+                self._ep_length[t] = info["episode"]["l"]
+            else:
+                self._ep_done[t] = False
         self._obs[cfg.rollout] = self.obs
+        self._pending.append((self._ep_done.clone(), self._ep_return.clone(), self._ep_length.clone()))
         return Rollout(self._obs, self._actions, self._logits, self._rewards, self._discounts, self._valid)
 
     def take_episodes(self) -> tuple[list[float], list[int]]:
-        """Return and clear the returns and lengths of the episodes finished since the last call."""
-        returns, lengths = self.episode_returns, self.episode_lengths
-        self.episode_returns, self.episode_lengths = [], []
+        """Return and clear the returns and lengths of the episodes finished since the last call.
+
+        This is the collector's one device-to-host transfer: the finished episodes' returns and lengths,
+        in step order (time-major, then env).
+        """
+        returns: list[float] = []
+        lengths: list[int] = []
+        for done, ret, length in self._pending:
+            returns += ret[done].tolist()
+            lengths += length[done].tolist()
+        self._pending = []
         return returns, lengths

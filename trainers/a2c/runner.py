@@ -1,7 +1,11 @@
 """The A2C+V-trace run: build env, model and optimizer; alternate rollouts and updates; log and checkpoint.
 
 Every tensor lives on the emulator's device (``env.device``: the CPU for ``backend="cpu"``, the GPU for
-``"cuda"``); nothing is copied to the host except logged scalars and finished-episode returns.
+``"cuda"``). On ``cuda`` the rollout (emulation, preprocessing, autoreset, sampling), V-trace and the
+updates run on the GPU; what crosses to the host is: once per rollout, the finished episodes' returns
+and lengths (:meth:`RolloutCollector.take_episodes`); every ``noop_table_depth`` env steps, the env's
+no-op cursors (int32[num_envs], gpu_env.cuda.vec); once per log line, the five mean loss terms; and
+the checkpoints. docs/a2c.md lists the same.
 One rollout of ``rollout`` steps on ``num_envs`` envs is followed by ``num_minibatches`` updates, each on
 its own group of envs (group ``g`` was collected by weights ``g`` updates older: V-trace corrects it).
 """

@@ -233,6 +233,77 @@ extern "C" __global__ void gpu_env_act_preprocessed(GPU_ENV_ROM_PARAMS, gpu_env:
   });
 }
 
+// The env step of gpu_env.cuda.vec (make_vec on the device), autoreset included, no host round trip.
+// Env i with resetting[i] (resetting may be null: none) is reset instead of stepped, as the CPU
+// make_vec does it: reset_game, then noop_table[i, noop_cursor[i]++] NOOP acts (noop_table null: none)
+// with a reset_game after any that ends the game, then (preprocess) pp_lives[i] = lives, pp0 = the gray
+// screen, pp1 = 0; its reward is 0 and its flags are 0. Any other env is stepped with actions[i]
+// (actions null: left alone): preprocess != 0 runs gpu_env_act_preprocessed's body (`skip` acts, early
+// exit, the last two gray screens); preprocess == 0 runs one ALE act (the batch's frameskip), with
+// terminated = ALE's terminal and truncated = the frame limit. noop_cursor never passes noop_depth
+// (the host refills the table at least every noop_depth steps; an exhausted table gives 0 NOOPs).
+extern "C" __global__ void gpu_env_vec_step(GPU_ENV_ROM_PARAMS, gpu_env::ale::AleEnv* envs, uint8_t* buffers,
+                                            uint64_t stride, int32_t* status, int32_t n, const int32_t* actions,
+                                            const uint8_t* resetting, int32_t preprocess, int32_t skip,
+                                            int32_t terminal_on_life_loss, const uint8_t* gray_tables, uint8_t* pp0,
+                                            uint8_t* pp1, uint64_t pp_stride, int32_t* pp_lives,
+                                            const int32_t* noop_table, int32_t noop_depth, int32_t* noop_cursor,
+                                            int32_t noop_action, float* rewards, uint8_t* terminated,
+                                            uint8_t* truncated) {
+  using namespace gpu_env::cuda;
+  const int32_t i = env_index(nullptr, n);
+  if (i < 0) return;
+  const bool reset = resetting != nullptr && resetting[i] != 0;
+  if (!reset && actions == nullptr) return;
+  const AleRom r = make_rom(GPU_ENV_ROM_ARGS);
+  uint8_t* b = env_buffers(buffers, stride, i);
+  uint8_t* own0 = pp0 ? pp0 + pp_stride * static_cast<uint64_t>(i) : nullptr;
+  uint8_t* own1 = pp1 ? pp1 + pp_stride * static_cast<uint64_t>(i) : nullptr;
+  with_env(envs, i, [&](AleEnv& e) {
+    double total = 0.0;
+    uint8_t term = 0, trunc = 0;
+    if (reset) {
+      gpu_env::ale::ale_reset_game(e, r, b);
+      int32_t noops = 0;
+      if (noop_table != nullptr && noop_cursor[i] < noop_depth) {
+        noops = noop_table[static_cast<int64_t>(i) * noop_depth + noop_cursor[i]];
+        noop_cursor[i] += 1;
+      }
+      for (int32_t t = 0; t < noops; ++t) {
+        gpu_env::ale::ale_act(e, r, b, noop_action, kActionNoop, 1.0f, 0.0f);
+        if (gpu_env::ale::ale_terminal(e) || gpu_env::ale::ale_truncated(e, r)) gpu_env::ale::ale_reset_game(e, r, b);
+      }
+      if (preprocess) {
+        pp_lives[i] = gpu_env::ale::ale_lives(e, r);
+        copy_gray_screen(e, b, gray_tables, own0);
+        for (uint64_t k = 0; k < pp_stride; ++k) own1[k] = 0;
+      }
+    } else if (preprocess) {
+      for (int32_t t = 0; t < skip; ++t) {
+        total += static_cast<double>(gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, 1.0f, 0.0f));
+        term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
+        trunc = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
+        if (terminal_on_life_loss) {
+          const int32_t lives = gpu_env::ale::ale_lives(e, r);
+          if (lives < pp_lives[i]) term = 1;
+          pp_lives[i] = lives;
+        }
+        if (term || trunc) break;
+        if (t == skip - 2) copy_gray_screen(e, b, gray_tables, own1);
+        if (t == skip - 1) copy_gray_screen(e, b, gray_tables, own0);
+      }
+    } else {
+      total = static_cast<double>(gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, 1.0f, 0.0f));
+      term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
+      trunc = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
+    }
+    rewards[i] = static_cast<float>(total);
+    terminated[i] = term;
+    truncated[i] = trunc;
+    write_status(e, r, status, i, n);
+  });
+}
+
 // setMode / setDifficulty bookkeeping (they take effect at the next reset_game).
 extern "C" __global__ void gpu_env_set_mode(gpu_env::ale::AleEnv* envs, const int32_t* idx, int32_t count,
                                             int32_t mode, int32_t program, int32_t set_mode, int32_t difficulty,
