@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evaltk.cli.args import seed_type
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
@@ -19,7 +20,17 @@ DESCRIPTION = """Compare two score tables (A = reference, B = candidate) and giv
   equivalent    TOST passes: the (1-2*alpha) CI lies inside the margin region;
   different     the difference test rejects AND the (1-alpha) CI lies entirely outside the margin region;
   inconclusive  neither; says how many more episodes per side give 80% power.
-A non-significant difference is never reported as equivalence.
+  identical     both tables ran the same seeds and every shared seed gave the same return (a fact, no test).
+A non-significant difference is never reported as equivalence. No verdict from fewer than --min-episodes
+(default 10) episodes per side: that is inconclusive, with the number of episodes that would decide.
+
+Tables with a 'seed' column (as evaltk evaluate writes) are paired by seed: the tests run on the per-seed
+differences (absolute and sd margins), which needs far fewer episodes when the seeds correlate; --unpaired
+turns it off. Tables of different env ids or env specs are refused unless --allow-different-envs.
+
+--sequential reads both tables in episode order as if they arrived in --looks batches and stops at the first
+look that decides (group-sequential TOST, Lan-DeMets alpha-spending; futility stop: "cannot be shown
+equivalent within the budget"); margin kinds absolute and sd.
 
 Margin kinds (the margin M is in the units of the compared quantity):
   absolute  mean(B) - mean(A) in score units, region (-M, M)     [Welch + bootstrap-t TOST; Welch t]
@@ -42,42 +53,88 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="units of the margin (default: absolute)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default: 0.05)")
     parser.add_argument("--column", default="return", help="score column to read (default: return)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed_type, default=0,
                         help="seed of the generator for permutation and bootstrap steps (default: 0)")
     parser.add_argument("--resamples", type=int, default=9999,
                         help="permutation/bootstrap resamples (default: 9999)")
+    parser.add_argument("--unpaired", action="store_true", help="do not pair rows by seed")
+    parser.add_argument("--allow-different-envs", action="store_true",
+                        help="compare tables whose env ids or env specs differ (the report says so)")
+    parser.add_argument("--min-episodes", type=int, default=10,
+                        help="fewest episodes per side (pairs) for a verdict (default: 10)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="group-sequential TOST over the tables in episode order (stops at the deciding look)")
+    parser.add_argument("--looks", type=int, default=10, help="number of looks for --sequential (default: 10)")
+    parser.add_argument("--spending", choices=("obrien-fleming", "pocock"), default="obrien-fleming",
+                        help="alpha-spending shape for --sequential (default: obrien-fleming)")
     parser.add_argument("--out", metavar="DIR", help="write compare.json, compare.md and compare.png here")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line of stdout")
     parser.set_defaults(func=run)
+
+
+def _print_sequential(result: Any) -> None:
+    for look in result.looks:
+        print(f"  {look.summary()}")
+    print(f"verdict: {result.verdict.value}")
+    print(f"  {result.reason}")
 
 
 def run(args: argparse.Namespace) -> int:
     """Read both tables, compare them, print (and optionally write) the result; returns 0."""
     if args.resamples < 100:
         raise EvaltkError(f"--resamples must be at least 100, got {args.resamples}; the default is 9999")
-    from evaltk.compare import compare  # scipy and statsmodels: imported only when comparing
-    from evaltk.scores import read_scores
+    if args.min_episodes < 2:
+        raise EvaltkError(f"--min-episodes must be at least 2, got {args.min_episodes}; the default is 10")
+    from evaltk.compare_tables import check_envs, compare_sequential, compare_tables, load_table
 
-    table_a = read_scores(args.a, column=args.column)
-    table_b = read_scores(args.b, column=args.column)
-    result = compare(table_a.returns, table_b.returns, args.margin, args.margin_kind, alpha=args.alpha,
-                     seed=args.seed, n_resamples=args.resamples)
-    payload: dict[str, Any] = result.to_dict()
-    payload["inputs"] = {"a": str(table_a.path), "b": str(table_b.path)}
-    print(f"A (reference): {table_a.describe()}")
-    print(f"B (candidate): {table_b.describe()}")
+    paired = "no" if args.unpaired else "auto"
+    if args.sequential:
+        table_a, table_b = load_table(args.a, column=args.column), load_table(args.b, column=args.column)
+        env_check = check_envs(table_a, table_b, allow_different_envs=args.allow_different_envs)
+        print(f"A (reference): {table_a.table.describe()}")
+        print(f"B (candidate): {table_b.table.describe()}")
+        print(env_check.summary())
+        seq = compare_sequential(table_a.returns, table_b.returns, args.margin, args.margin_kind, looks=args.looks,
+                                 alpha=args.alpha, spending=args.spending, seeds_a=table_a.seeds,
+                                 seeds_b=table_b.seeds, paired=paired, min_episodes=args.min_episodes)
+        _print_sequential(seq)
+        payload: dict[str, Any] = seq.to_dict()
+        payload["environments"] = env_check.to_dict()
+        payload["inputs"] = {"a": str(table_a.table.path), "b": str(table_b.table.path)}
+        if args.out:
+            from evaltk.report.compare_report import write_sequential_report
+
+            paths = write_sequential_report(payload, args.out)
+            payload["files"] = {k: str(v) for k, v in paths.items()}
+            print("wrote " + ", ".join(str(p) for p in paths.values()))
+        if args.json:
+            emit_json(payload)
+        return 0
+    tables = compare_tables(args.a, args.b, args.margin, args.margin_kind, column=args.column,
+                            allow_different_envs=args.allow_different_envs, paired=paired, alpha=args.alpha,
+                            seed=args.seed, n_resamples=args.resamples, min_episodes=args.min_episodes)
+    result = tables.comparison
+    payload = tables.to_dict()
+    print(f"A (reference): {tables.table_a.table.describe()}")
+    print(f"B (candidate): {tables.table_b.table.describe()}")
+    print(tables.env_check.summary())
+    if result.pairing is not None:
+        print(f"pairing: {result.pairing.n_shared} shared seeds; {result.pairing.note}")
     for test in result.tests.values():
         print(f"  {test.summary()}")
     if result.decision.tost is not None:
         print(f"  {result.decision.tost.summary()}")
     print(f"verdict: {result.verdict.value}")
     print(f"  {result.decision.explanation}")
-    if result.recommendation is not None:
+    if result.information is not None:
+        print(f"  {result.information.reason}")
+    elif result.recommendation is not None:
         print(f"  {result.recommendation.summary()}")
     if args.out:
         from evaltk.report.compare_report import write_compare_report  # matplotlib only when asked for
 
-        paths = write_compare_report(result, args.out, label_a=str(table_a.path), label_b=str(table_b.path))
+        paths = write_compare_report(result, args.out, label_a=str(tables.table_a.table.path),
+                                     label_b=str(tables.table_b.table.path), environments=tables.env_check.to_dict())
         payload["files"] = {k: str(v) for k, v in paths.items()}
         print("wrote " + ", ".join(str(p) for p in paths.values()))
     if args.json:

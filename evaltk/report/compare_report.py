@@ -20,10 +20,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from evaltk.atomic import write_bytes_atomic
-from evaltk.cli.output import to_json_line
 from evaltk.compare import Comparison
+from evaltk.report.jsonline import to_json_line
 
 FILE_NAMES = {"json": "compare.json", "markdown": "compare.md", "png": "compare.png"}
+SEQUENTIAL_FILE_NAMES = {"json": "sequential.json", "markdown": "sequential.md"}
 
 
 def _num(v: Any) -> str:
@@ -34,18 +35,38 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B") -> str:
+def _environment_lines(environments: dict[str, Any] | None) -> list[str]:
+    if environments is None:
+        return []
+    if environments["same"]:
+        return [f"Environments: same (`{environments['env_id_a']}`).", ""]
+    return ["**Different environments** (compared because `--allow-different-envs` was given):", ""] + [
+        f"- {diff}" for diff in environments["differences"]] + [""]
+
+
+def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B",
+                    environments: dict[str, Any] | None = None) -> str:
     """Return the Markdown summary of ``result`` (``label_a``/``label_b`` name the two score tables)."""
     d = result.to_dict()
     lines = [
         "# evaltk compare",
         "",
-        f"**Verdict: {d['verdict']}** (margin {d['margin']:g}, kind `{d['margin_kind']}`, alpha {d['alpha']:g})",
+        f"**Verdict: {d['verdict']}** (margin {d['margin']:g}, kind `{d['margin_kind']}`, alpha {d['alpha']:g}, "
+        f"{d['design']})",
         "",
         d["explanation"],
         "",
     ]
-    if result.recommendation is not None:
+    lines += _environment_lines(environments)
+    if result.identical is not None:
+        lines += [f"**{result.identical.summary()}** - a fact about these episodes, not a statistical finding.", ""]
+    if result.pairing is not None:
+        corr = "-" if result.pairing.correlation is None else f"{result.pairing.correlation:.3f}"
+        lines += [f"Pairing: {result.pairing.n_shared} shared seeds (per-seed correlation {corr}); "
+                  f"{result.pairing.note}.", ""]
+    if result.information is not None:
+        lines += [f"Why inconclusive: {result.information.reason}.", ""]
+    elif result.recommendation is not None:
         lines += [f"Recommendation: {result.recommendation.summary()}.", ""]
     lines += [
         f"- A (reference): `{label_a}`", f"- B (candidate): `{label_b}`",
@@ -114,8 +135,45 @@ def render_png(result: Comparison, path: Path, label_a: str = "A", label_b: str 
         tmp.unlink(missing_ok=True)
 
 
+def render_sequential_markdown(payload: dict[str, Any]) -> str:
+    """Markdown for a sequential comparison (``SequentialComparison.to_dict()`` plus ``environments``/``inputs``)."""
+    lines = ["# evaltk compare --sequential", "",
+             f"**Verdict: {payload['verdict']}** (margin {payload['margin']:g}, kind `{payload['margin_kind']}`, "
+             f"{payload['design']}; episodes used A {payload['episodes_used']['a']} / B {payload['episodes_used']['b']}"
+             f" of a budget of {payload['budget']['a']} / {payload['budget']['b']})", "", payload["explanation"], ""]
+    lines += _environment_lines(payload.get("environments"))
+    if payload.get("inputs"):
+        lines += [f"- A (reference): `{payload['inputs']['a']}`", f"- B (candidate): `{payload['inputs']['b']}`", ""]
+    if payload["looks"]:
+        lines += ["| look | n A | n B | info fraction | estimate | SE | TOST p | needs < | futility z0 / bound | "
+                  "outcome |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+        for look in payload["looks"]:
+            lines.append(f"| {look['k']} | {look['n_a']} | {look['n_b']} | {look['fraction']:.3f} | "
+                         f"{_num(look['estimate'])} | {_num(look['se'])} | {_num(look['p_tost'])} | "
+                         f"{_num(look['nominal_alpha'])} | {_num(look['z0'])} / {_num(look['futility_z'])} | "
+                         f"{look['outcome']} |")
+        lines.append("")
+    if payload.get("boundaries"):
+        b = payload["boundaries"]
+        lines += [f"Boundaries: {b['spending']} alpha-spending (alpha {b['alpha']:g} per TOST side), "
+                  f"{b['futility_spending']} beta-spending for futility (beta {b['beta']:g}); Z boundaries "
+                  + ", ".join(f"{z:.3f}" for z in b["equivalence_z"]) + ".", ""]
+    return "\n".join(lines)
+
+
+def write_sequential_report(payload: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Write ``sequential.json`` and ``sequential.md`` (the looks and the verdict) into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {kind: out / name for kind, name in SEQUENTIAL_FILE_NAMES.items()}
+    pretty = json.dumps(json.loads(to_json_line(payload)), indent=2)
+    write_bytes_atomic(paths["json"], (pretty + "\n").encode())
+    write_bytes_atomic(paths["markdown"], render_sequential_markdown(payload).encode())
+    return paths
+
+
 def write_compare_report(result: Comparison, out_dir: str | Path, *, label_a: str = "A",
-                         label_b: str = "B") -> dict[str, Path]:
+                         label_b: str = "B", environments: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write ``compare.json``, ``compare.md`` and ``compare.png`` into ``out_dir`` (created if needed).
 
     Returns the paths by kind (``"json"``, ``"markdown"``, ``"png"``). Each file is written to a
@@ -126,8 +184,10 @@ def write_compare_report(result: Comparison, out_dir: str | Path, *, label_a: st
     paths = {kind: out / name for kind, name in FILE_NAMES.items()}
     payload = result.to_dict()
     payload["inputs"] = {"a": label_a, "b": label_b}
+    if environments is not None:
+        payload["environments"] = environments
     pretty = json.dumps(json.loads(to_json_line(payload)), indent=2)
     write_bytes_atomic(paths["json"], (pretty + "\n").encode())
-    write_bytes_atomic(paths["markdown"], render_markdown(result, label_a, label_b).encode())
+    write_bytes_atomic(paths["markdown"], render_markdown(result, label_a, label_b, environments).encode())
     render_png(result, paths["png"], label_a, label_b)
     return paths

@@ -78,6 +78,10 @@ def test_verdict_follows_the_rule(seed: int, n: int, shift: float, km: tuple[str
         a += 1.0  # keep the reference mean away from 0 for relative margins
         b += 1.0
     d = decide(a, b, margin, kind)
+    if d.too_little_information:
+        assert d.verdict is Verdict.INCONCLUSIVE
+        assert min(d.n_a, d.n_b) < 10
+        return
     if d.constant:
         return
     assert d.tost is not None
@@ -124,9 +128,11 @@ def test_all_identical_returns_on_both_sides(kind: str, margin: float) -> None:
 
 
 def test_constant_but_different_sides() -> None:
-    assert decide([0.0] * 5, [3.0] * 5, 1.0, "absolute").verdict is Verdict.DIFFERENT
-    assert decide([10.0] * 5, [10.5] * 5, 1.0, "absolute").verdict is Verdict.EQUIVALENT
-    assert decide([0.0] * 5, [3.0] * 5, 0.1, "prob").verdict is Verdict.DIFFERENT
+    assert decide([0.0] * 10, [3.0] * 10, 1.0, "absolute").verdict is Verdict.DIFFERENT
+    assert decide([10.0] * 10, [10.5] * 10, 1.0, "absolute").verdict is Verdict.EQUIVALENT
+    assert decide([0.0] * 10, [3.0] * 10, 0.1, "prob").verdict is Verdict.DIFFERENT
+    # Below the minimum-information rule's 10 episodes per side the same data get no verdict.
+    assert decide([0.0] * 5, [3.0] * 5, 1.0, "absolute").verdict is Verdict.INCONCLUSIVE
 
 
 def test_no_overlap_small_samples_prob_stays_inconclusive() -> None:

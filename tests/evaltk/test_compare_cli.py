@@ -68,8 +68,8 @@ def test_cli_inconclusive_prints_recommendation(tmp_path: Path, capsys: pytest.C
 
 
 def test_cli_zero_variance_both_sides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = _write_csv(tmp_path / "a.csv", np.full(8, -21.0))
-    b = _write_csv(tmp_path / "b.csv", np.full(8, -21.0))
+    a = _write_csv(tmp_path / "a.csv", np.full(10, -21.0))
+    b = _write_csv(tmp_path / "b.csv", np.full(10, -21.0))
     assert main(["compare", str(a), str(b), "--margin", "1", "--json", "--resamples", "199"]) == 0
     payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert payload["verdict"] == "equivalent"

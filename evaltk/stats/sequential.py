@@ -1,0 +1,414 @@
+"""Group-sequential TOST: look at the episodes as they come and stop as soon as the verdict is decided.
+
+The two one-sided tests of the TOST (H0- "quantity <= low", H0+ "quantity >= high") are each run
+as a one-sided group-sequential test with early stopping for either hypothesis (Jennison and
+Turnbull 2000, sec. 4.2 and ch. 6), boundaries from
+:func:`evaltk.stats.boundaries.efficacy_futility_bounds`: an efficacy boundary ``u_k`` spends
+``alpha`` under the test's null by the alpha-spending shape, a futility boundary ``l_k`` spends
+``beta / 2`` under a true difference of 0 by the beta-spending shape, and the two meet at the last
+look of the planned budget. At look ``k`` a side rejects when its t-test p-value is below
+``1 - Phi(u_k)`` and is futile when its p-value is at least ``1 - Phi(l_k)`` (the boundaries
+translated to p-values so that the estimated variance is accounted for, the "significance level"
+approach, Jennison and Turnbull 2000, sec. 3.3). The design stops:
+
+* ``equivalent`` - both one-sided tests reject at the same look. Each side alone is a level-alpha
+  group-sequential test, so "equivalent" at some look implies a crossing of probability <= alpha
+  under either null and the intersection-union argument keeps the level at alpha;
+* ``different`` - the quantity is shown to lie beyond the margin: a one-sided test of "quantity <=
+  high" (or ">= low") rejects at its own boundary for alpha/2 (the sequential form of "the 1 - alpha
+  CI lies outside the region");
+* ``futile`` ("cannot be shown equivalent within the budget") - at an interim look either side's
+  statistic is at or below its futility boundary, i.e. the TOST p-value is at least ``1 - Phi(l_k)``.
+  The futility rule is *binding*: the efficacy boundaries count on it (which makes them lower than
+  without futility), and the level holds because every look obeys it - a run must not be continued
+  past a futility stop;
+* ``inconclusive`` - the last look is reached without "equivalent" or "different".
+
+Statistics per look (``x`` = candidate B, ``y`` = reference A), vectorised over a leading axis so
+that the calibration benchmark runs thousands of sequences at once:
+
+* ``absolute``, unpaired: Welch t (as statsmodels ``ttost_ind(usevar="unequal")``);
+* ``absolute``, paired: t on the per-seed differences (statsmodels ``ttost_paired``);
+* ``sd``, unpaired: the larger of the noncentral-t and delta-method p-values, as
+  :func:`evaltk.stats.equivalence.tost_standardized`;
+* ``sd``, paired: the delta-method t of :func:`evaltk.stats.paired.tost_paired_standardized`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from evaltk.stats.boundaries import (
+    Spending,
+    check_fractions,
+    efficacy_futility_bounds,
+    one_sided_bounds,
+    parse_spending,
+)
+from evaltk.stats.validate import ArrayLike, FloatArray, StatsInputError, check_alpha
+
+SEQUENTIAL_KINDS = ("absolute", "sd")
+
+
+class Outcome(Enum):
+    """What a look decided."""
+
+    CONTINUE = "continue"
+    EQUIVALENT = "equivalent"
+    DIFFERENT = "different"
+    FUTILE = "futile"
+    INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True)
+class SequentialDesign:
+    """Boundaries of a group-sequential TOST at given information fractions.
+
+    Attributes:
+        fractions: information fractions of the looks, increasing, the last one 1 for a full budget.
+        alpha: level of each one-sided test of the TOST (and of "different", two-sided).
+        beta: futility spending, ``beta / 2`` per side (about the design's type-II error at a true
+            difference of 0 when the budget is the planned one, :func:`design_max_episodes`).
+        spending: alpha-spending shape.
+        futility_spending: beta-spending shape.
+        equivalence_z: ``u_k``, each side's efficacy boundaries (Z scale, level ``alpha`` with the
+            binding futility boundaries).
+        difference_z: one-sided boundaries at level ``alpha / 2`` for "beyond the margin".
+        futility_z: ``l_k``, each side's futility boundaries (Z scale; ``l_K = u_K``).
+        drift: ``theta`` at which the boundaries meet: a true difference of 0 gives each side's
+            statistic the mean ``theta sqrt(t_k)`` at the planned budget.
+
+    """
+
+    fractions: tuple[float, ...]
+    alpha: float
+    beta: float
+    spending: Spending
+    futility_spending: Spending
+    equivalence_z: tuple[float, ...]
+    difference_z: tuple[float, ...]
+    futility_z: tuple[float, ...]
+    drift: float = math.nan
+
+    @classmethod
+    def build(cls, fractions: ArrayLike, *, alpha: float = 0.05, beta: float = 0.2,
+              spending: Spending | str = Spending.OBRIEN_FLEMING,
+              futility_spending: Spending | str = Spending.POCOCK) -> SequentialDesign:
+        """Compute the boundaries for looks at ``fractions`` (see the module docstring)."""
+        check_alpha(alpha)
+        if not 0.0 < beta < 1.0:
+            raise StatsInputError(f"beta must be in (0, 1), got {beta!r}; 0.2 is the usual choice (80% power)")
+        t = check_fractions(fractions)
+        shape, fshape = parse_spending(spending), parse_spending(futility_spending)
+        upper, lower, drift = efficacy_futility_bounds(t, alpha, beta / 2.0, shape, fshape, binding=True)
+        return cls(tuple(float(v) for v in t), float(alpha), float(beta), shape, fshape,
+                   tuple(float(v) for v in upper),
+                   tuple(float(v) for v in one_sided_bounds(t, alpha / 2.0, shape)),
+                   tuple(float(v) for v in lower), float(drift))
+
+    @property
+    def looks(self) -> int:
+        """Number of looks."""
+        return len(self.fractions)
+
+    def nominal_alpha(self, k: int) -> float:
+        """One-sided p-value threshold of each TOST half at look ``k`` (0-based)."""
+        return float(stats.norm.sf(self.equivalence_z[k]))
+
+    def futility_alpha(self, k: int) -> float:
+        """TOST p-value at or above which look ``k`` (0-based) stops for futility (interim looks)."""
+        return float(stats.norm.sf(self.futility_z[k]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        d = asdict(self)
+        d["spending"], d["futility_spending"] = self.spending.value, self.futility_spending.value
+        d["nominal_alpha"] = [self.nominal_alpha(k) for k in range(self.looks)]
+        d["futility_alpha"] = [self.futility_alpha(k) for k in range(self.looks)]
+        return d
+
+
+def design_max_episodes(margin_sd: float, *, looks: int = 5, alpha: float = 0.05, beta: float = 0.2,
+                        spending: Spending | str = Spending.OBRIEN_FLEMING,
+                        futility_spending: Spending | str = Spending.POCOCK, rho: float = 0.0) -> int:
+    """Episodes per side (equal looks) so that a true difference of 0 passes with power about ``1 - beta``.
+
+    Normal approximation: each side's statistic has mean ``margin / se_K = theta`` at the last look
+    (``theta`` = the design's drift); ``se_K = sd sqrt(2 (1 - rho) / N)``, ``rho`` the per-seed
+    correlation of a paired design (0 unpaired).
+    """
+    if not (math.isfinite(margin_sd) and margin_sd > 0):
+        raise StatsInputError(f"margin_sd must be a positive number, got {margin_sd!r}")
+    if not -1.0 < rho < 1.0:
+        raise StatsInputError(f"rho must be in (-1, 1), got {rho!r}")
+    design = SequentialDesign.build(np.arange(1, looks + 1) / looks, alpha=alpha, beta=beta, spending=spending,
+                                    futility_spending=futility_spending)
+    return max(2, math.ceil(2.0 * (1.0 - rho) * (design.drift / margin_sd) ** 2))
+
+
+@dataclass(frozen=True)
+class LookStats:
+    """Per-look statistics, each ``float64[S]`` for ``S`` sequences (``S = 1`` for one comparison).
+
+    Attributes:
+        estimate: the quantity's estimate.
+        se: its standard error (0 when the data have no variability).
+        p_lower: p-value of the test of "quantity <= low".
+        p_upper: p-value of "quantity >= high".
+        p_above: p-value of "quantity <= high" (small when the quantity exceeds the margin).
+        p_below: p-value of "quantity >= low".
+        z0: ``|estimate / se|`` as a normal score (via the t distribution).
+
+    """
+
+    estimate: FloatArray
+    se: FloatArray
+    p_lower: FloatArray
+    p_upper: FloatArray
+    p_above: FloatArray
+    p_below: FloatArray
+    z0: FloatArray
+
+
+def _t_tests(est: FloatArray, se: FloatArray, df: FloatArray, low: float, high: float) -> LookStats:
+    zero = se == 0.0
+    safe = np.where(zero, 1.0, se)
+    with np.errstate(all="ignore"):
+        p_lower = np.where(zero, np.where(est > low, 0.0, 1.0), stats.t.sf((est - low) / safe, df))
+        p_upper = np.where(zero, np.where(est < high, 0.0, 1.0), stats.t.cdf((est - high) / safe, df))
+        p_above = np.where(zero, np.where(est > high, 0.0, 1.0), stats.t.sf((est - high) / safe, df))
+        p_below = np.where(zero, np.where(est < low, 0.0, 1.0), stats.t.cdf((est - low) / safe, df))
+        z0 = np.where(zero, np.where(est == 0.0, 0.0, np.inf), stats.norm.isf(stats.t.sf(np.abs(est) / safe, df)))
+    return LookStats(est, se, p_lower, p_upper, p_above, p_below, z0)
+
+
+def _nct_cdf(t: FloatArray, df: FloatArray, ncp: FloatArray) -> FloatArray:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = np.asarray(stats.nct.cdf(t, df, ncp), dtype=np.float64)
+    approx = stats.norm.cdf((t * (1.0 - 1.0 / (4.0 * df)) - ncp) / np.sqrt(1.0 + t * t / (2.0 * df)))
+    out: FloatArray = np.clip(np.where(np.isfinite(value), value, approx), 0.0, 1.0)
+    return out
+
+
+def _sd_unpaired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookStats:
+    nx, ny = x.shape[1], y.shape[1]
+    df = float(nx + ny - 2)
+    vx, vy = x.var(axis=1, ddof=1), y.var(axis=1, ddof=1)
+    pooled = ((nx - 1) * vx + (ny - 1) * vy) / df
+    diff = x.mean(axis=1) - y.mean(axis=1)
+    zero = pooled == 0.0
+    s = np.sqrt(np.where(zero, 1.0, pooled))
+    d = np.where(zero, np.where(diff == 0.0, 0.0, np.sign(diff) * np.inf), diff / s)
+    scale = math.sqrt(nx * ny / (nx + ny))
+    total = np.zeros_like(d)
+    dd = np.where(np.isfinite(d), d, 0.0)
+    for values, sign, n in ((x, 1.0, nx), (y, -1.0, ny)):
+        centred = values - values.mean(axis=1, keepdims=True)
+        infl = (sign * centred / s[:, None]
+                - dd[:, None] * ((n - 1) / df) * (centred**2 - values.var(axis=1, ddof=1)[:, None])
+                / (2.0 * s[:, None] ** 2))
+        total += np.mean(infl**2, axis=1) / n
+    se = np.where(zero, 0.0, np.sqrt(total))
+    base = _t_tests(d, se, np.full_like(d, df), low, high)
+    if bool(zero.all()):
+        return base
+    t_obs = np.where(zero, 0.0, dd * scale)
+    dfa = np.full_like(d, df)
+
+    def merge(p_t: FloatArray, p_nct: FloatArray) -> FloatArray:
+        out: FloatArray = np.where(zero, p_t, np.maximum(p_t, p_nct))
+        return out
+
+    return LookStats(d, se,
+                     merge(base.p_lower, 1.0 - _nct_cdf(t_obs, dfa, np.full_like(d, low * scale))),
+                     merge(base.p_upper, _nct_cdf(t_obs, dfa, np.full_like(d, high * scale))),
+                     merge(base.p_above, 1.0 - _nct_cdf(t_obs, dfa, np.full_like(d, high * scale))),
+                     merge(base.p_below, _nct_cdf(t_obs, dfa, np.full_like(d, low * scale))),
+                     base.z0)
+
+
+def _sd_paired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookStats:
+    n = x.shape[1]
+    vx, vy = x.var(axis=1, ddof=1), y.var(axis=1, ddof=1)
+    pooled = (vx + vy) / 2.0
+    diff = x - y
+    md = diff.mean(axis=1)
+    zero = pooled == 0.0
+    s = np.sqrt(np.where(zero, 1.0, pooled))
+    d = np.where(zero, np.where(md == 0.0, 0.0, np.sign(md) * np.inf), md / s)
+    dd = np.where(np.isfinite(d), d, 0.0)
+    dev = ((x - x.mean(axis=1, keepdims=True)) ** 2 - vx[:, None] + (y - y.mean(axis=1, keepdims=True)) ** 2
+           - vy[:, None]) / 2.0
+    infl = (diff - md[:, None]) / s[:, None] - dd[:, None] * dev / (2.0 * s[:, None] ** 2)
+    se = np.where(zero, 0.0, np.sqrt(np.mean(infl**2, axis=1) / n))
+    return _t_tests(d, se, np.full_like(d, n - 1.0), low, high)
+
+
+def look_stats(a: FloatArray, b: FloatArray, low: float, high: float, kind: str, *, paired: bool) -> LookStats:
+    """Statistics of one look for reference ``a`` and candidate ``b``, each ``float64[S, n]`` (``n >= 2``).
+
+    Paired: row ``j`` of ``a`` and of ``b`` hold the same seeds in the same order.
+    """
+    if kind not in SEQUENTIAL_KINDS:
+        raise StatsInputError(f"sequential tests support margin kinds {list(SEQUENTIAL_KINDS)}, got {kind!r}; "
+                              "use --margin-kind absolute or sd")
+    x, y = np.atleast_2d(np.asarray(b, np.float64)), np.atleast_2d(np.asarray(a, np.float64))
+    if x.shape[1] < 2 or y.shape[1] < 2:
+        raise StatsInputError("each look needs at least 2 episodes per side")
+    if paired and x.shape != y.shape:
+        raise StatsInputError(f"paired looks need equal shapes, got {y.shape} and {x.shape}")
+    if kind == "sd":
+        return _sd_paired(x, y, low, high) if paired else _sd_unpaired(x, y, low, high)
+    if paired:
+        diff = x - y
+        n = diff.shape[1]
+        return _t_tests(diff.mean(axis=1), diff.std(axis=1, ddof=1) / math.sqrt(n), np.full(diff.shape[0], n - 1.0),
+                        low, high)
+    nx, ny = x.shape[1], y.shape[1]
+    qx, qy = x.var(axis=1, ddof=1) / nx, y.var(axis=1, ddof=1) / ny
+    se = np.sqrt(qx + qy)
+    with np.errstate(all="ignore"):
+        df = np.where(se > 0, (qx + qy) ** 2 / (qx**2 / (nx - 1) + qy**2 / (ny - 1)), nx + ny - 2.0)
+    return _t_tests(x.mean(axis=1) - y.mean(axis=1), se, df, low, high)
+
+
+def decide_look(design: SequentialDesign, k: int, st: LookStats, margin: float) -> np.ndarray:
+    """Outcome codes (index into ``list(Outcome)``) of look ``k`` (0-based) for each sequence."""
+    equivalent = np.maximum(st.p_lower, st.p_upper) < design.nominal_alpha(k)
+    different = np.minimum(st.p_above, st.p_below) < float(stats.norm.sf(design.difference_z[k]))
+    codes = np.full(st.estimate.shape, list(Outcome).index(Outcome.CONTINUE))
+    if k == design.looks - 1:
+        codes[:] = list(Outcome).index(Outcome.INCONCLUSIVE)
+    else:
+        futile = np.maximum(st.p_lower, st.p_upper) >= design.futility_alpha(k)
+        codes[futile] = list(Outcome).index(Outcome.FUTILE)
+    codes[different] = list(Outcome).index(Outcome.DIFFERENT)
+    codes[equivalent] = list(Outcome).index(Outcome.EQUIVALENT)
+    return codes
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look of a sequential comparison.
+
+    Attributes:
+        k: look number (1-based).
+        n_a: episodes of A used (pairs, for a paired design).
+        n_b: episodes of B used.
+        fraction: information fraction.
+        estimate: estimate of the quantity.
+        se: its standard error.
+        p_tost: ``max(p_lower, p_upper)``.
+        nominal_alpha: the p-value threshold for equivalence at this look.
+        p_beyond: ``min(p_above, p_below)``.
+        nominal_alpha_beyond: the threshold for "different".
+        z0: the weaker one-sided test's statistic as a normal score, ``Phi^-1(1 - p_tost)``.
+        futility_z: its futility boundary ``l_k`` (``-inf`` at the last look).
+        outcome: what this look decided.
+
+    """
+
+    k: int
+    n_a: int
+    n_b: int
+    fraction: float
+    estimate: float
+    se: float
+    p_tost: float
+    nominal_alpha: float
+    p_beyond: float
+    nominal_alpha_beyond: float
+    z0: float
+    futility_z: float
+    outcome: Outcome
+
+    def summary(self) -> str:
+        """One line for people."""
+        return (f"look {self.k}: n_a={self.n_a} n_b={self.n_b} (t={self.fraction:.2f}) estimate={self.estimate:.4g} "
+                f"se={self.se:.3g} TOST p={self.p_tost:.3g} (needs < {self.nominal_alpha:.3g}) -> "
+                f"{self.outcome.value}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        d = asdict(self)
+        d["outcome"] = self.outcome.value
+        return d
+
+
+def look_once(design: SequentialDesign, k: int, a_k: FloatArray, b_k: FloatArray, kind: str, margin: float, *,
+              paired: bool) -> Look:
+    """Make look ``k`` (0-based) on the cumulative samples ``a_k`` (reference) and ``b_k`` (``float64[n]``)."""
+    st = look_stats(a_k[None, :], b_k[None, :], -margin, margin, kind, paired=paired)
+    outcome = list(Outcome)[int(decide_look(design, k, st, margin)[0])]
+    last = k == design.looks - 1
+    return Look(k + 1, int(a_k.size), int(b_k.size), design.fractions[k], float(st.estimate[0]), float(st.se[0]),
+                float(max(st.p_lower[0], st.p_upper[0])), design.nominal_alpha(k),
+                float(min(st.p_above[0], st.p_below[0])), float(stats.norm.sf(design.difference_z[k])),
+                float(stats.norm.isf(max(st.p_lower[0], st.p_upper[0]))), -math.inf if last else design.futility_z[k],
+                outcome)
+
+
+def run_sequence(design: SequentialDesign, looks: Sequence[tuple[FloatArray, FloatArray]], kind: str,
+                 margin: float, *, paired: bool) -> list[Look]:
+    """Run the looks in order (``(a_k, b_k)`` cumulative samples, ``float64[n]``); stop at the first decision."""
+    if len(looks) != design.looks:
+        raise StatsInputError(f"the design has {design.looks} looks but {len(looks)} were given")
+    out: list[Look] = []
+    for k, (a_k, b_k) in enumerate(looks):
+        out.append(look_once(design, k, a_k, b_k, kind, margin, paired=paired))
+        if out[-1].outcome is not Outcome.CONTINUE:
+            break
+    return out
+
+
+def information_fraction(n_a: int, n_b: int, max_a: int, max_b: int, *, paired: bool) -> float:
+    """Information at ``(n_a, n_b)`` relative to ``(max_a, max_b)``: ``n / N`` paired, harmonic sizes unpaired."""
+    if paired:
+        return min(n_b, n_a) / min(max_a, max_b)
+    return (1.0 / max_a + 1.0 / max_b) / (1.0 / n_a + 1.0 / n_b)
+
+
+@dataclass(frozen=True)
+class SimulatedOutcomes:
+    """Outcomes of many sequences run through one design (see :func:`simulate`).
+
+    Attributes:
+        outcome: outcome code per sequence (index into ``list(Outcome)``), ``int[S]``.
+        episodes: episodes used per side per sequence, ``int[S]`` (B's count; pairs when paired).
+
+    """
+
+    outcome: np.ndarray
+    episodes: np.ndarray
+
+    def rate(self, outcome: Outcome) -> float:
+        """Fraction of sequences that ended with ``outcome``."""
+        return float(np.mean(self.outcome == list(Outcome).index(outcome)))
+
+
+def simulate(design: SequentialDesign, a: FloatArray, b: FloatArray, sizes: Sequence[int], kind: str, margin: float,
+             *, paired: bool) -> SimulatedOutcomes:
+    """Run ``S`` sequences (rows of ``a`` and ``b``, ``float64[S, N]``) with looks after ``sizes`` episodes per side."""
+    if len(sizes) != design.looks:
+        raise StatsInputError(f"the design has {design.looks} looks but {len(sizes)} sizes were given")
+    n_seq = a.shape[0]
+    cont = list(Outcome).index(Outcome.CONTINUE)
+    outcome = np.full(n_seq, cont)
+    used = np.zeros(n_seq, np.int64)
+    for k, n in enumerate(sizes):
+        live = np.flatnonzero(outcome == cont)
+        if live.size == 0:
+            break
+        st = look_stats(a[live, :n], b[live, :n], -margin, margin, kind, paired=paired)
+        outcome[live] = decide_look(design, k, st, margin)
+        used[live] = n
+    return SimulatedOutcomes(outcome, used)

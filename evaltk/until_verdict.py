@@ -1,0 +1,130 @@
+"""``evaltk evaluate --until-verdict``: evaluate in batches against a baseline table and stop once decided.
+
+The candidate (B, this evaluation) is evaluated in ``looks`` batches up to ``max_episodes``; after
+each batch the group-sequential TOST (:mod:`evaltk.stats.sequential`) compares it with the
+baseline table (A, complete). When the baseline holds every seed this evaluation will run (same
+base ``--seed``, at least ``max_episodes`` rows) the looks are paired by seed. Every look is
+written to ``OUT/sequential.json`` and ``OUT/sequential.md``; the score table is the usual
+resumable ``OUT/episodes.csv`` (a rerun resumes and re-decides).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaltk.compare import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict, _kind
+from evaltk.compare_tables import (
+    OUTCOME_VERDICT,
+    LoadedTable,
+    SequentialComparison,
+    _reason,
+    check_envs,
+    load_table,
+    look_sizes,
+)
+from evaltk.evaluate import TABLE_FILE, EvalConfig, episode_seed, prepare, run_prepared
+from evaltk.stats.sequential import SEQUENTIAL_KINDS, Look, Outcome, SequentialDesign, information_fraction, look_once
+
+
+@dataclass(frozen=True)
+class UntilVerdictConfig:
+    """What ``--until-verdict`` was asked for (see the module docstring)."""
+
+    baseline: Path
+    margin: float
+    kind: str = "absolute"
+    max_episodes: int = 100
+    looks: int = 10
+    alpha: float = 0.05
+    spending: str = "obrien-fleming"
+    allow_different_envs: bool = False
+    min_episodes: int = MIN_EPISODES
+
+
+LookFn = Callable[[Look], None]
+
+
+def _validate(uv: UntilVerdictConfig) -> None:
+    if _kind(uv.kind).value not in SEQUENTIAL_KINDS:
+        raise CompareError(f"--until-verdict supports margin kinds {list(SEQUENTIAL_KINDS)}, got {uv.kind!r}")
+    if not uv.margin > 0:
+        raise CompareError(f"--margin must be positive, got {uv.margin!r}")
+    if uv.max_episodes < uv.min_episodes:
+        raise CompareError(f"--max-episodes {uv.max_episodes} is below the {uv.min_episodes} episodes a verdict "
+                           "needs; raise it (e.g. --max-episodes 100)")
+    if not 1 <= uv.looks <= 50:
+        raise CompareError(f"--looks must be in [1, 50], got {uv.looks}")
+
+
+def _baseline_pairs(base: LoadedTable, seed: int, n: int, kind: str) -> np.ndarray | None:
+    """A's returns on the seeds B will run (in B's episode order), or ``None`` when they are not all there."""
+    if base.seeds is None or kind not in SEQUENTIAL_KINDS:
+        return None
+    where = {int(s): i for i, s in enumerate(base.seeds)}
+    planned = [episode_seed(seed, i) for i in range(n)]
+    if not all(s in where for s in planned):
+        return None
+    return base.returns[[where[s] for s in planned]]
+
+
+def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
+                           on_look: LookFn | None = None) -> SequentialComparison:
+    """Evaluate ``config`` in batches until the sequential verdict against ``uv.baseline`` is decided."""
+    _validate(uv)
+    base = load_table(uv.baseline)
+    n_max = uv.max_episodes
+    a_pairs = _baseline_pairs(base, config.seed, n_max, uv.kind)
+    paired = a_pairs is not None
+    sizes = look_sizes(n_max, uv.looks, uv.min_episodes)
+    n_a = base.returns.size
+    if not paired and n_a < uv.min_episodes:
+        raise CompareError(f"the baseline {base.table.path} has {n_a} episodes; a verdict needs at least "
+                           f"{uv.min_episodes}")
+    fractions = [information_fraction(n_a, s, n_a, n_max, paired=paired) for s in sizes]
+    design = SequentialDesign.build(fractions, alpha=uv.alpha, spending=uv.spending)
+    first = prepare(dataclasses.replace(config, episodes=sizes[0]))  # validates, opens OUT before any episode
+    env = first.settings["env"]
+    check_envs(base, LoadedTable(base.table, np.zeros(0), None, str(env.get("env_id")), env),
+               allow_different_envs=uv.allow_different_envs)
+    made: list[Look] = []
+    pairing = Pairing(n_max, 0, 0, True, None, "baseline holds every seed of this evaluation") if paired else None
+    for k, size in enumerate(sizes):
+        result = run_prepared(prepare(dataclasses.replace(config, episodes=size)))
+        b_k = np.array([r["return"] for r in result.rows[:size]], dtype=np.float64)
+        a_k = a_pairs[:size] if a_pairs is not None else base.returns
+        if paired and np.array_equal(a_k, b_k):
+            rows = IdenticalRows(size)
+            return _finish(SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT,
+                                                made, design, uv.kind, uv.margin, True, n_max, n_max,
+                                                f"{rows.summary()} (after look {k + 1}): no test needed", rows,
+                                                pairing), config, base, uv)
+        look = look_once(design, k, a_k, b_k, uv.kind, uv.margin, paired=paired)
+        made.append(look)
+        if on_look is not None:
+            on_look(look)
+        if look.outcome is not Outcome.CONTINUE:
+            break
+    last = made[-1]
+    seq = SequentialComparison(OUTCOME_VERDICT[last.outcome], last.outcome, made, design, uv.kind, uv.margin, paired,
+                               n_max if paired else n_a, n_max, _reason(last.outcome, last, design.looks, paired),
+                               None, pairing)
+    return _finish(seq, config, base, uv)
+
+
+def _finish(seq: SequentialComparison, config: EvalConfig, base: LoadedTable,
+            uv: UntilVerdictConfig) -> SequentialComparison:
+    from evaltk.report.compare_report import write_sequential_report
+
+    payload: dict[str, Any] = seq.to_dict()
+    b_table = load_table(config.out / TABLE_FILE)
+    payload["environments"] = check_envs(base, b_table, allow_different_envs=True).to_dict()
+    payload["environments"]["allowed"] = uv.allow_different_envs
+    payload["inputs"] = {"a": str(base.table.path), "b": str(b_table.table.path)}
+    write_sequential_report(payload, config.out)
+    return seq

@@ -1,0 +1,191 @@
+"""Issue 17 / 20.3: minimum-information rule, identical rows, pairing by seed, env checks, sequential compare."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from statsmodels.stats.weightstats import ttost_paired
+
+from evaltk.cli.main import main
+from evaltk.compare import CompareError, Verdict, compare
+from evaltk.compare_tables import compare_sequential, compare_tables
+
+HEADER = "checkpoint,env_id,backend,index,seed,return,frames,steps,truncated"
+
+
+def _table(path: Path, returns: list[float], *, env_id: str = "ALE/Breakout-v5", seeds: list[int] | None = None,
+           order: list[int] | None = None) -> Path:
+    seeds = seeds if seeds is not None else [1000 + i for i in range(len(returns))]
+    rows = [f"builtin:random,{env_id},gym,{i},{seeds[i]},{float(returns[i])!r},400,100,false"
+            for i in (order if order is not None else range(len(returns)))]
+    path.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("a", "b"), [([0, 0, 0], [3, 3, 3]), ([0, 0], [0, 0]), ([0, 0, 0.01], [3, 3, 3]),
+                                      ([0, 0.001, 0], [3, 3, 3.002])])
+def test_degenerate_samples_all_get_the_same_kind_of_answer(a: list[float], b: list[float]) -> None:
+    for kind, margin in (("absolute", 1.0), ("sd", 0.5), ("prob", 0.1)):
+        result = compare(a, b, margin, kind, n_resamples=199)
+        assert result.verdict is Verdict.INCONCLUSIVE, (a, b, kind)
+        assert result.information is not None
+        assert result.information.episodes_to_decide == 10
+        assert "too little information" in result.summary()
+        assert result.to_dict()["information"]["min_episodes"] == 10
+
+
+def test_min_episodes_is_adjustable_and_validated() -> None:
+    result = compare([0.0] * 3, [3.0] * 3, 1.0, "absolute", n_resamples=199, min_episodes=3)
+    assert result.verdict is Verdict.DIFFERENT
+    with pytest.raises(CompareError, match="min_episodes"):
+        compare([0.0] * 3, [3.0] * 3, 1.0, "absolute", min_episodes=1)
+
+
+def test_identical_rows_are_a_distinct_finding() -> None:
+    returns = [float(v) for v in np.random.default_rng(0).integers(0, 30, 20)]
+    seeds = list(range(500, 520))
+    result = compare(returns, returns[::-1], 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=seeds[::-1])
+    assert result.verdict is Verdict.IDENTICAL
+    assert result.identical is not None
+    assert result.identical.summary() == "identical episode for episode, n = 20 shared seeds"
+    assert result.to_dict()["identical"]["n_shared"] == 20
+    # Even two episodes: a fact, not a statistical claim.
+    tiny = compare([0.0, 0.0], [0.0, 0.0], 1.0, "absolute", n_resamples=199, seeds_a=[1, 2], seeds_b=[1, 2])
+    assert tiny.verdict is Verdict.IDENTICAL
+    # Same values on different seeds are not identical rows.
+    other = compare(returns, returns, 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=[s + 100 for s in seeds])
+    assert other.verdict is not Verdict.IDENTICAL
+
+
+def test_paired_verdict_uses_statsmodels_ttost_paired() -> None:
+    rng = np.random.default_rng(3)
+    z = rng.normal(10, 3, 40)
+    b = z + rng.normal(0.1, 0.5, 40)
+    seeds = list(range(40))
+    result = compare(z, b, 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=seeds)
+    assert result.decision.design == "paired"
+    assert result.pairing is not None
+    assert result.pairing.used
+    assert result.pairing.correlation is not None
+    assert result.pairing.correlation > 0.9
+    p, _, _ = ttost_paired(b, z, -1.0, 1.0)
+    assert result.decision.tost is not None
+    assert result.decision.tost.pvalue == pytest.approx(float(p), rel=1e-12)
+    assert result.verdict is Verdict.EQUIVALENT
+    unpaired = compare(z, b, 1.0, "absolute", n_resamples=199)
+    assert unpaired.verdict is Verdict.INCONCLUSIVE  # the per-seed variability hides it without pairing
+
+
+def test_per_test_sizes_name_a_and_b() -> None:
+    rng = np.random.default_rng(4)
+    result = compare(rng.normal(size=12), rng.normal(size=30), 0.5, "sd", n_resamples=199)
+    for test in result.tests.values():
+        assert (test.n_a, test.n_b) == (12, 30)
+    assert result.decision.tost is not None
+    assert (result.decision.tost.n_a, result.decision.tost.n_b) == (12, 30)
+
+
+def test_tables_of_different_envs_are_refused_unless_allowed(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    returns = [float(v) for v in np.random.default_rng(5).normal(10, 2, 20)]
+    a = _table(tmp_path / "a.csv", returns, env_id="ALE/Pong-v5")
+    b = _table(tmp_path / "b.csv", returns[::-1], seeds=[2000 + i for i in range(20)])
+    with pytest.raises(CompareError, match="different environments"):
+        compare_tables(a, b, 1.0, "absolute", n_resamples=199)
+    assert main(["compare", str(a), str(b), "--margin", "1", "--resamples", "199"]) == 2
+    assert "--allow-different-envs" in capsys.readouterr().err
+    out = tmp_path / "rep"
+    assert main(["compare", str(a), str(b), "--margin", "1", "--resamples", "199", "--allow-different-envs",
+                 "--out", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert payload["environments"]["same"] is False
+    assert "Pong" in payload["environments"]["differences"][0]
+    assert "Different environments" in (out / "compare.md").read_text()
+
+
+def test_cli_reports_identical_tables_and_sorts_by_episode_index(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    returns = [float(v) for v in np.random.default_rng(6).integers(0, 50, 20)]
+    a = _table(tmp_path / "gym.csv", returns)
+    b = _table(tmp_path / "gpu.csv", returns, order=list(range(19, -1, -1)))  # finish order differs
+    assert main(["compare", str(a), str(b), "--margin", "1", "--resamples", "199", "--json"]) == 0
+    out = capsys.readouterr().out
+    payload = json.loads(out.strip().splitlines()[-1])
+    assert payload["verdict"] == "identical"
+    assert "identical episode for episode, n = 20 shared seeds" in out
+    assert "welch_t" in out
+    assert "n_a=20, n_b=20" in out
+
+
+def test_sequential_cli_writes_the_looks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(7)
+    a = _table(tmp_path / "a.csv", rng.normal(0, 1, 100).tolist())
+    b = _table(tmp_path / "b.csv", rng.normal(0, 1, 100).tolist(), seeds=[5000 + i for i in range(100)])
+    out = tmp_path / "seq"
+    assert main(["compare", str(a), str(b), "--margin", "0.5", "--margin-kind", "sd", "--sequential",
+                 "--looks", "5", "--out", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert payload["sequential"] is True
+    assert payload["design"] == "unpaired"
+    assert 1 <= len(payload["looks"]) <= 5
+    assert payload["verdict"] in ("equivalent", "inconclusive")
+    assert "| look |" in (out / "sequential.md").read_text()
+    assert json.loads((out / "sequential.json").read_text())["looks"] == payload["looks"]
+
+
+def test_sequential_rejects_kinds_it_does_not_support() -> None:
+    with pytest.raises(CompareError, match="sequential supports"):
+        compare_sequential(np.arange(20.0), np.arange(20.0), 0.1, "prob")
+
+
+def test_sequential_futility_on_a_clear_difference() -> None:
+    rng = np.random.default_rng(8)
+    result = compare_sequential(rng.normal(0, 1, 100), rng.normal(1.0, 1, 100), 0.5, "sd")
+    assert result.verdict is not Verdict.EQUIVALENT
+    assert result.episodes_used[1] < 100  # stopped before the budget
+    assert "cannot be shown equivalent" in result.reason or result.verdict is Verdict.DIFFERENT
+
+
+def test_evaluate_until_verdict_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Real ale-py episodes: a rerun of the baseline's seeds is identical at the first look; other seeds are tested."""
+    base = tmp_path / "base"
+    common = ["builtin:random", "--env-id", "ALE/Breakout-v5", "--num-envs", "2", "--workers", "0"]
+    assert main(["evaluate", *common, "--episodes", "10", "--seed", "0", "--out", str(base)]) == 0
+    same = tmp_path / "same"
+    assert main(["evaluate", *common, "--seed", "0", "--out", str(same), "--until-verdict", "--baseline",
+                 str(base / "episodes.csv"), "--margin", "1", "--max-episodes", "10", "--looks", "2", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert payload["verdict"] == "identical"
+    assert payload["identical"]["n_shared"] == 10
+    other = tmp_path / "other"
+    assert main(["evaluate", *common, "--seed", "1", "--out", str(other), "--until-verdict", "--baseline",
+                 str(base / "episodes.csv"), "--margin", "1", "--max-episodes", "10", "--looks", "1", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert payload["design"] == "unpaired"
+    assert len(payload["looks"]) == 1
+    assert payload["looks"][0]["n_b"] == 10
+    assert (other / "sequential.md").is_file()
+    assert json.loads((other / "sequential.json").read_text())["verdict"] == payload["verdict"]
+
+
+def test_until_verdict_needs_its_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "builtin:random", "--env-id", "ALE/Breakout-v5", "--out", str(tmp_path / "x"),
+                 "--until-verdict"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:")
+    assert "--baseline" in err
+
+
+def test_repeat_action_probability_is_recorded_and_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sticky"
+    assert main(["evaluate", "builtin:random", "--env-id", "ALE/Breakout-v5", "--episodes", "1", "--workers", "0",
+                 "--num-envs", "1", "--repeat-action-probability", "0.2", "--out", str(out)]) == 0
+    settings = json.loads((out / "evaluation.json").read_text())["settings"]
+    assert settings["env"]["kwargs"]["repeat_action_probability"] == 0.2
+    capsys.readouterr()
+    assert main(["evaluate", "builtin:random", "--env-id", "ALE/Breakout-v5", "--episodes", "1",
+                 "--repeat-action-probability", "1.5", "--out", str(tmp_path / "bad")]) == 2
+    assert "--repeat-action-probability must be in [0, 1]" in capsys.readouterr().err
