@@ -2,9 +2,15 @@
 
 ``policy.json`` holds a :class:`CheckpointSpec` (format version, model class and kwargs,
 observation/action spec, the env id with its settings and the full preprocessing spec needed to
-rebuild the reference environment, provenance). ``policy.safetensors`` holds the weights (an empty
-file for built-in policies, which have a spec and no tensors). Loading never unpickles: JSON is
-parsed with :mod:`json` and tensors with :mod:`safetensors`. Writes are atomic: everything is
+rebuild the reference environment, provenance) and, from format version 2, the size and sha256 of
+``policy.safetensors``. ``policy.safetensors`` holds the weights (no tensors for built-in policies,
+which have a spec only). Loading never unpickles: JSON is parsed with :mod:`json` and tensors with
+:mod:`safetensors`, and :func:`load` checks, before building any tensor, the spec against the one
+schema of :mod:`evaltk.checkpoint_schema`, the weights against the recorded digest, and the
+safetensors header's ``format_version``; then every tensor's dtype (floating point) and values
+(finite). Format-1 checkpoints (no digest) still load, with a :class:`~evaltk.errors.CheckpointWarning`:
+refusing them would strand every run folder written before the digest existed, and everything but
+byte-level corruption is still caught; re-saving adds the digest. Writes are atomic: everything is
 written into a temporary directory next to the target, fsynced, then renamed into place.
 
 The format is documented for users in ``docs/evaluation.md``.
@@ -12,6 +18,7 @@ The format is documented for users in ``docs/evaluation.md``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -19,63 +26,27 @@ import shutil
 import subprocess
 import tempfile
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaltk.errors import CheckpointError
+from evaltk.checkpoint_schema import MAX_SPEC_BYTES, MAX_WEIGHTS_BYTES, SUPPORTED_VERSIONS
+from evaltk.checkpoint_schema import validate as validate_schema
+from evaltk.errors import CheckpointError, CheckpointWarning
 
 if TYPE_CHECKING:  # torch is imported lazily: built-in policies and the CLI start faster without it
     import torch
 
-FORMAT_VERSION: int = 1
+FORMAT_VERSION: int = 2
+"""The version :func:`save` writes. Version 2 added the weights digest (``weights.sha256`` in ``policy.json``)."""
 SPEC_FILE = "policy.json"
 WEIGHTS_FILE = "policy.safetensors"
-_SPEC_KEYS = ("model_class", "model_kwargs", "obs_spec", "action_spec", "env", "provenance")
-_ACTION_TYPES = ("discrete", "multi_discrete")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_obs_spec(obs_spec: Any) -> None:
-    if not isinstance(obs_spec, dict):
-        raise CheckpointError(f"obs_spec must be a JSON object, got {obs_spec!r}; "
-                              'write e.g. {"shape": [4, 84, 84], "dtype": "uint8", "layout": "SHW"}')
-    shape = obs_spec.get("shape")
-    if not isinstance(shape, list) or not shape or not all(_is_int(d) and d > 0 for d in shape):
-        raise CheckpointError(f"obs_spec.shape must be a non-empty list of positive ints, got {shape!r}")
-    if not isinstance(obs_spec.get("dtype"), str):
-        raise CheckpointError(f"obs_spec.dtype must be a numpy dtype name such as 'uint8', "
-                              f"got {obs_spec.get('dtype')!r}")
-
-
-def _check_action_spec(action_spec: Any) -> None:
-    if not isinstance(action_spec, dict) or action_spec.get("type") not in _ACTION_TYPES:
-        raise CheckpointError(f"action_spec must be {{'type': 'discrete', 'n': N}} or "
-                              f"{{'type': 'multi_discrete', 'nvec': [...]}}, got {action_spec!r}")
-    if action_spec["type"] == "discrete":
-        n: Any = action_spec.get("n")
-        if not (_is_int(n) and n > 0):
-            raise CheckpointError(f"action_spec.n must be a positive int, got {n!r}")
-    else:
-        nvec: Any = action_spec.get("nvec")
-        if not isinstance(nvec, list) or not nvec or not all(_is_int(v) and v > 0 for v in nvec):
-            raise CheckpointError(f"action_spec.nvec must be a non-empty list of positive ints, got {nvec!r}")
-
-
-def _check_env(env: Any) -> None:
-    if not isinstance(env, dict):
-        raise CheckpointError(f"env must be a JSON object with 'family' and 'env_id', got {env!r}")
-    for key in ("family", "env_id"):
-        if not isinstance(env.get(key), str) or not env[key]:
-            raise CheckpointError(f"env.{key} must be a non-empty string, got {env.get(key)!r} "
-                                  "(e.g. family 'atari', env_id 'ALE/Breakout-v5')")
-    for key in ("kwargs", "preprocessing"):
-        if not isinstance(env.get(key, {}), dict):
-            raise CheckpointError(f"env.{key} must be a JSON object, got {env.get(key)!r}")
+#: dtypes a policy tensor may have: weights and normaliser statistics are floating point.
+WEIGHT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+_MAX_HEADER_BYTES = 100 << 20
+_SPEC_FIELDS = ("format_version", "model_class", "model_kwargs", "obs_spec", "action_spec", "env", "provenance")
 
 
 @dataclass(frozen=True)
@@ -100,20 +71,7 @@ class CheckpointSpec:
     format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:
-        if self.format_version != FORMAT_VERSION:
-            raise CheckpointError(
-                f"checkpoint format_version {self.format_version!r} is not supported; this evaltk reads "
-                f"version {FORMAT_VERSION}: re-export the checkpoint with a matching evaltk")
-        if not isinstance(self.model_class, str) or ":" not in self.model_class:
-            raise CheckpointError(f"model_class must be 'builtin:<name>' or '<module>:<Class>', "
-                                  f"got {self.model_class!r}")
-        if not isinstance(self.model_kwargs, dict):
-            raise CheckpointError(f"model_kwargs must be a JSON object, got {self.model_kwargs!r}")
-        if not isinstance(self.provenance, dict):
-            raise CheckpointError(f"provenance must be a JSON object, got {self.provenance!r}")
-        _check_obs_spec(self.obs_spec)
-        _check_action_spec(self.action_spec)
-        _check_env(self.env)
+        validate_schema(self.to_dict(), weights_required=False)
 
     @property
     def is_builtin(self) -> bool:
@@ -121,29 +79,18 @@ class CheckpointSpec:
         return self.model_class.startswith("builtin:")
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-ready dict written to ``policy.json`` (``format_version`` first)."""
+        """Return the JSON-ready dict of the spec (``format_version`` first; no ``weights`` digest)."""
         data = asdict(self)
         return {"format_version": data.pop("format_version"), **data}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CheckpointSpec:
-        """Build a spec from a parsed ``policy.json``; raises :class:`CheckpointError` if it is malformed."""
-        if not isinstance(data, Mapping):
-            raise CheckpointError(f"policy.json must hold a JSON object, got {type(data).__name__}")
-        version = data.get("format_version")
-        if version != FORMAT_VERSION:
-            raise CheckpointError(
-                f"policy.json has format_version {version!r}, this evaltk reads version {FORMAT_VERSION}: "
-                "re-export the checkpoint with a matching evaltk (or upgrade evaltk)")
-        missing = [k for k in _SPEC_KEYS if k not in data]
-        if missing:
-            raise CheckpointError(f"policy.json lacks the field(s) {', '.join(missing)}: "
-                                  "re-export the checkpoint with evaltk.checkpoint.save")
-        unknown = sorted(set(data) - {*_SPEC_KEYS, "format_version"})
-        if unknown:
-            raise CheckpointError(f"policy.json has unknown field(s) {', '.join(unknown)}: "
-                                  "remove them or upgrade evaltk")
-        return cls(format_version=version, **{k: data[k] for k in _SPEC_KEYS})
+        """Build a spec from a parsed ``policy.json``; raises :class:`CheckpointError` if it breaks the schema.
+
+        The ``weights`` digest, if present, is checked for form here and against the file by :func:`load`.
+        """
+        validate_schema(data)
+        return cls(**{k: data[k] for k in _SPEC_FIELDS})
 
 
 @dataclass(frozen=True)
@@ -163,15 +110,25 @@ def _fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+def _check_dtype(name: str, tensor: torch.Tensor, where: str) -> None:
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    if dtype not in WEIGHT_DTYPES:
+        raise CheckpointError(f"{where}: tensor {name!r} has dtype {dtype}; policy tensors must be one of "
+                              f"{', '.join(WEIGHT_DTYPES)} (store counters as float64)")
+
+
 def save(directory: str | Path, spec: CheckpointSpec, tensors: Mapping[str, torch.Tensor]) -> Path:
     """Write ``spec`` and ``tensors`` as a checkpoint directory, atomically; returns its path.
 
-    The files are written into a temporary directory in the same parent, fsynced, and renamed onto
-    ``directory``. An existing checkpoint (or empty directory) there is replaced; any other existing
-    path raises :class:`CheckpointError` rather than being overwritten.
+    ``policy.json`` gets ``format_version`` :data:`FORMAT_VERSION` and the weights digest
+    (``{"weights": {"sha256": ..., "bytes": ...}}`` of ``policy.safetensors``), which :func:`load`
+    checks. Tensors must be floating point (:data:`WEIGHT_DTYPES`). The files are written into a
+    temporary directory in the same parent, fsynced, and renamed onto ``directory``. An existing
+    checkpoint (or empty directory) there is replaced; any other existing path raises
+    :class:`CheckpointError` rather than being overwritten.
     """
     import torch
-    from safetensors.torch import save_file
+    from safetensors.torch import save as save_bytes
 
     target = Path(directory)
     if target.exists() and not (target.is_dir() and (not any(target.iterdir()) or (target / SPEC_FILE).exists())):
@@ -179,17 +136,23 @@ def save(directory: str | Path, spec: CheckpointSpec, tensors: Mapping[str, torc
     for name, tensor in tensors.items():
         if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
             raise CheckpointError(f"tensors must map names to torch.Tensor, got {name!r}: {type(tensor).__name__}")
+        _check_dtype(name, tensor, f"cannot save {target}")
+    plain = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
+    payload = save_bytes(plain, metadata={"format_version": str(FORMAT_VERSION)})
+    document = {**spec.to_dict(), "format_version": FORMAT_VERSION,
+                "weights": {"sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}}
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         with open(tmp / SPEC_FILE, "w", encoding="utf-8") as fh:
-            json.dump(spec.to_dict(), fh, indent=2, sort_keys=False)
+            json.dump(document, fh, indent=2, sort_keys=False, allow_nan=False)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
-        plain = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
-        save_file(plain, str(tmp / WEIGHTS_FILE), metadata={"format_version": str(FORMAT_VERSION)})
-        _fsync_path(tmp / WEIGHTS_FILE)
+        with open(tmp / WEIGHTS_FILE, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
         _fsync_path(tmp)
         old: Path | None = None
         if target.exists():
@@ -205,9 +168,12 @@ def save(directory: str | Path, spec: CheckpointSpec, tensors: Mapping[str, torc
     return target
 
 
-def load_spec(directory: str | Path) -> CheckpointSpec:
-    """Read and validate only ``policy.json`` of a checkpoint directory."""
-    path = Path(directory)
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    """Read ``policy.json`` of checkpoint directory ``path`` (size-limited; NaN/Infinity refused) and validate it."""
     if not path.exists():
         raise CheckpointError(f"checkpoint directory {path} does not exist: pass a directory holding "
                               f"{SPEC_FILE} and {WEIGHTS_FILE} (or builtin:random / builtin:scripted)")
@@ -219,36 +185,117 @@ def load_spec(directory: str | Path) -> CheckpointSpec:
         raise CheckpointError(f"{spec_path} is missing: a checkpoint directory needs {SPEC_FILE} and "
                               f"{WEIGHTS_FILE}; re-export it with evaltk.checkpoint.save")
     try:
-        data = json.loads(spec_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        if spec_path.stat().st_size > MAX_SPEC_BYTES:
+            raise CheckpointError(f"{spec_path} is over {MAX_SPEC_BYTES >> 20} MiB: it is not a policy spec "
+                                  "(a real one is a few KiB); re-export the checkpoint")
+        data = json.loads(spec_path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+    except OSError as exc:
+        raise CheckpointError(f"cannot read {spec_path}: {exc.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"{spec_path} is not valid JSON ({exc}): the file is corrupt; "
                               "re-export the checkpoint") from None
+    except RecursionError:
+        raise CheckpointError(f"{spec_path} is nested too deeply to be a policy spec: the file is corrupt; "
+                              "re-export the checkpoint") from None
     try:
-        return CheckpointSpec.from_dict(data)
-    except TypeError as exc:
-        raise CheckpointError(f"{spec_path} is malformed ({exc}): re-export the checkpoint") from None
+        validate_schema(data)
+    except CheckpointError as exc:
+        raise CheckpointError(f"{spec_path}: {exc}") from None
+    return dict(data)
+
+
+def load_spec(directory: str | Path) -> CheckpointSpec:
+    """Read and validate only ``policy.json`` of a checkpoint directory (see :mod:`evaltk.checkpoint_schema`)."""
+    return CheckpointSpec.from_dict(_read_document(Path(directory)))
+
+
+def _read_weights(weights: Path, document: Mapping[str, Any]) -> bytes:
+    """Return the bytes of ``weights``, checked against the digest in ``document`` (warn if it has none)."""
+    if not weights.is_file():
+        raise CheckpointError(f"{weights} is missing: a checkpoint directory needs {SPEC_FILE} and "
+                              f"{WEIGHTS_FILE}; re-export it with evaltk.checkpoint.save")
+    size = weights.stat().st_size
+    if size > MAX_WEIGHTS_BYTES:
+        raise CheckpointError(f"{weights} is {size} bytes, over the {MAX_WEIGHTS_BYTES >> 30} GiB limit for "
+                              "policy weights")
+    recorded = document.get("weights")
+    if recorded is not None and size != recorded["bytes"]:
+        raise CheckpointError(f"{weights} is not a valid safetensors file for this checkpoint: it is {size} bytes but "
+                              f"{SPEC_FILE} records {recorded['bytes']} (truncated or replaced); re-export the "
+                              "checkpoint")
+    try:
+        payload = weights.read_bytes()
+    except OSError as exc:
+        raise CheckpointError(f"cannot read {weights}: {exc.strerror}") from None
+    if recorded is None:
+        warnings.warn(CheckpointWarning(
+            f"{weights.parent} is a format-{document['format_version']} checkpoint without a weights digest, so a "
+            "corrupted byte in its weights cannot be detected; re-save it with evaltk.checkpoint.save "
+            "(load + save) to add one"), stacklevel=3)
+    elif hashlib.sha256(payload).hexdigest() != recorded["sha256"]:
+        raise CheckpointError(f"{weights} does not match the sha256 recorded in {SPEC_FILE}: the weights are "
+                              "corrupt or were changed after saving; re-export the checkpoint")
+    return payload
+
+
+def _check_header(weights: Path, payload: bytes, version: int) -> None:
+    """Check the safetensors header of ``payload``: well-formed, and a known ``format_version`` in its metadata."""
+    bad = f"{weights} is not a valid safetensors file"
+    if len(payload) < 8:
+        raise CheckpointError(f"{bad} (only {len(payload)} bytes): the file is corrupt; re-export the checkpoint")
+    length = int.from_bytes(payload[:8], "little")
+    if length > min(len(payload) - 8, _MAX_HEADER_BYTES):
+        raise CheckpointError(f"{bad} (header length {length} exceeds the file): the file is corrupt; "
+                              "re-export the checkpoint")
+    try:
+        header = json.loads(payload[8:8 + length].decode("utf-8"), parse_constant=_refuse_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise CheckpointError(f"{bad} (header: {exc}): the file is corrupt; re-export the checkpoint") from None
+    meta = header.get("__metadata__") if isinstance(header, dict) else None
+    found = meta.get("format_version") if isinstance(meta, dict) else None
+    if found is None and version == 1:
+        return
+    known = [str(v) for v in SUPPORTED_VERSIONS]
+    if found not in known or found != str(version):
+        raise CheckpointError(f"{weights} has format_version {found!r} in its safetensors metadata, but "
+                              f"{SPEC_FILE} says {version} (this evaltk reads {', '.join(known)}): the files do "
+                              "not belong together or come from an unknown evaltk; re-export the checkpoint")
+
+
+def _check_tensors(weights: Path, tensors: Mapping[str, torch.Tensor]) -> None:
+    import torch
+
+    for name, tensor in tensors.items():
+        _check_dtype(name, tensor, str(weights))
+        if not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"{weights}: tensor {name!r} holds NaN or infinite values; the weights are "
+                                  "corrupt (or training diverged): use an earlier checkpoint")
 
 
 def load(directory: str | Path) -> Checkpoint:
     """Load a checkpoint directory (never unpickles). Tensors are returned on the CPU.
 
-    Raises :class:`CheckpointError` for a missing directory or file, corrupt JSON or safetensors,
-    an unsupported ``format_version`` or a malformed spec.
+    In order, before any tensor is built: ``policy.json`` is read (at most 4 MiB, no NaN) and
+    checked against the schema of :mod:`evaltk.checkpoint_schema`; ``policy.safetensors`` is checked
+    against the recorded size and sha256 (format 1 has no digest: a :class:`CheckpointWarning` says
+    so) and its header's ``format_version``. Then every tensor must be floating point and finite.
+    Any failure raises :class:`CheckpointError` naming the file.
     """
     from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors.torch import load as load_bytes
 
     path = Path(directory)
-    spec = load_spec(path)
+    document = _read_document(path)
+    spec = CheckpointSpec.from_dict(document)
     weights = path / WEIGHTS_FILE
-    if not weights.is_file():
-        raise CheckpointError(f"{weights} is missing: a checkpoint directory needs {SPEC_FILE} and "
-                              f"{WEIGHTS_FILE}; re-export it with evaltk.checkpoint.save")
+    payload = _read_weights(weights, document)
+    _check_header(weights, payload, spec.format_version)
     try:
-        tensors = load_file(str(weights), device="cpu")
-    except (SafetensorError, OSError, ValueError) as exc:
+        tensors = load_bytes(payload)
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{weights} is not a valid safetensors file ({exc}): the file is corrupt; "
                               "re-export the checkpoint") from None
+    _check_tensors(weights, tensors)
     return Checkpoint(path=path, spec=spec, tensors=dict(tensors))
 
 

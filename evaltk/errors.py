@@ -27,3 +27,7 @@ class SuiteError(EvaltkError):
 
 class TournamentError(EvaltkError):
     """A tournament or match could not be set up or run."""
+
+
+class CheckpointWarning(UserWarning):
+    """A checkpoint loads but lacks a protection (e.g. a format-1 checkpoint has no weights digest)."""

@@ -17,14 +17,16 @@ it, for every slot where a new episode starts, a generator derived from that epi
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from evaltk.checkpoint import CheckpointSpec, load
+from evaltk.checkpoint import Checkpoint, CheckpointSpec, load
 from evaltk.errors import CheckpointError, SpecError
 
 POLICY_STREAM = 1
@@ -139,10 +141,68 @@ def load_policy(ref: str | Path, *, env: dict[str, Any] | None = None, device: s
                     f"env {spec.env.get('env_id')} ({getattr(policy.spec, key)}): re-save it with save_builtin")
         return policy
     cls = _import_model_class(spec.model_class)
-    policy = cls.from_checkpoint(ckpt, device=device)
+    _build(cls, ckpt, "meta")
+    policy = _build(cls, ckpt, device)
     if not isinstance(policy, Policy):
         raise CheckpointError(f"{spec.model_class}.from_checkpoint did not return a Policy (reset/act/spec)")
+    guard_actions(policy, str(ckpt.path))
     return policy
+
+
+def _build(cls: Any, ckpt: Checkpoint, device: str) -> Any:
+    """Call ``cls.from_checkpoint``; a model that cannot be built from the checkpoint raises :class:`CheckpointError`.
+
+    With ``device="meta"`` the model is built on torch's meta device, which allocates no memory, so
+    ``model_kwargs`` that disagree with the stored tensors (a huge or negative layer size, a missing
+    key) are refused before anything real is allocated. An operation the meta device does not support
+    (``NotImplementedError``/``RuntimeError``, e.g. creating a generator there) ends the probe, which
+    has by then checked the shapes (models call :func:`~evaltk.checkpoint.check_tensor_shapes` before
+    loading). In the real build, a ``RuntimeError`` propagates unchanged.
+    """
+    import torch
+
+    probe = device == "meta"
+    if probe:
+        ckpt = Checkpoint(ckpt.path, ckpt.spec, {k: v.to("meta") for k, v in ckpt.tensors.items()})
+    try:
+        with contextlib.ExitStack() as stack:
+            if probe:
+                stack.enter_context(warnings.catch_warnings())
+                warnings.simplefilter("ignore")  # "copying ... to a meta parameter is a no-op"
+                stack.enter_context(torch.device("meta"))
+            return cls.from_checkpoint(ckpt, device=device)
+    except (NotImplementedError, RuntimeError):
+        if probe:  # something the meta device cannot do (e.g. a torch.Generator on it): the sizes were checked
+            return None
+        raise
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise CheckpointError(
+            f"checkpoint {ckpt.path}: {ckpt.spec.model_class} cannot be built from model_kwargs "
+            f"{ckpt.spec.model_kwargs} and the stored tensors ({type(exc).__name__}: {exc}): policy.json and "
+            "policy.safetensors do not belong together; re-export the checkpoint") from None
+
+
+def guard_actions(policy: Policy, where: str) -> None:
+    """Make a failure inside ``policy.act`` a :class:`CheckpointError` naming ``where`` (the checkpoint).
+
+    Finite weights can still produce an invalid action distribution at run time (an overflow to
+    Inf/NaN logits makes ``torch.multinomial`` raise): the error then names the checkpoint, the
+    exception and the fix instead of surfacing as a traceback mid-episode. The policy keeps its type
+    (``act`` is wrapped on the instance).
+    """
+    act = policy.act
+
+    def checked_act(obs: np.ndarray, first: np.ndarray) -> np.ndarray:
+        try:
+            return act(obs, first)
+        except (RuntimeError, ValueError, FloatingPointError, OverflowError) as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise CheckpointError(
+                f"checkpoint {where} failed while choosing actions ({type(exc).__name__}: {detail}): its weights "
+                "produce an invalid action distribution (NaN/Inf logits); use an earlier checkpoint") from None
+
+    checked_act.__doc__ = act.__doc__
+    policy.act = checked_act  # type: ignore[method-assign]
 
 
 def save_builtin(directory: str | Path, name: str, env: dict[str, Any]) -> Path:

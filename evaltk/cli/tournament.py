@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evaltk.cli.args import seed_type
 from evaltk.cli.output import emit_json
 from evaltk.errors import TournamentError
 from evaltk.tournament.agents import is_builtin
@@ -33,7 +34,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timelimit", type=float, default=4.0, help="game minutes per match (0 = none; default 4)")
     p.add_argument("--fraglimit", type=int, default=0, help="frags that end a match (0 = none)")
     p.add_argument("--frameskip", type=int, default=4, help="tics per agent decision (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="tournament seed: engine seeds, bot draws, policy RNGs")
+    p.add_argument("--seed", type=seed_type, default=0, help="tournament seed: engine seeds, bot draws, policy RNGs")
     p.add_argument("--record", action="store_true", help="record a demo (.lmp) of every match on the host")
     p.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
                    help="matches at once (default: CPU cores)")

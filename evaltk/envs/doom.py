@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 import vizdoom
 
+from evaltk.envs import shm_reaper
 from evaltk.errors import SpecError
 
 TICRATE = 35
@@ -399,6 +400,7 @@ class DoomEnv:
         self._has_bots = scenario.bots > 0
         self._shaper = RewardShaper(scenario)
         self._started = False
+        self._tracked: tuple[set[str], set[int]] | None = None  # shared memory + engine, for shm_reaper
         self._episode_reward = 0.0
         self._episode_length = 0
 
@@ -411,7 +413,10 @@ class DoomEnv:
     def reset(self, *, out: np.ndarray | None = None) -> np.ndarray:
         """Start (or restart) an episode and return its first observation ``uint8[3, H, W]``."""
         if not self._started:
+            shm_reaper.watch()  # before init(): the engine inherits the owner tag
+            before = shm_reaper.own_segments(), shm_reaper.engine_children()
             self.game.init()
+            self._tracked = shm_reaper.track(*before)
             self._started = True
             self._begin(first=True)
         else:
@@ -448,5 +453,8 @@ class DoomEnv:
         return observation(game.get_state(), self.scenario, out=out), reward, True, info
 
     def close(self) -> None:
-        """Shut the engine process down."""
+        """Shut the engine process down (its shared memory goes with it)."""
         self.game.close()
+        if self._tracked is not None:
+            shm_reaper.untrack(*self._tracked)
+            self._tracked = None

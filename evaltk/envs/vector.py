@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from evaltk.envs import shm_reaper
 from evaltk.envs.atari import FastSeededReset, episode_frames, make_env
 from evaltk.errors import EvaltkError
 
@@ -106,6 +107,14 @@ class DoomEpisodeEnv:
         self._env.close()
 
 
+def _resource_tracker_pid() -> int | None:
+    """PID of this process's multiprocessing resource tracker (it frees our SharedMemory if we die), if running."""
+    from multiprocessing import resource_tracker
+
+    pid = getattr(getattr(resource_tracker, "_resource_tracker", None), "_pid", None)
+    return pid if isinstance(pid, int) else None
+
+
 class _Shard:
     """The envs of slots ``[start, stop)``, writing observations into ``obs`` (a view of the batch)."""
 
@@ -159,17 +168,21 @@ class _Shard:
 
 def _worker(conn: Connection, env: dict[str, Any], start: int, stop: int, shm_name: str,
             shape: tuple[int, ...], dtype: str, fast_reset: bool) -> None:
+    """Serve one shard until told to close; exit quietly (no traceback, no leak warning) if the parent dies.
+
+    A dead parent shows as EOF on ``recv`` or a broken pipe on ``send``. The worker then closes its
+    games and unlinks the observation segment itself, so Python's resource tracker has nothing left
+    to warn about.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and shuts workers down
     shm = SharedMemory(name=shm_name)
     shard: _Shard | None = None
+    orphaned = False
     try:
         shard = _Shard(env, start, stop, np.ndarray(shape, dtype=dtype, buffer=shm.buf), fast_reset)
         conn.send(("ok", None))
         while True:
-            try:
-                msg = conn.recv()
-            except EOFError:  # parent died
-                break
+            msg = conn.recv()
             if msg[0] == "close":
                 break
             if msg[0] == "reset":
@@ -177,12 +190,20 @@ def _worker(conn: Connection, env: dict[str, Any], start: int, stop: int, shm_na
                 conn.send(("ok", None))
             else:
                 conn.send(("ok", shard.step(msg[1], msg[2])))
-        shard.close()
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        orphaned = True
     except Exception:
-        conn.send(("error", traceback.format_exc()))
+        with contextlib.suppress(OSError):
+            conn.send(("error", traceback.format_exc()))
     finally:
+        if shard is not None:
+            with contextlib.suppress(Exception):
+                shard.close()
         del shard
         shm.close()
+        if orphaned:
+            with contextlib.suppress(FileNotFoundError):
+                shm.unlink()
 
 
 class EpisodeVector:
@@ -201,6 +222,8 @@ class EpisodeVector:
         shape = (num_envs, *obs_shape)
         nbytes = max(1, int(np.prod(shape)) * np.dtype(obs_dtype).itemsize)
         self._shm = SharedMemory(create=True, size=nbytes)
+        if self.num_workers > 0:  # a killed process group takes the resource tracker along: the reaper stays
+            shm_reaper.add_segment(self._shm.name, after_pid=_resource_tracker_pid())
         self.obs: np.ndarray = np.ndarray(shape, dtype=obs_dtype, buffer=self._shm.buf)
         self._local: _Shard | None = None
         self._conns: list[Connection] = []
@@ -298,6 +321,8 @@ class EpisodeVector:
             self._shm.close()
         with contextlib.suppress(FileNotFoundError):
             self._shm.unlink()
+        if self.num_workers > 0:
+            shm_reaper.remove_segment(self._shm.name)
 
     def __enter__(self) -> EpisodeVector:
         return self

@@ -61,6 +61,8 @@ class TournamentConfig:
             raise TournamentError(f"unknown format {self.format!r}: use one of {', '.join(FORMATS)}")
         if self.matches < 1:
             raise TournamentError(f"--matches {self.matches} must be at least 1")
+        if self.seed < 0:
+            raise TournamentError(f"--seed {self.seed} must be >= 0 (it seeds the engines and numpy generators)")
         if self.bots < 0 or self.bots > 15:
             raise TournamentError(f"--bots {self.bots} must be in 0..15")
         need_agents = {"gauntlet": 1, "match": 2}.get(self.format)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import socket
@@ -78,6 +79,9 @@ class MatchSpec:
         if self.map not in SUPPORTED_MAPS:
             raise TournamentError(f"map {self.map!r} is not supported: use one of {', '.join(SUPPORTED_MAPS)} "
                                   "(cig.wad; multi_duel crashes the engine with bots)")
+        if not math.isfinite(self.timelimit_min) or self.timelimit_min < 0 or self.fraglimit < 0:
+            raise TournamentError(f"--timelimit {self.timelimit_min} and --fraglimit {self.fraglimit} must be finite "
+                                  "and >= 0 (0 = none)")
         if self.timelimit_min <= 0 and self.fraglimit <= 0:
             raise TournamentError("a match needs a time limit or a frag limit: pass --timelimit or --fraglimit > 0")
         if not 1 <= self.frameskip <= 35:

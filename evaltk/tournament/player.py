@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from evaltk.envs import shm_reaper
 from evaltk.tournament import agents
 
 #: Server settings of every match (SF's deathmatch settings; see docs/tournament.md).
@@ -163,7 +164,11 @@ def play(spec: PlayerSpec) -> PlayerReport:
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     driver = _Driver(spec)
     game, gv = driver.game, driver.vzd.GameVariable
+    shm_reaper.watch()  # before init(): the engine inherits the owner tag
+    before = shm_reaper.own_segments(), shm_reaper.engine_children()
     game.init()
+    tracked = shm_reaper.track(*before)  # removed by the reaper if this process is killed
+    parent = os.getppid()
     try:
         if spec.slot == 0:
             game.send_game_command("removebots")
@@ -173,6 +178,8 @@ def play(spec: PlayerSpec) -> PlayerReport:
         first = np.ones(1, dtype=bool)
         decisions = 0
         while not game.is_episode_finished():
+            if os.getppid() != parent:  # the match runner died: stop quietly (finally closes the game)
+                raise SystemExit(3)
             state = game.get_state()
             if state is None:
                 break
@@ -195,6 +202,7 @@ def play(spec: PlayerSpec) -> PlayerReport:
                             cpu_s=time.process_time() - start_cpu, server=server)
     finally:
         game.close()
+        shm_reaper.untrack(*tracked)
 
 
 def main() -> int:

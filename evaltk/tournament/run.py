@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaltk.errors import TournamentError
 from evaltk.tournament.formats import TournamentConfig, plan, prepare_out
 from evaltk.tournament.match import MatchResult
 from evaltk.tournament.report import write_reports
@@ -25,6 +27,16 @@ class RunOptions:
     timeout_s: float = 300.0
     max_attempts: int = 3
     num_resamples: int = 200
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise TournamentError(f"--concurrency {self.concurrency} must be at least 1")
+        if not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise TournamentError(f"--match-timeout {self.timeout_s} must be a positive number of wall seconds")
+        if self.max_attempts < 1:
+            raise TournamentError(f"--max-attempts {self.max_attempts} must be at least 1")
+        if self.num_resamples < 1:
+            raise TournamentError(f"num_resamples {self.num_resamples} must be at least 1")
 
 
 def default_out(config: TournamentConfig) -> Path:

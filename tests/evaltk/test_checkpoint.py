@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import pickle
@@ -45,7 +46,7 @@ def _spec(**over: Any) -> CheckpointSpec:
 def _tensors() -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(0)
     return {"fc.weight": torch.randn(8, 16, generator=g), "fc.bias": torch.zeros(8),
-            "steps": torch.arange(5, dtype=torch.int64)}
+            "steps": torch.arange(5, dtype=torch.float64)}
 
 
 def test_round_trip(tmp_path: Path) -> None:
@@ -65,7 +66,7 @@ def test_round_trip(tmp_path: Path) -> None:
 
 
 @given(shapes=st.lists(st.lists(st.integers(1, 4), min_size=0, max_size=3), min_size=0, max_size=4),
-       dtype=st.sampled_from([torch.float32, torch.float16, torch.int64, torch.uint8, torch.bool]))
+       dtype=st.sampled_from([torch.float32, torch.float16, torch.bfloat16, torch.float64]))
 def test_round_trip_any_tensors(tmp_path_factory: pytest.TempPathFactory, shapes: list[list[int]],
                                 dtype: torch.dtype) -> None:
     tensors = {f"t{i}": torch.ones(s, dtype=dtype) for i, s in enumerate(shapes)}
@@ -115,8 +116,16 @@ def test_corrupt_json_and_weights(tmp_path: Path) -> None:
         load(out)
     (out / SPEC_FILE).write_text(good)
     (out / WEIGHTS_FILE).write_bytes((out / WEIGHTS_FILE).read_bytes()[:40])
-    with pytest.raises(CheckpointError, match="not a valid safetensors file"):
+    with pytest.raises(CheckpointError, match=r"not a valid safetensors file .* \(truncated or replaced\)"):
         load(out)
+
+
+def _redigest(out: Path) -> None:
+    """Record the current weights file's digest in policy.json (a corruption the digest cannot see)."""
+    payload = (out / WEIGHTS_FILE).read_bytes()
+    data = json.loads((out / SPEC_FILE).read_text())
+    data["weights"] = {"sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload)}
+    (out / SPEC_FILE).write_text(json.dumps(data))
 
 
 class _Boom:
@@ -129,6 +138,9 @@ def test_never_unpickles(tmp_path: Path) -> None:
     marker.unlink(missing_ok=True)
     out = save(tmp_path / "c", _spec(), {})
     (out / WEIGHTS_FILE).write_bytes(pickle.dumps({"w": _Boom()}))
+    with pytest.raises(CheckpointError, match=r"truncated or replaced|does not match the sha256"):
+        load(out)
+    _redigest(out)
     with pytest.raises(CheckpointError, match="not a valid safetensors"):
         load(out)
     assert not marker.exists()
@@ -136,8 +148,11 @@ def test_never_unpickles(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("edit", "message"), [
     ({"format_version": 99}, "format_version 99"),
+    ({"format_version": 2.0}, "format_version 2.0"),
+    ({"format_version": "2"}, "format_version '2'"),
     ({"format_version": None}, "format_version None"),
     ({"extra": 1}, "unknown field"),
+    ({"weights": {"sha256": "zz", "bytes": 1}}, r"weights\.sha256"),
     ({"model_class": "noclass"}, "model_class"),
     ({"obs_spec": {"shape": [0, 84], "dtype": "uint8"}}, r"obs_spec\.shape"),
     ({"obs_spec": {"shape": [84], "dtype": 3}}, r"obs_spec\.dtype"),

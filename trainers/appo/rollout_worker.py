@@ -181,4 +181,37 @@ def worker_main(spec: WorkerSpec, layout: dict[str, Any], names: dict[str, str],
     finally:
         worker.close()
         buffers.close()
+        if os.getppid() != parent_pid:  # the runner was killed: free what it no longer can, without warnings
+            free_orphaned(names, stop)
+
+
+def _semaphore_names(event: Any) -> list[str]:
+    """Names of the POSIX semaphores behind a ``multiprocessing`` Event (empty for a threading one)."""
+    cond = getattr(event, "_cond", None)
+    parts = [getattr(event, "_flag", None), getattr(cond, "_lock", None), getattr(cond, "_sleeping_count", None),
+             getattr(cond, "_woken_count", None), getattr(cond, "_wait_semaphore", None)]
+    names = [getattr(getattr(p, "_semlock", None), "name", None) for p in parts]
+    return [n for n in names if isinstance(n, str)]
+
+
+def free_orphaned(names: dict[str, str], stop: Any) -> None:
+    """Unlink the runner's shared-memory blocks and ``stop``'s semaphores after the runner died.
+
+    Python's resource tracker would free them too, but only after printing "leaked shared_memory /
+    semaphore objects" warnings. Unlinking also unregisters each from the tracker; the first worker
+    to get there frees a name, the others find it gone (FileNotFoundError) and skip it.
+    """
+    from multiprocessing import resource_tracker, shared_memory, synchronize
+
+    for name in names.values():
+        with contextlib.suppress(FileNotFoundError):
+            block = shared_memory.SharedMemory(name=name)
+            block.close()
+            block.unlink()
+    for name in _semaphore_names(stop):
+        try:
+            synchronize.sem_unlink(name)  # type: ignore[attr-defined]  # re-exported from _multiprocessing
+        except (FileNotFoundError, OSError):
+            continue
+        resource_tracker.unregister(name, "semaphore")
 

@@ -1,0 +1,24 @@
+"""Argument types shared by the subcommands, so every option of the same kind is checked the same way."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["CHECKPOINT_FORMATS", "seed_type"]
+
+#: ``--format`` choices: the formats of :mod:`evaltk.importers` (equal to ``evaltk.importers.FORMATS``, tested), kept
+#: here so that parsing arguments does not import torch.
+CHECKPOINT_FORMATS = ("sb3", "cleanrl", "sample-factory")
+
+_MAX_SEED = 2**63 - 1  # numpy.random.default_rng and the episode-seed derivation take non-negative 64-bit ints
+
+
+def seed_type(text: str) -> int:
+    """Parse a ``--seed`` value: an integer in ``[0, 2**63 - 1]``; argparse turns the error into one line."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer; pass a seed such as 0") from None
+    if not 0 <= value <= _MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is out of range; a seed is an integer in [0, 2**63 - 1]")
+    return value

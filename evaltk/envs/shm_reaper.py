@@ -1,0 +1,269 @@
+"""Remove ViZDoom's shared memory and engine processes when the Python process that owns them dies.
+
+A started ``DoomGame`` owns three POSIX shared-memory files, ``/dev/shm/ViZDoomSM<id>``,
+``ViZDoomMQCtr<id>`` and ``ViZDoomMQDoom<id>`` (10.7 MB in all at 160x120), and a ``vizdoom``
+engine child. ``DoomGame.close()`` removes them; a process killed with SIGKILL (or SIGTERM without a
+handler, or a killed process group) never gets there, and the engine even outlives it.
+
+So every process that starts games also starts one *reaper*: this file run as a tiny stdlib-only
+Python process in its own session (so a killed process group does not take it along), reading a
+pipe from its owner. It learns the owner's segments three ways, so that a kill in the middle of
+``init()`` is covered too: the owner sends the names after each ``init()`` (:func:`track`, read
+from ``/proc/self/maps``: exactly this game's, not another process's); the reaper reads the owner's
+``/proc/<pid>/maps`` and engine children every 0.25 s; and at the end it reads the maps of every
+``vizdoom`` engine whose environment carries the owner's tag (:data:`OWNER_ENV`, set before the
+first game, inherited by the engine). When the pipe reaches EOF (the owner exited, however) or the
+owner's pid is gone, the reaper SIGKILLs those engines and unlinks the recorded segments that still
+exist. Names are random per game, so nothing of another process is touched. A game killed in the
+first moment of ``init()`` (message queues made, nothing mapped long enough to be seen) is caught
+by a last sweep: ``ViZDoom*`` files made since the reaper started that no process maps (a live
+game's are always mapped) are garbage and unlinked. Linux only (``/proc``); elsewhere :func:`track`
+does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import IO
+
+SHM_DIR = "/dev/shm"
+PREFIX = "ViZDoom"
+#: Environment variable tagging a reaper's owner (``<pid>:<start time>``), inherited by its engines.
+OWNER_ENV = "EVALTK_DOOM_OWNER"
+_LOCK = threading.Lock()
+_PIPE: tuple[int, IO[str]] | None = None  # (owner pid, pipe to the reaper)
+
+
+def _start_time(pid: int) -> str | None:
+    """Field 22 of ``/proc/<pid>/stat`` (start time in clock ticks): tells a pid from a reused one."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def own_segments(pid: int | str = "self") -> set[str]:
+    """Names of the ``/dev/shm/ViZDoom*`` files mapped by process ``pid`` (this one by default) right now."""
+    found = set()
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/maps") as fh:
+        for line in fh:
+            path = line.rsplit(None, 1)[-1] if "/dev/shm/" in line else ""
+            name = os.path.basename(path)
+            if path.startswith(f"{SHM_DIR}/{PREFIX}") and "/" not in name:
+                found.add(name)
+    return found
+
+
+def _is_engine(pid: int | str) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip() == "vizdoom"
+    except OSError:
+        return False
+
+
+def engine_children(pid: int | str = "self") -> set[int]:
+    """PIDs of the children of process ``pid`` (this one by default) that run the ``vizdoom`` engine."""
+    pids: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as fh:
+                pids.update(int(child) for child in fh.read().split() if _is_engine(child))
+    return pids
+
+
+def tagged_engines(tag: str) -> set[int]:
+    """PIDs of ``vizdoom`` engines whose environment has ``OWNER_ENV=tag`` (orphans of a dead owner too)."""
+    needle = f"{OWNER_ENV}={tag}".encode()
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _is_engine(entry):
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    found.add(int(entry))
+    return found
+
+
+def _pipe() -> IO[str] | None:
+    """Return the pipe to this process's reaper, starting it on first use (and again in a forked child)."""
+    global _PIPE
+    if not os.path.isdir("/proc/self/task"):
+        return None
+    if _PIPE is None or _PIPE[0] != os.getpid():
+        os.environ[OWNER_ENV] = f"{os.getpid()}:{_start_time(os.getpid())}"
+        # An empty environment: the reaper needs none, and must not carry a match's tag (it would be
+        # killed with the match it is to clean up after) or look like one of the owner's processes.
+        proc = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid())],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                text=True, env={}, start_new_session=True, close_fds=True)
+        assert proc.stdin is not None
+        _PIPE = (os.getpid(), proc.stdin)
+    return _PIPE[1]
+
+
+def _send(lines: list[str]) -> None:
+    with _LOCK:
+        pipe = _pipe()
+        if pipe is None or not lines:
+            return
+        with contextlib.suppress(BrokenPipeError, OSError):
+            pipe.write("".join(f"{line}\n" for line in lines))
+            pipe.flush()
+
+
+def watch() -> None:
+    """Start this process's reaper (if not yet running), so that the next ``init()`` is covered while it runs."""
+    with _LOCK:
+        _pipe()
+
+
+def track(before: set[str], engines_before: set[int]) -> tuple[set[str], set[int]]:
+    """Register what a game started since ``before``/``engines_before``; return (segments, engine pids).
+
+    Call with :func:`own_segments` and :func:`engine_children` taken just before ``init()``, right
+    after it returns.
+    """
+    names = own_segments() - before
+    engines = engine_children() - engines_before
+    lines = [f"add {n}" for n in sorted(names)]
+    lines += [f"engine {pid} {_start_time(pid)}" for pid in sorted(engines) if _start_time(pid) is not None]
+    _send(lines)
+    return names, engines
+
+
+def add_segment(name: str, *, after_pid: int | None = None) -> None:
+    """Have the reaper unlink ``/dev/shm/<name>`` (e.g. a ``SharedMemory`` of this process) if this process dies.
+
+    With ``after_pid`` (e.g. Python's resource tracker, which frees such blocks itself when it
+    survives), the reaper waits until that process is gone and unlinks the block only if it is left.
+    """
+    base = os.path.basename(name.lstrip("/"))
+    start = _start_time(after_pid) if after_pid is not None else None
+    _send([f"add {base}" if start is None else f"addafter {base} {after_pid} {start}"])
+
+
+def remove_segment(name: str) -> None:
+    """Undo :func:`add_segment` (the segment was unlinked normally)."""
+    if _PIPE is not None and _PIPE[0] == os.getpid():
+        _send([f"del {os.path.basename(name.lstrip('/'))}"])
+
+
+def untrack(names: set[str], engines: set[int]) -> None:
+    """Take back what :func:`track` registered (after ``close()`` removed it)."""
+    if _PIPE is not None and _PIPE[0] == os.getpid():
+        _send([f"del {n}" for n in sorted(names)] + [f"unengine {pid}" for pid in sorted(engines)])
+
+
+def _owner_alive(pid: int, start: str | None) -> bool:
+    return start is not None and _start_time(pid) == start
+
+
+def _apply(line: str, names: set[str], engines: dict[int, str], later: dict[str, tuple[int, str]]) -> None:
+    cmd, _, arg = line.partition(" ")
+    if cmd == "add":
+        names.add(os.path.basename(arg))
+    elif cmd == "addafter":
+        name, pid, start = [*arg.split(), "", "", ""][:3]
+        if pid.isdigit():
+            later[os.path.basename(name)] = (int(pid), start)
+    elif cmd == "del":
+        names.discard(os.path.basename(arg))
+        later.pop(os.path.basename(arg), None)
+    elif cmd == "engine":
+        engine, _, start = arg.partition(" ")
+        engines[int(engine)] = start
+    elif cmd == "unengine":
+        engines.pop(int(arg), None)
+
+
+def _record_engines(pids: set[int], names: set[str], engines: dict[int, str]) -> None:
+    for pid in pids:
+        start = _start_time(pid)
+        if start is not None:
+            engines.setdefault(pid, start)
+            names.update(own_segments(pid))
+
+
+def reap(owner: int, stream: IO[str]) -> None:
+    """Run the reaper: record the owner's games until it is gone, then kill their engines and unlink their memory."""
+    owner_start = _start_time(owner)
+    born = time.time()
+    names: set[str] = set()
+    engines: dict[int, str] = {}
+    later: dict[str, tuple[int, str]] = {}
+    buffer = ""
+    fd = stream.fileno()
+    while _owner_alive(owner, owner_start):
+        names.update(own_segments(owner))
+        _record_engines(engine_children(owner), names, engines)
+        ready, _, _ = select.select([fd], [], [], 0.25)
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536).decode(errors="replace")
+        if not chunk:
+            break
+        buffer += chunk
+        *lines, buffer = buffer.split("\n")
+        for line in lines:
+            _apply(line, names, engines, later)
+    _record_engines(tagged_engines(f"{owner}:{owner_start}"), names, engines)
+    for pid, start in engines.items():
+        if _start_time(pid) == start:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while any(_start_time(pid) == start for pid, start in engines.items()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _unlink(names)
+    _sweep(since=born)
+    deadline = time.monotonic() + 30.0
+    while any(_start_time(pid) == start for pid, start in later.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _unlink(set(later))
+
+
+def _sweep(since: float, *, quiet_s: float = 2.0) -> None:
+    """Unlink ``ViZDoom*`` files made since ``since`` that no process maps (a game killed inside ``init()``).
+
+    A live game's segments are always mapped by its controller and engine, so an unmapped one is
+    garbage; files changed in the last ``quiet_s`` seconds are left alone (one being created right now
+    may not be mapped yet).
+    """
+    time.sleep(quiet_s)
+    cutoff = time.time() - quiet_s
+    candidates = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(SHM_DIR):
+            if not name.startswith(PREFIX):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.stat(os.path.join(SHM_DIR, name))
+                if st.st_uid == os.getuid() and since - 1.0 <= st.st_ctime <= cutoff:
+                    candidates.append(name)
+    if not candidates:
+        return
+    mapped: set[str] = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            mapped |= own_segments(entry)
+    _unlink(set(candidates) - mapped)
+
+
+def _unlink(names: set[str]) -> None:
+    for name in names:
+        if name and not name.startswith("."):
+            with contextlib.suppress(FileNotFoundError, PermissionError, IsADirectoryError):
+                os.unlink(os.path.join(SHM_DIR, name))
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the owner; the reaper outlives it
+    reap(int(sys.argv[1]), sys.stdin)

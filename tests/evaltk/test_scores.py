@@ -1,0 +1,98 @@
+"""evaltk.scores: column types enforced on read, errors naming file, row and column; fuzzed real tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evaltk.errors import ScoreTableError
+from evaltk.scores import read_scores
+
+_CSV = ("checkpoint,env_id,backend,index,seed,return,frames,steps,truncated\n"
+        "builtin:random,ALE/Pong-v5,gym,0,11,-21.0,3000,750,false\n"
+        "builtin:random,ALE/Pong-v5,gym,1,12,-20.0,3100,775,false\n")
+
+
+def _jsonl(rows: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+_ROW = {"checkpoint": "c", "env_id": "ALE/Pong-v5", "index": 0, "seed": 1, "return": 5.0, "frames": 10,
+        "truncated": False}
+
+
+@pytest.mark.parametrize(("column", "value"), [("return", "5"), ("return", True), ("return", None),
+                                                ("seed", 1.5), ("seed", "1"), ("frames", "10"),
+                                                ("truncated", "false"), ("env_id", 3)])
+def test_jsonl_types_are_enforced(tmp_path: Path, column: str, value: object) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_jsonl([_ROW, {**_ROW, column: value}]))
+    with pytest.raises(ScoreTableError, match=rf"t\.jsonl:2, column '{column}'"):
+        read_scores(path)
+
+
+def test_quoted_return_names_file_row_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_jsonl([{"return": "5"}]))
+    with pytest.raises(ScoreTableError, match=r"t\.jsonl:1, column 'return': expected a JSON number, got '5' "
+                                              r"\(a quoted string"):
+        read_scores(path)
+
+
+@pytest.mark.parametrize(("old", "new", "column"), [("-21.0", "abc", "return"), ("11", "11.5", "seed"),
+                                                     ("3000", "3e3", "frames"), ("false", "maybe", "truncated")])
+def test_csv_types_are_enforced(tmp_path: Path, old: str, new: str, column: str) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(_CSV.replace(old, new, 1))
+    with pytest.raises(ScoreTableError, match=rf"t\.csv:2 \(row 1\), column '{column}'"):
+        read_scores(path)
+
+
+def test_valid_tables_read(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text(_CSV)
+    (tmp_path / "t.jsonl").write_text(_jsonl([_ROW, {**_ROW, "return": 7}]))
+    assert read_scores(tmp_path / "t.csv").returns.tolist() == [-21.0, -20.0]
+    assert read_scores(tmp_path / "t.jsonl").returns.tolist() == [5.0, 7.0]
+
+
+def _fuzz_table(tmp: Path, data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(["t.csv", "t.jsonl", "t.tsv", "t.txt"]))
+    text = _CSV if name != "t.jsonl" else _jsonl([_ROW, {**_ROW, "return": 7}])
+    raw = bytearray(text.encode())
+    for _ in range(data.draw(st.integers(1, 6))):
+        op = data.draw(st.sampled_from(["set", "delete", "insert"]))
+        pos = data.draw(st.integers(0, max(0, len(raw) - 1)))
+        byte = data.draw(st.sampled_from([*b'",{}[]\n\r\t0-9.eE', 0, 0xFF, 0xC3]))
+        if op == "set" and raw:
+            raw[pos] = byte
+        elif op == "delete" and raw:
+            del raw[pos]
+        else:
+            raw.insert(pos, byte)
+    (tmp / name).write_bytes(bytes(raw))
+    message = None
+    try:
+        table = read_scores(tmp / name)
+    except ScoreTableError as exc:
+        message = str(exc)
+    if message is not None:
+        assert "\n" not in message.strip(), message
+    else:
+        assert table.n >= 1
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_tables_read_or_fail_cleanly(tmp_path: Path, data: st.DataObject) -> None:
+    _fuzz_table(tmp_path, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_tables_long(tmp_path: Path, data: st.DataObject) -> None:
+    _fuzz_table(tmp_path, data)
