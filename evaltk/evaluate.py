@@ -80,6 +80,10 @@ class EvalConfig:
     """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
     fast_reset: bool = False
     """Opt-in: seeded resets restore a cached post-load ALE state instead of reloading the ROM (same states)."""
+    repeat_action_probability: float | None = None
+    """Atari only: override the env's sticky-action probability (None keeps the checkpoint's / env's own)."""
+    checkpoint_format: str | None = None
+    """Another library's checkpoint format (``sb3``, ``cleanrl``, ``sample-factory``); None detects it."""
 
 
 @dataclass
@@ -129,7 +133,10 @@ def env_for_cli_id(env_id: str) -> dict[str, Any]:
 
 def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     """Load the policy, build the env dict and check they fit; returns (policy, env info, digest)."""
-    ref = config.checkpoint
+    from evaltk.importers import resolve_foreign_checkpoint
+
+    # another library's checkpoint (SB3, CleanRL, Sample Factory) is imported once into a cache
+    ref = resolve_foreign_checkpoint(config.checkpoint, config.checkpoint_format, env_id=config.env_id)
     is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
     if is_builtin:
         if config.env_id is None:
@@ -146,6 +153,13 @@ def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
             env = env_for_cli_id(config.env_id)
     elif config.env_id is not None:
         env["env_id"] = config.env_id
+    if config.repeat_action_probability is not None:
+        p = config.repeat_action_probability
+        if env.get("family") != "atari":
+            raise SpecError(f"--repeat-action-probability applies to Atari envs only, not {env.get('env_id')!r}")
+        if not (isinstance(p, int | float) and 0.0 <= p <= 1.0):
+            raise SpecError(f"--repeat-action-probability must be in [0, 1], got {p!r}; ALE v5 uses 0.25")
+        env["kwargs"] = {**env["kwargs"], "repeat_action_probability": float(p)}
     info = describe(env)
     check_compatible(policy.spec, info)
     return policy, info, _digest(policy.spec, path)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evaltk.cli.args import CHECKPOINT_FORMATS, seed_type
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 
@@ -33,11 +34,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
                    help="checkpoint directory, or a builtin: random, scripted (also builtin:random, ...)")
+    p.add_argument("--format", dest="checkpoint_format", choices=CHECKPOINT_FORMATS, default=None,
+                   help="CKPT is another library's checkpoint file in this format (default: detected; see "
+                        "evaltk import --help)")
     p.add_argument("--env-id", default=None,
                    help="gymnasium env id, e.g. ALE/Breakout-v5, or a ViZDoom scenario, e.g. basic (required for "
                         "builtins; default: the checkpoint's)")
     p.add_argument("--episodes", type=int, default=20, help="number of episodes (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="base seed; episode i gets a recorded seed derived from it")
+    p.add_argument("--seed", type=seed_type, default=0,
+                   help="base seed; episode i gets a recorded seed derived from it")
     p.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes stepping the envs (default: min(num-envs, CPUs); 0 = in-process)")
@@ -50,6 +55,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch threads for a checkpoint's batched inference (default 1: the env worker processes "
                         "use the other cores, and oversubscribed cores slow inference down many times)")
+    p.add_argument("--repeat-action-probability", type=float, default=None, metavar="P",
+                   help="Atari only: sticky-action probability (default: the env's own, 0.25 for v5 ids)")
+    seq = p.add_argument_group("until a verdict (group-sequential TOST against a baseline table)")
+    seq.add_argument("--until-verdict", action="store_true",
+                     help="evaluate in --looks batches up to --max-episodes, stopping once the verdict against "
+                          "--baseline is decided; the looks go to OUT/sequential.json and OUT/sequential.md")
+    seq.add_argument("--baseline", type=Path, help="reference score table (A) for --until-verdict")
+    seq.add_argument("--margin", type=float, help="equivalence margin for --until-verdict")
+    seq.add_argument("--margin-kind", choices=("absolute", "sd"), default="absolute",
+                     help="units of --margin (default absolute)")
+    seq.add_argument("--max-episodes", type=int, help="episode budget for --until-verdict")
+    seq.add_argument("--looks", type=int, default=10, help="number of looks (default 10)")
+    seq.add_argument("--alpha", type=float, default=0.05, help="level of each TOST side (default 0.05)")
+    seq.add_argument("--allow-different-envs", action="store_true",
+                     help="accept a baseline from another env id / spec (the report says so)")
     p.add_argument("--out", type=Path, required=True, help="output directory (created; resumed if it exists)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
     p.set_defaults(func=run)
@@ -86,9 +106,12 @@ def run(args: argparse.Namespace) -> int:
 
     config = EvalConfig(checkpoint=args.checkpoint, out=args.out, episodes=args.episodes, seed=args.seed,
                         num_envs=args.num_envs, env_id=args.env_id, backend=args.against, workers=args.workers,
-                        fast_reset=args.fast_reset)
+                        fast_reset=args.fast_reset, repeat_action_probability=args.repeat_action_probability,
+                        checkpoint_format=args.checkpoint_format)
     if args.torch_threads < 1:
         raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
+    if args.until_verdict:
+        return _run_until_verdict(args, config)
     prep = prepare(config)  # every bad-input error surfaces here, before the progress bar
     if "torch" in sys.modules:  # a checkpoint policy was loaded (builtins do not need torch)
         sys.modules["torch"].set_num_threads(args.torch_threads)
@@ -116,4 +139,25 @@ def run(args: argparse.Namespace) -> int:
         s = result.summary
         emit_json({"command": "evaluate", "n_episodes": s["n_episodes"], "mean_return": s["mean_return"],
                    "ci": s["ci"], "out": s["out"], "summary": s})
+    return 0
+
+
+def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
+    """``--until-verdict``: batches of episodes, one look after each, until the verdict is decided."""
+    missing = [flag for flag, value in (("--baseline", args.baseline), ("--margin", args.margin),
+                                        ("--max-episodes", args.max_episodes)) if value is None]
+    if missing:
+        raise EvaltkError(f"--until-verdict needs {', '.join(missing)}; e.g. --baseline runs/ref/episodes.csv "
+                          "--margin 0.5 --margin-kind sd --max-episodes 100")
+    from evaltk.until_verdict import UntilVerdictConfig, evaluate_until_verdict
+
+    uv = UntilVerdictConfig(baseline=args.baseline, margin=args.margin, kind=args.margin_kind,
+                            max_episodes=args.max_episodes, looks=args.looks, alpha=args.alpha,
+                            allow_different_envs=args.allow_different_envs)
+    result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True))
+    print(f"verdict: {result.verdict.value}")
+    print(f"  {result.reason}")
+    print(f"wrote {args.out / 'sequential.json'}, {args.out / 'sequential.md'}")
+    if args.json:
+        emit_json({"command": "evaluate", "until_verdict": True, **result.to_dict()})
     return 0

@@ -10,23 +10,46 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 from evaltk import __version__
-from evaltk.errors import EvaltkError
+from evaltk.errors import CheckpointWarning, EvaltkError
 
-SUBCOMMANDS = ("evaluate", "compare", "tournament", "conformance", "bench", "train")
+DEBUG_ENV = "EVALTK_DEBUG"
+"""Set to 1 (or pass ``--debug``) to get the full traceback of an unexpected error."""
+BUG_URL = "https://github.com/evaltk/evaltk/issues"
+_PACKAGES = ("evaltk", "trainers", "conformance", "gpu_env")
+
+SUBCOMMANDS = ("evaluate", "validate", "import_cmd", "compare", "tournament", "conformance", "bench", "train")
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one ``error:`` line (exit status 2), like every other failure.
+
+    Subcommand parsers inherit the class (``add_subparsers`` defaults to the parent's type).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``error: <prog>: <message>`` and a pointer to ``--help`` on one line; exit with status 2."""
+        self.exit(2, f"error: {self.prog}: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every available subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="evaltk",
         description="Policy-transfer validation and evaluation for RL "
         "(gpu_env Atari emulator, Gym/ViZDoom evaluation, statistics, tournaments).",
     )
     parser.add_argument("--version", action="version", version=f"evaltk {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help=f"show the full traceback of an unexpected error (same as {DEBUG_ENV}=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         module_name = f"evaltk.cli.{name}"
@@ -40,14 +63,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``evaltk`` command; returns the process exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    func = getattr(args, "func", None)
-    if func is None:
-        parser.print_help()
-        return 2
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      line: str | None = None) -> str:
+    """Format evaltk's own warnings as one ``warning:`` line (others keep Python's format)."""
+    if issubclass(category, CheckpointWarning):
+        return f"warning: {message}\n"
+    return _DEFAULT_FORMAT(message, category, filename, lineno, line)
+
+
+_DEFAULT_FORMAT = warnings.formatwarning
+
+
+def _debug_requested(argv: Sequence[str] | None) -> bool:
+    args = sys.argv[1:] if argv is None else list(argv)
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0") or "--debug" in args
+
+
+def _run(args: argparse.Namespace, func: Any) -> int:
     try:
         status = func(args)
     except EvaltkError as exc:
@@ -58,6 +90,38 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     return int(status or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``evaltk`` command; returns the process exit status.
+
+    Every failure ends as one ``error:`` line on stderr and a non-zero status: 2 for bad input
+    (:class:`~evaltk.errors.EvaltkError`, a bad argument), 130 for Ctrl-C, and 70 for an unexpected
+    exception — a bug in evaltk, reported as one line naming the exception, with the full traceback
+    under ``--debug`` or ``EVALTK_DEBUG=1``.
+    """
+    warnings.formatwarning = _one_line_warning
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)  # --help/--version and usage errors exit as argparse does (0 / 2)
+        func = getattr(args, "func", None)
+        if func is None:
+            parser.print_help()
+            return 2
+        return _run(args, func)
+    except Exception as exc:  # last resort: any other exception is a bug, not a user error
+        if _debug_requested(argv):
+            traceback.print_exc()
+        frames = traceback.extract_tb(exc.__traceback__)
+        ours = [f for f in frames if any(f"/{pkg}/" in f.filename for pkg in _PACKAGES)]
+        where = (ours or frames)[-1]
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        print(f"error: internal error {type(exc).__name__}: {detail} (at {Path(where.filename).name}:{where.lineno}); "
+              f"this is a bug in evaltk {__version__}: please report it at {BUG_URL} with the command line "
+              f"(re-run with --debug or {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return 70
+    finally:
+        warnings.formatwarning = _DEFAULT_FORMAT
 
 
 if __name__ == "__main__":

@@ -1,0 +1,151 @@
+"""``evaltk validate``: a checkpoint on the simulator and on the reference, compared, in one report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evaltk.cli.args import seed_type
+from evaltk.cli.output import emit_json
+from evaltk.errors import EvaltkError
+from evaltk.margin import MarginKind
+
+EPILOG = """examples:
+  evaltk validate builtin:scripted --env-id ALE/Breakout-v5 --episodes 20 --margin 5 --out runs/validate
+  evaltk validate runs/a2c/checkpoints/final --episodes 50 --margin 0.5 --margin-kind sd --out runs/a2c_validate
+  evaltk validate runs/a2c/checkpoints/final --baseline runs/a2c_gym/episodes.csv --margin 5 --out runs/a2c_vs_table
+
+Each evaluated side's score table goes to OUT/<backend>/ (as `evaltk evaluate --out` writes it); re-running the
+same command resumes them, and a re-run with another margin only re-compares. The report is OUT/report.json,
+report.md, report.png, pairs.png (rows paired by seed) and report.html (self-contained).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``validate`` subcommand."""
+    p = subparsers.add_parser(
+        "validate", help="run a policy on the simulator and on the reference (or a baseline table), compare, report",
+        description="Evaluate CKPT on the simulator (--sim) and on the reference (--reference, or a --baseline score "
+                    "table) with the same seeds, compare the two score tables (evaltk compare's verdict) and write "
+                    "one report with the verdict, the CIs, the episodes needed and the two env specs side by side.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", metavar="CKPT",
+                   help="checkpoint directory, or a builtin: builtin:scripted, builtin:random (builtins need --env-id)")
+    p.add_argument("--sim", default="gpu_env", choices=("gpu_env", "gym"),
+                   help="simulator backend the policy is validated on (default gpu_env)")
+    p.add_argument("--reference", default=None, choices=("gym", "gpu_env"),
+                   help="reference backend (default gym: gymnasium + ale-py)")
+    p.add_argument("--baseline", type=Path, default=None, metavar="TABLE",
+                   help="a table of baseline scores (CSV/JSONL with a 'return' column, or an `evaltk evaluate` "
+                        "directory) used as the reference instead of running --reference")
+    p.add_argument("--env-id", default=None, help="gymnasium env id (required for builtins; default: the checkpoint's)")
+    p.add_argument("--episodes", type=int, default=20, help="episodes per evaluated side (default 20)")
+    p.add_argument("--margin", type=float, required=True, help="equivalence margin M, in --margin-kind units")
+    p.add_argument("--margin-kind", choices=[k.value for k in MarginKind], default="absolute",
+                   help="units of the margin, as in evaltk compare (default absolute: score units)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default 0.05)")
+    p.add_argument("--seed", type=seed_type, default=0,
+                   help="base seed: episode i has the same recorded seed on both sides (default 0)")
+    p.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="Gym worker processes (default: min(num-envs, CPUs); 0 = in-process)")
+    p.add_argument("--resamples", type=int, default=9999, help="permutation/bootstrap resamples (default 9999)")
+    p.add_argument("--min-episodes", type=int, default=10,
+                   help="fewest episodes (pairs) per side for a statistical verdict, as in compare (default 10)")
+    p.add_argument("--unpaired", action="store_true", help="do not pair rows by seed (as in compare)")
+    p.add_argument("--allow-different-envs", action="store_true",
+                   help="accept a --baseline whose recorded env spec differs from the checkpoint's (listed in the "
+                        "report)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch threads for a checkpoint's batched inference (default 1)")
+    p.add_argument("--out", type=Path, required=True, help="report directory (created; resumed if it exists)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (report.json's) as the last line")
+    p.set_defaults(func=run)
+
+
+def _side_table(report: dict[str, Any], labels: tuple[str, str]) -> Table:
+    from evaltk.report.validate_report import side_table
+
+    t = Table(title=f"evaltk validate: {report['checkpoint']} on {report['env_id']}", show_header=True,
+              header_style="bold")
+    t.add_column("metric")
+    t.add_column(labels[0], justify="right")
+    t.add_column(labels[1], justify="right")
+    for row in side_table(report):
+        t.add_row(*row)
+    return t
+
+
+def _comparison_table(report: dict[str, Any]) -> Table:
+    c = report["comparison"]
+    t = Table(title="comparison (A = reference, B = sim)", show_header=True, header_style="bold")
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    t.add_row(c["quantity"], f"{c['estimate']:,.4g}")
+    t.add_row(f"{c['ci_level']:.0%} CI", f"[{c['ci'][0]:,.4g}, {c['ci'][1]:,.4g}]")
+    t.add_row(f"{c['ci_tost_level']:.0%} TOST CI", f"[{c['ci_tost'][0]:,.4g}, {c['ci_tost'][1]:,.4g}]")
+    t.add_row("margin region", f"({c['margin_region'][0]:,.4g}, {c['margin_region'][1]:,.4g}) "
+              f"[{report['margin_kind']}]")
+    t.add_row("design", report["design"])
+    pairs = report["pairs"]
+    t.add_row("rows paired by seed", "no (no seeds in the reference)" if pairs is None else
+              f"{pairs['n_shared']} shared, {pairs['same']['return']} with the same return")
+    envs = report["environments"]
+    t.add_row("env settings that differ", ", ".join(envs["differs"]) or "none")
+    if envs["not_recorded"]:
+        t.add_row("env settings not recorded", f"{len(envs['not_recorded'])} (by the baseline)")
+    return t
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run both sides with a progress bar, compare, write the report, print the summary ending with the verdict."""
+    from evaltk.report.validate_report import write_report
+    from evaltk.validate import ValidateConfig, prepare_validation, run_validation
+
+    if args.baseline is not None and args.reference is not None:
+        raise EvaltkError("--baseline TABLE replaces the reference run: drop --reference (or drop --baseline)")
+    if args.torch_threads < 1:
+        raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
+    config = ValidateConfig(checkpoint=args.checkpoint, out=args.out, margin=args.margin, margin_kind=args.margin_kind,
+                            episodes=args.episodes, seed=args.seed, num_envs=args.num_envs, env_id=args.env_id,
+                            sim=args.sim, reference=args.reference or "gym", baseline=args.baseline,
+                            alpha=args.alpha, resamples=args.resamples, min_episodes=args.min_episodes,
+                            paired=not args.unpaired, allow_different_envs=args.allow_different_envs,
+                            workers=args.workers)
+    prep = prepare_validation(config)  # every bad-input error surfaces here, before anything runs
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(args.torch_threads)
+    evaluated = prep.evaluations
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=False) as bar:
+        tasks = {role: bar.add_task(f"{role} ({p.settings['backend']})", total=args.episodes,
+                                    completed=args.episodes - len(p.todo)) for role, p in evaluated.items()}
+
+        def progress_for(role: str) -> Any:
+            def progress(row: dict[str, Any] | None, new_steps: int) -> None:
+                if row is not None:
+                    bar.advance(tasks[role])
+            return progress
+
+        validation = run_validation(prep, {role: progress_for(role) for role in evaluated})
+    write_report(validation)
+    report = validation.to_dict()
+    console = Console()
+    console.print(_side_table(report, (validation.label("sim"), validation.label("reference"))))
+    console.print(_comparison_table(report))
+    print(f"explanation: {report['explanation']}")
+    print(f"episodes needed: {report['episodes_needed_line']}")
+    for side in ("sim", "reference"):
+        for note in report["sides"][side]["notes"]:
+            print(f"note ({side}): {note}")
+    print("wrote " + ", ".join(str(p) for p in validation.files.values()))
+    print(report["verdict_line"])
+    if args.json:
+        emit_json(report)
+    return 0

@@ -1,0 +1,424 @@
+"""One-command transfer validation: a policy on the simulator and on the reference, compared in one report.
+
+``evaltk validate CKPT --episodes N --margin M --out DIR`` (documented in ``docs/validate.md``):
+
+* the simulator side (``--sim``, default ``gpu_env``) and the reference side (``--reference``, default
+  ``gym``) are two runs of the :mod:`evaltk.evaluate` engine with the same base seed, so episode ``i``
+  has the same recorded seed on both and the rows pair by seed. Each side's score table lives in
+  ``DIR/<backend>/`` (``episodes.csv``, ``evaluation.json``, ``summary.json``) and is resumed on a re-run
+  exactly as ``evaltk evaluate`` resumes; a re-run with another margin only re-compares.
+* ``--baseline TABLE`` replaces the reference run by a table of baseline scores (any table
+  :func:`evaltk.scores.read_scores` reads); its env id, where recorded, must be the checkpoint's.
+* :func:`evaltk.compare.compare` gives the verdict (A = reference, B = simulator); this module adds
+  the two environment specs side by side and the per-seed pairing of rows;
+  :mod:`evaltk.report.validate_report` writes the report files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import math
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaltk.atomic import write_json_atomic
+from evaltk.compare import Comparison, compare
+from evaltk.errors import EvaltkError
+from evaltk.evaluate import (
+    BACKENDS,
+    SETTINGS_FILE,
+    TABLE_FILE,
+    EvalConfig,
+    EvalResult,
+    Prepared,
+    ProgressFn,
+    prepare,
+    read_table,
+    run_prepared,
+    summarize,
+)
+from evaltk.margin import MarginKind
+
+ENVIRONMENT_FILE = "environment.json"
+"""Per side: the env spec and the package versions of the run that wrote the side's first rows."""
+VERSIONED_PACKAGES = ("evaltk", "gymnasium", "ale-py", "numpy", "torch")
+BACKEND_WORDS = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend)", "vizdoom": "ViZDoom"}
+NOT_RECORDED = "not recorded"
+
+
+class ValidateError(EvaltkError):
+    """A validation cannot be set up as asked (bad margin, same backend twice, mismatched baseline, ...)."""
+
+
+@dataclass(frozen=True)
+class ValidateConfig:
+    """What ``evaltk validate`` was asked to do (see :func:`prepare_validation`)."""
+
+    checkpoint: str
+    """A checkpoint directory or a builtin (``builtin:scripted``, ...)."""
+    out: Path
+    """Report directory; each evaluated side's score table goes to ``out/<backend>/``."""
+    margin: float
+    margin_kind: str = "absolute"
+    episodes: int = 20
+    seed: int = 0
+    num_envs: int = 4
+    env_id: str | None = None
+    sim: str = "gpu_env"
+    reference: str = "gym"
+    baseline: Path | None = None
+    """A baseline score table used as the reference instead of running ``reference``."""
+    alpha: float = 0.05
+    resamples: int = 9999
+    min_episodes: int = 10
+    """Fewest episodes (pairs) per side for a statistical verdict, as in ``evaltk compare --min-episodes``."""
+    paired: bool = True
+    """Pair rows by seed (``evaltk compare`` without ``--unpaired``)."""
+    allow_different_envs: bool = False
+    """Accept a baseline whose recorded env spec differs from the checkpoint's (the report lists the differences)."""
+    workers: int | None = None
+
+
+@dataclass
+class Side:
+    """One side of the comparison: its rows (sorted by index; ``seed`` may be absent for a baseline) and spec."""
+
+    role: str
+    """``"sim"`` or ``"reference"``."""
+    source: str
+    """``"evaluated"`` (run here, resumably) or ``"baseline"`` (a table read from disk)."""
+    table: Path
+    rows: list[dict[str, Any]]
+    spec: dict[str, Any]
+    """``env_id``, ``backend``, ``engine`` (in words), ``env`` (the resolved env dict less its id) and ``versions``."""
+    result: EvalResult | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def returns(self) -> np.ndarray:
+        """``float64[n]`` episode returns in row order."""
+        return np.array([float(r["return"]) for r in self.rows], dtype=np.float64)
+
+    @property
+    def seeds(self) -> list[int] | None:
+        """Per-row seeds, or None when the table records none."""
+        if not self.rows or any(r.get("seed") is None for r in self.rows):
+            return None
+        return [int(r["seed"]) for r in self.rows]
+
+
+def check_margin(margin: float, kind: str) -> MarginKind:
+    """Validate ``--margin``/``--margin-kind`` before anything runs; returns the kind."""
+    try:
+        margin_kind = MarginKind(kind)
+    except ValueError:
+        raise ValidateError(f"--margin-kind {kind!r} is not one of {', '.join(k.value for k in MarginKind)}") from None
+    if not (isinstance(margin, int | float) and math.isfinite(margin) and margin > 0):
+        raise ValidateError(f"--margin must be a positive number, got {margin!r}; e.g. --margin 5 (absolute, score "
+                            "units) or --margin 0.5 --margin-kind sd")
+    if margin_kind is MarginKind.PROB and margin >= 0.5:
+        raise ValidateError(f"a prob margin must be below 0.5, got {margin!r}; 0.1 is common")
+    return margin_kind
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that decide an episode's outcome, and Python's."""
+    versions = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    versions["python"] = platform.python_version()
+    return versions
+
+
+def _eval_config(config: ValidateConfig, backend: str) -> EvalConfig:
+    return EvalConfig(checkpoint=config.checkpoint, out=config.out / backend, episodes=config.episodes,
+                      seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, backend=backend,
+                      workers=config.workers)
+
+
+def _side_spec(prep: Prepared) -> dict[str, Any]:
+    """Env spec and versions of an evaluated side, kept from the run that wrote its first rows."""
+    path = prep.config.out / ENVIRONMENT_FILE
+    backend = prep.settings["backend"]
+    current = {"env_id": prep.info.env["env_id"], "backend": backend, "engine": BACKEND_WORDS.get(backend, backend),
+               "env": {k: v for k, v in prep.info.env.items() if k != "env_id"}, "versions": package_versions()}
+    if path.exists() and prep.old_rows:
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            stored["versions"] = dict(stored["versions"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            raise ValidateError(f"{path} is corrupt: delete it (the next run rewrites it) and re-run") from None
+        return {**current, "versions": stored["versions"], "versions_now": current["versions"]}
+    write_json_atomic(path, current)
+    return current
+
+
+@dataclass
+class PreparedValidation:
+    """A validated request: the evaluations to run (one or two) and the baseline table, if any."""
+
+    config: ValidateConfig
+    kind: MarginKind
+    sim: Prepared
+    reference: Prepared | Side
+    """The reference evaluation to run, or the baseline table read as the reference side."""
+
+    @property
+    def evaluations(self) -> dict[str, Prepared]:
+        """The evaluations this validation runs, by role (``sim``, and ``reference`` unless a baseline)."""
+        runs = {"sim": self.sim}
+        if not isinstance(self.reference, Side):
+            runs["reference"] = self.reference
+        return runs
+
+
+def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> Side:
+    """Read a baseline score table; refuse one of another env id (or env spec, unless allowed)."""
+    from evaltk.compare_tables import LoadedTable, check_envs, load_table
+    from evaltk.scores import ScoreTable
+
+    loaded = load_table(path)
+    env_id = sim.info.env["env_id"]
+    if loaded.env_id is not None and loaded.env_id != env_id:
+        raise ValidateError(f"baseline {loaded.table.path} holds {loaded.env_id} episodes but "
+                            f"{sim.config.checkpoint} plays {env_id}: give a baseline table of {env_id} episodes "
+                            f"(or pass --env-id {loaded.env_id.split(',')[0]} if the policy fits that env)")
+    planned = LoadedTable(ScoreTable(sim.config.out / TABLE_FILE, "return", np.empty(0), {"env_id": [env_id]}),
+                          np.empty(0), None, env_id, sim.info.env)
+    check_envs(loaded, planned, allow_different_envs=allow_different_envs)
+    backend = ",".join(loaded.table.labels.get("backend", [])) or NOT_RECORDED
+    spec: dict[str, Any] = {"env_id": loaded.env_id or NOT_RECORDED, "backend": backend,
+                            "engine": BACKEND_WORDS.get(backend, NOT_RECORDED)}
+    if loaded.env is not None:
+        spec["env"] = {k: v for k, v in loaded.env.items() if k != "env_id"}
+    environment = loaded.table.path.parent / ENVIRONMENT_FILE
+    if environment.exists():  # the table is a side of an earlier `evaltk validate`
+        with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError, ValueError):  # else: not recorded
+            spec["versions"] = dict(json.loads(environment.read_text(encoding="utf-8"))["versions"])
+    if loaded.table.path.name == TABLE_FILE and (loaded.table.path.parent / SETTINGS_FILE).exists():
+        rows = sorted(read_table(loaded.table.path), key=lambda r: r["index"])  # with frames and steps
+    else:
+        seeds = [None] * loaded.returns.size if loaded.seeds is None else [int(x) for x in loaded.seeds]
+        rows = [{"index": i, "seed": seed, "return": float(v)}
+                for i, (v, seed) in enumerate(zip(loaded.returns, seeds, strict=True))]
+    if len(rows) < 2:
+        raise ValidateError(f"baseline {loaded.table.path} has {len(rows)} episode; a comparison needs at least 2")
+    return Side(role="reference", source="baseline", table=loaded.table.path, rows=rows, spec=spec)
+
+
+def _env_family(config: ValidateConfig) -> str | None:
+    """Return the checkpoint's env family (``atari``, ``doom``); None where ``evaluate.prepare`` will object."""
+    from evaltk.checkpoint import load_spec
+    from evaltk.evaluate import env_for_cli_id
+    from evaltk.policies import builtin_names
+
+    ref = config.checkpoint
+    try:
+        if ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists()):
+            return None if config.env_id is None else str(env_for_cli_id(config.env_id).get("family"))
+        return str(load_spec(ref).env.get("family"))
+    except EvaltkError:
+        return None
+
+
+def prepare_validation(config: ValidateConfig) -> PreparedValidation:
+    """Check every input and open (or resume) the score tables; raises before anything runs."""
+    kind = check_margin(config.margin, config.margin_kind)
+    if config.episodes < 2:
+        raise ValidateError(f"--episodes must be at least 2 for a comparison, got {config.episodes}")
+    for name, backend in (("--sim", config.sim), ("--reference", config.reference)):
+        if backend not in BACKENDS:
+            raise ValidateError(f"{name} {backend!r} is not one of {', '.join(BACKENDS)}")
+    if config.baseline is None and config.sim == config.reference:
+        raise ValidateError(f"--sim and --reference are both {config.sim}: validate one backend against another "
+                            "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
+    if not (0.0 < config.alpha < 0.5):
+        raise ValidateError(f"--alpha must be in (0, 0.5), got {config.alpha}; 0.05 is usual")
+    if config.min_episodes < 2:
+        raise ValidateError(f"--min-episodes must be at least 2, got {config.min_episodes}; the default is 10")
+    if config.resamples < 100:
+        raise ValidateError(f"--resamples must be at least 100, got {config.resamples}; the default is 9999")
+    ref = config.checkpoint
+    if not ref.startswith("builtin:") and "/" in ref and not Path(ref).exists():
+        raise ValidateError(f"checkpoint {ref!r} does not exist: pass a checkpoint directory (with policy.json) or "
+                            "a builtin such as builtin:scripted")
+    backends = {config.sim} if config.baseline is not None else {config.sim, config.reference}
+    if "gpu_env" in backends and _env_family(config) == "doom":
+        raise ValidateError(f"{config.env_id or ref} is a ViZDoom scenario and gpu_env runs Atari only: validate a "
+                            "Doom policy on ViZDoom against a table of scores, --sim gym --baseline TABLE")
+    config.out.mkdir(parents=True, exist_ok=True)
+    sim = prepare(_eval_config(config, config.sim))
+    if config.baseline is not None:
+        baseline = _baseline_side(config.baseline, sim, allow_different_envs=config.allow_different_envs)
+        return PreparedValidation(config, kind, sim, baseline)
+    return PreparedValidation(config, kind, sim, prepare(_eval_config(config, config.reference)))
+
+
+def _evaluated_side(role: str, prep: Prepared, progress: ProgressFn | None) -> Side:
+    spec = _side_spec(prep)
+    result = run_prepared(prep, progress)
+    side = Side(role=role, source="evaluated", table=prep.config.out / TABLE_FILE, rows=result.rows, spec=spec,
+                result=result)
+    if "versions_now" in spec and spec["versions_now"] != spec["versions"]:
+        changed = sorted(k for k in spec["versions"] if spec["versions"].get(k) != spec["versions_now"].get(k))
+        side.notes.append(f"{len(prep.old_rows)} resumed rows were written under other versions of "
+                          f"{', '.join(changed)} (see versions vs versions_now); delete {prep.config.out} to rerun")
+    return side
+
+
+def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys of a nested spec (``env.kwargs.frameskip`` ...), leaves as they are."""
+    flat: dict[str, Any] = {}
+    for key, value in spec.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def spec_rows(sim: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
+    """Put the two specs side by side: one row per setting, ``differs`` True where the values differ.
+
+    ``versions_now`` is left out (it only explains resumed rows). Settings a baseline does not record
+    show :data:`NOT_RECORDED` and are not counted as differences.
+    """
+    a = flatten({k: v for k, v in sim.items() if k != "versions_now"})
+    b = flatten({k: v for k, v in reference.items() if k != "versions_now"})
+    rows = []
+    for key in list(a) + [k for k in b if k not in a]:
+        va, vb = a.get(key, NOT_RECORDED), b.get(key, NOT_RECORDED)
+        unknown = NOT_RECORDED in (va, vb)
+        rows.append({"setting": key, "sim": va, "reference": vb, "differs": not unknown and va != vb})
+    return rows
+
+
+def pair_rows(reference: Side, sim: Side) -> dict[str, Any] | None:
+    """Rows of the two sides matched by seed: counts and how many agree in return, frames and steps."""
+    if reference.seeds is None or sim.seeds is None:
+        return None
+    by_seed = {int(r["seed"]): r for r in reference.rows}
+    pairs = [(by_seed[int(r["seed"])], r) for r in sim.rows if int(r["seed"]) in by_seed]
+    same = {key: sum(a.get(key) == b.get(key) for a, b in pairs) for key in ("return", "frames", "steps")}
+    return {"n_shared": len(pairs), "only_reference": len(reference.rows) - len(pairs),
+            "only_sim": len(sim.rows) - len(pairs), "same": same,
+            "rows": [{"seed": int(b["seed"]), "index": b.get("index"), "reference_return": a["return"],
+                      "sim_return": b["return"], "reference_frames": a.get("frames"), "sim_frames": b.get("frames")}
+                     for a, b in pairs]}
+
+
+def _side_dict(side: Side) -> dict[str, Any]:
+    if all("frames" in r for r in side.rows):
+        summary = summarize(side.rows)
+    else:  # a baseline table of returns only: no lengths or truncation flags recorded
+        filled = [{**r, "frames": 0, "truncated": False} for r in side.rows]
+        summary = {**summarize(filled), "mean_frames": None, "n_truncated": None}
+    if side.result is not None:
+        summary.update({k: side.result.summary[k] for k in ("new_episodes", "resumed_episodes", "wall_s",
+                                                            "env_steps")})
+    return {"role": side.role, "source": side.source, "backend": side.spec["backend"],
+            "env_id": side.spec["env_id"], "table": str(side.table), "summary": summary, "notes": side.notes}
+
+
+@dataclass
+class Validation:
+    """The outcome of :func:`run_validation`: both sides, compare's result and the rows paired by seed."""
+
+    config: ValidateConfig
+    sim: Side
+    reference: Side
+    comparison: Comparison
+    """Reference (A) against simulator (B), with the episode seeds: its verdict is the report's."""
+    pairs: dict[str, Any] | None
+    files: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """Compare's verdict: ``identical``, ``equivalent``, ``different`` or ``inconclusive``."""
+        return str(self.comparison.verdict.value)
+
+    @property
+    def identical(self) -> dict[str, Any] | None:
+        """Compare's identical-rows finding (``n_shared``, ``only_a``, ``only_b``, ``message``), if any."""
+        return None if self.comparison.identical is None else self.comparison.identical.to_dict()
+
+    def label(self, role: str) -> str:
+        """How a side is named in reports: ``sim (gpu_env)``, ``reference (gym)``, ``reference (baseline)``."""
+        side = self.sim if role == "sim" else self.reference
+        return f"{role} ({side.spec['backend'] if side.source == 'evaluated' else 'baseline'})"
+
+    def verdict_line(self) -> str:
+        """Return the one line that ends the printed summary."""
+        d = self.comparison.decision
+        identical = self.identical
+        if identical is not None:
+            line = f"verdict: identical - {identical['message']} ({self.label('sim')} vs {self.label('reference')}"
+            if self.pairs is not None and self.pairs["same"]["frames"] == identical["n_shared"]:
+                line += "; every return, frame count and step count the same"
+            return line + ")"
+        line = (f"verdict: {self.verdict} (margin {d.margin:g}, {d.kind.value}; {d.ci.level:.0%} CI of "
+                f"{d.quantity} [{d.ci.low:.4g}, {d.ci.high:.4g}])")
+        if self.comparison.information is not None:
+            line += f"; too few episodes: {self.comparison.information.episodes_to_decide} per side would decide"
+        elif self.comparison.recommendation is not None:
+            line += f"; about {self.comparison.recommendation.episodes_per_side} episodes per side would decide"
+        return line
+
+    def episodes_needed_line(self) -> str:
+        """How many episodes per side would decide, in words (compare's recommendation)."""
+        rec, info = self.comparison.recommendation, self.comparison.information
+        if info is not None:
+            return f"{info.episodes_to_decide} per side would decide: {info.reason}"
+        if rec is not None:
+            return rec.summary()
+        if self.identical is not None:
+            return "none: identical rows are an exact finding, no statistics needed"
+        return "none: the verdict is reached with these episodes"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the ``report.json`` object (also what ``--json`` prints)."""
+        comparison = self.comparison.to_dict()
+        rec = self.comparison.recommendation
+        rows = spec_rows(self.sim.spec, self.reference.spec)
+        c = self.config
+        return {
+            "command": "validate", "format": "evaltk-validate/1",
+            "verdict": self.verdict, "verdict_line": self.verdict_line(), "identical": self.identical,
+            "explanation": comparison["explanation"], "design": comparison["design"],
+            "checkpoint": self.sim.rows[0]["checkpoint"] if self.sim.rows else c.checkpoint,
+            "env_id": self.sim.spec["env_id"], "episodes": c.episodes, "seed": c.seed,
+            "margin": c.margin, "margin_kind": comparison["margin_kind"], "alpha": c.alpha,
+            "ci": comparison["ci"], "ci_level": comparison["ci_level"], "ci_tost": comparison["ci_tost"],
+            "episodes_needed": None if rec is None else rec.to_dict(),
+            "episodes_needed_line": self.episodes_needed_line(), "information": comparison["information"],
+            "sides": {"sim": _side_dict(self.sim), "reference": _side_dict(self.reference)},
+            "environments": {"sim": self.sim.spec, "reference": self.reference.spec, "rows": rows,
+                             "differs": [r["setting"] for r in rows if r["differs"]],
+                             "not_recorded": [r["setting"] for r in rows
+                                              if NOT_RECORDED in (r["sim"], r["reference"])]},
+            "pairs": self.pairs, "comparison": comparison,
+            "files": {k: str(v) for k, v in self.files.items()},
+        }
+
+
+def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | None = None) -> Validation:
+    """Run (or resume) the evaluations, compare them and pair the rows by seed; no files besides the tables."""
+    progress = progress or {}
+    sim = _evaluated_side("sim", prep.sim, progress.get("sim"))
+    reference = (prep.reference if isinstance(prep.reference, Side)
+                 else _evaluated_side("reference", prep.reference, progress.get("reference")))
+    c = prep.config
+    comparison = compare(reference.returns, sim.returns, c.margin, prep.kind, alpha=c.alpha, seed=c.seed,
+                         n_resamples=c.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
+                         paired="auto" if c.paired else "no", min_episodes=c.min_episodes)
+    return Validation(c, sim, reference, comparison, pair_rows(reference, sim))

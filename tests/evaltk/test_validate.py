@@ -1,0 +1,185 @@
+"""``evaltk validate`` end to end on real runs: gpu_env vs Gym, a baseline table, resume, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaltk.cli.main import main
+from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.validate import ENVIRONMENT_FILE, NOT_RECORDED, Side, pair_rows, spec_rows
+from tests.evaltk.cli_helpers import error_line
+
+ENV_ID = "ALE/Breakout-v5"
+ROW_KEYS = ("index", "seed", "return", "frames", "steps", "truncated")
+
+
+def _argv(out: Path, *extra: str, episodes: int = 4) -> list[str]:
+    return ["validate", "builtin:scripted", "--env-id", ENV_ID, "--episodes", str(episodes), "--num-envs", "2",
+            "--seed", "3", "--resamples", "999", "--out", str(out), *extra]
+
+
+def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[dict[str, object], list[str]]:
+    assert main([*argv, "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    return json.loads(lines[-1]), lines[:-1]
+
+
+def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "val"
+    report, text = _run(capsys, _argv(out, "--margin", "5"))
+    gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gym" / TABLE_FILE),
+                                                                key=lambda r: r["index"])]
+    sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gpu_env" / TABLE_FILE),
+                                                                key=lambda r: r["index"])]
+    assert len(gym_rows) == 4
+    assert sim_rows == gym_rows  # frame-exact backends on the same seeds
+    assert report["verdict"] == "identical"
+    assert report["identical"] == {"n_shared": 4, "only_a": 0, "only_b": 0,
+                                   "message": "identical episode for episode, n = 4 shared seeds"}
+    assert text[-1].startswith("verdict: identical - identical episode for episode, n = 4 shared seeds")
+    assert report["environments"]["differs"] == ["backend", "engine"]  # same env spec, same versions
+    assert report["pairs"]["same"] == {"return": 4, "frames": 4, "steps": 4}
+    for name in ("report.json", "report.md", "report.png", "pairs.png", "report.html"):
+        assert (out / name).stat().st_size > 0, name
+    assert json.loads((out / "report.json").read_text())["verdict"] == "identical"
+    md = (out / "report.md").read_text()
+    assert "identical episode for episode" in md
+    assert "## Environments side by side" in md
+    assert "identical episode for episode" in (out / "report.html").read_text()
+    assert report["sides"]["sim"]["summary"]["new_episodes"] == 4
+
+    # Re-running with another margin reuses both score tables and only re-compares.
+    again, _ = _run(capsys, _argv(out, "--margin", "0.5", "--margin-kind", "sd"))
+    assert again["sides"]["sim"]["summary"]["new_episodes"] == 0
+    assert again["sides"]["reference"]["summary"]["resumed_episodes"] == 4
+    assert again["margin_kind"] == "sd"
+    assert again["verdict"] == "identical"
+
+    # Rows resumed from a run under other package versions are flagged, not silently mixed.
+    env_file = out / "gym" / ENVIRONMENT_FILE
+    stored = json.loads(env_file.read_text())
+    stored["versions"]["ale-py"] = "0.0.1"
+    env_file.write_text(json.dumps(stored))
+    flagged, _ = _run(capsys, _argv(out, "--margin", "5"))
+    assert any("ale-py" in note for note in flagged["sides"]["reference"]["notes"])
+    assert "versions.ale-py" in flagged["environments"]["differs"]
+
+    # The Gym side's evaluate directory also serves as a baseline table: rows still pair by seed.
+    baseline, text = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(out / "gym")))
+    assert baseline["verdict"] == "identical"
+    assert baseline["sides"]["reference"]["source"] == "baseline"
+    assert baseline["sides"]["sim"]["summary"]["new_episodes"] == 0
+
+    # A baseline recorded on another env spec is refused unless asked for, and then listed as a difference.
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    (sticky / TABLE_FILE).write_bytes((out / "gym" / TABLE_FILE).read_bytes())
+    settings = json.loads((out / "gym" / SETTINGS_FILE).read_text())
+    settings["settings"]["env"]["kwargs"]["repeat_action_probability"] = 0.2
+    (sticky / SETTINGS_FILE).write_text(json.dumps(settings))
+    line = error_line(capsys, _argv(out, "--margin", "5", "--baseline", str(sticky)))
+    assert "repeat_action_probability" in line
+    assert "--allow-different-envs" in line
+    allowed, _ = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(sticky), "--allow-different-envs"))
+    assert "env.kwargs.repeat_action_probability" in allowed["environments"]["differs"]
+
+
+def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "published.csv"  # a table of baseline scores: no seeds, no settings recorded
+    table.write_text("env_id,return\n" + "".join(f"{ENV_ID},{v}\n" for v in (400, 410, 395, 405, 398, 402)))
+    out = tmp_path / "val"
+    report, text = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(table), "--min-episodes", "4"))
+    assert not (out / "gym").exists()  # no reference run
+    assert report["verdict"] == "different"  # the scripted policy scores ~40, far below 400
+    assert report["identical"] is None
+    assert report["pairs"] is None
+    assert report["sides"]["reference"]["source"] == "baseline"
+    assert report["sides"]["reference"]["summary"]["n_episodes"] == 6
+    assert report["comparison"]["n_a"] == 6
+    assert report["comparison"]["n_b"] == 4
+    ci = report["comparison"]["ci"]
+    assert ci[1] < -5  # the whole CI of mean(sim) - mean(baseline) lies below the margin region
+    rows = {r["setting"]: r for r in report["environments"]["rows"]}
+    assert rows["env_id"]["reference"] == ENV_ID
+    assert rows["env.kwargs.frameskip"]["reference"] == NOT_RECORDED
+    assert not rows["env.kwargs.frameskip"]["differs"]  # unknown is not counted as a difference
+    assert text[-1].startswith("verdict: different")
+    assert not (out / "pairs.png").exists()
+    assert (out / "report.html").exists()
+
+    # With compare's default minimum of 10 episodes per side, 4 episodes give no verdict, and say what would.
+    default, text = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(table)))
+    assert default["sides"]["sim"]["summary"]["new_episodes"] == 0
+    assert default["verdict"] == "inconclusive"
+    assert default["information"]["episodes_to_decide"] >= 10
+    assert "would decide" in text[-1]
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (["--margin", "-1"], "--margin must be a positive number"),
+    (["--margin", "0.6", "--margin-kind", "prob"], "prob margin must be below 0.5"),
+    (["--margin", "5", "--episodes", "1"], "--episodes must be at least 2"),
+    (["--margin", "5", "--sim", "gym"], "--sim and --reference are both gym"),
+    (["--margin", "5", "--reference", "gym", "--baseline", "x.csv"], "--baseline TABLE replaces the reference run"),
+    (["--margin", "5", "--alpha", "0.7"], "--alpha must be in (0, 0.5)"),
+])
+def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str],
+                                     needle: str) -> None:
+    line = error_line(capsys, _argv(tmp_path / "val", *extra))  # a repeated option: argparse keeps the last
+    assert needle in line
+    assert not (tmp_path / "val" / "report.json").exists()
+
+
+def test_missing_checkpoint_and_mismatched_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "runs" / "nope"
+    line = error_line(capsys, ["validate", str(missing), "--margin", "5", "--out", str(tmp_path / "a")])
+    assert f"checkpoint {str(missing)!r} does not exist" in line
+    pong = tmp_path / "pong.csv"
+    pong.write_text("env_id,return\nALE/Pong-v5,-21\nALE/Pong-v5,-20\n")
+    line = error_line(capsys, _argv(tmp_path / "b", "--margin", "5", "--baseline", str(pong)))
+    assert f"holds ALE/Pong-v5 episodes but builtin:scripted plays {ENV_ID}" in line
+    line = error_line(capsys, _argv(tmp_path / "c", "--margin", "5", "--baseline", str(tmp_path / "none.csv")))
+    assert "does not exist" in line
+    line = error_line(capsys, ["validate", "builtin:scripted", "--margin", "5", "--out", str(tmp_path / "d")])
+    assert "--env-id" in line
+
+
+@pytest.mark.vizdoom
+def test_doom_on_gpu_env_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = error_line(capsys, ["validate", "builtin:random", "--env-id", "basic", "--margin", "5",
+                               "--out", str(tmp_path / "doom")])
+    assert "basic is a ViZDoom scenario and gpu_env runs Atari only" in line
+    assert "--sim gym --baseline TABLE" in line
+    assert not (tmp_path / "doom").exists()
+
+
+def _side(rows: list[dict[str, object]]) -> Side:
+    return Side(role="x", source="evaluated", table=Path("t.csv"), rows=rows, spec={})
+
+
+def test_pair_rows_counts_equal_fields_by_seed() -> None:
+    ref = _side([{"seed": s, "return": float(s), "frames": 10, "steps": 3} for s in (1, 2, 3)])
+    sim = _side([{"seed": s, "return": float(s) + (s == 2), "frames": 10, "steps": 3} for s in (3, 1, 2, 4)])
+    pairs = pair_rows(ref, sim)
+    assert pairs is not None
+    assert (pairs["n_shared"], pairs["only_reference"], pairs["only_sim"]) == (3, 0, 1)
+    assert pairs["same"] == {"return": 2, "frames": 3, "steps": 3}
+    assert pair_rows(ref, _side([{"return": 1.0}, {"return": 2.0}])) is None  # no seeds: unpaired
+
+
+def test_spec_rows_mark_differences_and_skip_unknowns() -> None:
+    sim = {"env_id": ENV_ID, "backend": "gpu_env", "env": {"kwargs": {"frameskip": 4, "mode": None}},
+           "versions": {"ale-py": "0.12.1"}, "versions_now": {"ale-py": "9"}}
+    ref = {"env_id": ENV_ID, "backend": "gym", "env": {"kwargs": {"frameskip": 1, "mode": None}}}
+    rows = {r["setting"]: r for r in spec_rows(sim, ref)}
+    assert rows["backend"]["differs"]
+    assert rows["env.kwargs.frameskip"]["differs"]
+    assert not rows["env.kwargs.mode"]["differs"]
+    assert not rows["env_id"]["differs"]
+    assert rows["versions.ale-py"]["reference"] == NOT_RECORDED
+    assert not rows["versions.ale-py"]["differs"]
+    assert "versions_now.ale-py" not in rows
