@@ -4,8 +4,10 @@
         --out runs/atari_learning [--ship suites/checkpoints/a2c_breakout]
 
 Trains ``python -m trainers.a2c_vtrace`` (default configuration, ``--seed``) for ``--max-frames``
-frames and/or ``--max-seconds`` of training wall time (a frame budget gives the same run on any machine), then writes ``OUT/curve.png`` (mean return of the last 100 training episodes against
-frames) and ``OUT/curve.md`` (the same as a table, with the commit, the machine's load and the command).
+frames and/or ``--max-seconds`` of training wall time (a frame budget does not depend on the
+machine's speed), then writes ``OUT/curve.png`` (mean return of the last 100 training episodes
+against frames) and ``OUT/curve.md`` (the same as a table, with the commit, the machine's load and
+the command).
 With ``--ship DIR`` the run's final checkpoint is copied to ``DIR`` (evaltk's own format: ``policy.json``
 + ``policy.safetensors``), which is how the checkpoint that ``make run`` validates was made.
 
