@@ -1,4 +1,4 @@
-# The two set-up commands of the README: `make run` (the main job on a built-in default) and `make test`.
+# The two set-up commands of the README: `make run` (the main job: validate the shipped checkpoint) and `make test`.
 # Each one creates .venv and installs everything it needs on first use.
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -19,8 +19,8 @@ $(VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 install: $(VENV)/.installed
 
 run: install
-	$(VENV)/bin/evaltk evaluate builtin:scripted --env-id ALE/Breakout-v5 --episodes 10 --seed 0 --num-envs 4 \
-		--out runs/quickstart --against gym
+	$(VENV)/bin/evaltk validate suites/checkpoints/a2c_breakout --episodes 10 --seed 0 --num-envs 4 --margin 2 \
+		--out runs/quickstart
 
 test: install
 	$(PY) -m pytest -q

@@ -1,6 +1,7 @@
 """pytest plugin: every case of a suite file becomes a test item.
 
-Use ``pytest -p conformance.pytest_plugin suites/`` (or name suite files explicitly). A case that fails
+Registered through the ``pytest11`` entry point, so ``pytest suites/`` (or naming suite files) is
+enough once evaltk is installed. A case that fails
 or errors fails its test with the case's message; a skipped case is skipped with its reason.
 """
 
