@@ -23,7 +23,7 @@ run: install
 		--out runs/quickstart
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 # The default set plus every `slow` test (long locksteps, 10,000-step make_vec comparisons, learning runs).
 test-all: install

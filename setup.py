@@ -6,9 +6,35 @@ so nothing is compiled at run time on the CPU. Test-only entry points (RIOT/cart
 are not in it: ``tests/gpu_env/native/cart_test.cpp`` is compiled by the tests themselves.
 """
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from glob import glob
+from typing import Any
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class ParallelBuildExt(build_ext):
+    """Compile the library's translation units in parallel, one per core.
+
+    Each unit includes the whole emulator core (the host build dispatches per opcode), so each takes
+    a minute or more; setuptools compiles the sources of one extension one after another.
+    """
+
+    def build_extensions(self) -> None:
+        """Build as setuptools does, with ``compiler.compile`` fanned out over the sources."""
+        compiler = self.compiler
+        serial_compile = compiler.compile
+
+        def parallel_compile(sources: list[str], *args: Any, **kwargs: Any) -> list[str]:
+            with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+                objects = pool.map(lambda source: serial_compile([source], *args, **kwargs), sources)
+                return [obj for per_source in objects for obj in per_source]
+
+        compiler.compile = parallel_compile
+        super().build_extensions()
+
 
 native = Extension(
     "gpu_env._native",
@@ -22,4 +48,4 @@ native = Extension(
     extra_link_args=["-pthread"],
 )
 
-setup(ext_modules=[native] if native.sources else [])
+setup(ext_modules=[native] if native.sources else [], cmdclass={"build_ext": ParallelBuildExt})
