@@ -256,8 +256,9 @@ class AtariVecEnv(VectorEnv):
     # ----------------------------------------------------------------------------- reset
     def _reseed(self, mask: npt.NDArray[np.bool_], seeds: list[int | None]) -> npt.NDArray[np.bool_]:
         """Apply gymnasium's seeding to the seeded envs in ``mask``; returns the mask of reloaded envs."""
+        batch = self._seeded_batch()
         reload = np.zeros(self.num_envs, dtype=np.bool_)
-        ale_seeds = self.batch.seeds.copy()
+        ale_seeds = batch.seeds.copy()
         for i in np.flatnonzero(mask):
             if seeds[i] is None:
                 continue
@@ -267,8 +268,12 @@ class AtariVecEnv(VectorEnv):
             ale_seeds[i] = ale_seed
             reload[i] = True
         if reload.any():
-            self.batch.load_rom(reload, ale_seeds)
+            batch.load_rom(reload, ale_seeds)
         return reload
+
+    def _seeded_batch(self) -> Any:
+        """Return the batch whose ROMs ``_reseed`` reloads (the device batch in ``gpu_env.cuda.vec``)."""
+        return self.batch
 
     def _base_reset(self, mask: npt.NDArray[np.bool_], seeds: list[int | None]) -> None:
         """``AtariEnv.reset(seed)``: reload where seeded, then ``reset_game``."""

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import torch
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 
 from gpu_env.cuda.backend import _NULL, CudaAtariBatch, to_torch
@@ -242,21 +241,9 @@ class CudaVecEnv(AtariVecEnv):
             raise GpuEnvError(f"got {len(seeds)} seeds for {self.num_envs} environments")
         return seeds
 
-    def _reseed(self, mask: npt.NDArray[np.bool_], seeds: list[int | None]) -> npt.NDArray[np.bool_]:
-        """Apply gymnasium's seeding to the seeded envs in ``mask`` (new generators, ``load_rom``), no reset."""
-        reload = np.zeros(self.num_envs, dtype=np.bool_)
-        ale_seeds = self._dev.seeds.copy()
-        for i in np.flatnonzero(mask):
-            if seeds[i] is None:
-                continue
-            np_seed, ale_seed = np.random.SeedSequence(seeds[i]).generate_state(2)
-            self._seeded_with[i] = (np_seed, ale_seed)
-            self._env_rngs[i] = seeding.np_random(int(np_seed))[0]
-            ale_seeds[i] = ale_seed
-            reload[i] = True
-        if reload.any():
-            self._dev.load_rom(reload, ale_seeds)
-        return reload
+    def _seeded_batch(self) -> Any:
+        """Return the device batch: seeded resets reload its ROMs."""
+        return self._dev
 
     def _device_actions(self, actions: Any) -> Any:
         """ALE action numbers int32[N] as a device array (device tensors read in place, host arrays checked)."""
