@@ -311,18 +311,27 @@ class AtariVecEnv(VectorEnv):
             mask = np.asarray(options["reset_mask"])
             if mask.dtype != np.bool_ or mask.shape != (self.num_envs,) or not mask.any():
                 raise GpuEnvError(f"options['reset_mask'] must be a bool[{self.num_envs}] array with a True entry")
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, int):
-            seeds = [seed + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise GpuEnvError(f"got {len(seeds)} seeds for {self.num_envs} environments")
+        seeds = self._seed_list(seed)
         self._seeded_with = [None] * self.num_envs
         self._reset_envs(mask, seeds)
         obs = self._observe(mask, reset=mask)
         info = self._info()
+        self._add_seeds_info(info, mask, seeds)
+        return obs, info
+
+    def _seed_list(self, seed: int | list[int | None] | None) -> list[int | None]:
+        """One seed (or None) per env from ``reset``'s ``seed``, as gymnasium's sync vector env spreads it."""
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, int):
+            return [seed + i for i in range(self.num_envs)]
+        seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise GpuEnvError(f"got {len(seeds)} seeds for {self.num_envs} environments")
+        return seeds
+
+    def _add_seeds_info(self, info: dict[str, Any], mask: npt.NDArray[np.bool_], seeds: list[int | None]) -> None:
+        """Add gymnasium's ``info["seeds"]`` / ``info["_seeds"]`` for the envs just reset with a seed."""
         seeded = np.array([mask[i] and seeds[i] is not None for i in range(self.num_envs)])
         if seeded.any():
             # AtariEnv.reset(seed) reports (np_seed, ale_seed); gymnasium batches it as an object array.
@@ -331,7 +340,6 @@ class AtariVecEnv(VectorEnv):
                 seeds_info[i] = pair
             info["seeds"] = seeds_info
             info["_seeds"] = torch.from_numpy(seeded).to(self.device)
-        return obs, info
 
     # ----------------------------------------------------------------------------- step
     def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:

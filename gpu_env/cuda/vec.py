@@ -222,24 +222,8 @@ class CudaVecEnv(AtariVecEnv):
         self._reset_stats(mask_t)
         self._autoreset_dev = (self._autoreset_dev * (mask_dev == 0)).astype(cp.uint8)
         info = self._info()
-        seeded = np.array([mask[i] and seeds[i] is not None for i in range(self.num_envs)])
-        if seeded.any():
-            seeds_info = np.empty(self.num_envs, dtype=object)
-            for i, pair in enumerate(self._seeded_with):
-                seeds_info[i] = pair
-            info["seeds"] = seeds_info
-            info["_seeds"] = torch.from_numpy(seeded).to(self.device)
+        self._add_seeds_info(info, mask, seeds)
         return obs, info
-
-    def _seed_list(self, seed: int | list[int | None] | None) -> list[int | None]:
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, int):
-            return [seed + i for i in range(self.num_envs)]
-        seeds = list(seed)
-        if len(seeds) != self.num_envs:
-            raise GpuEnvError(f"got {len(seeds)} seeds for {self.num_envs} environments")
-        return seeds
 
     def _seeded_batch(self) -> Any:
         """Return the device batch: seeded resets reload its ROMs."""
