@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from collections.abc import Sequence
 
-from evaltk.errors import EvaltkError
 from evaltk.report.jsonline import emit_json
 from trainers.appo import config
+from trainers.common.config_cli import command_main
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,11 +40,4 @@ def run_from_args(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m trainers.appo",
          description: str | None = None) -> int:
     """Parse the options, run, print the summary; returns the exit status (2 for bad input)."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run_from_args(args)
-    except EvaltkError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return command_main(argv, prog=prog, description=description, add=add_arguments, run=run_from_args)

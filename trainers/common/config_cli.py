@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -67,3 +67,18 @@ def resolve_values(cls: type[Any], args: argparse.Namespace, error: type[EvaltkE
                 raise error(f"--resume: {saved} is unreadable ({exc}): start a new run in another --out") from None
     values.update(flags)
     return values
+
+
+def command_main(argv: Sequence[str] | None, *, prog: str, description: str | None,
+                 add: Callable[[argparse.ArgumentParser], None], run: Callable[[argparse.Namespace], int]) -> int:
+    """Run a trainer's command line: parse with ``add``'s options, ``run``, and turn an EvaltkError into exit 2."""
+    import sys
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except EvaltkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
