@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gpu_env.errors import BackendError
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 
 @functools.cache

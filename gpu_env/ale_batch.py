@@ -87,14 +87,14 @@ class AtariBackend(Protocol):
     def get_ram(self) -> U8Array:
         """uint8[N, 128]: ALE ``getRAM()``."""
 
-    def get_screen(self) -> U8Array:
-        """uint8[N, H, 160]: ALE ``getScreen()``."""
+    def get_screen(self, out: U8Array | None = None) -> U8Array:
+        """uint8[N, H, 160]: ALE ``getScreen()``; written into ``out`` (already validated) and returned when given."""
 
-    def get_screen_rgb(self) -> U8Array:
-        """uint8[N, H, 160, 3]: ALE ``getScreenRGB()``."""
+    def get_screen_rgb(self, out: U8Array | None = None) -> U8Array:
+        """uint8[N, H, 160, 3]: ALE ``getScreenRGB()``; into ``out`` when given."""
 
-    def get_screen_grayscale(self) -> U8Array:
-        """uint8[N, H, 160]: ALE ``getScreenGrayscale()``."""
+    def get_screen_grayscale(self, out: U8Array | None = None) -> U8Array:
+        """uint8[N, H, 160]: ALE ``getScreenGrayscale()``; into ``out`` when given."""
 
     def clone_state(self) -> list[bytes]:
         """One opaque state per env, sticky-action RNG included."""
@@ -198,7 +198,12 @@ class AtariBatch:
             self._impl = CudaAleBackend(self.rom_path, num_envs, self.seeds, settings)
         self.mode: int | None = None
         self.difficulty: int | None = None
-        all_envs = np.ones(num_envs, dtype=np.bool_)
+        # The default mask and paddle strengths, shared by every call (read-only, so no backend can change them).
+        self._all_envs: BoolArray = np.ones(num_envs, dtype=np.bool_)
+        self._all_envs.flags.writeable = False
+        self._full_strength = np.ones(num_envs, dtype=np.float32)
+        self._full_strength.flags.writeable = False
+        all_envs = self._all_envs
         if mode is not None:
             self.set_mode(mode)
         if difficulty is not None:
@@ -209,7 +214,7 @@ class AtariBatch:
     # ----------------------------------------------------------------------------- helpers
     def _mask(self, mask: npt.ArrayLike | None) -> BoolArray:
         if mask is None:
-            return np.ones(self.num_envs, dtype=np.bool_)
+            return self._all_envs
         m = np.asarray(mask)
         if m.dtype != np.bool_ or m.shape != (self.num_envs,):
             raise ValueError(f"mask must be bool[{self.num_envs}], got dtype {m.dtype} and shape {m.shape}")
@@ -227,15 +232,15 @@ class AtariBatch:
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
-        if (a < 0).any() or (a >= NUM_ACTIONS).any():
+        if a.min() < 0 or a.max() >= NUM_ACTIONS:
             raise ValueError(f"actions must be in [0, {NUM_ACTIONS}) (ALE's full action set), got {a!r}")
         if paddle_strength is None:
-            s = np.ones(self.num_envs, dtype=np.float32)
+            s = self._full_strength
         else:
             s = np.asarray(paddle_strength, dtype=np.float32)
             if s.shape != (self.num_envs,):
                 raise ValueError(f"paddle_strength must be float[{self.num_envs}], got shape {s.shape}")
-        return self._impl.act(a.astype(np.int64), s, self._mask(mask))
+        return self._impl.act(a.astype(np.int64, copy=False), s, self._mask(mask))
 
     def step_preprocessed(self, actions: npt.ArrayLike, mask: npt.ArrayLike | None, frame_skip: int,
                           terminal_on_life_loss: bool, lives: IntArray, grayscale: bool, buf0: U8Array,
@@ -335,17 +340,33 @@ class AtariBatch:
         """uint8[N, 128]: ALE ``getRAM()``."""
         return self._impl.get_ram()
 
-    def get_screen(self) -> U8Array:
-        """uint8[N, H, 160]: ALE ``getScreen()`` (palette indices)."""
-        return self._impl.get_screen()
+    def _check_out(self, name: str, out: npt.NDArray[np.uint8] | None, channels: tuple[int, ...]) -> U8Array | None:
+        """Return ``out`` if it can take screens (uint8[N, H, 160, *channels], C-contiguous, writeable), else raise."""
+        if out is None:
+            return None
+        shape = (self.num_envs, self._impl.screen_height, 160, *channels)
+        if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.uint8 \
+                or not out.flags.c_contiguous or not out.flags.writeable:
+            got = (f"{type(out).__name__} {out.dtype} {out.shape}, c_contiguous={out.flags.c_contiguous}, "
+                   f"writeable={out.flags.writeable}") if isinstance(out, np.ndarray) else type(out).__name__
+            raise ValueError(f"{name}(out=...) needs a writeable C-contiguous numpy uint8 array of shape {shape}, "
+                             f"got {got}: allocate it with np.empty({shape}, dtype=np.uint8)")
+        return out
 
-    def get_screen_rgb(self) -> U8Array:
-        """uint8[N, H, 160, 3]: ALE ``getScreenRGB()``."""
-        return self._impl.get_screen_rgb()
+    def get_screen(self, out: npt.NDArray[np.uint8] | None = None) -> U8Array:
+        """uint8[N, H, 160]: ALE ``getScreen()`` (palette indices).
 
-    def get_screen_grayscale(self) -> U8Array:
-        """uint8[N, H, 160]: ALE ``getScreenGrayscale()``."""
-        return self._impl.get_screen_grayscale()
+        ``out``: an array of that shape (uint8, C-contiguous) to write into and return instead of a new one.
+        """
+        return self._impl.get_screen(self._check_out("get_screen", out, ()))
+
+    def get_screen_rgb(self, out: npt.NDArray[np.uint8] | None = None) -> U8Array:
+        """uint8[N, H, 160, 3]: ALE ``getScreenRGB()``; ``out`` as for :meth:`get_screen`."""
+        return self._impl.get_screen_rgb(self._check_out("get_screen_rgb", out, (3,)))
+
+    def get_screen_grayscale(self, out: npt.NDArray[np.uint8] | None = None) -> U8Array:
+        """uint8[N, H, 160]: ALE ``getScreenGrayscale()``; ``out`` as for :meth:`get_screen`."""
+        return self._impl.get_screen_grayscale(self._check_out("get_screen_grayscale", out, ()))
 
     @property
     def screen_shape(self) -> tuple[int, int]:

@@ -9,6 +9,8 @@ ROM-parameter block and setMode programs of :mod:`gpu_env.rom_params`, plus the 
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,8 +29,6 @@ class _NativeBackend:
 
     def __init__(self, rom_path: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: dict[str, Any],
                  num_threads: int | None) -> None:
-        import ctypes
-
         from gpu_env import game_lookup, roms
         from gpu_env._lib import native
 
@@ -62,14 +62,32 @@ class _NativeBackend:
         self._buffers = np.zeros((num_envs, self._stride), dtype=np.uint8)
         self._modes = np.full(num_envs, info.default_mode, dtype=np.int64)
         self._difficulties = np.zeros(num_envs, dtype=np.int64)
+        # Arguments every hot call passes, built once: the arrays above are never reallocated
+        # (restore_state and load_ale_state write into them), so their addresses stay valid.
+        self._envs_p = ctypes.c_void_p(self._envs.ctypes.data)
+        self._buffers_p = ctypes.c_void_p(self._buffers.ctypes.data)
+        self._n_c = ctypes.c_int32(num_envs)
+        self._stride_c = ctypes.c_uint64(self._stride)
+        self._threads_c = ctypes.c_int32(self._threads)
+        self._everyone_u8 = np.ones(num_envs, dtype=np.uint8)
+        self._status = np.zeros((num_envs, 6), dtype=np.int32)
+        self._status_p = ctypes.c_void_p(self._status.ctypes.data)
+        self._tables = _screen_tables()
         everyone = np.ones(num_envs, dtype=np.bool_)
         self._load(everyone, seeds)
         # A ROM run through ALE's name fallback gets its display format from the power-on probe.
         self._info = info = game_lookup.with_probed_display(info, pal=bool(self._query()[0, 5]))
         self.screen_height = int(info.screen_height)
+        self._height_c = ctypes.c_int32(self.screen_height)
 
     def _p(self, array: npt.NDArray[Any]) -> Any:
-        return array.ctypes.data_as(self._ct.c_void_p)
+        return self._ct.c_void_p(array.ctypes.data)
+
+    def _mask_p(self, mask: BoolArray) -> Any:
+        """``mask`` as a uint8 pointer: the cached all-ones array, or the bool array's own bytes."""
+        if mask.all():
+            return self._p(self._everyone_u8)
+        return self._p(np.ascontiguousarray(mask).view(np.uint8))
 
     def _program(self, mode: int) -> int:
         return self._programs.offset(mode)
@@ -89,43 +107,36 @@ class _NativeBackend:
             self.set_difficulty(mask & (self._difficulties == diff), int(diff))
 
     def act(self, actions: npt.NDArray[np.int64], strength: npt.NDArray[np.float32], mask: BoolArray) -> IntArray:
-        ct = self._ct
-        out = np.zeros(self.num_envs, dtype=np.int32)
+        out = np.empty(self.num_envs, dtype=np.int32)
+        acts = np.ascontiguousarray(actions, dtype=np.int32)
+        strengths = np.ascontiguousarray(strength, dtype=np.float32)
         self._lib.gpu_env_ale_act(
-            self._handle, self._p(self._envs), ct.c_int32(self.num_envs), self._p(self._buffers),
-            ct.c_uint64(self._stride), self._p(actions.astype(np.int32)), self._p(strength.astype(np.float32)),
-            self._p(mask.astype(np.uint8)), self._p(out), ct.c_int32(self._threads),
+            self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c, self._p(acts),
+            self._p(strengths), self._mask_p(mask), self._p(out), self._threads_c,
         )
         return out
 
     def step_preprocessed(self, actions: npt.NDArray[np.int64], mask: BoolArray, frame_skip: int,
                           terminal_on_life_loss: bool, lives: IntArray, grayscale: bool, buf0: U8Array,
                           buf1: U8Array) -> tuple[IntArray, BoolArray, BoolArray]:
-        from gpu_env import palettes
-
-        ct = self._ct
-        pal = bool(self._query()[0, 5])
-        table = np.ascontiguousarray(palettes.gray_table(pal) if grayscale else palettes.rgb_table(pal))
-        rewards = np.zeros(self.num_envs, dtype=np.int32)
-        term = np.zeros(self.num_envs, dtype=np.uint8)
-        trunc = np.zeros(self.num_envs, dtype=np.uint8)
+        rewards = np.empty(self.num_envs, dtype=np.int32)
+        term = np.empty(self.num_envs, dtype=np.bool_)
+        trunc = np.empty(self.num_envs, dtype=np.bool_)
         if not (buf0.flags.c_contiguous and buf1.flags.c_contiguous and lives.flags.c_contiguous):
             raise GpuEnvError("step_preprocessed needs C-contiguous buffers and lives")
+        ct = self._ct
         self._lib.gpu_env_ale_step_preprocessed(
-            self._handle, self._p(self._envs), ct.c_int32(self.num_envs), self._p(self._buffers),
-            ct.c_uint64(self._stride), self._p(actions.astype(np.int32)), self._p(mask.astype(np.uint8)),
-            ct.c_int32(frame_skip), ct.c_int32(int(terminal_on_life_loss)), self._p(lives), self._p(table),
-            ct.c_int32(1 if grayscale else 3), ct.c_int32(self.screen_height), self._p(buf0), self._p(buf1),
-            self._p(rewards), self._p(term), self._p(trunc), ct.c_int32(self._threads),
+            self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c,
+            self._p(np.ascontiguousarray(actions, dtype=np.int32)), self._mask_p(mask), ct.c_int32(frame_skip),
+            ct.c_int32(int(terminal_on_life_loss)), self._p(lives), self._tables[_GRAYSCALE if grayscale else _RGB],
+            ct.c_int32(1 if grayscale else 3), self._height_c, self._p(buf0), self._p(buf1), self._p(rewards),
+            self._p(term), self._p(trunc), self._threads_c,
         )
-        return rewards, term.astype(np.bool_), trunc.astype(np.bool_)
+        return rewards, term, trunc
 
     def reset_game(self, mask: BoolArray) -> None:
-        ct = self._ct
-        self._lib.gpu_env_ale_reset(
-            self._handle, self._p(self._envs), ct.c_int32(self.num_envs), self._p(self._buffers),
-            ct.c_uint64(self._stride), self._p(mask.astype(np.uint8)), ct.c_int32(self._threads),
-        )
+        self._lib.gpu_env_ale_reset(self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c,
+                                    self._mask_p(mask), self._threads_c)
 
     def load_rom(self, mask: BoolArray, seeds: npt.NDArray[np.uint32]) -> None:
         self._load(mask, seeds)
@@ -142,9 +153,12 @@ class _NativeBackend:
                                              self._p(mask.astype(np.uint8)), self._ct.c_int32(difficulty))
 
     def _query(self) -> npt.NDArray[np.int32]:
-        out = np.zeros((self.num_envs, 6), dtype=np.int32)
-        self._lib.gpu_env_ale_query(self._handle, self._p(self._envs), self._ct.c_int32(self.num_envs), self._p(out))
-        return out
+        """int32[N, 6] per env: terminal, truncated, lives, frame number, episode frame number, pal.
+
+        The array is reused by the next call: read it, or copy what you keep.
+        """
+        self._lib.gpu_env_ale_query(self._handle, self._envs_p, self._n_c, self._status_p)
+        return self._status
 
     def game_over(self, with_truncation: bool) -> BoolArray:
         q = self._query()
@@ -168,29 +182,24 @@ class _NativeBackend:
         self._lib.gpu_env_ale_ram(self._p(self._envs), self._ct.c_int32(self.num_envs), self._p(out))
         return out
 
-    def get_screen(self) -> U8Array:
-        out = np.zeros((self.num_envs, self.screen_height, 160), dtype=np.uint8)
-        self._lib.gpu_env_ale_screens(self._p(self._envs), self._ct.c_int32(self.num_envs), self._p(self._buffers),
-                                      self._ct.c_uint64(self._stride), self._ct.c_int32(self.screen_height),
-                                      self._p(out))
+    def _screens(self, fmt: int, channels: tuple[int, ...], out: U8Array | None) -> U8Array:
+        """Every env's screen in format ``fmt`` (native/screen_format.h), written into ``out`` (or a new array)."""
+        if out is None:
+            out = np.empty((self.num_envs, self.screen_height, 160, *channels), dtype=np.uint8)
+        self._lib.gpu_env_ale_screens_format(
+            self._envs_p, self._n_c, self._buffers_p, self._stride_c, self._height_c, _FORMAT_C[fmt],
+            self._tables[fmt], self._p(out), self._threads_c,
+        )
         return out
 
-    def _apply_palette(self, tables: tuple[U8Array, U8Array]) -> U8Array:
-        screens = self.get_screen()
-        pal = self._query()[:, 5] != 0
-        if pal.all() or not pal.any():
-            return tables[int(pal[0])][screens]
-        return np.stack([tables[int(p)][s] for p, s in zip(pal, screens, strict=True)])
+    def get_screen(self, out: U8Array | None = None) -> U8Array:
+        return self._screens(_INDICES, (), out)
 
-    def get_screen_rgb(self) -> U8Array:
-        from gpu_env import palettes
+    def get_screen_rgb(self, out: U8Array | None = None) -> U8Array:
+        return self._screens(_RGB, (3,), out)
 
-        return self._apply_palette((palettes.rgb_table(False), palettes.rgb_table(True)))
-
-    def get_screen_grayscale(self) -> U8Array:
-        from gpu_env import palettes
-
-        return self._apply_palette((palettes.gray_table(False), palettes.gray_table(True)))
+    def get_screen_grayscale(self, out: U8Array | None = None) -> U8Array:
+        return self._screens(_GRAYSCALE, (), out)
 
     def clone_state(self) -> list[bytes]:
         return [self._envs[i].tobytes() + self._buffers[i].tobytes() for i in range(self.num_envs)]
@@ -259,6 +268,30 @@ class _NativeBackend:
         handle = getattr(self, "_handle", None)
         if handle is not None:
             self._lib.gpu_env_ale_rom_free(handle)
+
+
+_INDICES, _GRAYSCALE, _RGB = 0, 1, 2  # ScreenFormat of native/screen_format.h
+_FORMAT_C = tuple(ctypes.c_int32(f) for f in (_INDICES, _GRAYSCALE, _RGB))
+
+
+def _screen_tables() -> tuple[Any, Any, Any]:
+    """Per screen format, the palette tables gpu_env_ale_screens_format reads (NTSC then PAL), as pointers.
+
+    The tables are :mod:`gpu_env.palettes`' (their one source); the arrays stay alive in the
+    module-level cache, so the pointers do too.
+    """
+    gray, rgb = _palette_arrays()
+    return (ctypes.c_void_p(gray.ctypes.data), ctypes.c_void_p(gray.ctypes.data), ctypes.c_void_p(rgb.ctypes.data))
+
+
+@functools.cache
+def _palette_arrays() -> tuple[U8Array, U8Array]:
+    """uint8[2, 256] grayscale and uint8[2, 256, 3] RGB tables of :mod:`gpu_env.palettes`, NTSC then PAL."""
+    from gpu_env import palettes
+
+    gray = np.ascontiguousarray(np.stack([palettes.gray_table(False), palettes.gray_table(True)]))
+    rgb = np.ascontiguousarray(np.stack([palettes.rgb_table(False), palettes.rgb_table(True)]))
+    return gray, rgb
 
 
 def derive_unserialized(info: Any, words: npt.NDArray[np.int32], ram: npt.NDArray[np.uint8], mode: int) -> None:

@@ -6,7 +6,7 @@ tests and as a baseline.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,14 +88,23 @@ class _AlePyBackend:
     def get_ram(self) -> U8Array:
         return np.stack([a.getRAM() for a in self._ales])
 
-    def get_screen(self) -> U8Array:
-        return np.stack([a.getScreen() for a in self._ales])
+    def _screens(self, channels: tuple[int, ...], out: U8Array | None, fetch: Callable[[Any, U8Array], Any]
+                 ) -> U8Array:
+        """Each ALE's screen written in place into ``out[i]`` (ale-py's ``getScreen*(array)`` form)."""
+        if out is None:
+            out = np.empty((len(self._ales), self.screen_height, 160, *channels), dtype=np.uint8)
+        for ale, row in zip(self._ales, out, strict=True):
+            fetch(ale, row)
+        return out
 
-    def get_screen_rgb(self) -> U8Array:
-        return np.stack([a.getScreenRGB() for a in self._ales])
+    def get_screen(self, out: U8Array | None = None) -> U8Array:
+        return self._screens((), out, lambda ale, row: ale.getScreen(row))
 
-    def get_screen_grayscale(self) -> U8Array:
-        return np.stack([a.getScreenGrayscale() for a in self._ales])
+    def get_screen_rgb(self, out: U8Array | None = None) -> U8Array:
+        return self._screens((3,), out, lambda ale, row: ale.getScreenRGB(row))
+
+    def get_screen_grayscale(self, out: U8Array | None = None) -> U8Array:
+        return self._screens((), out, lambda ale, row: ale.getScreenGrayscale(row))
 
     def clone_state(self) -> list[bytes]:
         return [bytes(a.cloneState(include_rng=True).serialize()) for a in self._ales]

@@ -378,6 +378,14 @@ class CudaAtariBatch:
         return int(self.env_size + self.stride + 4 * STATUS_WORDS)
 
 
+def _into(screens: npt.NDArray[np.uint8], out: npt.NDArray[np.uint8] | None) -> npt.NDArray[np.uint8]:
+    """``screens`` copied into ``out`` (already validated by ``AtariBatch``) and ``out`` returned, or ``screens``."""
+    if out is None:
+        return screens
+    out[...] = screens
+    return out
+
+
 class CudaAleBackend:
     """The ``AtariBackend`` protocol of :mod:`gpu_env.ale_batch` over :class:`CudaAtariBatch` (host numpy results)."""
 
@@ -430,17 +438,17 @@ class CudaAleBackend:
         """See ``AtariBatch.get_ram``."""
         return np.asarray(self.batch.get_ram().get())
 
-    def get_screen(self) -> npt.NDArray[np.uint8]:
-        """See ``AtariBatch.get_screen``."""
-        return np.asarray(self.batch.get_screen().get())
+    def get_screen(self, out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
+        """See ``AtariBatch.get_screen`` (copied from the device, then into ``out`` when given)."""
+        return _into(np.asarray(self.batch.get_screen().get()), out)
 
-    def get_screen_rgb(self) -> npt.NDArray[np.uint8]:
+    def get_screen_rgb(self, out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
         """See ``AtariBatch.get_screen_rgb``."""
-        return np.asarray(self.batch.get_screen_rgb().get())
+        return _into(np.asarray(self.batch.get_screen_rgb().get()), out)
 
-    def get_screen_grayscale(self) -> npt.NDArray[np.uint8]:
+    def get_screen_grayscale(self, out: npt.NDArray[np.uint8] | None = None) -> npt.NDArray[np.uint8]:
         """See ``AtariBatch.get_screen_grayscale``."""
-        return np.asarray(self.batch.get_screen_grayscale().get())
+        return _into(np.asarray(self.batch.get_screen_grayscale().get()), out)
 
     def clone_state(self) -> list[bytes]:
         """See ``AtariBatch.clone_state``."""

@@ -11,11 +11,14 @@
 #include "ale/environment.h"
 #include "ale/params.h"
 #include "parallel.h"
+#include "screen_format.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
 
 using gpu_env::ale::AleEnv;
 using gpu_env::ale::AleRom;
+using gpu_env_native::PackedRgb;
+using gpu_env_native::ScreenFormat;
 using gpu_env_native::parallel_for;
 
 namespace {
@@ -26,21 +29,6 @@ struct RomHandle {
   std::vector<int32_t> starting;
   std::vector<int32_t> programs;
 };
-
-// out[p * channels + c] = palette[screen[p] * channels + c] for p < pixels (channels: 1 or 3).
-void apply_palette(const uint8_t* __restrict screen, int32_t pixels, const uint8_t* __restrict palette,
-                   int32_t channels, uint8_t* __restrict out) {
-  if (channels == 1) {
-    for (int32_t p = 0; p < pixels; ++p) out[p] = palette[screen[p]];
-    return;
-  }
-  for (int32_t p = 0; p < pixels; ++p) {
-    const uint8_t* rgb = palette + 3 * static_cast<int32_t>(screen[p]);
-    out[3 * p] = rgb[0];
-    out[3 * p + 1] = rgb[1];
-    out[3 * p + 2] = rgb[2];
-  }
-}
 
 uint8_t* env_buffers(uint8_t* buffers, uint64_t stride, int32_t i) {
   return buffers + stride * static_cast<uint64_t>(i);
@@ -133,17 +121,37 @@ GPU_ENV_EXPORT void gpu_env_ale_ram(const AleEnv* envs, int32_t n, uint8_t* out)
   for (int32_t i = 0; i < n; ++i) std::memcpy(out + 128 * i, envs[i].console.riot.ram, 128);
 }
 
-// Each env's current picture (palette indices) into out[i] = uint8[height][160]; rows past the env's
-// own TIA height (never the case for a consistent batch) are left as they are.
-GPU_ENV_EXPORT void gpu_env_ale_screens(const AleEnv* envs, int32_t n, const uint8_t* buffers, uint64_t stride,
-                                        int32_t height, uint8_t* out) {
-  for (int32_t i = 0; i < n; ++i) {
-    const Tia& t = envs[i].console.tia;
-    const size_t frame = 160u * static_cast<size_t>(t.height);
-    const size_t rows = static_cast<size_t>(t.height < height ? t.height : height);
-    std::memcpy(out + 160u * static_cast<size_t>(height) * static_cast<size_t>(i),
-                buffers + stride * static_cast<uint64_t>(i) + frame * t.current_buffer, 160u * rows);
+// Each env's current picture into out[i]: uint8[height][160] (format 0: palette indices, 1: grayscale)
+// or uint8[height][160][3] (format 2: RGB), threaded across envs. `tables` holds the palettes of
+// gpu_env/palettes.py, NTSC then PAL: grayscale uint8[2][256] for format 1, RGB uint8[2][256][3] for
+// format 2 (unused for 0); env i uses the PAL one when its power-on probe decided PAL. Rows past the
+// env's own TIA height (never the case for a consistent batch) are zeroed.
+GPU_ENV_EXPORT void gpu_env_ale_screens_format(const AleEnv* envs, int32_t n, const uint8_t* buffers, uint64_t stride,
+                                               int32_t height, int32_t format, const uint8_t* tables, uint8_t* out,
+                                               int32_t num_threads) {
+  const ScreenFormat fmt = static_cast<ScreenFormat>(format);
+  const int32_t channels = gpu_env_native::screen_channels(fmt);
+  const size_t row_bytes = static_cast<size_t>(gpu_env_native::kScreenWidth) * static_cast<size_t>(channels);
+  PackedRgb rgb[2];
+  if (fmt == ScreenFormat::kRgb) {
+    gpu_env_native::pack_rgb(tables, rgb[0]);
+    gpu_env_native::pack_rgb(tables + 3 * gpu_env_native::kPaletteSize, rgb[1]);
   }
+  parallel_for(n, num_threads, [&](int32_t i) {
+    const AleEnv& e = envs[i];
+    const Tia& t = e.console.tia;
+    const int32_t rows = t.height < height ? t.height : height;
+    const uint8_t* screen = buffers + stride * static_cast<uint64_t>(i) +
+                            static_cast<size_t>(gpu_env_native::kScreenWidth) * static_cast<size_t>(t.height) *
+                                static_cast<size_t>(t.current_buffer);
+    const int32_t which = e.pal != 0 ? 1 : 0;
+    uint8_t* o = out + row_bytes * static_cast<size_t>(height) * static_cast<size_t>(i);
+    const uint8_t* gray = tables + gpu_env_native::kPaletteSize * which;  // read for format 1 only
+    gpu_env_native::screen_convert(screen, rows, fmt, gray, &rgb[which], o);
+    if (rows < height) {
+      std::memset(o + row_bytes * static_cast<size_t>(rows), 0, row_bytes * static_cast<size_t>(height - rows));
+    }
+  });
 }
 
 // The first n outputs of gpu_env::ale::Mt19937 seeded with `seed` (checks against std::mt19937 / numpy),
@@ -170,16 +178,23 @@ GPU_ENV_EXPORT void gpu_env_ale_rng_state(const AleEnv* envs, int32_t i, int32_t
 // up to frame_skip ALE acts of actions[i]; stop early at game over (terminal) or truncation, or at a
 // life loss when terminal_on_life_loss (lives[i] carries the last seen lives in and out); the screen
 // after act frame_skip-2 goes to buf1[i], after act frame_skip-1 to buf0[i] (only when reached), through
-// `palette` (256 entries of `channels` bytes: grayscale or RGB). rewards[i]: summed reward;
+// env i's palette in `tables` (NTSC then PAL, 256 entries of `channels` bytes each: grayscale or RGB, as
+// for gpu_env_ale_screens_format). rewards[i]: summed reward;
 // terminated[i] / truncated[i] as the wrapper reports them. height: rows of buf0/buf1.
 GPU_ENV_EXPORT void gpu_env_ale_step_preprocessed(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers,
                                                   uint64_t stride, const int32_t* actions, const uint8_t* mask,
                                                   int32_t frame_skip, int32_t terminal_on_life_loss, int32_t* lives,
-                                                  const uint8_t* palette, int32_t channels, int32_t height,
+                                                  const uint8_t* tables, int32_t channels, int32_t height,
                                                   uint8_t* buf0, uint8_t* buf1, int32_t* rewards, uint8_t* terminated,
                                                   uint8_t* truncated, int32_t num_threads) {
   const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
   const size_t frame_bytes = 160u * static_cast<size_t>(height) * static_cast<size_t>(channels);
+  const ScreenFormat fmt = channels == 3 ? ScreenFormat::kRgb : ScreenFormat::kGrayscale;
+  PackedRgb rgb[2];
+  if (fmt == ScreenFormat::kRgb) {
+    gpu_env_native::pack_rgb(tables, rgb[0]);
+    gpu_env_native::pack_rgb(tables + 3 * gpu_env_native::kPaletteSize, rgb[1]);
+  }
   parallel_for(n, num_threads, [&](int32_t i) {
     rewards[i] = 0;
     terminated[i] = 0;
@@ -205,7 +220,9 @@ GPU_ENV_EXPORT void gpu_env_ale_step_preprocessed(const void* handle, AleEnv* en
         const Tia& tia = e.console.tia;
         const int32_t rows = tia.height < height ? tia.height : height;
         const uint8_t* screen = fb + 160u * static_cast<size_t>(tia.height) * tia.current_buffer;
-        apply_palette(screen, 160 * rows, palette, channels, target + frame_bytes * static_cast<size_t>(i));
+        const int32_t which = e.pal != 0 ? 1 : 0;
+        gpu_env_native::screen_convert(screen, rows, fmt, tables + gpu_env_native::kPaletteSize * which, &rgb[which],
+                                       target + frame_bytes * static_cast<size_t>(i));
       }
     }
     rewards[i] = total;
