@@ -1,38 +1,55 @@
-"""Evaluation throughput: ``evaltk evaluate``'s engine next to ``ale_py.AtariVectorEnv``, same settings, same run.
+"""Evaluation throughput: ``evaltk evaluate --against gpu_env`` next to ``--against gym``, alternated in one run.
 
-All rows run the uniformly random policy on full episodes of ALE/Breakout-v5 with gymnasium's v5 settings
-(frameskip 4, sticky actions 0.25, 210x160 RGB observations, 108,000-frame limit, no preprocessing):
+Both sides run ``evaltk.evaluate.evaluate`` (the engine behind ``evaltk evaluate``) with the same policy, the
+same episodes, the same base seed and the same ``--num-envs``, so they play the same seeded episodes
+(every row is checked equal between the two sides); only the env differs:
 
-* ``evaltk evaluate``   - ``evaltk.evaluate.evaluate`` (the engine behind the CLI): every episode reset with its
-                          own recorded seed, rows written and fsynced as episodes finish.
-* ``evaltk evaluate --fast-reset`` - the same with the opt-in ``FastSeededReset``: a seeded reset restores a cached
-                          post-load state with the RNG rebuilt for the seed (checked byte-identical) instead of
-                          reloading the ROM; rows are identical to the row above.
-* ``AtariVectorEnv, seeded`` - ale-py's C++ vector env with the same evaluation semantics: every new episode
-                          reset with its own seed (``reset(seed=..., options={"reset_mask": ...})``; SAME_STEP
-                          autoreset, so the reference also pays one unseeded reset per episode, ~5 % of a seeded one).
-* ``AtariVectorEnv, autoreset`` - the C++ vector env as it runs by default: episodes chained by unseeded autoresets
-                          (not individually reproducible; shown as the ceiling).
+* ``--against gym``: gymnasium ``AtariEnv`` + the checkpoint's wrappers, one per slot, in evaltk's worker
+  processes (``min(num_envs, cores)`` of them), each episode a ``reset(seed=...)`` that reloads the ROM;
+* ``--against gpu_env``: ``gpu_env.make_vec`` (cpu backend, its threads) through
+  ``evaltk.envs.gpu_vector.GpuEnvEpisodeVector``, each episode reset with its seed the same way.
 
-A seeded reset reloads the ROM (~0.1 CPU-s in ale-py), which dominates short random-policy episodes; both
-"seeded" rows pay it. Rates are env steps per second (x4 for frames). The machine may be shared: CPU seconds
-(this process + its children) and steps per CPU-second are printed next to the wall rates.
+Rows (``--policies``): ``builtin:random`` on ALE/Breakout-v5 (v5 settings: frameskip 4, sticky 0.25, 210x160
+RGB), and the shipped A2C checkpoint ``suites/checkpoints/a2c_breakout`` (84x84 gray, frame stack 4; its
+network's time is the same on both sides). Each timed run is one ``evaluate()`` call in this process (the
+imports are done before the first one; policy loading, env start-up, episodes and the fsynced table are
+inside; torch inference on ``--torch-threads`` threads, 1 as ``evaltk evaluate``'s default), ``--rounds``
+times per side, in turns (gpu_env, gym, gpu_env, gym, ...). Rates are env steps per
+wall second (median) and per CPU second (this process and its children); the load average and the cores
+are printed with the table.
 
-Run: ``python benchmarks/eval_throughput.py [--episodes 40] [--num-envs 8] [--repeats 2]``
+Run: ``python benchmarks/eval_throughput.py [--quick] [--episodes 32] [--num-envs 8] [--rounds 3] [--json]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import numpy as np
+ROOT = Path(__file__).resolve().parents[1]
+POLICIES = {
+    "random": ("builtin:random", "ALE/Breakout-v5"),
+    "a2c_breakout": (str(ROOT / "suites" / "checkpoints" / "a2c_breakout"), None),
+}
+BACKENDS = ("gpu_env", "gym")
 
-GAME, ENV_ID = "breakout", "ALE/Breakout-v5"
+
+@dataclass(frozen=True)
+class Run:
+    """One timed ``evaluate()`` call: env steps, wall seconds, CPU seconds (self + children), the rows."""
+
+    steps: int
+    wall: float
+    cpu: float
+    rows: tuple[tuple[int, int, float, int], ...]
 
 
 def _cpu() -> float:
@@ -41,87 +58,114 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run_evaltk(episodes: int, num_envs: int, seed: int, *, fast_reset: bool = False) -> int:
-    """Run ``episodes`` random-policy episodes through evaltk's engine; returns env steps."""
+def run_evaluate(checkpoint: str, env_id: str | None, backend: str, episodes: int, num_envs: int, seed: int) -> Run:
+    """One ``evaltk evaluate`` (engine call) into a fresh output directory, timed."""
     from evaltk.evaluate import EvalConfig, evaluate
 
     with tempfile.TemporaryDirectory() as tmp:
-        res = evaluate(EvalConfig("builtin:random", Path(tmp), episodes=episodes, seed=seed, num_envs=num_envs,
-                                  env_id=ENV_ID, fast_reset=fast_reset))
-    return res.env_steps
+        config = EvalConfig(checkpoint, Path(tmp) / "out", episodes=episodes, seed=seed, num_envs=num_envs,
+                            env_id=env_id, backend=backend)
+        w0, c0 = time.perf_counter(), _cpu()
+        result = evaluate(config)
+        wall, cpu = time.perf_counter() - w0, _cpu() - c0
+    rows = tuple((r["index"], r["seed"], r["return"], r["steps"]) for r in result.rows)
+    return Run(result.env_steps, wall, cpu, rows)
 
 
-def _vector_env(num_envs: int, mode: str) -> object:
-    import ale_py
+def _warm_imports(torch_threads: int) -> None:
+    """Import what both sides use, so that neither timed run pays for the first import; torch threads as the CLI."""
+    import ale_py  # noqa: F401
+    import gymnasium  # noqa: F401
+    import scipy.stats  # noqa: F401
+    import torch
 
-    return ale_py.AtariVectorEnv(
-        GAME, num_envs, img_height=210, img_width=160, grayscale=False, stack_num=1, frameskip=4, maxpool=False,
-        noop_max=0, use_fire_reset=False, reward_clipping=False, episodic_life=False, repeat_action_probability=0.25,
-        max_num_frames_per_episode=108_000, full_action_space=False, autoreset_mode=mode)
+    import evaltk.evaluate  # noqa: F401
+    import gpu_env.vector  # noqa: F401
 
-
-def run_vector(episodes: int, num_envs: int, seed: int, *, seeded: bool) -> int:
-    """Run ``episodes`` random episodes in AtariVectorEnv; ``seeded`` resets each new episode with its own seed."""
-    env = _vector_env(num_envs, "SameStep" if seeded else "NextStep")
-    rng = np.random.default_rng(seed)
-    env.reset(seed=np.arange(num_envs) + seed)  # type: ignore[attr-defined]
-    started, finished, steps = num_envs, 0, 0
-    active = np.ones(num_envs, bool)
-    resetting = np.zeros(num_envs, bool)  # NextStep: the step after an episode end only resets; not counted
-    while finished < episodes:
-        _, _, term, trunc, _ = env.step(rng.integers(0, 4, num_envs))  # type: ignore[attr-defined]
-        steps += int((active & ~resetting).sum())
-        done = (term | trunc) & active & ~resetting
-        resetting = done.copy() if not seeded else resetting
-        finished += int(done.sum())
-        if done.any():
-            for i in np.flatnonzero(done):
-                if started >= episodes:
-                    active[i] = False
-                started += 1
-            if seeded:
-                env.reset(seed=np.arange(int(done.sum())) + seed + started,  # type: ignore[attr-defined]
-                          options={"reset_mask": done})
-    env.close()  # type: ignore[attr-defined]
-    return steps
+    torch.set_num_threads(torch_threads)
 
 
-def main() -> None:
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def measure(policy: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Alternate the two backends ``args.rounds`` times on one policy; medians, ratios, row equality."""
+    checkpoint, env_id = POLICIES[policy]
+    runs: dict[str, list[Run]] = {b: [] for b in BACKENDS}
+    for _ in range(args.rounds):
+        for backend in BACKENDS:
+            run = run_evaluate(checkpoint, env_id, backend, args.episodes, args.num_envs, args.seed)
+            runs[backend].append(run)
+            print(f"  [{policy}] --against {backend}: {run.steps / run.wall:,.0f} steps/s", flush=True)
+    out: dict[str, Any] = {"policy": policy, "checkpoint": checkpoint,
+                           "env_id": env_id or "the checkpoint's", "episodes": args.episodes,
+                           "num_envs": args.num_envs, "seed": args.seed}
+    for backend, rs in runs.items():
+        out[backend] = {"steps": rs[0].steps, "steps_per_s": statistics.median(r.steps / r.wall for r in rs),
+                        "steps_per_cpu_s": statistics.median(r.steps / max(r.cpu, 1e-9) for r in rs),
+                        "cpu_per_wall": statistics.median(r.cpu / r.wall for r in rs)}
+    out["ratio"] = out["gpu_env"]["steps_per_s"] / out["gym"]["steps_per_s"]
+    out["ratio_cpu"] = out["gpu_env"]["steps_per_cpu_s"] / out["gym"]["steps_per_cpu_s"]
+    out["rows_identical"] = all(r.rows == runs["gym"][0].rows for rs in runs.values() for r in rs)
+    return out
+
+
+def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """Format the run as a Markdown table with the machine's cores and load."""
+    lines = [f"Machine: {meta['cores']} cores; load average (1/5/15 min) before {meta['load_before']}, after "
+             f"{meta['load_after']}; {meta['rounds']} alternated rounds per side, medians; {meta['started']}", "",
+             "| policy (env) | episodes x envs | --against gpu_env steps/s | --against gym steps/s | ratio | "
+             "gpu_env steps/CPU-s | gym steps/CPU-s | ratio (CPU) | rows identical |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        g, y = r["gpu_env"], r["gym"]
+        lines.append(f"| {r['policy']} ({r['env_id']}) | {r['episodes']} x {r['num_envs']} | {g['steps_per_s']:,.0f} | "
+                     f"{y['steps_per_s']:,.0f} | **{r['ratio']:.2f}** | {g['steps_per_cpu_s']:,.0f} | "
+                     f"{y['steps_per_cpu_s']:,.0f} | {r['ratio_cpu']:.2f} | {'yes' if r['rows_identical'] else 'NO'} |")
+    lines += ["", "- each run: one evaluate() call (policy load, env start-up, episodes, fsynced rows); imports done "
+              "before the first run", "- gym steps its slots in worker processes (CPU includes them); gpu_env in this "
+              "process on its threads", ""]
+    return "\n".join(lines)
+
+
+QUICK = {"episodes": 8, "rounds": 2}
+FULL = {"episodes": 32, "rounds": 3}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print the Markdown table (and one JSON line with ``--json``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--episodes", type=int, default=40, help="episodes per run")
-    parser.add_argument("--num-envs", type=int, default=8, help="envs stepped as one batch")
-    parser.add_argument("--repeats", type=int, default=2, help="runs per implementation (interleaved)")
-    args = parser.parse_args()
-    impls: dict[str, Callable[[int, int, int], int]] = {
-        "evaltk evaluate": run_evaltk,
-        "evaltk evaluate --fast-reset": lambda e, k, s: run_evaltk(e, k, s, fast_reset=True),
-        "AtariVectorEnv, seeded": lambda e, k, s: run_vector(e, k, s, seeded=True),
-        "AtariVectorEnv, autoreset": lambda e, k, s: run_vector(e, k, s, seeded=False),
-    }
-    results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in impls}
-    for rep in range(args.repeats):
-        for name, fn in impls.items():
-            w0, c0 = time.perf_counter(), _cpu()
-            steps = fn(args.episodes, args.num_envs, 1000 * rep)
-            results[name].append((time.perf_counter() - w0, _cpu() - c0, steps))
-    print(f"{ENV_ID}, random policy, v5 settings, {args.episodes} episodes x {args.repeats} runs, "
-          f"num_envs={args.num_envs}")
-    print(f"{'implementation':<31}{'steps/s (median)':>18}{'best run':>10}{'CPU used':>10}{'steps/CPU-s':>13}")
-    wall: dict[str, float] = {}
-    per_cpu: dict[str, float] = {}
-    for name, runs in results.items():
-        rates = [s / w for w, _, s in runs]
-        cpu = sum(c for _, c, _ in runs) / sum(w for w, _, _ in runs)
-        per_cpu[name] = sum(s for _, _, s in runs) / sum(c for _, c, _ in runs)
-        wall[name] = float(np.median(rates))
-        print(f"{name:<31}{wall[name]:>18,.0f}{max(rates):>10,.0f}{cpu:>10.2f}{per_cpu[name]:>13,.0f}")
-    print("ratios (ours / reference): wall median, per CPU-second")
-    for ours, ref in (("evaltk evaluate", "AtariVectorEnv, seeded"),
-                      ("evaltk evaluate --fast-reset", "AtariVectorEnv, seeded"),
-                      ("evaltk evaluate --fast-reset", "AtariVectorEnv, autoreset"),
-                      ("evaltk evaluate", "AtariVectorEnv, autoreset")):
-        print(f"  {ours} / {ref}: {wall[ours] / wall[ref]:.2f}x wall, {per_cpu[ours] / per_cpu[ref]:.2f}x per CPU-s")
+    parser.add_argument("--policies", nargs="+", choices=sorted(POLICIES), default=["random", "a2c_breakout"])
+    parser.add_argument("--episodes", type=int, help="episodes per run (same on both sides)")
+    parser.add_argument("--num-envs", type=int, default=8, help="evaltk evaluate --num-envs (both sides)")
+    parser.add_argument("--rounds", "--repeats", dest="rounds", type=int, help="timed runs per side, alternated")
+    parser.add_argument("--seed", type=int, default=0, help="evaltk evaluate --seed (both sides)")
+    parser.add_argument("--torch-threads", type=int, default=1,
+                        help="torch threads for the checkpoint's inference (evaltk evaluate's default: 1)")
+    parser.add_argument("--quick", action="store_true", help=f"short run: {QUICK}")
+    parser.add_argument("--json", action="store_true", help="print one JSON object of the run as the last line")
+    args = parser.parse_args(argv)
+    for key, value in (QUICK if args.quick else FULL).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if min(args.episodes, args.num_envs, args.rounds, args.torch_threads) < 1:
+        parser.error(f"--episodes, --num-envs, --rounds and --torch-threads must be >= 1, got {args.episodes}, "
+                     f"{args.num_envs}, {args.rounds}, {args.torch_threads}")
+    _warm_imports(args.torch_threads)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    meta: dict[str, Any] = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": cores,
+                            "load_before": _load(), "rounds": args.rounds}
+    results = [measure(p, args) for p in args.policies]
+    meta["load_after"] = _load()
+    print(markdown(results, meta))
+    if args.json:
+        print(json.dumps({**meta, "results": results}))
+    return 0 if all(r["rows_identical"] for r in results) else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

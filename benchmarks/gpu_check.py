@@ -245,7 +245,7 @@ def _env_rate(cp: Any, env_id: str, n: int, setting: str, seconds: float, block_
     _synchronize(cp)
     setup_s = time.perf_counter() - start
     per_step = 4 if setting == "dqn" else 1
-    actions_n = int(env.single_action_space.n)  # type: ignore[attr-defined]
+    actions_n = int(env.single_action_space.n)
     gen = torch.Generator(device=env.device).manual_seed(0)
     env.step(torch.randint(0, actions_n, (n,), device=env.device, generator=gen))
     _synchronize(cp)
@@ -260,7 +260,7 @@ def _env_rate(cp: Any, env_id: str, n: int, setting: str, seconds: float, block_
     row = {"env_id": env_id, "setting": setting, "envs": n, "block": block_size,
            "frames_per_s": steps * n * per_step / wall, "steps_per_s": steps / wall, "steps": steps,
            "setup_s": round(setup_s, 2),
-           "bytes_per_env": env.memory_bytes_per_env(),  # type: ignore[attr-defined]
+           "bytes_per_env": env.memory_bytes_per_env(),
            "pool_bytes_per_env": round(pool.used_bytes() / n)}
     env.close()
     del env

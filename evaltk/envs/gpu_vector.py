@@ -29,6 +29,11 @@ def make_vec_kwargs(env: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return str(spec["env_id"]), kwargs
 
 
+def _host(x: Any) -> np.ndarray:
+    """Return ``x`` as a numpy array (a torch tensor is copied to the host first when it lives elsewhere)."""
+    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+
 class GpuEnvEpisodeVector:
     """``num_envs`` slots of one gpu_env vector env; ``obs`` holds every slot's latest observation."""
 
@@ -37,6 +42,8 @@ class GpuEnvEpisodeVector:
         import gpu_env
 
         env_id, kwargs = make_vec_kwargs(env)
+        if backend == "cpu":  # host arrays straight from the emulator, no tensor round trip per step
+            kwargs["obs_format"] = "numpy"
         try:
             self.vec = gpu_env.make_vec(env_id, num_envs, backend=backend, **kwargs)
         except gpu_env.errors.GpuEnvError as exc:
@@ -44,12 +51,16 @@ class GpuEnvEpisodeVector:
         self.num_envs = num_envs
         self.obs = np.zeros((num_envs, *obs_shape), dtype=np.dtype(obs_dtype))
 
-    def _store(self, obs: Any, mask: np.ndarray) -> None:
-        array = obs.detach().cpu().numpy() if hasattr(obs, "detach") else np.asarray(obs)
+    def _store(self, obs: Any, mask: np.ndarray | None) -> None:
+        """Copy the observations of the envs in ``mask`` (None: all) into :attr:`obs`."""
+        array = _host(obs)
         if array.shape != self.obs.shape:
             raise SpecError(f"gpu_env returned observations of shape {array.shape}, the checkpoint expects "
                             f"{self.obs.shape}: the env spec and the emulator disagree")
-        self.obs[mask] = array[mask]
+        if mask is None:
+            np.copyto(self.obs, array)
+        else:
+            self.obs[mask] = array[mask]
 
     def reset(self, slots: Sequence[int], seeds: Sequence[int]) -> None:
         """Reset each slot in ``slots`` with the matching seed (``env.reset(seed=seed)``)."""
@@ -64,15 +75,17 @@ class GpuEnvEpisodeVector:
     def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
         """Step every env (inactive slots' results are zeroed); ``actions``: int64[K]."""
         obs, reward, terminated, truncated, info = self.vec.step(np.asarray(actions, np.int64))
-        self._store(obs, np.ones(self.num_envs, np.bool_))
+        self._store(obs, None)
+        inactive = ~active
 
-        def host(x: Any, dtype: Any) -> np.ndarray:
-            out = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x, dtype=dtype)
-            out[~active] = 0
+        def masked(x: Any, dtype: Any) -> np.ndarray:
+            out = np.array(_host(x), dtype=dtype)  # a copy: the env may reuse its arrays
+            out[inactive] = 0
             return out
 
-        return StepResult(reward=host(reward, np.float64), terminated=host(terminated, np.bool_),
-                          truncated=host(truncated, np.bool_), frames=host(info["episode_frame_number"], np.int64))
+        return StepResult(reward=masked(reward, np.float64), terminated=masked(terminated, np.bool_),
+                          truncated=masked(truncated, np.bool_),
+                          frames=masked(info["episode_frame_number"], np.int64))
 
     def close(self) -> None:
         """Release the emulator."""

@@ -1,0 +1,84 @@
+"""Smoke tests of the equal-work benchmark scripts: each runs end to end at tiny sizes (the numbers mean nothing).
+
+They check what a reader of the output relies on: both sides of every row, the load line, the geometric
+mean and a JSON payload that matches the table.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _payload(out: str) -> dict[str, object]:
+    last = out.strip().splitlines()[-1]
+    data = json.loads(last)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_atari_cpu_runs_every_setting_with_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("atari_cpu")
+    rc = bench.main(["--quick", "--games", "pong", "--num-envs", "2", "--rounds", "1", "--steps", "3",
+                     "--dqn-steps", "2", "--single-frames", "10", "--warmup", "1", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "load average (1/5/15 min) before [" in out
+    assert " cores (" in out
+    for side in ("gpu_env AtariBatch (2 envs, 2 threads)", "ale_py.AtariVectorEnv (2 envs, 2 threads)",
+                 "gpu_env make_vec (2 envs, 2 threads)", "gpu_env AtariBatch (1 env, 1 thread)",
+                 "ale_py.ALEInterface (1x, Python loop)"):
+        assert side in out
+    assert out.count("**geometric mean**") == 3
+    data = _payload(out)
+    sections = data["sections"]
+    assert isinstance(sections, list)
+    assert [s["setting"] for s in sections] == ["raw", "dqn", "single"]
+    for section in sections:
+        (row,) = section["rows"]
+        assert row["game"] == "pong"
+        assert row["ours_fps"] > 0
+        assert row["ref_fps"] > 0
+        assert row["ratio"] == pytest.approx(row["ours_fps"] / row["ref_fps"])
+        assert section["notes"], "every remaining difference is printed as a note"
+        assert f"| pong | {row['ours_fps']:,.0f} | {row['ref_fps']:,.0f} | {row['ratio']:.2f} |" in out
+
+
+@pytest.mark.parametrize(("argv", "message"), [(["--steps", "0"], "--steps must be >= 1, got 0"),
+                                               (["--games", "pongg"], "unknown game(s) pongg")])
+def test_atari_cpu_rejects_bad_input_in_one_line(argv: list[str], message: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("atari_cpu")
+    with pytest.raises(SystemExit):
+        bench.main(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_eval_throughput_runs_both_backends_on_the_same_episodes(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("eval_throughput")
+    rc = bench.main(["--policies", "random", "--episodes", "1", "--num-envs", "1", "--rounds", "1", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "--against gpu_env steps/s | --against gym steps/s" in out
+    assert "load average (1/5/15 min) before [" in out
+    (result,) = _payload(out)["results"]  # type: ignore[misc]
+    assert result["rows_identical"] is True
+    assert result["gpu_env"]["steps"] == result["gym"]["steps"] > 0
+    assert f"**{result['ratio']:.2f}**" in out
