@@ -9,8 +9,9 @@ Public API (DESIGN.md §2):
   ``reset_game``, sticky actions, per-game rewards/lives/termination, frameskip, imported ale-py
   states): env ``i`` with seed ``s`` behaves as ``ale_py.ALEInterface`` with ``random_seed=s``.
   The one batch class; backends ``"cpu"``, ``"cuda"`` and ``"ale_py"`` (the reference).
-- :func:`make_vec` — a gymnasium ``VectorEnv`` equal to ``gymnasium.make_vec("ALE/...-v5", ...)``
-  (ALE v5 kwargs, AtariPreprocessing options, frame stacking), observations as torch tensors.
+- :func:`make_vec` — a gymnasium ``VectorEnv`` equal to ``gymnasium.make_vec(env_id, ...)`` for every
+  Atari id ale-py registers (its registered settings, AtariPreprocessing options, frame stacking,
+  gymnasium's infos and episode statistics), torch tensors or (``obs_format="numpy"``) numpy arrays.
 
 The console layer under ``AtariBatch`` (emulation only, for ROMs without game rules such as the
 TIA test ROMs) is :class:`gpu_env.console_batch.ConsoleBatch`.

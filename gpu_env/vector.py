@@ -1,38 +1,50 @@
 """``make_vec``: a gymnasium ``VectorEnv`` over :class:`~gpu_env.ale_batch.AtariBatch`.
 
-``gpu_env.make_vec("ALE/Pong-v5", n, backend="cpu", **kwargs)`` behaves as
-``gymnasium.make_vec("ALE/Pong-v5", n, vectorization_mode="sync", ...)`` with, per sub-environment,
-ale-py's ``AtariEnv`` (v5 keyword arguments), then — if any preprocessing option is given —
-gymnasium's ``AtariPreprocessing``, then — if ``stack_size`` is given — ``FrameStackObservation``,
-under gymnasium's vector ``RecordEpisodeStatistics``. ``autoreset_mode`` (declared in
-``metadata["autoreset_mode"]``) is gymnasium's: ``NEXT_STEP`` (default: the step after an episode
-ends resets that env and returns its first observation with reward 0), ``SAME_STEP`` (the env is
-reset in the step that ends its episode; the final observation and info are in
-``info["final_obs"]`` / ``info["final_info"]`` with masks ``_final_obs`` / ``_final_info``) or
-``DISABLED`` (the caller resets ended envs with ``reset(options={"reset_mask": mask})``; stepping an
-ended env raises :class:`~gpu_env.errors.GpuEnvError`). Seeding is gymnasium's: ``reset(seed=s)``
-gives env ``i`` the seed ``s + i``, derives ``(np_seed, ale_seed) = SeedSequence(s + i).generate_state(2)``
-and reloads the ROM (``loadROM``) with ``random_seed = ale_seed``; ``reset()`` without a seed only calls
+``gpu_env.make_vec(env_id, n, backend="cpu", **kwargs)`` behaves as
+``gymnasium.make_vec(env_id, n, vectorization_mode="sync", wrappers=[...], **kwargs)`` with, per
+sub-environment, ale-py's ``AtariEnv`` with the settings ale-py registers for ``env_id`` (every
+``ALE/…-v5``, ``…-v4``, ``…NoFrameskip-v4``, ``…-v0``, ``…NoFrameskip-v0`` id, read from
+``gymnasium.registry``, and each id's ``-ram`` form: ``obs_type="ram"``), ``kwargs`` overriding them,
+then — if any preprocessing option is given — gymnasium's ``AtariPreprocessing``, then — if
+``stack_size`` is given — ``FrameStackObservation``, then gymnasium's (per-env)
+``RecordEpisodeStatistics``. ``autoreset_mode`` (declared in ``metadata["autoreset_mode"]``) is
+gymnasium's: ``NEXT_STEP`` (default: the step after an episode ends resets that env and returns its
+first observation with reward 0), ``SAME_STEP`` (the env is reset in the step that ends its episode;
+the final observation and info — with ``episode`` — are in ``info["final_obs"]`` /
+``info["final_info"]`` with masks ``_final_obs`` / ``_final_info``) or ``DISABLED`` (the caller resets
+ended envs with ``reset(options={"reset_mask": mask})``; stepping an ended env raises
+:class:`~gpu_env.errors.GpuEnvError`). Seeding is gymnasium's: ``reset(seed=s)`` gives env ``i`` the
+seed ``s + i``, derives ``(np_seed, ale_seed) = SeedSequence(s + i).generate_state(2)`` and reloads the
+ROM (``loadROM``) with ``random_seed = ale_seed``; ``reset()`` without a seed only calls
 ``reset_game``. The no-op counts of ``noop_max`` come from the same per-env numpy generator as in
 gymnasium (``np_random.integers(1, noop_max + 1)``).
 
-Returned values are torch tensors on ``device`` (default: the backend's device): observations
-(uint8, or float32 with ``scale_obs``), rewards float32[N], terminations/truncations bool[N]; the
-info dict holds ``lives``, ``episode_frame_number``, ``frame_number`` (int32[N], each with a ``_key``
-mask) and, where episodes ended this step, ``episode`` = {``r``: return, ``l``: length in steps,
-``frames``: ALE's episode frame number at the end, ``t``: seconds} with the mask ``_episode``. A
-seeded ``reset`` adds ``info["seeds"]``: as gymnasium, a numpy object array holding each seeded
-env's ``(np_seed, ale_seed)`` (``None`` elsewhere), with the mask ``_seeds``. Unlike gymnasium's
-object array, ``final_obs`` is one tensor ``[N, *single_observation_shape]`` (zeros where the mask is
-false), so that it can be used in batched code without a copy per env.
+The info dict is gymnasium's, key for key: ``lives``, ``episode_frame_number``, ``frame_number``, each
+with its ``_key`` mask (the envs that reported it: all on a step, the reset ones on ``reset``); where
+episodes ended, ``episode`` = {``r``: return, ``l``: length in steps of this env, ``t``: seconds, each
+with its ``_r``/``_l``/``_t`` mask} and ``_episode`` — at the top level with ``NEXT_STEP`` and
+``DISABLED``, inside ``final_info`` with ``SAME_STEP`` (where CleanRL-style scripts read
+``infos["final_info"]["episode"]``). A seeded ``reset`` adds ``info["seeds"]``: a numpy object array of
+each seeded env's ``(np_seed, ale_seed)`` (``None`` elsewhere), with the mask ``_seeds``.
+
+``obs_format="numpy"`` returns exactly gymnasium's types: numpy observations, float64 rewards, bool
+flags, int64/float64 info arrays, ``final_obs`` as an object array. ``obs_format="torch"`` (default)
+returns torch tensors on ``device`` (default: the backend's device): observations (uint8, or float32
+with ``scale_obs``), rewards float32[N], flags bool[N], info int32[N] (``lives``, frame numbers),
+``episode`` with an extra ``frames`` (ALE's episode frame number at the end), and ``final_obs`` as one
+tensor ``[N, *single_observation_shape]`` (zeros where the mask is false) for batched code.
+``render_mode="rgb_array"`` makes ``render()`` return each env's RGB screen, as ``SyncVectorEnv``
+does, so ``gymnasium.wrappers.vector.RecordVideo`` records. ``num_threads`` defaults to
+:func:`default_num_threads` (the free cores).
 """
 
 from __future__ import annotations
 
+import enum
 import os
-import re
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -43,30 +55,50 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gpu_env.ale_batch import ACTION_NAMES, AtariBatch
+from gpu_env.env_ids import EnvIdSettings, env_id_settings, rom_id_from_env_id
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import FrameStack
 from gpu_env.preprocess_cpu import CpuObservation
 
-_ENV_ID = re.compile(r"^(?:ALE/)?(?P<name>[A-Za-z0-9]+)-v5$")
-_V5_MAX_FRAMES = 108_000
+__all__ = ["OBS_FORMATS", "AtariVecEnv", "EnvIdSettings", "default_num_threads", "env_id_settings", "make_vec",
+           "rom_id_from_env_id"]
+
 _PREPROCESSING_DEFAULTS: dict[str, Any] = {
     "noop_max": 30, "frame_skip": 4, "screen_size": 84, "terminal_on_life_loss": False,
     "grayscale_obs": True, "grayscale_newaxis": False, "scale_obs": False,
 }
+OBS_FORMATS = ("torch", "numpy")
 
 
-def rom_id_from_env_id(env_id: str) -> str:
-    """``"ALE/SpaceInvaders-v5"`` -> ``"space_invaders"``; :class:`GpuEnvError` for other ids."""
-    match = _ENV_ID.match(env_id)
-    if match is None:
-        raise GpuEnvError(f"env id {env_id!r} is not an ALE v5 id: use e.g. 'ALE/Pong-v5'")
-    from ale_py import roms
+class _Unset(enum.Enum):
+    """Marks a keyword argument left out (``None`` is a value of ``max_num_frames_per_episode``)."""
 
-    wanted = match.group("name")
-    for rom in roms.get_all_rom_ids():
-        if rom.title().replace("_", "") == wanted:
-            return str(rom)
-    raise GpuEnvError(f"env id {env_id!r} names no ROM bundled with ale-py: see ale_py.roms.get_all_rom_ids()")
+    UNSET = "unset"
+
+
+_UNSET = _Unset.UNSET
+
+
+def default_num_threads() -> int:
+    """CPU threads that do not oversubscribe: the cores this process may run on minus the busy ones, at least 1.
+
+    Busy cores are the 1-minute load average (``os.getloadavg``: runnable threads, machine-wide) scaled to
+    this process's share of the machine (``len(os.sched_getaffinity(0)) / os.cpu_count()``), less one for
+    the calling thread (it is running now, and while it waits in ``step`` its core is free), rounded. The
+    calling thread is one of the threads: the native ``parallel_for`` runs it next to ``num_threads - 1``
+    new ones. So an idle ``k``-core machine gets ``k`` threads; a 2-core machine with a load of 1.8 gets 1.
+    """
+    allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    machine = max(os.cpu_count() or allowed, allowed)
+    others = max(0.0, min(os.getloadavg()[0], machine) * allowed / machine - 1.0)
+    return max(1, allowed - round(others))
+
+
+def _render_fps() -> int:
+    """``AtariEnv.metadata["render_fps"]``, which gymnasium's video recorder reads."""
+    from ale_py.env import AtariEnv
+
+    return int(AtariEnv.metadata["render_fps"])
 
 
 def _default_device(backend: str) -> torch.device:
@@ -74,7 +106,7 @@ def _default_device(backend: str) -> torch.device:
 
 
 class AtariVecEnv(VectorEnv):
-    """gymnasium ``VectorEnv`` of ALE v5 Atari games on gpu_env (see the module docstring)."""
+    """gymnasium ``VectorEnv`` of the Atari games of ale-py's gymnasium ids on gpu_env (see the module docstring)."""
 
     def __init__(
         self,
@@ -83,13 +115,13 @@ class AtariVecEnv(VectorEnv):
         *,
         backend: str = "cpu",
         device: str | torch.device | None = None,
-        frameskip: int | tuple[int, int] = 4,
-        repeat_action_probability: float = 0.25,
-        full_action_space: bool = False,
+        frameskip: int | tuple[int, int] | None = None,
+        repeat_action_probability: float | None = None,
+        full_action_space: bool | None = None,
         mode: int | None = None,
         difficulty: int | None = None,
-        obs_type: str = "rgb",
-        max_num_frames_per_episode: int | None = _V5_MAX_FRAMES,
+        obs_type: str | None = None,
+        max_num_frames_per_episode: int | _Unset | None = _UNSET,
         noop_max: int | None = None,
         frame_skip: int | None = None,
         screen_size: int | tuple[int, int] | None = None,
@@ -100,7 +132,20 @@ class AtariVecEnv(VectorEnv):
         stack_size: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         num_threads: int | None = None,
+        obs_format: str = "torch",
+        render_mode: str | None = None,
     ) -> None:
+        id_settings = env_id_settings(env_id)
+        given_env: dict[str, Any] = {"frameskip": frameskip, "repeat_action_probability": repeat_action_probability,
+                     "full_action_space": full_action_space, "mode": mode, "difficulty": difficulty,
+                     "obs_type": obs_type}
+        env: dict[str, Any] = {k: (v if v is not None else id_settings.settings[k]) for k, v in given_env.items()}
+        frameskip, obs_type = env["frameskip"], str(env["obs_type"])
+        max_frames: int | None = (id_settings.settings["max_num_frames_per_episode"]
+                                  if isinstance(max_num_frames_per_episode, _Unset) else max_num_frames_per_episode)
+        self._check_output_options(obs_format, render_mode, num_threads)
+        self.obs_format = obs_format
+        self.render_mode = render_mode
         try:
             self._autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -113,12 +158,16 @@ class AtariVecEnv(VectorEnv):
                 raise GpuEnvError(f"frameskip={frameskip}: a stochastic frameskip is (low, high) with 0 < low < high")
         elif not isinstance(frameskip, int) or frameskip <= 0:
             raise GpuEnvError(f"frameskip={frameskip!r} must be a positive int or a (low, high) tuple")
-        self.rom_id = rom_id_from_env_id(env_id)
+        self.env_id = env_id
+        self.rom_id = id_settings.rom_id
         self.num_envs = num_envs
         self.device = torch.device(device) if device is not None else _default_device(backend)
+        if obs_format == "numpy" and self.device.type != "cpu":
+            raise GpuEnvError(f"obs_format='numpy' returns host arrays: drop device={device!r}, or use "
+                              "obs_format='torch'")
         self._frameskip = frameskip
         self._obs_type = obs_type
-        self._num_threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
+        self._num_threads = num_threads if num_threads is not None else default_num_threads()
         given: dict[str, Any] = {"noop_max": noop_max, "frame_skip": frame_skip, "screen_size": screen_size,
                  "terminal_on_life_loss": terminal_on_life_loss, "grayscale_obs": grayscale_obs,
                  "grayscale_newaxis": grayscale_newaxis, "scale_obs": scale_obs}
@@ -128,14 +177,14 @@ class AtariVecEnv(VectorEnv):
         if self._preprocess:
             self._check_preprocessing(pp)
         inner_skip = frameskip if isinstance(frameskip, int) and not self._preprocess else 1
-        self.batch: AtariBatch = self._make_batch(backend, repeat_action_probability, inner_skip,
-                                      max_num_frames_per_episode or 0, num_threads)
+        self.batch: AtariBatch = self._make_batch(backend, float(env["repeat_action_probability"]), inner_skip,
+                                                  max_frames or 0, self._num_threads)
         self._inner_loops: int = 1 if inner_skip == frameskip or isinstance(frameskip, tuple) else frameskip
-        if mode is not None:
-            self.batch.set_mode(mode)
-        if difficulty is not None:
-            self.batch.set_difficulty(difficulty)
-        self._action_set = (np.arange(len(ACTION_NAMES), dtype=np.int64) if full_action_space
+        if env["mode"] is not None:
+            self.batch.set_mode(int(env["mode"]))
+        if env["difficulty"] is not None:
+            self.batch.set_difficulty(int(env["difficulty"]))
+        self._action_set = (np.arange(len(ACTION_NAMES), dtype=np.int64) if env["full_action_space"]
                             else self.batch.minimal_action_set())
         self._env_rngs = [seeding.np_random(int(s))[0]
                            for s in np.random.SeedSequence().generate_state(num_envs)]
@@ -145,7 +194,16 @@ class AtariVecEnv(VectorEnv):
         self._ep_length = np.zeros(num_envs, dtype=np.int64)
         self._ep_start = np.full(num_envs, time.perf_counter())
         self._seeded_with: list[tuple[np.uint32, np.uint32] | None] = [None] * num_envs
-        self.metadata = {"autoreset_mode": self._autoreset_mode, "render_modes": []}
+        self.metadata = {"autoreset_mode": self._autoreset_mode, "render_modes": ["rgb_array"],
+                         "render_fps": _render_fps()}
+
+    def _check_output_options(self, obs_format: str, render_mode: str | None, num_threads: int | None) -> None:
+        if obs_format not in OBS_FORMATS:
+            raise GpuEnvError(f"obs_format={obs_format!r}: use 'torch' (tensors on device) or 'numpy' (numpy arrays)")
+        if render_mode not in (None, "rgb_array"):
+            raise GpuEnvError(f"render_mode={render_mode!r}: gpu_env renders 'rgb_array' only (or None)")
+        if num_threads is not None and (not isinstance(num_threads, int) or num_threads <= 0):
+            raise GpuEnvError(f"num_threads={num_threads!r} must be a positive int, or None for default_num_threads()")
 
     # ----------------------------------------------------------------------------- setup
     def _make_batch(self, backend: str, repeat_action_probability: float, frameskip: int, max_frames: int,
@@ -218,24 +276,32 @@ class AtariVecEnv(VectorEnv):
             self._pp_lives = np.zeros(n, dtype=np.int32)
             self._observation = CpuObservation(n, (h, w), (height, width), 1 if gray else 3,
                                                num_threads=self._num_threads)
+            # The screen AtariPreprocessing reads at a reset, written natively in place each time.
+            self._pp_scratch = np.empty((n, *raw_shape), dtype=np.uint8)
         self._stack = (FrameStack(n, stack_size, frame_shape, dtype)
                        if stack_size is not None else None)
+        # Raw screens that go into a frame stack are written natively into one preallocated frame;
+        # without a stack each observation is a new array the caller owns (written once, never copied).
+        self._frame_buf = (np.empty((n, *frame_shape), dtype=np.uint8)
+                           if stack_size is not None and not self._preprocess and self._obs_type != "ram" else None)
 
     # ----------------------------------------------------------------------------- frames
     def _tensor(self, array: npt.NDArray[Any]) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
 
     def _raw_obs(self) -> npt.NDArray[np.uint8]:
+        """Return the ALE observation of every env (native screens, into ``_frame_buf`` when a stack follows)."""
         if self._obs_type == "rgb":
-            return self.batch.get_screen_rgb()
+            return self.batch.get_screen_rgb(out=self._frame_buf)
         if self._obs_type == "grayscale":
-            return self.batch.get_screen_grayscale()
+            return self.batch.get_screen_grayscale(out=self._frame_buf)
         return self.batch.get_ram()
 
     def _pp_screen(self) -> npt.NDArray[np.uint8]:
+        """Return AtariPreprocessing's screen of every env, in a scratch buffer the next call overwrites."""
         if self._pp["grayscale_obs"]:
-            return self.batch.get_screen_grayscale()
-        return self.batch.get_screen_rgb()
+            return self.batch.get_screen_grayscale(out=self._pp_scratch)
+        return self.batch.get_screen_rgb(out=self._pp_scratch)
 
     def _env_step(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]
                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
@@ -304,8 +370,11 @@ class AtariVecEnv(VectorEnv):
         self._autoreset[mask] = False
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
-              ) -> tuple[torch.Tensor, dict[str, Any]]:
-        """Reset all envs (or ``options["reset_mask"]``); ``seed`` as gymnasium's sync vector env takes it."""
+              ) -> tuple[Any, dict[str, Any]]:
+        """Reset all envs (or ``options["reset_mask"]``); ``seed`` as gymnasium's sync vector env takes it.
+
+        The info holds the reset envs' ``AtariEnv`` info (masks: the reset envs), as gymnasium's.
+        """
         mask = np.ones(self.num_envs, dtype=np.bool_)
         if options is not None and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"])
@@ -315,9 +384,9 @@ class AtariVecEnv(VectorEnv):
         self._seeded_with = [None] * self.num_envs
         self._reset_envs(mask, seeds)
         obs = self._observe(mask, reset=mask)
-        info = self._info()
+        info = self._batched(self._env_info(), mask)
         self._add_seeds_info(info, mask, seeds)
-        return obs, info
+        return self._out_obs(obs), info
 
     def _seed_list(self, seed: int | list[int | None] | None) -> list[int | None]:
         """One seed (or None) per env from ``reset``'s ``seed``, as gymnasium's sync vector env spreads it."""
@@ -339,11 +408,15 @@ class AtariVecEnv(VectorEnv):
             for i, pair in enumerate(self._seeded_with):
                 seeds_info[i] = pair
             info["seeds"] = seeds_info
-            info["_seeds"] = torch.from_numpy(seeded).to(self.device)
+            info["_seeds"] = self._out(seeded)
 
     # ----------------------------------------------------------------------------- step
-    def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        """One vector step (autoreset as ``metadata["autoreset_mode"]``); ``actions``: int[N] action indices."""
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """One vector step (autoreset as ``metadata["autoreset_mode"]``); ``actions``: int[N] action indices.
+
+        Returns ``(obs, rewards, terminated, truncated, info)`` as gymnasium's sync vector env over
+        ``RecordEpisodeStatistics`` (see the module docstring for ``info``).
+        """
         a = actions.detach().cpu().numpy() if isinstance(actions, torch.Tensor) else np.asarray(actions)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise GpuEnvError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
@@ -368,30 +441,40 @@ class AtariVecEnv(VectorEnv):
         trunc[resetting] = False
         if resetting.any():
             self._reset_envs(resetting, [None] * self.num_envs)
-        obs = self._observe(np.ones(self.num_envs, dtype=np.bool_), reset=resetting)
+        everyone = np.ones(self.num_envs, dtype=np.bool_)
+        obs = self._observe(everyone, reset=resetting)
         self._ep_return[stepping] += reward[stepping]
         self._ep_length[stepping] += 1
         done = term | trunc
-        info = self._info()
-        if done.any():
-            info.update(self._episode_info(done))
-        if mode == AutoresetMode.SAME_STEP:
-            if done.any():
-                # As gymnasium's SAME_STEP: the final observation and info go under "final_obs" /
-                # "final_info", the returned observation and info are the reset ones.
-                final_info = {k: v for k, v in info.items() if k not in ("episode", "_episode")}
-                final_obs = torch.where(self._expand(done, obs), obs, torch.zeros_like(obs))
-                self._reset_envs(done, [None] * self.num_envs)
-                obs = self._observe(done, reset=done)
-                info.update(self._info())
-                done_t = torch.from_numpy(done).to(self.device)
-                info.update({"final_obs": final_obs, "_final_obs": done_t,
-                             "final_info": final_info, "_final_info": done_t})
-            self._autoreset = np.zeros(self.num_envs, dtype=np.bool_)
+        if mode == AutoresetMode.SAME_STEP and done.any():
+            # As gymnasium's SAME_STEP: the ended envs' last observation and info (with "episode") go
+            # under "final_obs" / "final_info"; the returned observation and info are the reset ones.
+            final_info = self._batched(self._env_info(), done)
+            final_info.update(self._episode_entry(done))
+            info: dict[str, Any] = {"final_obs": self._final_obs(obs, done), "_final_obs": self._out(done),
+                                    "final_info": final_info, "_final_info": self._out(done)}
+            self._reset_envs(done, [None] * self.num_envs)
+            obs = self._observe(done, reset=done)
+            info.update(self._batched(self._env_info(), everyone))
         else:
-            self._autoreset = done
+            info = self._batched(self._env_info(), everyone)
+            if done.any():
+                info.update(self._episode_entry(done))
+        self._autoreset = done if mode != AutoresetMode.SAME_STEP else np.zeros(self.num_envs, dtype=np.bool_)
+        if self.obs_format == "numpy":
+            return self._out_obs(obs), reward, term, trunc, info
         return (obs, torch.from_numpy(reward.astype(np.float32)).to(self.device),
                 torch.from_numpy(term).to(self.device), torch.from_numpy(trunc).to(self.device), info)
+
+    def _final_obs(self, obs: Any, done: npt.NDArray[np.bool_]) -> Any:
+        """``info["final_obs"]``: gymnasium's object array (numpy), or one tensor with zeros where not ``done``."""
+        if self.obs_format == "numpy":
+            host = self._out_obs(obs)
+            final = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(done):
+                final[i] = host[i].copy()
+            return final
+        return torch.where(self._expand(done, obs), obs, torch.zeros_like(obs))
 
     def _expand(self, mask: npt.NDArray[np.bool_], like: torch.Tensor) -> torch.Tensor:
         """``mask`` (bool[N]) as a tensor broadcastable against ``like`` ([N, ...])."""
@@ -450,51 +533,114 @@ class AtariVecEnv(VectorEnv):
         if self._stack is not None:
             self._stack.push(frame, mask & ~reset)
             self._stack.reset(frame, reset)
-            frame = self._stack.obs
-        return torch.from_numpy(np.array(frame, copy=True)).to(self.device)
+            frame = np.array(self._stack.obs, copy=True)  # the stack lives on; the caller gets its own copy
+        # Otherwise `frame` is already a new array (native screens, the resize's output): no copy.
+        return torch.from_numpy(np.ascontiguousarray(frame)).to(self.device)
 
-    def _info(self) -> dict[str, Any]:
-        """``AtariEnv``'s info (lives, frame numbers) for every env, batched with ``_key`` masks."""
-        ones = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
-        total, episode = self.batch.frame_number(), self.batch.episode_frame_number()
-        return {
-            "lives": self._tensor(self.batch.lives()), "_lives": ones,
-            "episode_frame_number": self._tensor(episode), "_episode_frame_number": ones,
-            "frame_number": self._tensor(total), "_frame_number": ones,
-        }
+    # ----------------------------------------------------------------------------- info
+    def _out(self, array: npt.NDArray[Any]) -> Any:
+        """Return a host array as ``obs_format`` wants it: itself (numpy) or a tensor on ``device`` (torch)."""
+        if self.obs_format == "numpy":
+            return array
+        return self._tensor(array)
 
-    def _episode_info(self, done: npt.NDArray[np.bool_]) -> dict[str, Any]:
-        """``RecordEpisodeStatistics``' ``episode`` entry for the envs whose episode ended (``done``)."""
-        now = time.perf_counter()
-        episode = self.batch.episode_frame_number()
-        return {
-            "episode": {
-                "r": self._tensor(np.where(done, self._ep_return, 0.0)),
-                "l": self._tensor(np.where(done, self._ep_length, 0)),
-                "frames": self._tensor(np.where(done, episode, 0)),
-                "t": self._tensor(np.where(done, np.round(now - self._ep_start, 6), 0.0)),
-            },
-            "_episode": self._tensor(done),
+    def _out_obs(self, obs: Any) -> Any:
+        """Return an observation batch as ``obs_format`` wants it (``_observe`` may give a tensor or an array)."""
+        if self.obs_format == "numpy":
+            return obs.numpy() if isinstance(obs, torch.Tensor) else np.asarray(obs)
+        return obs if isinstance(obs, torch.Tensor) else self._tensor(obs)
+
+    def _batched(self, values: Mapping[str, Any], mask: npt.NDArray[np.bool_]) -> dict[str, Any]:
+        """Batch per-env ``values`` given by the envs in ``mask`` as gymnasium does: ``key``, ``_key`` pairs.
+
+        Values of envs outside ``mask`` are 0; a nested dict is batched the same way (``VectorEnv._add_info``).
+        """
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            if isinstance(value, Mapping):
+                out[key] = self._batched(value, mask)
+            else:
+                out[key] = self._out(value if mask.all() else np.where(mask, value, np.zeros_like(value)))
+            out[f"_{key}"] = self._out(mask.copy())
+        return out
+
+    def _env_info(self) -> dict[str, npt.NDArray[Any]]:
+        """``AtariEnv``'s info of every env: ``lives``, ``episode_frame_number``, ``frame_number``.
+
+        int64 (gymnasium's batch of Python ints) with ``obs_format="numpy"``, int32 tensors with ``"torch"``.
+        """
+        info = {"lives": self.batch.lives(), "episode_frame_number": self.batch.episode_frame_number(),
+                "frame_number": self.batch.frame_number()}
+        if self.obs_format == "numpy":
+            return {k: np.asarray(v, dtype=np.int64) for k, v in info.items()}
+        return info
+
+    def _episode_entry(self, done: npt.NDArray[np.bool_]) -> dict[str, Any]:
+        """``RecordEpisodeStatistics``' ``episode`` / ``_episode`` for the envs whose episode ended (``done``).
+
+        ``r``: float64 return, ``l``: int64 length in steps of this env, ``t``: float64 seconds (rounded to
+        µs), each with its ``_r``/``_l``/``_t`` mask; with ``obs_format="torch"`` also ``frames`` (ALE's
+        episode frame number at the end, gpu_env's addition).
+        """
+        values: dict[str, npt.NDArray[Any]] = {
+            "r": self._ep_return.copy(), "l": self._ep_length.copy(),
+            "t": np.round(time.perf_counter() - self._ep_start, 6),
         }
+        if self.obs_format == "torch":
+            values["frames"] = np.asarray(self.batch.episode_frame_number())
+        return {"episode": self._batched(values, done), "_episode": self._out(done.copy())}
+
+    # ----------------------------------------------------------------------------- render
+    def render(self) -> tuple[npt.NDArray[np.uint8], ...]:
+        """Every env's current screen, uint8[210, 160, 3] each, as ``SyncVectorEnv.render`` of ``AtariEnv``s."""
+        if self.render_mode != "rgb_array":
+            raise GpuEnvError("render() needs an env made with render_mode='rgb_array'")
+        screens = np.array(self.batch.get_screen_rgb(), copy=True)
+        return tuple(screens[i] for i in range(self.num_envs))
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the batch frees its memory when collected."""
 
 
-def make_vec(env_id: str, num_envs: int, backend: str = "cpu", **kwargs: Any) -> AtariVecEnv:
+@overload
+def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: None = None,
+             **kwargs: Any) -> AtariVecEnv: ...
+@overload
+def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str, **kwargs: Any) -> VectorEnv: ...
+def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | None = None,
+             **kwargs: Any) -> VectorEnv:
     """``gymnasium.make_vec(env_id, num_envs, vectorization_mode="sync", ...)`` on gpu_env.
 
-    ``kwargs``: the ALE v5 options (``frameskip``, ``repeat_action_probability``,
-    ``full_action_space``, ``mode``, ``difficulty``, ``obs_type``, ``max_num_frames_per_episode``),
-    the ``AtariPreprocessing`` options (``noop_max``, ``frame_skip``, ``screen_size``,
-    ``terminal_on_life_loss``, ``grayscale_obs``, ``grayscale_newaxis``, ``scale_obs``),
-    ``stack_size`` (``FrameStackObservation``), ``device`` and ``num_threads``.
+    ``env_id``: any Atari id ale-py registers (``ALE/Breakout-v5``, ``BreakoutNoFrameskip-v4``,
+    ``Breakout-v4``, ``Breakout-v0``, ...) or its ``-ram`` form; its registered settings
+    (``gymnasium.registry[env_id].kwargs``) are the defaults, as in ``gymnasium.make``.
+    ``kwargs``: the ``AtariEnv`` options, which override them (``frameskip``,
+    ``repeat_action_probability``, ``full_action_space``, ``mode``, ``difficulty``, ``obs_type``,
+    ``max_num_frames_per_episode``), the ``AtariPreprocessing`` options (``noop_max``, ``frame_skip``,
+    ``screen_size``, ``terminal_on_life_loss``, ``grayscale_obs``, ``grayscale_newaxis``, ``scale_obs``),
+    ``stack_size`` (``FrameStackObservation``), ``autoreset_mode``, ``obs_format`` (``"torch"``,
+    default, or ``"numpy"``), ``render_mode`` (``"rgb_array"`` or None), ``device`` and ``num_threads``
+    (default :func:`default_num_threads`).
 
     ``backend="cuda"`` returns :class:`gpu_env.cuda.vec.CudaVecEnv` (same contract, every step on the
     GPU, torch CUDA tensors out; extra options ``cuda_device``, ``block_size``, ``noop_table_depth``).
+
+    ``preset``: a client's preprocessing reproduced bit for bit (``"sb3"``, ``"cleanrl"``,
+    ``"gymnasium"``, ``"envpool"``; :mod:`gpu_env.presets`, docs/drop_in.md) instead of the options above;
+    it returns that preset's numpy vector env.
     """
+    if preset is not None:
+        from gpu_env.presets import make as make_preset
+
+        return make_preset(env_id, num_envs, preset, backend=backend, **kwargs)
     if backend == "cuda":
         from gpu_env.cuda.vec import CudaVecEnv
 
-        return CudaVecEnv(env_id, num_envs, **kwargs)
+        if kwargs.get("obs_format", "torch") != "torch" or kwargs.get("render_mode") is not None:
+            raise GpuEnvError("backend='cuda' returns CUDA tensors and does not render: use obs_format='torch' and "
+                              "render_mode=None, or backend='cpu'")
+        registered = env_id_settings(env_id).settings
+        settings = {k: v for k, v in registered.items() if v is not None and k != "max_num_frames_per_episode"}
+        settings.setdefault("max_num_frames_per_episode", registered["max_num_frames_per_episode"])
+        return CudaVecEnv(env_id, num_envs, **{**settings, **kwargs})
     return AtariVecEnv(env_id, num_envs, backend=backend, **kwargs)

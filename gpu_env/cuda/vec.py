@@ -273,13 +273,13 @@ class CudaVecEnv(AtariVecEnv):
         info = self._info()
         info.update(self._episode_info_dev(done, now))
         if mode == AutoresetMode.SAME_STEP:
-            final_info = {k: v for k, v in info.items() if k not in ("episode", "_episode")}
+            final_info = info  # with "episode", as gymnasium's per-env RecordEpisodeStatistics
             final_obs = torch.where(self._expand_t(done, obs), obs, torch.zeros_like(obs))
             done_dev = cp.from_dlpack(done.to(torch.uint8).contiguous())
             self._launch_step(_NULL, done_dev)
             obs = torch.where(self._expand_t(done, obs), self._observe_dev(done_dev * cp.uint8(2)), obs)
             self._reset_stats(done, now)
-            info.update(self._info())
+            info = self._info()
             info.update({"final_obs": final_obs, "_final_obs": done, "final_info": final_info, "_final_info": done})
         elif next_step:
             self._autoreset_dev = cp.from_dlpack(done.to(torch.uint8).contiguous())

@@ -316,6 +316,8 @@ def _run_vec_pair(env_id: str, n: int, steps: int, autoreset: str, **kwargs: Any
         info_cpu, info_dev = out_cpu[4], out_dev[4]
         for key in ("lives", "episode_frame_number", "frame_number"):
             _equal(info_dev[key], info_cpu[key], f"{key}, step {step}")
+        if autoreset == "SameStep":  # "episode" is in the final info, as gymnasium's
+            info_cpu, info_dev = info_cpu.get("final_info", info_cpu), info_dev["final_info"]
         done = np.asarray(info_dev["_episode"])
         _equal(done, np.asarray(out_cpu[2] | out_cpu[3]), f"_episode, step {step}")
         if done.any():
@@ -324,7 +326,7 @@ def _run_vec_pair(env_id: str, n: int, steps: int, autoreset: str, **kwargs: Any
                 _equal(np.asarray(info_dev["episode"][key])[done], np.asarray(info_cpu["episode"][key])[done],
                        f"episode {key}, step {step}")
         if autoreset == "SameStep" and done.any():
-            _equal(np.asarray(info_dev["final_obs"])[done], np.asarray(info_cpu["final_obs"])[done],
+            _equal(np.asarray(out_dev[4]["final_obs"])[done], np.asarray(out_cpu[4]["final_obs"])[done],
                    f"final_obs, step {step}")
     return episodes
 

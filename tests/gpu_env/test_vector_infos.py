@@ -1,0 +1,159 @@
+"""Info dicts, episode statistics, output formats and rendering of ``gpu_env.make_vec`` against gymnasium.
+
+The reference is ``gymnasium.make_vec(id, vectorization_mode="sync", wrappers=[..., RecordEpisodeStatistics],
+vector_kwargs={"autoreset_mode": mode})`` on ale-py, with the same seeds and actions.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import ale_py
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+
+from gpu_env.errors import GpuEnvError
+from gpu_env.vector import AtariVecEnv, default_num_threads, make_vec
+from tests.gpu_env.test_vector import DQN, compare, reference
+
+gym.register_envs(ale_py)
+
+# Life losses and truncation after 160 frames (less the 1-30 no-op frames) end episodes on different
+# steps in different envs, so the masks are partial.
+LIFE_LOSS: dict[str, Any] = {**DQN, "terminal_on_life_loss": True, "stack_size": 4, "max_num_frames_per_episode": 160}
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
+def test_infos_equal_gymnasium_key_by_key(mode: AutoresetMode) -> None:
+    assert compare("ALE/Breakout-v5", 2, 70, seed=5, obs_format="numpy", autoreset_mode=mode, **LIFE_LOSS) is None
+
+
+def test_raw_frames_infos_with_truncation() -> None:
+    assert compare("PongNoFrameskip-v4", 2, 70, seed=1, obs_format="numpy", autoreset_mode=AutoresetMode.SAME_STEP,
+                   max_num_frames_per_episode=30) is None
+
+
+def _episodes_as_a_script_logs(env: Any, mode: AutoresetMode, steps: int) -> list[tuple[int, float, int]]:
+    """(step, return, length) of each finished episode, read the way CleanRL/SB3-style scripts read them."""
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    logged = []
+    for t in range(steps):
+        infos = env.step(rng.integers(0, 4, env.num_envs))[4]
+        source = infos.get("final_info", {}) if mode == AutoresetMode.SAME_STEP else infos
+        if "episode" in source:
+            for i in np.flatnonzero(source["_episode"]):
+                logged.append((t, float(source["episode"]["r"][i]), int(source["episode"]["l"][i])))
+    env.close()
+    return logged
+
+
+@pytest.mark.parametrize(("mode", "obs_format"), [(AutoresetMode.SAME_STEP, "numpy"),
+                                                  (AutoresetMode.SAME_STEP, "torch"),
+                                                  (AutoresetMode.NEXT_STEP, "torch")])
+def test_a_script_logs_the_same_episodes(mode: AutoresetMode, obs_format: str) -> None:
+    kwargs: dict[str, Any] = {**LIFE_LOSS, "autoreset_mode": mode}
+    want = _episodes_as_a_script_logs(reference("ALE/Breakout-v5", 2, **kwargs), mode, 100)
+    got = _episodes_as_a_script_logs(make_vec("ALE/Breakout-v5", 2, obs_format=obs_format, **kwargs), mode, 100)
+    assert len(want) >= 4
+    assert got == want
+
+
+def test_numpy_format_gives_plain_numpy_without_warnings() -> None:
+    env = make_vec("ALE/Breakout-v5", 2, obs_format="numpy", autoreset_mode=AutoresetMode.SAME_STEP, **LIFE_LOSS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        obs, info = env.reset(seed=1)
+        total = 0.0
+        for _ in range(50):
+            obs, reward, term, trunc, info = env.step(np.array([1, 3]))
+            for x in (obs, reward, term, trunc, info["lives"]):
+                assert type(x) is np.ndarray
+            # What numpy-written scripts do with the arrays.
+            scaled = np.asarray(obs, dtype=np.float32) / 255.0
+            total += float(np.sum(reward)) + float(np.mean(scaled))
+            np.concatenate([obs, obs])
+            np.logical_or(term, trunc).any()
+        assert obs.dtype == np.uint8
+        assert reward.dtype == np.float64
+    assert np.isfinite(total)
+
+
+def test_torch_format_stays_the_default() -> None:
+    env = make_vec("ALE/Pong-v5", 2)
+    obs, info = env.reset(seed=0)
+    out = env.step(np.zeros(2, dtype=np.int64))
+    assert isinstance(obs, torch.Tensor)
+    assert all(isinstance(x, torch.Tensor) for x in out[:4])
+    assert out[1].dtype == torch.float32
+    assert isinstance(info["lives"], torch.Tensor)
+
+
+def test_render_equals_ale_py_render() -> None:
+    ours = make_vec("ALE/Pong-v5", 2, render_mode="rgb_array", obs_format="numpy", autoreset_mode="SameStep",
+                    max_num_frames_per_episode=40)
+    ref = gym.make_vec("ALE/Pong-v5", 2, vectorization_mode="sync", render_mode="rgb_array",
+                       vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, max_num_frames_per_episode=40)
+    assert ours.render_mode == ref.render_mode == "rgb_array"
+    assert "rgb_array" in ours.metadata["render_modes"]
+    assert ours.metadata["render_fps"] == ref.metadata["render_fps"]
+    ours.reset(seed=2)
+    ref.reset(seed=2)
+    rng = np.random.default_rng(2)
+    for _ in range(15):  # an episode end (40 frames = 10 steps) included
+        frames, want = ours.render(), ref.render()
+        assert isinstance(frames, tuple)
+        assert len(frames) == 2
+        for got, w in zip(frames, want, strict=True):
+            assert got.shape == (210, 160, 3)
+            assert got.dtype == np.uint8
+            np.testing.assert_array_equal(got, w)
+        actions = rng.integers(0, 6, 2)
+        ours.step(actions)
+        ref.step(actions)
+    ref.close()
+
+
+def test_record_video_writes_a_file(tmp_path: Path) -> None:
+    pytest.importorskip("moviepy", reason="gymnasium's RecordVideo needs moviepy (pip install moviepy)")
+    env = make_vec("ALE/Pong-v5", 2, render_mode="rgb_array", obs_format="numpy", max_num_frames_per_episode=60)
+    recorder = gym.wrappers.vector.RecordVideo(env, str(tmp_path), episode_trigger=lambda e: e == 0,
+                                               disable_logger=True)
+    recorder.reset(seed=0)
+    for _ in range(20):  # 15 steps end the first episode (60 frames), which closes its video
+        recorder.step(np.zeros(2, dtype=np.int64))
+    recorder.close()
+    videos = list(tmp_path.glob("*.mp4"))
+    assert len(videos) == 1
+    assert videos[0].stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"obs_format": "jax"}, "obs_format='jax'"),
+     ({"render_mode": "human"}, "render_mode='human'"),
+     ({"obs_format": "numpy", "device": "meta"}, "obs_format='numpy' returns host arrays"),
+     ({"num_threads": 0}, "num_threads=0")],
+)
+def test_bad_output_options_are_named(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(GpuEnvError, match=match):
+        AtariVecEnv("ALE/Pong-v5", 1, **kwargs)
+
+
+def test_render_needs_a_render_mode() -> None:
+    with pytest.raises(GpuEnvError, match="render_mode='rgb_array'"):
+        make_vec("ALE/Pong-v5", 1).render()
+
+
+def test_default_threads_fit_the_free_cores() -> None:
+    import os
+
+    threads = default_num_threads()
+    assert 1 <= threads <= len(os.sched_getaffinity(0))
+    assert make_vec("ALE/Pong-v5", 1)._num_threads == threads
+    assert make_vec("ALE/Pong-v5", 1, num_threads=3)._num_threads == 3
