@@ -1,0 +1,186 @@
+"""Client presets: each client's Atari preprocessing, bit for bit, as a gymnasium ``VectorEnv`` on gpu_env.
+
+``gpu_env.presets.make(env_id, num_envs, preset, seed=...)``:
+
+- ``"sb3"``: ``SyncVectorEnv`` over, per env, ``gym.make(env_id)`` → SB3's ``Monitor`` →
+  ``AtariWrapper`` defaults (``NoopResetEnv(30)``, ``MaxAndSkipEnv(4)``, ``EpisodicLifeEnv``,
+  ``FireResetEnv`` where the action set has FIRE, ``WarpFrame(84)``, ``ClipRewardEnv``) — the
+  sub-environment ``make_atari_env`` builds. Observations uint8[N, 84, 84, 1]; ``info["episode"]``
+  is Monitor's ``{r, l, t}`` (unclipped return, length in ALE steps, at each real game end).
+  :mod:`gpu_env.sb3_vec` wraps it as an SB3 ``VecEnv`` (DummyVecEnv's infos).
+- ``"cleanrl"``: ``make_env`` of CleanRL's ``ppo_atari.py`` (gymnasium 1.x port): ``gym.make`` →
+  ``RecordEpisodeStatistics`` → ``NoopResetEnv(30)`` → ``MaxAndSkipEnv(4)`` → ``EpisodicLifeEnv`` →
+  ``FireResetEnv`` (where FIRE) → ``ClipRewardEnv`` → ``ResizeObservation((84, 84))`` →
+  ``GrayscaleObservation`` → ``FrameStackObservation(4)``; observations uint8[N, 4, 84, 84].
+- ``"gymnasium"``: ``gpu_env.make_vec`` with ``frameskip=1``, gymnasium's ``AtariPreprocessing``
+  defaults and ``stack_size=4`` (torch tensors, as make_vec returns them).
+- ``"envpool"``: EnvPool's Atari defaults (:mod:`gpu_env.presets.envpool_stack`).
+
+The first three take ``env_id``'s registered ale-py settings (``gym.spec(env_id).kwargs``: sticky
+actions, frame skip, frame cap) as ``gym.make(env_id)`` does; ``**env_kwargs`` override them as
+``gym.make(env_id, **kwargs)`` would. SB3 and CleanRL document ``…NoFrameskip-v4`` ids for their
+wrappers; other ids work as they do there (e.g. ``ALE/Pong-v5`` skips 4 × 4 frames per step).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from gpu_env.errors import GpuEnvError
+from gpu_env.presets._engine import AleEnv, BatchDriver
+from gpu_env.presets.vector_env import PresetVecEnv, StackBuilder
+from gpu_env.presets.wrappers import (
+    ClipReward,
+    EpisodicLife,
+    FireReset,
+    FrameStackObservation,
+    GrayscaleObservation,
+    MaxAndSkip,
+    Monitor,
+    NoopReset,
+    ProgramEnv,
+    RecordEpisodeStatistics,
+    ResizeObservation,
+    WarpFrame,
+)
+
+PRESETS: tuple[str, ...] = ("sb3", "cleanrl", "gymnasium", "envpool")
+_ENV_KWARGS = ("repeat_action_probability", "frameskip", "full_action_space", "max_num_frames_per_episode",
+               "mode", "difficulty")
+
+
+def env_settings(env_id: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """ale-py's registered ``AtariEnv`` kwargs of ``env_id`` (``gym.spec(env_id).kwargs``) with ``overrides``."""
+    import ale_py
+    import gymnasium as gym
+
+    gym.register_envs(ale_py)
+    try:
+        spec = gym.spec(env_id)
+    except gym.error.Error as exc:
+        raise GpuEnvError(f"env id {env_id!r} is not registered by ale-py ({exc}): use e.g. "
+                          "'BreakoutNoFrameskip-v4' or 'ALE/Breakout-v5'") from None
+    unknown = sorted(set(overrides) - set(_ENV_KWARGS))
+    if unknown:
+        raise GpuEnvError(f"unknown env kwargs {unknown}: presets take {', '.join(_ENV_KWARGS)}")
+    settings = dict(spec.kwargs)
+    if settings.get("obs_type", "rgb") != "rgb":
+        raise GpuEnvError(f"env id {env_id!r} has obs_type={settings['obs_type']!r}: presets need screen (rgb) ids")
+    settings.update(overrides)
+    return settings
+
+
+def _base_envs(env_id: str, num_envs: int, backend: str, num_threads: int | None,
+               overrides: dict[str, Any]) -> tuple[BatchDriver, list[AleEnv]]:
+    """One ``AtariBatch`` (``frameskip=1``; the frame skip runs in :class:`AleEnv`) and its per-env base envs."""
+    from gpu_env.ale_batch import AtariBatch
+
+    s = env_settings(env_id, overrides)
+    batch = AtariBatch(s["game"], num_envs, backend=backend, seeds=None,
+                       repeat_action_probability=float(s.get("repeat_action_probability", 0.25)), frameskip=1,
+                       mode=s.get("mode"), difficulty=s.get("difficulty"),
+                       max_num_frames_per_episode=int(s.get("max_num_frames_per_episode") or 0),
+                       num_threads=num_threads)
+    action_set = (batch.legal_action_set() if s.get("full_action_space", False) else batch.minimal_action_set())
+    frameskip = s.get("frameskip", 4)
+    driver = BatchDriver(batch)
+    return driver, [AleEnv(driver, i, action_set, frameskip) for i in range(num_envs)]
+
+
+def _has_fire(env: ProgramEnv) -> bool:
+    return "FIRE" in env.unwrapped.get_action_meanings()
+
+
+def sb3_stack(base: AleEnv) -> ProgramEnv:
+    """``AtariWrapper(Monitor(gym.make(id)))`` with SB3's defaults (``make_atari_env``'s sub-env)."""
+    env: ProgramEnv = MaxAndSkip(NoopReset(Monitor(base), noop_max=30), skip=4,
+                                 screen_shape=(*base.driver.batch.screen_shape, 3))
+    env = EpisodicLife(env)
+    if _has_fire(env):
+        env = FireReset(env)
+    return ClipReward(WarpFrame(env, 84, 84))
+
+
+def cleanrl_stack(base: AleEnv) -> ProgramEnv:
+    """``make_env`` of CleanRL's ``ppo_atari.py`` (gymnasium 1.x), without video capture."""
+    env: ProgramEnv = MaxAndSkip(NoopReset(RecordEpisodeStatistics(base), noop_max=30), skip=4,
+                                 screen_shape=(*base.driver.batch.screen_shape, 3))
+    env = EpisodicLife(env)
+    if _has_fire(env):
+        env = FireReset(env)
+    env = GrayscaleObservation(ResizeObservation(ClipReward(env), (84, 84)))
+    return FrameStackObservation(env, 4)
+
+
+_STACKS: dict[str, tuple[StackBuilder, tuple[int, ...]]] = {
+    "sb3": (sb3_stack, (84, 84, 1)),
+    "cleanrl": (cleanrl_stack, (4, 84, 84)),
+}
+
+
+def make(env_id: str, num_envs: int, preset: str, *, seed: int | None = None, backend: str = "cpu",
+         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, num_threads: int | None = None,
+         **env_kwargs: Any) -> VectorEnv:
+    """Build a gymnasium ``VectorEnv`` of ``num_envs`` ``env_id`` games with ``preset``'s preprocessing.
+
+    Args:
+        env_id: an id ale-py registers (``"BreakoutNoFrameskip-v4"``, ``"ALE/Breakout-v5"``; for
+            ``"envpool"`` also EnvPool's ``"Breakout-v5"``).
+        num_envs: number of environments.
+        preset: one of :data:`PRESETS` (see the module docstring).
+        seed: seed of the first ``reset()`` without one (env ``i`` gets ``seed + i``).
+        backend: ``AtariBatch`` backend (``"cpu"``, or ``"ale_py"`` for the reference).
+        autoreset_mode: gymnasium's autoreset mode of the vector env.
+        num_threads: CPU threads of the ``"cpu"`` backend.
+        env_kwargs: ale-py ``AtariEnv`` kwargs overriding the id's (``repeat_action_probability`` …);
+            for ``"envpool"``, EnvPool's options (those of :func:`gpu_env.envpool.make`).
+
+    """
+    if preset not in PRESETS:
+        raise GpuEnvError(f"unknown preset {preset!r}: use one of {', '.join(PRESETS)}")
+    if not isinstance(num_envs, int) or num_envs <= 0:
+        raise GpuEnvError(f"num_envs={num_envs!r} must be a positive int")
+    if preset == "gymnasium":
+        return _gymnasium_preset(env_id, num_envs, seed, backend, autoreset_mode, num_threads, env_kwargs)
+    if preset == "envpool":
+        return _envpool_preset(env_id, num_envs, seed, backend, autoreset_mode, num_threads, env_kwargs)
+    builder, shape = _STACKS[preset]
+    driver, bases = _base_envs(env_id, num_envs, backend, num_threads, env_kwargs)
+    space = spaces.Box(0, 255, shape, np.uint8)
+    return PresetVecEnv(driver, [builder(b) for b in bases], space, autoreset_mode=autoreset_mode, seed=seed,
+                        metadata={"preset": preset, "env_id": env_id, "render_modes": []})
+
+
+def _envpool_preset(env_id: str, num_envs: int, seed: int | None, backend: str,
+                    autoreset_mode: AutoresetMode | str, num_threads: int | None,
+                    env_kwargs: dict[str, Any]) -> VectorEnv:
+    """``gpu_env.envpool.make(task, "gymnasium", num_envs=..., seed=...)`` with EnvPool's defaults."""
+    from gpu_env import envpool
+
+    if AutoresetMode(autoreset_mode) is not AutoresetMode.NEXT_STEP:
+        raise GpuEnvError(f"preset='envpool' resets as EnvPool does (NEXT_STEP), not {autoreset_mode!r}")
+    task = env_id
+    if "/" in env_id or not env_id.endswith("-v5"):  # an ale-py id: EnvPool's task of the same game
+        game = str(env_settings(env_id, {})["game"])
+        task = "".join(part.capitalize() for part in game.split("_")) + "-v5"
+    seed = envpool.DEFAULT_SEED if seed is None else seed
+    return envpool.make(task, "gymnasium", backend=backend, num_envs=num_envs, seed=seed,
+                        num_threads=num_threads or 0, **env_kwargs)
+
+
+def _gymnasium_preset(env_id: str, num_envs: int, seed: int | None, backend: str,
+                      autoreset_mode: AutoresetMode | str, num_threads: int | None,
+                      env_kwargs: dict[str, Any]) -> VectorEnv:
+    """``make_vec(env_id, frameskip=1, AtariPreprocessing defaults, stack_size=4)``."""
+    from gpu_env.vector import make_vec
+
+    if seed is not None:
+        raise GpuEnvError("preset='gymnasium' is gpu_env.make_vec: pass the seed to reset(seed=...) instead")
+    options = {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84, "stack_size": 4,
+               "autoreset_mode": autoreset_mode, "num_threads": num_threads, **env_kwargs}
+    env: VectorEnv = make_vec(env_id, num_envs, backend=backend, **options)
+    return env

@@ -1,0 +1,148 @@
+"""``gpu_env.envpool``: EnvPool's API, checked against EnvPool 1.2.5's own traces and its documented surface.
+
+``tests/data/envpool/atari_traces.json`` holds traces recorded from EnvPool 1.2.5 itself
+(``tests/gpu_env/envpool_golden.py``): game overs, episodic life with reward clipping, sticky actions
+and truncation. Replaying them on gpu_env must give the same observations, RAM, rewards, flags and
+infos at every step. The loop of CleanRL's ``ppo_atari_envpool.py`` (its ``RecordEpisodeStatistics``
+over ``env_type="gym"``) runs unchanged, and the async API returns each env's own trajectory.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpu_env import envpool
+from gpu_env.errors import GpuEnvError
+from tests.data_paths import data_path
+from tests.gpu_env.envpool_golden import trace
+
+
+def golden_cases() -> list[dict[str, Any]]:
+    """Return the recorded EnvPool cases."""
+    cases: list[dict[str, Any]] = json.loads(data_path("envpool/atari_traces.json").read_text())["cases"]
+    return cases
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_replays_envpool_traces(index: int) -> None:
+    """Every step of every recorded EnvPool 1.2.5 case is reproduced exactly."""
+    case = golden_cases()[index]
+    ours = trace(functools.partial(envpool.make, num_threads=1), case)
+    expected = case["trace"]
+    assert len(ours) == len(expected)
+    for t, (row, ref) in enumerate(zip(ours, expected, strict=True)):
+        assert row == ref, f"{case['task']} {case['options']}: step {t} differs: {row} != {ref}"
+
+
+class RecordEpisodeStatistics:
+    """CleanRL ``ppo_atari_envpool.py``'s wrapper (gym API, episodes end when lives reach 0), in its logic."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.num_envs = env.num_envs
+        env.reset()
+        info = env.step(np.zeros(self.num_envs, dtype=int))[-1]
+        self.has_lives = bool(info["lives"].sum() > 0)
+
+    def reset(self) -> Any:
+        """Reset the pool and the statistics."""
+        obs = self.env.reset()
+        self.episode_returns = np.zeros(self.num_envs, dtype=np.float32)
+        self.episode_lengths = np.zeros(self.num_envs, dtype=np.int32)
+        self.returned_episode_returns = np.zeros(self.num_envs, dtype=np.float32)
+        self.returned_episode_lengths = np.zeros(self.num_envs, dtype=np.int32)
+        return obs
+
+    def step(self, action: np.ndarray) -> tuple[Any, Any, Any, dict[str, Any]]:
+        """Step and accumulate the unclipped ``info["reward"]`` until all lives are lost."""
+        obs, rewards, dones, infos = self.env.step(action)
+        self.episode_returns += infos["reward"]
+        self.episode_lengths += 1
+        self.returned_episode_returns[:] = self.episode_returns
+        self.returned_episode_lengths[:] = self.episode_lengths
+        exhausted = infos["lives"] == 0
+        ended = exhausted if self.has_lives else dones
+        self.episode_returns *= 1 - ended
+        self.episode_lengths *= 1 - ended
+        infos["r"], infos["l"] = self.returned_episode_returns, self.returned_episode_lengths
+        return obs, rewards, dones, infos
+
+
+def test_cleanrl_envpool_loop_runs() -> None:
+    """The env part of ppo_atari_envpool.py: make, wrap, reset, step, log episodes when lives reach 0."""
+    envs: Any = envpool.make("Breakout-v5", env_type="gym", num_envs=4, episodic_life=True, reward_clip=True, seed=1,
+                             num_threads=1)
+    envs.num_envs = 4
+    envs.single_action_space = envs.action_space
+    envs.single_observation_space = envs.observation_space
+    wrapped = RecordEpisodeStatistics(envs)
+    obs = wrapped.reset()
+    assert obs.shape == (4, 4, 84, 84)
+    assert envs.single_observation_space.shape == (4, 84, 84)
+    rng = np.random.default_rng(0)
+    life_losses, episodes = 0, []
+    for _ in range(300):
+        obs, reward, done, info = wrapped.step(rng.integers(0, envs.single_action_space.n, 4))
+        assert set(np.unique(reward)) <= {0.0, 1.0}  # reward_clip
+        for idx, d in enumerate(done):
+            if d and info["lives"][idx] == 0:
+                episodes.append((float(info["r"][idx]), int(info["l"][idx])))
+            elif d:
+                life_losses += 1
+    assert life_losses >= 4
+    assert episodes
+    assert all(r >= 0 and length > 0 for r, length in episodes)
+
+
+def test_async_envs_follow_their_own_trajectories() -> None:
+    """With batch_size < num_envs, each env's outputs equal the same env stepped in a sync pool."""
+    kwargs: dict[str, Any] = {"num_envs": 3, "seed": 9, "episodic_life": True, "num_threads": 1}
+    sync = envpool.make("Breakout-v5", **kwargs)
+    pool = envpool.make("Breakout-v5", batch_size=2, **kwargs)
+    assert pool.is_async
+    assert not sync.is_async
+    rng = np.random.default_rng(2)
+    actions = rng.integers(0, 4, (40, 3))
+    sync_obs = [sync.reset()[0]]
+    sync_obs += [sync.step(a)[0] for a in actions]
+    pool.async_reset()
+    seen: dict[int, list[np.ndarray]] = {0: [], 1: [], 2: []}
+    while min(len(v) for v in seen.values()) < 30:
+        obs, _, _, _, info = pool.recv()
+        assert info["env_id"].shape == (2,)
+        for k, env_id in enumerate(info["env_id"]):
+            seen[int(env_id)].append(obs[k])
+        ids = info["env_id"]
+        pool.send(np.array([actions[len(seen[int(i)]) - 1, int(i)] for i in ids]), ids)
+    for env_id, frames in seen.items():
+        for t, frame in enumerate(frames[:30]):
+            assert np.array_equal(frame, sync_obs[t][env_id]), f"env {env_id} step {t}"
+
+
+def test_surface_and_errors() -> None:
+    """Spaces, config, spec and info keys as EnvPool's; bad options give one-line errors."""
+    env = envpool.make("Pong-v5", num_envs=2)
+    assert env.config["seed"] == envpool.DEFAULT_SEED
+    assert env.spec.config.max_episode_steps == 27000
+    assert env.observation_space.shape == (4, 84, 84)
+    assert env.action_space.n == 6
+    _, info = env.reset()
+    assert set(info) == {"env_id", "players", "lives", "reward", "terminated", "ram", "elapsed_step"}
+    _, reward, terminated, truncated, info = env.step(np.zeros(2, dtype=np.int32), np.array([1, 0]))
+    assert info["env_id"].tolist() == [1, 0]
+    assert reward.dtype == np.float32
+    assert terminated.dtype == truncated.dtype == np.bool_
+    assert "Pong-v5" in envpool.list_all_envs()
+    with pytest.raises(GpuEnvError, match="unknown envpool option"):
+        envpool.make("Pong-v5", num_env=2)
+    with pytest.raises(GpuEnvError, match="not an EnvPool Atari id"):
+        envpool.make("ALE/Pong-v5")
+    with pytest.raises(GpuEnvError, match="batch_size"):
+        envpool.make("Pong-v5", num_envs=2, batch_size=3)
+    with pytest.raises(GpuEnvError, match="fixed at construction"):
+        env.reset(seed=1)
