@@ -1,6 +1,7 @@
 """CleanRL ``.cleanrl_model`` files (``torch.save(agent.state_dict())``), read without unpickling.
 
-Scripts read: ``ppo_atari``, ``ppo_atari_envpool`` and ``dqn_atari``.
+Scripts read: ``ppo_atari``, ``ppo_atari_envpool`` and ``dqn_atari``; the JAX scripts' msgpack files are read by
+:mod:`evaltk.importers.cleanrl_jax`.
 
 The networks (CleanRL v1, MIT licence; facts only): ``ppo_atari``/``ppo_atari_envpool``'s ``Agent`` is
 ``network = Sequential(Conv2d(4, 32, 8, stride=4), ReLU, Conv2d(32, 64, 4, stride=2), ReLU,
@@ -66,8 +67,20 @@ def _env(script: str, env_id: str) -> dict[str, object]:
                             kwargs={"repeat_action_probability": 0.0, "max_num_frames_per_episode": 108_000})
 
 
+def script_env(script: str, env_id: str) -> dict[str, object]:
+    """Return the evaltk env dict of ``script``'s preprocessing on ``env_id`` (``ppo_atari_envpool``: an envpool id)."""
+    return _env(script, env_id)
+
+
 def load(path: Path, *, env_id: str | None, script: str | None = None) -> Imported:
-    """Convert the CleanRL state-dict file at ``path`` (``script``: one of :data:`SCRIPTS`, inferred if None)."""
+    """Convert the CleanRL state-dict file at ``path`` (``script``: one of :data:`SCRIPTS`, inferred if None).
+
+    A flax msgpack file (CleanRL's JAX scripts) goes to :func:`evaltk.importers.cleanrl_jax.load`.
+    """
+    from evaltk.importers import cleanrl_jax
+
+    if cleanrl_jax.is_msgpack_file(path):
+        return cleanrl_jax.load(path, env_id=env_id, script=script)
     where = str(path)
     data = common.read_file(path)
     sd = tensor_dict(read_torch(data, name=where), name=where)
