@@ -5,6 +5,8 @@ A suite file (``suites/*.toml``)::
     [suite]
     name = "atari-reference-drift"
     description = "ale-py still reproduces the recorded traces"
+    executor = "local"          # optional: "local" (default) or "ray"; --executor overrides it
+    ray_address = "HOST:PORT"   # optional: the Ray cluster for executor = "ray"; --ray-address overrides it
 
     [[case]]
     kind = "trace"              # one of CASE_FIELDS
@@ -27,13 +29,14 @@ from __future__ import annotations
 import time
 import tomllib
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from evaltk.errors import SuiteError
+from evaltk.executor import EXECUTORS, Executor, Resources, WorkUnit, make_executor, stream
 
 
 class Outcome(Enum):
@@ -62,6 +65,9 @@ class Suite:
     name: str
     description: str
     cases: tuple[Case, ...]
+    executor: str | None = None
+    """The suite's own ``executor`` (``local``/``ray``), or None; the command line's ``--executor`` wins."""
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,15 @@ def load_suite(path: str | Path) -> Suite:
     unknown_top = set(data) - {"suite", "case"}
     if unknown_top:
         raise SuiteError(f"{path}: unknown top-level keys {sorted(unknown_top)}; only [suite] and [[case]] are allowed")
+    runner = {key: head[key] for key in ("executor", "ray_address") if key in head}
+    for key, value in runner.items():
+        if not isinstance(value, str) or not value:
+            raise SuiteError(f"{path}: [suite] {key} = {value!r} should be a non-empty string")
+    if runner.get("executor", "local") not in EXECUTORS:
+        raise SuiteError(f"{path}: [suite] executor = {runner['executor']!r} must be one of "
+                         f"{', '.join(repr(e) for e in EXECUTORS)}")
+    if "ray_address" in runner and runner.get("executor") != "ray":
+        raise SuiteError(f"{path}: [suite] ray_address needs executor = \"ray\"; add it or drop ray_address")
     raw_cases = data.get("case", [])
     if not isinstance(raw_cases, list) or not raw_cases:
         raise SuiteError(f"{path}: no [[case]] entries; a suite needs at least one case")
@@ -156,7 +171,8 @@ def load_suite(path: str | Path) -> Suite:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise SuiteError(f"{path}: duplicate case names {duplicates}; give every case a unique name")
-    return Suite(path=path, name=head["name"], description=str(head.get("description", "")), cases=cases)
+    return Suite(path=path, name=head["name"], description=str(head.get("description", "")), cases=cases,
+                 executor=runner.get("executor"), ray_address=runner.get("ray_address"))
 
 
 def _validate_case(path: Path, index: int, raw: Any) -> Case:
@@ -209,10 +225,34 @@ def run_case(case: Case, workdir: Path) -> CaseResult:
         return CaseResult(case, Outcome.ERROR, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
 
 
-def run_suite(suite: Suite, workdir: Path) -> list[CaseResult]:
-    """Run every case of ``suite`` in order."""
+def run_suite(suite: Suite, workdir: Path, executor: Executor | None = None) -> list[CaseResult]:
+    """Run every case of ``suite`` (in order, in this process, unless ``executor`` is given); results in suite order."""
+    if executor is None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        return [run_case(case, workdir) for case in suite.cases]
+    by_name = {r.case.name: r for r in stream_suite(suite, workdir, executor)}
+    return [by_name[case.name] for case in suite.cases]
+
+
+def case_units(suite: Suite, workdir: Path) -> list[WorkUnit]:
+    """One work unit per case, keyed ``case:<name>``, one CPU each; ``workdir`` is made absolute for other nodes."""
+    workdir = workdir.resolve()
+    return [WorkUnit(f"case:{case.name}", run_case, (case, workdir), resources=Resources(num_cpus=1))
+            for case in suite.cases]
+
+
+def stream_suite(suite: Suite, workdir: Path, executor: Executor) -> Iterator[CaseResult]:
+    """Run the cases of ``suite`` on ``executor``; yield each case's result once, as it finishes."""
     workdir.mkdir(parents=True, exist_ok=True)
-    return [run_case(case, workdir) for case in suite.cases]
+    for result in stream(executor, case_units(suite, workdir)):
+        yield result.value
+
+
+def suite_executor(suite: Suite, executor: str | None, ray_address: str | None) -> Executor:
+    """Return the executor for ``suite``: the command line's choice, else the suite file's, else local (in order)."""
+    name = executor or suite.executor or "local"
+    address = ray_address or (suite.ray_address if name == "ray" else None)
+    return make_executor(name, ray_address=address)
 
 
 def write_junit(suite: Suite, results: list[CaseResult], path: str | Path) -> Path:

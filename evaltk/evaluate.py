@@ -15,11 +15,15 @@ Semantics (documented for users in ``docs/evaluation.md``):
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
   episode, ``frames`` counts game tics, ``truncated`` means ViZDoom's episode timeout, and the recorded
   backend is ``vizdoom`` (``--against gpu_env`` is Atari-only).
+* ``executor="ray"`` (``--executor ray``, ``docs/executor.md``) runs the missing episodes as Ray tasks of
+  ``num_envs`` episodes each; this process still writes every row as it arrives, each index once, so the
+  table equals the local one (for per-episode-seeded policies; a per-batch-seeded one is a single task).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import importlib.util
 import io
@@ -39,7 +43,8 @@ from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
 from evaltk.envs.gpu_vector import GpuEnvEpisodeVector
 from evaltk.envs.vector import EpisodeVector
-from evaltk.errors import EvaltkError, ScoreTableError, SpecError
+from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
+from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
 from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
 
 COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
@@ -84,6 +89,10 @@ class EvalConfig:
     """Atari only: override the env's sticky-action probability (None keeps the checkpoint's / env's own)."""
     checkpoint_format: str | None = None
     """Another library's checkpoint format (``sb3``, ``cleanrl``, ``sample-factory``); None detects it."""
+    executor: str = "local"
+    """Where episodes run: ``local`` (this process and its env workers) or ``ray`` (units of episodes as Ray tasks)."""
+    ray_address: str | None = None
+    """The Ray cluster for ``executor="ray"`` (None: ``RAY_ADDRESS``, or a local cluster)."""
 
 
 @dataclass
@@ -307,6 +316,14 @@ def prepare(config: EvalConfig) -> Prepared:
     """
     if config.backend not in BACKENDS:
         raise SpecError(f"unknown backend {config.backend!r}: use one of {', '.join(BACKENDS)}")
+    if config.executor not in EXECUTORS:
+        raise SpecError(f"unknown executor {config.executor!r}: use one of {', '.join(EXECUTORS)}")
+    if config.executor == "ray":  # a missing Ray is bad input too: say so before anything runs
+        from evaltk.executor.ray_executor import import_ray
+
+        import_ray()
+    elif config.ray_address is not None:
+        raise SpecError(f"--ray-address {config.ray_address} needs --executor ray")
     if config.episodes < 1 or config.num_envs < 1:
         raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
     policy, info, digest = resolve_policy(config)
@@ -341,7 +358,7 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
     new_rows: list[dict[str, Any]] = []
     steps_total, t0 = 0, time.perf_counter()
     if prep.todo:
-        new_rows, steps_total = _run_episodes(config, prep.policy, info, prep.todo, progress)
+        new_rows, steps_total = _run_units(prep, progress)
     wall = time.perf_counter() - t0
     rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
     summary = summarize(rows)
@@ -375,8 +392,96 @@ def _check_actions(actions: Any, info: EnvInfo, batch: int) -> np.ndarray:
     return acts.astype(np.int64, copy=False)
 
 
+class _TableWriter:
+    """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once."""
+
+    def __init__(self, path: Path, done: set[int]) -> None:
+        self.path, self.done = path, set(done)
+        self.rows: list[dict[str, Any]] = []
+
+    def write(self, row: dict[str, Any]) -> bool:
+        """Write ``row`` unless its episode is already in the table; return whether it was written."""
+        if row["index"] in self.done:
+            return False
+        with open(self.path, "a", encoding="utf-8") as table:
+            table.write(_format_row(row))
+            table.flush()
+            os.fsync(table.fileno())
+        self.done.add(row["index"])
+        self.rows.append(row)
+        return True
+
+
+def episode_units(prep: Prepared, *, in_process: bool, writer: _TableWriter | None = None,
+                  progress: ProgressFn | None = None) -> list[WorkUnit]:
+    """Split the missing episodes of ``prep`` into work units keyed by their episode indices.
+
+    In process (the local executor) one unit runs every missing episode in this process, writing rows
+    through ``writer`` as episodes finish (today's single batch). Elsewhere (Ray) a unit is
+    ``num_envs`` episodes stepped in the task's own process, returning ``(rows, env_steps)``; a
+    per-batch-seeded policy (whose actions depend on how episodes share a batch) gets one unit.
+    """
+    config = prep.config
+    if in_process:
+        if writer is None:
+            raise ValueError("episode_units(in_process=True) needs the table writer")
+        return [WorkUnit(f"episodes:{prep.todo[0]}..{prep.todo[-1]}", _run_episodes,
+                         (config, prep.policy, prep.info, prep.todo, progress), {"on_row": writer.write})]
+    size = config.num_envs if isinstance(prep.policy, EpisodeSeeded) else len(prep.todo)
+    remote = dataclasses.replace(config, workers=0, executor="local", ray_address=None)
+    doom = prep.info.env["family"] == "doom"
+    units = []
+    for start in range(0, len(prep.todo), size):
+        chunk = prep.todo[start:start + size]
+        resources = Resources(num_cpus=1, custom={"vizdoom_engine": float(len(chunk))} if doom else {})
+        units.append(WorkUnit(f"episodes:{chunk[0]}..{chunk[-1]}", run_episode_unit,
+                              (remote, chunk, prep.settings["policy_digest"]), resources=resources))
+    return units
+
+
+def run_episode_unit(config: EvalConfig, indices: list[int], digest: str) -> tuple[list[dict[str, Any]], int]:
+    """Run episodes ``indices`` of ``config`` in this process (a Ray task); return ``(rows, env_steps)``.
+
+    ``digest`` is the policy digest the driver recorded: a node whose copy of the checkpoint differs refuses.
+    """
+    import socket
+    import sys
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    policy, info, here = resolve_policy(config)
+    if here != digest:
+        raise CheckpointError(f"{config.checkpoint} on node {socket.gethostname()} is not the checkpoint the driver "
+                              "loaded (policy digests differ): give every node the same files (a shared filesystem)")
+    rows: list[dict[str, Any]] = []
+    _, steps = _run_episodes(config, policy, info, indices, None, on_row=rows.append)
+    return rows, steps
+
+
+def _run_units(prep: Prepared, progress: ProgressFn | None) -> tuple[list[dict[str, Any]], int]:
+    """Run the missing episodes on ``prep.config.executor``; rows go to the table as they arrive."""
+    config = prep.config
+    writer = _TableWriter(config.out / TABLE_FILE, {r["index"] for r in prep.old_rows})
+    steps_total = 0
+    with make_executor(config.executor, ray_address=config.ray_address) as executor:
+        units = episode_units(prep, in_process=executor.in_process, writer=writer, progress=progress)
+        for result in stream(executor, units):
+            rows, steps = result.value
+            steps_total += steps
+            for row in rows:
+                if writer.write(row) and progress is not None:
+                    progress(row, steps)
+                    steps = 0
+    return writer.rows, steps_total
+
+
 def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[int],
-                  progress: ProgressFn | None) -> tuple[list[dict[str, Any]], int]:
+                  progress: ProgressFn | None, *,
+                  on_row: Callable[[dict[str, Any]], Any]) -> tuple[list[dict[str, Any]], int]:
+    """Step ``todo`` episodes through one batch of ``num_envs`` slots; ``on_row`` gets each finished row.
+
+    Returns ``([], env_steps)``: the rows went to ``on_row`` (a list's append, or the table writer).
+    """
     k = min(config.num_envs, len(todo))
     workers = config.workers if config.workers is not None else (min(k, os.cpu_count() or 1) if k > 1 else 0)
     queue = iter(todo)
@@ -384,7 +489,6 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     slot_seed = np.zeros(k, np.int64)
     returns = np.zeros(k, np.float64)
     steps = np.zeros(k, np.int64)
-    rows: list[dict[str, Any]] = []
     label, backend = checkpoint_label(config.checkpoint), recorded_backend(config, info)
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
     vec: EpisodeVector | GpuEnvEpisodeVector
@@ -393,7 +497,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     else:
         vec = EpisodeVector(info.env, k, num_workers=workers, obs_shape=info.obs_spec["shape"],
                             obs_dtype=info.obs_spec["dtype"], fast_reset=config.fast_reset)
-    with vec, open(config.out / TABLE_FILE, "a", encoding="utf-8") as table:
+    with vec:
 
         def start(slots: list[int]) -> list[int]:
             started = []
@@ -430,10 +534,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
                        "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
                        "frames": int(res.frames[slot]), "steps": int(steps[slot]),
                        "truncated": bool(res.truncated[slot] and not res.terminated[slot])}
-                table.write(_format_row(row))
-                table.flush()
-                os.fsync(table.fileno())
-                rows.append(row)
+                on_row(row)
                 if progress is not None:
                     progress(row, pending_steps)
                     pending_steps = 0
@@ -442,4 +543,4 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
             if progress is not None and time.perf_counter() - last_tick > 0.25:
                 progress(None, pending_steps)
                 pending_steps, last_tick = 0, time.perf_counter()
-    return rows, total_steps
+    return [], total_steps

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
+from evaltk.executor.options import add_executor_arguments
 
 
 class LockstepInputError(EvaltkError):
@@ -58,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     suite.add_argument("--junit", default=None, help="write a JUnit XML report here")
     suite.add_argument("--workdir", default="runs/conformance", help="scratch folder: recorded traces, evaluations")
     suite.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    add_executor_arguments(suite, default=None)
     suite.set_defaults(func=run_suite_command)
 
     def usage(_: argparse.Namespace) -> int:
@@ -69,18 +71,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_suite_command(args: argparse.Namespace) -> int:
     """Run ``conformance run SUITE``."""
-    from conformance.suite import Outcome, load_suite, run_case, write_junit
+    from conformance.suite import Outcome, load_suite, stream_suite, suite_executor, write_junit
 
     suite = load_suite(args.suite)
     workdir = Path(args.workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    print(f"suite {suite.name}: {len(suite.cases)} cases ({suite.path})")
-    results = []
-    for case in suite.cases:
-        result = run_case(case, workdir)
-        results.append(result)
-        outcome = result.outcome.value.upper()
-        print(f"  {outcome:8s} {case.kind:9s} {case.name}: {result.message} ({result.seconds:.1f} s)", flush=True)
+    with suite_executor(suite, args.executor, args.ray_address) as executor:
+        print(f"suite {suite.name}: {len(suite.cases)} cases ({suite.path}; executor {executor.name})")
+        by_name = {}
+        for result in stream_suite(suite, workdir, executor):  # as they finish; the JUnit file keeps suite order
+            by_name[result.case.name] = result
+            outcome = result.outcome.value.upper()
+            print(f"  {outcome:8s} {result.case.kind:9s} {result.case.name}: {result.message} "
+                  f"({result.seconds:.1f} s)", flush=True)
+    results = [by_name[case.name] for case in suite.cases]
     counts = {o.value: sum(r.outcome is o for r in results) for o in Outcome}
     print(", ".join(f"{n} {k}" for k, n in counts.items()))
     junit = write_junit(suite, results, args.junit) if args.junit else None

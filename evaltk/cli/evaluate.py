@@ -14,6 +14,7 @@ from rich.table import Table
 from evaltk.cli.args import CHECKPOINT_FORMATS, seed_type
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
+from evaltk.executor.options import add_executor_arguments
 
 EPILOG = """examples:
   evaltk evaluate builtin:scripted --env-id ALE/Breakout-v5 --episodes 10 --seed 0 --num-envs 4 --out runs/quickstart
@@ -57,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "use the other cores, and oversubscribed cores slow inference down many times)")
     p.add_argument("--repeat-action-probability", type=float, default=None, metavar="P",
                    help="Atari only: sticky-action probability (default: the env's own, 0.25 for v5 ids)")
+    add_executor_arguments(p)
     seq = p.add_argument_group("until a verdict (group-sequential TOST against a baseline table)")
     seq.add_argument("--until-verdict", action="store_true",
                      help="evaluate in --looks batches up to --max-episodes, stopping once the verdict against "
@@ -107,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
     config = EvalConfig(checkpoint=args.checkpoint, out=args.out, episodes=args.episodes, seed=args.seed,
                         num_envs=args.num_envs, env_id=args.env_id, backend=args.against, workers=args.workers,
                         fast_reset=args.fast_reset, repeat_action_probability=args.repeat_action_probability,
-                        checkpoint_format=args.checkpoint_format)
+                        checkpoint_format=args.checkpoint_format, executor=args.executor,
+                        ray_address=args.ray_address)
     if args.torch_threads < 1:
         raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
     if args.until_verdict:

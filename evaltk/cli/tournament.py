@@ -15,9 +15,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evaltk.cli import tournament_population
 from evaltk.cli.args import seed_type
 from evaltk.cli.output import emit_json
 from evaltk.errors import TournamentError
+from evaltk.executor.options import add_executor_arguments
 from evaltk.tournament.agents import is_builtin
 from evaltk.tournament.match import SUPPORTED_MAPS, MatchResult
 
@@ -45,6 +47,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="output directory (results.jsonl, logs, reports); re-running with it resumes "
                         "(default: ./evaltk-tournaments/<format>-<config hash>)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
+    add_executor_arguments(p)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -79,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     v.add_argument("--timeout", type=float, default=120.0, help="wall seconds per replay (default 120)")
     v.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     v.set_defaults(func=run_verify_demos)
+    tournament_population.register(formats)
 
 
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
@@ -128,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         raise TournamentError(f"--concurrency {args.concurrency} must be at least 1")
     out = args.out if args.out is not None else default_out(config)
-    options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts)
+    options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts,
+                         executor=args.executor, ray_address=args.ray_address)
 
     def progress(result: MatchResult) -> None:
         if result.outcome == "played":

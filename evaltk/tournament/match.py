@@ -123,8 +123,20 @@ def _port_is_free(port: int) -> bool:
     return True
 
 
-def reserve_port(span: int = 2) -> int:
-    """Reserve a base UDP port with ``span`` consecutive free ports, unique within this process."""
+def reserve_port(span: int = 2, key: str | None = None) -> int:
+    """Reserve a base UDP port with ``span`` consecutive free ports, unique within this process.
+
+    With ``key`` (a match id) the ports are leased node-wide (:mod:`evaltk.executor.ports`): no other
+    process on this machine, e.g. another Ray worker playing a match, gets them until they are released.
+    """
+    if key is not None:
+        from evaltk.executor.ports import lease_ports
+
+        base = lease_ports(key, span)
+        if base is None:
+            raise TournamentError("no free UDP port block left in evaltk's port range on 127.0.0.1; "
+                                  "let running matches finish or lower the concurrency")
+        return base
     with _PORT_LOCK:
         for _ in range(200):
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
@@ -139,6 +151,9 @@ def reserve_port(span: int = 2) -> int:
 
 def release_port(base: int, span: int = 2) -> None:
     """Release a port reserved with :func:`reserve_port`."""
+    from evaltk.executor.ports import release_ports
+
+    release_ports(base)
     with _PORT_LOCK:
         _PORTS_IN_USE.difference_update(range(base, base + span))
 
@@ -186,10 +201,13 @@ def player_specs(spec: MatchSpec, port: int, demo: str | None) -> list[PlayerSpe
 
 
 def run_match(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int = 1,
-              abort: threading.Event | None = None) -> MatchResult:
+              abort: threading.Event | None = None, player_module: str = "evaltk.tournament.player",
+              player_extras: Sequence[dict[str, Any]] = ()) -> MatchResult:
     """Play ``spec`` to the end and return its result; a crash or timeout returns ``outcome="void"``.
 
     Setting ``abort`` (e.g. on Ctrl-C in the scheduler) kills the match at once and voids it.
+    ``player_module`` is run as each player (``python -m``); ``player_extras[slot]``, if given, is merged into
+    that slot's JSON :class:`PlayerSpec` (self-play training uses both to record experience).
     Player logs go to ``workdir/logs/<match_id>.<attempt>.<slot>.{out,err}``; a demo (``spec.record``)
     to ``workdir/demos/<match_id>.lmp``. Never leaves a process of the match running.
     """
@@ -204,7 +222,7 @@ def run_match(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int 
             raise TournamentError(f"demo path {demo!r} is over 100 characters or has spaces (ViZDoom cannot record "
                                   "there): use a shorter --out without spaces")
     tag = uuid.uuid4().hex
-    port = reserve_port()
+    port = reserve_port(key=spec.match_id)
     result = MatchResult(match_id=spec.match_id, attempt=attempt, outcome="void", spec=asdict(spec))
     procs: list[subprocess.Popen[bytes]] = []
     outs: list[Path] = []
@@ -216,11 +234,12 @@ def run_match(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int 
             stem = f"{spec.match_id}.{attempt}.{pspec.slot}"
             outs.append(logs / f"{stem}.out")
             with open(logs / f"{stem}.out", "wb") as out, open(logs / f"{stem}.err", "wb") as err:
-                proc = subprocess.Popen([sys.executable, "-m", "evaltk.tournament.player"], stdin=subprocess.PIPE,
+                proc = subprocess.Popen([sys.executable, "-m", player_module], stdin=subprocess.PIPE,
                                         stdout=out, stderr=err, env=env, start_new_session=True)
             procs.append(proc)
             assert proc.stdin is not None
-            proc.stdin.write(json.dumps(asdict(pspec)).encode())
+            extra = player_extras[pspec.slot] if player_extras else {}
+            proc.stdin.write(json.dumps({**asdict(pspec), **extra}).encode())
             proc.stdin.close()
         error = _wait(procs, start + timeout_s, abort)
         result.wall_s = time.perf_counter() - start

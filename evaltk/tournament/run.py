@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltk.errors import TournamentError
+from evaltk.executor import EXECUTORS, make_executor
 from evaltk.tournament.formats import TournamentConfig, plan, prepare_out
 from evaltk.tournament.match import MatchResult
 from evaltk.tournament.report import write_reports
@@ -21,12 +22,15 @@ RESULTS_NAME = "results.jsonl"
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How to run (not part of the tournament's identity): concurrency, per-match timeout, retries."""
+    """How to run (not part of the tournament's identity): concurrency, per-match timeout, retries, executor."""
 
     concurrency: int = os.cpu_count() or 1
     timeout_s: float = 300.0
     max_attempts: int = 3
     num_resamples: int = 200
+    executor: str = "local"
+    """``local`` (``concurrency`` matches in threads here) or ``ray`` (each match a Ray task; see docs/executor.md)."""
+    ray_address: str | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -37,6 +41,8 @@ class RunOptions:
             raise TournamentError(f"--max-attempts {self.max_attempts} must be at least 1")
         if self.num_resamples < 1:
             raise TournamentError(f"num_resamples {self.num_resamples} must be at least 1")
+        if self.executor not in EXECUTORS:
+            raise TournamentError(f"--executor {self.executor!r}: use one of {', '.join(EXECUTORS)}")
 
 
 def default_out(config: TournamentConfig) -> Path:
@@ -60,9 +66,11 @@ def run_tournament(config: TournamentConfig, out: Path, options: RunOptions,
         state = sprt_state(config, list(played.values()))
         return state is not None and state.decision != "continue"
 
-    sched = run_schedule(specs, results, workdir=out, concurrency=options.concurrency, timeout_s=options.timeout_s,
-                         max_attempts=options.max_attempts, stop=stop if config.sprt is not None else None,
-                         on_result=on_result)
+    with make_executor(options.executor, ray_address=options.ray_address, mode="threads",
+                       workers=options.concurrency) as executor:
+        sched = run_schedule(specs, results, workdir=out, concurrency=options.concurrency,
+                             timeout_s=options.timeout_s, max_attempts=options.max_attempts,
+                             stop=stop if config.sprt is not None else None, on_result=on_result, executor=executor)
     wanted = {s.match_id for s in specs}
     rows = [r for mid, r in sorted(results.played().items()) if mid in wanted]
     summary = summarise(config, rows, results_path=str(results.path), num_resamples=options.num_resamples)

@@ -6,6 +6,12 @@ appended and flushed (fsync) as each match ends. On start the scheduler reads it
 match is put back at the front of the queue and played again (same seed, a new port) up to
 ``max_attempts`` times; past that the tournament stops with a :class:`TournamentError` once the
 running matches end — every result already written is kept.
+
+Matches run on an :class:`~evaltk.executor.Executor`: by default ``concurrency`` threads of this
+process (each match's players are processes of their own); with the Ray executor each match is a Ray
+task declaring one CPU and one ``vizdoom_engine`` per player, and hosting on a node-wide port lease
+(:mod:`evaltk.executor.ports`). Either way this process alone writes the results file, one line per
+finished attempt, and a match id already played is never played (or written) again.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ import os
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evaltk.errors import TournamentError
+from evaltk.executor import Executor, Resources, WorkUnit
+from evaltk.executor.local import LocalExecutor
 from evaltk.tournament.match import MatchResult, MatchSpec, run_match
 
 
@@ -77,12 +84,28 @@ class ScheduleSummary:
 
 
 StopRule = Callable[[dict[str, dict[str, Any]]], bool]
+ENGINE_RESOURCE = "vizdoom_engine"
+"""Custom Ray resource: ViZDoom engines a node runs at once (``ray start --resources '{"vizdoom_engine": 8}'``)."""
+
+
+def match_unit(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int,
+               abort: threading.Event | None) -> WorkUnit:
+    """Return the work unit of one attempt at ``spec``: a CPU and an engine per player; ``abort`` only in process."""
+    players = float(len(spec.agents))
+    kwargs: dict[str, Any] = {"workdir": workdir, "timeout_s": timeout_s, "attempt": attempt}
+    if abort is not None:
+        kwargs["abort"] = abort
+    return WorkUnit(f"match:{spec.match_id}#{attempt}", run_match, (spec,), kwargs,
+                    Resources(num_cpus=players, custom={ENGINE_RESOURCE: players}))
 
 
 def run_schedule(specs: Sequence[MatchSpec], results: ResultsFile, *, workdir: Path, concurrency: int,
                  timeout_s: float, max_attempts: int = 3, stop: StopRule | None = None,
-                 on_result: Callable[[MatchResult], None] | None = None) -> ScheduleSummary:
+                 on_result: Callable[[MatchResult], None] | None = None,
+                 executor: Executor | None = None) -> ScheduleSummary:
     """Play every match of ``specs`` not yet in ``results``, ``concurrency`` at a time, in order.
+
+    ``executor`` runs the matches (default: ``concurrency`` threads here); the caller closes it.
 
     ``stop(played_by_id)`` is asked before each new match starts (and once at the start); when it
     returns True no new match starts, and the running ones finish and are recorded.
@@ -96,9 +119,11 @@ def run_schedule(specs: Sequence[MatchSpec], results: ResultsFile, *, workdir: P
     n_played = n_void = 0
     failed: list[str] = []
     stopped = False
-    running: dict[Future[MatchResult], MatchSpec] = {}
+    running: dict[str, MatchSpec] = {}
     abort = threading.Event()
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+    own = executor is None
+    pool = executor if executor is not None else LocalExecutor(mode="threads", workers=concurrency)
+    try:
         try:
             while pending or running:
                 while pending and len(running) < concurrency and not failed:
@@ -107,33 +132,40 @@ def run_schedule(specs: Sequence[MatchSpec], results: ResultsFile, *, workdir: P
                         pending.clear()
                         break
                     spec = pending.popleft()
-                    running[pool.submit(run_match, spec, workdir=workdir, timeout_s=timeout_s,
-                                        attempt=attempts[spec.match_id] + 1, abort=abort)] = spec
+                    if spec.match_id in played:  # a duplicate spec: never play (or write) a match twice
+                        continue
+                    unit = match_unit(spec, workdir=workdir, timeout_s=timeout_s, attempt=attempts[spec.match_id] + 1,
+                                      abort=abort if pool.in_process else None)
+                    pool.submit(unit)
+                    running[unit.unit_id] = spec
                 if not running:
                     break
-                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for fut in done:
-                    spec = running.pop(fut)
-                    result = fut.result()
+                done = pool.next_done()
+                spec = running.pop(done.unit_id)
+                result = done.value
+                if result.outcome == "played" and spec.match_id not in played:
                     results.append(result.to_json())
-                    if on_result is not None:
-                        on_result(result)
-                    if result.outcome == "played":
-                        played[spec.match_id] = result.to_json()
-                        n_played += 1
-                        continue
+                    played[spec.match_id] = result.to_json()
+                    n_played += 1
+                elif result.outcome != "played":
+                    results.append(result.to_json())
                     n_void += 1
                     attempts[spec.match_id] += 1
                     if attempts[spec.match_id] >= max_attempts:
                         failed.append(f"{spec.match_id} ({result.error})")
                     else:
                         pending.appendleft(spec)
+                if on_result is not None:
+                    on_result(result)
                 if failed:
                     pending.clear()
         except BaseException:
             abort.set()  # running matches are killed at once and not recorded
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.cancel()
             raise
+    finally:
+        if own:
+            pool.close()
     if failed:
         raise TournamentError(f"match {failed[0]} was voided {max_attempts} times; results so far are kept in "
                               f"{results.path}; fix the cause (see the logs) and re-run to resume")

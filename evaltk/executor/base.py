@@ -1,0 +1,166 @@
+"""The executor seam: work units with an id and declared resources in, results out as they finish.
+
+A :class:`WorkUnit` is a picklable call (a module-level function and its arguments) with a unique
+``unit_id`` (a seed range, a suite case, a match id) and the :class:`Resources` it needs. An
+:class:`Executor` runs units (:mod:`evaltk.executor.local` in this process, its threads or a process
+pool; :mod:`evaltk.executor.ray_executor` as Ray tasks on a cluster) and hands back one
+:class:`UnitResult` per unit, in the order they finish. The driver (evaluate, the suite runner, the
+tournament scheduler) writes each result as it arrives, keyed by the unit's id, so a retried or
+re-run unit never writes a second row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Protocol
+
+from evaltk.errors import EvaltkError
+
+EXECUTORS = ("local", "ray")
+"""The executors ``--executor`` accepts."""
+
+
+class ExecutorError(EvaltkError):
+    """An executor cannot start or cannot run a unit (no Ray, no such cluster, a unit no node can hold)."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one unit occupies while it runs: CPUs, GPUs and custom resources (e.g. ``vizdoom_engine``).
+
+    The local executor runs units within its own concurrency limit and ignores these; Ray schedules a
+    unit only on a node with that much free (``ray start --num-cpus/--num-gpus/--resources``).
+    """
+
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    custom: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        amounts = {"num_cpus": self.num_cpus, "num_gpus": self.num_gpus, **self.custom}
+        for name, value in amounts.items():
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise ExecutorError(f"resource {name} = {value!r}: declare a finite amount >= 0")
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One keyed piece of work: ``fn(*args, **kwargs)`` needing ``resources``.
+
+    ``fn`` must be importable by name (a module-level function) and ``args``/``kwargs`` picklable for
+    the process pool and Ray; the in-process local executor also accepts closures.
+    """
+
+    unit_id: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    resources: Resources = field(default_factory=Resources)
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """The value ``unit.fn`` returned, with the unit's id and how many times it was started."""
+
+    unit_id: str
+    value: Any
+    attempts: int = 1
+
+
+class Executor(Protocol):
+    """Runs :class:`WorkUnit` s and returns their results as they finish.
+
+    ``submit`` queues a unit; ``next_done`` blocks until some submitted unit finishes and returns its
+    result (an exception raised by ``fn`` is raised again here, unwrapped). ``slots`` is how many
+    units are worth keeping in flight; ``cancel`` stops every unit still running (their results are
+    dropped) and ``close`` releases the executor's workers or its cluster connection.
+    """
+
+    name: str
+    in_process: bool
+    """True when units run in this process (threads or inline): they may share objects such as an Event."""
+
+    def slots(self) -> int:
+        """Units worth keeping in flight (the pool size, or the cluster's CPUs)."""
+        ...
+
+    def submit(self, unit: WorkUnit) -> None:
+        """Queue ``unit``; its id must not be in flight already."""
+        ...
+
+    def in_flight(self) -> int:
+        """Units submitted and not yet returned by :meth:`next_done`."""
+        ...
+
+    def next_done(self) -> UnitResult:
+        """Block until a unit finishes; return its result or raise what its ``fn`` raised."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop every unit in flight; their results are never returned."""
+        ...
+
+    def close(self) -> None:
+        """Release workers or the cluster connection (idempotent)."""
+        ...
+
+    def __enter__(self) -> Executor:
+        """Return the executor itself."""
+        ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        """Cancel what is still running on an exception, then close."""
+        ...
+
+
+def stream(executor: Executor, units: Iterable[WorkUnit]) -> Iterator[UnitResult]:
+    """Run ``units`` on ``executor``, at most ``executor.slots()`` in flight; yield each result as it finishes.
+
+    Each unit id is yielded at most once (a duplicate id in ``units`` is refused); on an exception
+    (from a unit, or thrown into the generator) the units still running are cancelled.
+    """
+    pending = iter(units)
+    seen: set[str] = set()
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and executor.in_flight() < executor.slots():
+                unit = next(pending, None)
+                if unit is None:
+                    exhausted = True
+                    break
+                if unit.unit_id in seen:
+                    raise ExecutorError(f"work unit id {unit.unit_id!r} submitted twice: unit ids must be unique")
+                seen.add(unit.unit_id)
+                executor.submit(unit)
+            if executor.in_flight() == 0:
+                return
+            yield executor.next_done()
+    except BaseException:
+        executor.cancel()
+        raise
+
+
+def make_executor(name: str, *, ray_address: str | None = None, workers: int = 1,
+                  mode: str = "inline") -> Executor:
+    """Build the executor named ``name`` (``local`` or ``ray``).
+
+    ``local``: ``mode`` (``inline``, ``threads`` or ``processes``) with ``workers`` at once. ``ray``:
+    connects to ``ray_address`` (or ``RAY_ADDRESS``, or a local cluster); Ray is imported only here.
+    """
+    if name == "local":
+        from evaltk.executor.local import LocalExecutor
+
+        if ray_address is not None:
+            raise ExecutorError(f"--ray-address {ray_address} needs --executor ray (the local executor uses no "
+                                "cluster)")
+        return LocalExecutor(mode=mode, workers=workers)
+    if name == "ray":
+        from evaltk.executor.ray_executor import RayExecutor
+
+        return RayExecutor(address=ray_address)
+    raise ExecutorError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)}")
