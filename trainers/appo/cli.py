@@ -13,12 +13,14 @@ from collections.abc import Sequence
 
 from evaltk.report.jsonline import emit_json
 from trainers.appo import config
+from trainers.appo.selfplay import config as selfplay_config
 from trainers.common.config_cli import command_main
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the APPO options (one per :class:`trainers.appo.config.AppoConfig` field) and ``--json``."""
     config.add_arguments(parser)
+    selfplay_config.add_arguments(parser)
     parser.add_argument("--json", action="store_true", help="last stdout line: the run summary as JSON")
 
 
@@ -27,6 +29,10 @@ def run_from_args(args: argparse.Namespace) -> int:
     from trainers.appo.runner import run
 
     cfg = config.config_from_args(args)
+    if getattr(args, "self_play", None) or (getattr(args, "population", None) or 1) > 1:
+        from trainers.appo.selfplay.cli import run_population
+
+        return run_population(cfg, selfplay_config.config_from_args(args), as_json=getattr(args, "json", False))
     print(f"appo: scenario {cfg.scenario}, {cfg.num_workers} workers x {cfg.envs_per_worker} envs"
           f"{' (serial)' if cfg.serial else ''}, batch {cfg.batch_size}, out {cfg.out}", flush=True)
     result = run(cfg, log=lambda line: print(line, flush=True))

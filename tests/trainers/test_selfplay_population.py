@@ -1,0 +1,175 @@
+"""population.json round trip, match experience cut into learner chunks (padding masked), and config checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from trainers.appo.config import AppoConfig
+from trainers.appo.learner import compute_losses
+from trainers.appo.model import ActorCritic
+from trainers.appo.selfplay import population as pop
+from trainers.appo.selfplay import trajectory
+from trainers.appo.selfplay.config import SelfPlayConfig, SelfPlayConfigError
+from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
+from trainers.appo.selfplay.runner import PopulationRun
+
+
+def _state() -> PopulationState:
+    members = [Member(id=0, hyperparams={"learning_rate": 3e-4}), Member(id=1, hyperparams={"learning_rate": 1e-4})]
+    members[0].record(1.0, 3, 1, "m1", window=2)
+    members[0].record(0.5, 0, 0, "m1-s0000000_0", window=2)
+    members[0].record(0.0, -1, 2, "m1", window=2)
+    members[1].lineage.append({"event": 0, "donor": 0, "member_frames": 100, "hyperparams": {"learning_rate": 2e-4}})
+    return PopulationState(scenario="duel", appo={"batch_size": 64}, selfplay=SelfPlayConfig().to_dict(),
+                           members=members, events=[{"event": 0, "member": 1, "donor": 0}],
+                           objective_history=[{"member": 1, "objectives": {"0": 0.75, "1": 0.0}}],
+                           total_frames=1234, rng_state=dict(np.random.default_rng(3).bit_generator.state))
+
+
+def test_member_counts_and_window() -> None:
+    m = _state().members[0]
+    assert (m.matches, m.wins, m.draws, m.losses, m.frags, m.deaths) == (3, 1, 1, 1, 2, 3)
+    assert m.recent == [[0.5, 0.0], [0.0, -1.0]]  # the window keeps the last 2
+    assert m.scores() == {"m1": 0.5, "m1-s0000000_0": 0.5}
+
+
+def test_population_json_round_trip(tmp_path: Path) -> None:
+    state = _state()
+    pop.write(tmp_path, state)
+    assert not list(tmp_path.glob(".population.json.*"))  # the atomic writer left no temporary file
+    again = pop.read(tmp_path)
+    assert again == state
+    assert json.loads((tmp_path / "population.json").read_text())["format"] == pop.FORMAT
+    rng = np.random.default_rng()
+    rng.bit_generator.state = again.rng_state
+    assert rng.random() == np.random.default_rng(3).random()  # the generator resumes where it was
+
+
+def test_population_json_errors_name_the_problem(tmp_path: Path) -> None:
+    with pytest.raises(PopulationError, match="does not exist"):
+        pop.read(tmp_path)
+    (tmp_path / "population.json").write_text(json.dumps({"format": "other/1"}))
+    with pytest.raises(PopulationError, match="format 'other/1'"):
+        pop.read(tmp_path)
+    (tmp_path / "population.json").write_text(json.dumps({"format": pop.FORMAT, "members": []}))
+    with pytest.raises(PopulationError, match="lacks or mangles"):
+        pop.read(tmp_path)
+
+
+def _traj(steps: int, rnn: int = 8, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
+    rng = rng or np.random.default_rng(0)
+    chunks = -(-steps // 4)
+    return {"obs": rng.integers(0, 255, (steps + 1, 3, 36, 64), dtype=np.uint8),
+            "actions": rng.integers(0, 2, (steps, 2)).astype(np.int64),
+            "logp": rng.normal(size=steps).astype(np.float32) - 1.0,
+            "rewards": rng.normal(size=steps).astype(np.float32),
+            "rnn0": rng.normal(size=(chunks, rnn)).astype(np.float32)}
+
+
+def test_chunks_cover_the_match_and_pad_the_end() -> None:
+    traj = _traj(10)
+    chunks = trajectory.to_chunks(traj, rollout=4, version=7)
+    assert len(chunks) == 3
+    flat_rewards = np.concatenate([c.rewards for c in chunks])
+    np.testing.assert_array_equal(flat_rewards[:10], traj["rewards"])
+    np.testing.assert_array_equal(chunks[1].obs, traj["obs"][4:9])  # each chunk carries its bootstrap obs
+    assert [c.dones.tolist() for c in chunks] == [[False] * 4, [False] * 4, [False, True, True, True]]
+    assert chunks[2].version.tolist() == [7, 7, trajectory.PAD_VERSION, trajectory.PAD_VERSION]
+    np.testing.assert_array_equal(chunks[2].rnn0, traj["rnn0"][2])
+    batch = trajectory.to_batch(chunks)
+    assert tuple(batch.obs.shape) == (5, 3, 3, 36, 64)
+    assert tuple(batch.actions.shape) == (4, 3, 2)
+    assert tuple(batch.rnn0.shape) == (3, 8)
+
+
+def test_padding_changes_no_loss() -> None:
+    """Steps past the end of a match are masked by the policy-lag rule: junk there changes nothing."""
+    cfg = AppoConfig(rollout=4, batch_size=12, obs_height=36, obs_width=64, hidden_size=16, rnn_size=8)
+    torch.manual_seed(0)
+    model = ActorCritic((3, 36, 64), [2, 2], 16, 8)
+    chunks = trajectory.to_chunks(_traj(10), rollout=4, version=3)
+    batch = trajectory.to_batch(chunks)
+    valid = (3 - batch.version) <= cfg.max_policy_lag
+    assert int(valid.sum()) == 10
+    junk = trajectory.to_batch(chunks)
+    pad = ~valid
+    junk.rewards[pad] = 1e6
+    junk.behaviour_logp[pad] = -50.0
+    junk.actions[pad] = 1
+    junk.obs[1:][pad] = 255
+    a = compute_losses(model, batch, valid, cfg)
+    b = compute_losses(model, junk, valid, cfg)
+    for key in ("loss", "policy_loss", "value_loss", "entropy"):
+        assert float(a[key].detach()) == pytest.approx(float(b[key].detach()), rel=1e-6, abs=1e-7), key
+
+
+def test_config_refuses_bad_values() -> None:
+    SelfPlayConfig().validate()
+    for bad, match in (({"population": 0}, "--population"), ({"opponent_sampling": "best"}, "opponent-sampling"),
+                       ({"pbt_replace_fraction": 0.9}, "replace-fraction"), ({"map": "map03"}, "--map"),
+                       ({"pbt_perturb_min": 2.0, "pbt_perturb_max": 1.5}, "perturb")):
+        with pytest.raises(SelfPlayConfigError, match=match):
+            SelfPlayConfig(**bad).validate()  # type: ignore[arg-type]
+
+
+def _run(tmp_path: Path) -> PopulationRun:
+    cfg = AppoConfig(scenario="duel", out=str(tmp_path / "run"), obs_height=36, obs_width=64, hidden_size=16,
+                     rnn_size=8, rollout=4, batch_size=8)
+    sp = SelfPlayConfig(self_play=True, population=2, pbt_min_matches=1, pbt_replace_gap=-1.0, pbt_mutation_rate=1.0)
+    return PopulationRun(cfg, sp, log=lambda _line: None)
+
+
+def _close(run: PopulationRun) -> None:
+    for live in run.live:
+        live.metrics.close()
+
+
+def test_exploit_copies_weights_and_hyperparameters_then_resumes(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    try:
+        m0, m1 = run.live
+        assert m0.member.hyperparams != m1.member.hyperparams  # m1 starts mutated from the defaults
+        assert not torch.equal(m0.model.fc.weight, m1.model.fc.weight)
+        m0.member.record(1.0, 2, 0, "m1", window=5)
+        m1.member.record(0.0, -2, 2, "m0", window=5)
+        m1.member.env_frames = 1000
+        run._pbt(m1)
+        assert torch.equal(m0.model.fc.weight, m1.model.fc.weight)  # exploit: the donor's weights
+        event = run.state.events[0]
+        assert (event["member"], event["donor"]) == (1, 0)
+        assert event["donor_hyperparams"] == m0.member.hyperparams
+        assert m1.member.hyperparams == event["hyperparams_after"] != m0.member.hyperparams  # explore: mutated
+        for h in run.space:
+            assert h.low <= m1.member.hyperparams[h.name] <= h.high
+        assert m1.learner.optimizer.param_groups[0]["lr"] == m1.member.hyperparams["learning_rate"]
+        assert m1.learner.cfg.entropy_coef == m1.member.hyperparams["entropy_coef"]
+        assert (m1.member.generation, m1.member.parent, m1.member.recent) == (1, 0, [])
+        assert m1.member.lineage == [{"event": 0, "donor": 0, "donor_generation": 0, "member_frames": 1000,
+                                      "hyperparams": m1.member.hyperparams}]
+        run._pbt(m0)  # the top member keeps its weights
+        assert len(run.state.events) == 1
+        assert len(run.state.objective_history) == 2
+        run.save()
+        saved = pop.read(Path(run.cfg.out))
+    finally:
+        _close(run)
+    again = _run(tmp_path)
+    try:
+        assert again.state.resumes == 1
+        assert again.state.events == saved.events
+        assert [x.member.hyperparams for x in again.live] == [x.member.hyperparams for x in run.live]
+        for a, b in zip(again.live, run.live, strict=True):
+            for key, tensor in b.model.state_dict().items():
+                assert torch.equal(a.model.state_dict()[key], tensor), key
+        assert again.live[1].learner.optimizer.param_groups[0]["lr"] == run.live[1].member.hyperparams[
+            "learning_rate"]
+    finally:
+        _close(again)
+    with pytest.raises(PopulationError, match="--population 2"):
+        PopulationRun(dataclasses.replace(run.cfg), dataclasses.replace(run.sp, population=3), log=print)

@@ -1,0 +1,119 @@
+"""Self-play on real ViZDoom: a recorded training duel, and a short population run with PBT, resume and rating."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaltk import checkpoint as evaltk_checkpoint
+from evaltk.tournament.match import MatchSpec, run_match
+from trainers.appo import checkpointing
+from trainers.appo import cli as appo_cli
+from trainers.appo.config import AppoConfig
+from trainers.appo.runner import build_model
+from trainers.appo.selfplay import population as pop
+from trainers.appo.selfplay import trajectory
+from trainers.appo.selfplay.runner import PLAYER_MODULE
+from trainers.appo.selfplay.scenario import DUEL
+
+pytestmark = pytest.mark.vizdoom
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--hidden-size", "32", "--rnn-size", "32", "--obs-height", "36", "--obs-width", "64", "--rollout", "16",
+        "--batch-size", "64"]
+
+
+def _tiny_checkpoint(directory: Path, seed: int) -> str:
+    cfg = AppoConfig(scenario="duel", seed=seed, obs_height=36, obs_width=64, hidden_size=32, rnn_size=32)
+    scenario = DUEL.replace(obs_size=(36, 64))
+    model = build_model(cfg, scenario)
+    spec = checkpointing.policy_spec(cfg, scenario, model, 0, 0)
+    return str(evaltk_checkpoint.save(directory, spec, model.state_dict()))
+
+
+def test_a_training_duel_records_the_learning_slot_only(tmp_path: Path) -> None:
+    """The tournament's match runner plays a duel with the self-play player; only slot 1 records experience."""
+    agents = (_tiny_checkpoint(tmp_path / "a", 1), _tiny_checkpoint(tmp_path / "b", 2))
+    spec = MatchSpec(match_id="t0", agents=agents, bots=(), map="map01", seed=5, timelimit_min=0.1, frameskip=4)
+    shaping = {"FRAGCOUNT": 1.0, "DEATHCOUNT": -1.0}
+    traj_path = tmp_path / "slot1.npz"
+    result = run_match(spec, workdir=tmp_path, timeout_s=120, player_module=PLAYER_MODULE,
+                       player_extras=[{"selfplay": None},
+                                      {"selfplay": {"trajectory": str(traj_path), "rollout": 16,
+                                                    "reward_shaping": shaping}}])
+    assert result.outcome == "played", result.error
+    me = [p for p in result.participants if p["kind"] == "agent"][1]
+    traj = trajectory.load(traj_path)
+    steps = me["decisions"]
+    assert steps > 20
+    assert traj["obs"].shape == (steps + 1, 3, 36, 64)
+    assert traj["actions"].shape == (steps, 6)
+    assert traj["rnn0"].shape == (-(-steps // 16), 32)
+    assert not traj["obs"][-1].any()
+    assert traj["obs"][:-1].any()
+    assert np.all(traj["logp"] < 0)
+    assert float(traj["rewards"].sum()) == pytest.approx(me["frags"] - me["deaths"])  # the shaping, per agent
+    assert not (tmp_path / "slot0.npz").exists()
+
+
+@pytest.mark.slow
+def test_population_run_pbt_resume_and_tournament(tmp_path: Path) -> None:
+    """A 2-member run with a tiny PBT period: population.json, an exploit event, resume, then the rating."""
+    run_dir = tmp_path / "run"
+    base = [sys.executable, "-m", "evaltk", "train", "doom", "--scenario", "duel", "--self-play", "--population", "2",
+            "--out", str(run_dir), "--match-minutes", "0.15", "--pbt-period", "100", "--pbt-min-matches", "1",
+            "--pbt-replace-gap", "-1", "--snapshot-every-frames", "300", "--save-every-s", "5", *TINY]
+    first = subprocess.run([*base, "--max-seconds", "45", "--json"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    summary = json.loads(first.stdout.strip().splitlines()[-1])
+    state = pop.read(run_dir)
+    assert len(state.members) == 2
+    assert summary["matches_played"] >= 2
+    assert state.events, "no PBT exploit/explore event"
+    event = state.events[0]
+    loser = state.members[event["member"]]
+    assert event["donor"] != event["member"]
+    assert loser.lineage[0]["donor"] == event["donor"]
+    assert loser.generation >= 1
+    for h, value in event["hyperparams_after"].items():
+        assert value > 0, h
+    for m in state.members:
+        mdir = pop.member_dir(run_dir, m)
+        assert (mdir / "metrics.jsonl").is_file()
+        assert (mdir / "checkpoints" / "latest.json").is_file()
+        assert evaltk_checkpoint.load_spec(mdir / m.snapshots[0]["path"]).env["env_id"] == "duel"
+    frames = state.total_frames
+
+    second = subprocess.run([*base, "--max-seconds", "25"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "resuming" in second.stdout
+    resumed = pop.read(run_dir)
+    assert resumed.resumes == 1
+    assert resumed.total_frames >= frames
+    assert [m.id for m in resumed.members] == [0, 1]
+    assert len(json.loads((run_dir / "config.json").read_text())["starts"]) == 2
+
+    rated = subprocess.run([sys.executable, "-m", "evaltk", "tournament", "population", str(run_dir), "--matches",
+                            "1", "--timelimit", "0.1", "--baselines", "random", "--concurrency", "2", "--json"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=400)
+    assert rated.returncode == 0, rated.stderr[-3000:]
+    report = json.loads(rated.stdout.strip().splitlines()[-1])
+    assert report["matches_played"] == 3
+    names = {r["name"] for r in report["ratings"]}
+    assert names == {"m0", "m1", "random"}
+    for r in report["ratings"]:
+        assert r["ci"][0] <= r["ci"][1]
+
+
+def test_self_play_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert appo_cli.main(["--scenario", "basic", "--self-play", "--out", str(tmp_path / "x")]) == 2
+    assert "needs a multiplayer scenario" in capsys.readouterr().err
+    assert appo_cli.main(["--scenario", "duel", "--population", "2", "--out", str(tmp_path / "y")]) == 2
+    assert "add --self-play" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    assert DUEL.bots == 0

@@ -1,0 +1,1 @@
+"""Self-play and population-based training (PBT) of APPO agents on ViZDoom multiplayer duels."""

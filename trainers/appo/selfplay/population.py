@@ -1,0 +1,133 @@
+"""The state of a population run, kept in ``<run>/population.json`` (written atomically after every change).
+
+``population.json`` holds: ``format``; the APPO and self-play configs; the members (hyperparameters,
+counters, lineage, frozen snapshots, recent matches, scores against each opponent); ``events`` (every PBT
+exploit/explore); ``objective_history`` (the objectives at every PBT check); match counters; the
+run's numpy generator state. With the members' checkpoints it is all a resumed run needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaltk.atomic import write_json_atomic
+from evaltk.errors import EvaltkError
+
+FORMAT = "evaltk.selfplay.population/1"
+FILENAME = "population.json"
+
+
+class PopulationError(EvaltkError):
+    """``population.json`` is missing a field, has another format, or contradicts the command line."""
+
+
+@dataclass
+class Member:
+    """One learning policy of the population.
+
+    ``recent``: ``[score, frags]`` of its last matches as a learner (the PBT window); ``vs``: opponent key ->
+    ``[score sum, matches]``; ``lineage``: one entry per exploit (donor, frames, hyperparameters before/after).
+    """
+
+    id: int
+    hyperparams: dict[str, float]
+    train_step: int = 0
+    env_frames: int = 0
+    generation: int = 0
+    parent: int | None = None
+    lineage: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    recent: list[list[float]] = field(default_factory=list)
+    vs: dict[str, list[float]] = field(default_factory=dict)
+    matches: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    frags: int = 0
+    deaths: int = 0
+    last_pbt_frames: int = 0
+    last_snapshot_frames: int = 0
+
+    @property
+    def name(self) -> str:
+        """Directory and display name: ``m<id>``."""
+        return f"m{self.id}"
+
+    def record(self, score: float, frags: int, deaths: int, opponent: str, window: int) -> None:
+        """Count one finished match of this member as a learner."""
+        self.matches += 1
+        self.wins += score == 1.0
+        self.draws += score == 0.5
+        self.losses += score == 0.0
+        self.frags += frags
+        self.deaths += deaths
+        self.recent = [*self.recent, [score, float(frags)]][-window:]
+        total, n = self.vs.get(opponent, [0.0, 0.0])
+        self.vs[opponent] = [total + score, n + 1]
+
+    def scores(self) -> dict[str, float]:
+        """Mean score against each opponent met."""
+        return {k: total / n for k, (total, n) in self.vs.items() if n > 0}
+
+
+@dataclass
+class PopulationState:
+    """Everything in ``population.json`` (see the module docstring)."""
+
+    scenario: str
+    appo: dict[str, Any]
+    selfplay: dict[str, Any]
+    members: list[Member]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    objective_history: list[dict[str, Any]] = field(default_factory=list)
+    total_frames: int = 0
+    train_seconds: float = 0.0
+    matches_played: int = 0
+    matches_voided: int = 0
+    next_match: int = 0
+    resumes: int = 0
+    rng_state: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON document."""
+        return {"format": FORMAT, **dataclasses.asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PopulationState:
+        """Parse the JSON document; :class:`PopulationError` on another format or a bad field."""
+        if data.get("format") != FORMAT:
+            raise PopulationError(f"population.json has format {data.get('format')!r}, expected {FORMAT!r}: "
+                                  "it was not written by this trainer; use another --out")
+        try:
+            body = {k: v for k, v in data.items() if k != "format"}
+            body["members"] = [Member(**m) for m in body["members"]]
+            return cls(**body)
+        except (KeyError, TypeError) as exc:
+            raise PopulationError(f"population.json lacks or mangles a field ({exc}); use another --out") from None
+
+
+def write(run_dir: Path, state: PopulationState) -> None:
+    """Replace ``<run_dir>/population.json`` atomically."""
+    write_json_atomic(run_dir / FILENAME, state.to_dict())
+
+
+def read(run_dir: Path) -> PopulationState:
+    """Read ``<run_dir>/population.json``; :class:`PopulationError` if absent or unreadable."""
+    path = run_dir / FILENAME
+    if not path.is_file():
+        raise PopulationError(f"{path} does not exist: pass the folder of a population run "
+                              "(evaltk train doom --scenario duel --self-play --out RUN)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise PopulationError(f"{path} is not valid JSON ({exc}); use another --out") from None
+    return PopulationState.from_dict(data)
+
+
+def member_dir(run_dir: Path, member: Member) -> Path:
+    """Return the run folder of one member (``checkpoints/``, ``metrics.jsonl``, ``tb/``, ``snapshots/``)."""
+    return run_dir / "members" / member.name

@@ -1,0 +1,471 @@
+"""The self-play/PBT runner: :func:`run` plays training duels, trains every member's learner, snapshots and PBT.
+
+Components, all in this process except the players:
+
+- match threads (``concurrency`` of them) each call :func:`evaltk.tournament.match.run_match` with the
+  player module :mod:`trainers.appo.selfplay.player`: the tournament's hosting/joining, ports, timeouts and
+  voiding of crashed or hung engines, unchanged;
+- one :class:`~trainers.appo.learner.Learner` per member (the APPO learner: PPO-clip, V-trace/GAE,
+  policy-lag mask), fed only with that member's own experience;
+- the planner (this thread): draws each match's opponent (:mod:`trainers.appo.selfplay.opponents`), saves the
+  weights the match plays with, and after each match records scores, trains, snapshots and runs PBT
+  (:mod:`trainers.appo.selfplay.pbt`); ``population.json`` is rewritten atomically after every change.
+
+A voided match (engine crash, timeout, abort) contributes nothing: its experience is discarded.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from evaltk import checkpoint as evaltk_checkpoint
+from evaltk.envs.doom import DoomScenario
+from evaltk.tournament.match import MatchResult, MatchSpec, run_match
+from trainers.appo import checkpointing
+from trainers.appo.config import AppoConfig, ConfigError
+from trainers.appo.learner import Learner
+from trainers.appo.model import ActorCritic
+from trainers.appo.monitor import MetricsWriter
+from trainers.appo.runner import _Shutdown, build_model, tune_allocator
+from trainers.appo.selfplay import opponents, pbt, trajectory
+from trainers.appo.selfplay import population as pop
+from trainers.appo.selfplay.config import SelfPlayConfig
+from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
+from trainers.appo.selfplay.scenario import SCENARIOS
+from trainers.common.state_io import latest_policy_path, write_run_config
+
+PLAYER_MODULE = "trainers.appo.selfplay.player"
+
+
+@dataclass
+class SelfPlayResult:
+    """Summary of a finished population run (the ``--json`` line)."""
+
+    total_frames: int
+    seconds: float
+    fps: float
+    matches_played: int
+    matches_voided: int
+    pbt_events: int
+    members: list[dict[str, Any]]
+    stopped_by: str
+    run_dir: str
+
+
+@dataclass
+class Slot:
+    """One side of a planned match: who plays it and, for a learning member, where its experience goes."""
+
+    agent: str
+    key: str
+    member: int | None = None
+    version: int = 0
+    generation: int = 0
+    trajectory: str | None = None
+
+
+@dataclass
+class Planned:
+    """A match submitted to a match thread."""
+
+    spec: MatchSpec
+    slots: list[Slot]
+    workdir: Path
+    mirror: bool
+
+
+@dataclass
+class Live:
+    """The in-memory side of a member: model, learner, its config, pending experience, metrics."""
+
+    member: Member
+    model: ActorCritic
+    learner: Learner
+    cfg: AppoConfig
+    generator: torch.Generator
+    metrics: MetricsWriter
+    chunks: list[trajectory.Chunk] = field(default_factory=list)
+    last: dict[str, float] = field(default_factory=dict)
+
+
+def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
+    """Return the self-play scenario named by ``cfg.scenario`` with the config's resolution/size/frameskip overrides."""
+    if cfg.scenario not in SCENARIOS:
+        raise ConfigError(f"--self-play needs a multiplayer scenario: --scenario {cfg.scenario!r} is not one of "
+                          f"{', '.join(SCENARIOS)}")
+    scenario = SCENARIOS[cfg.scenario]
+    changes: dict[str, Any] = {}
+    if cfg.resolution:
+        changes["resolution"] = cfg.resolution
+    if cfg.obs_height or cfg.obs_width:
+        changes["obs_size"] = (cfg.obs_height or scenario.obs_size[0], cfg.obs_width or scenario.obs_size[1])
+    if cfg.frameskip:
+        changes["frameskip"] = cfg.frameskip
+    return scenario.replace(**changes) if changes else scenario
+
+
+def shaping_of(hyperparams: dict[str, float], base: dict[str, float]) -> dict[str, float]:
+    """Return the member's reward shaping: each base weight's sign with the member's magnitude (``reward.<VAR>``)."""
+    return {k: math.copysign(hyperparams.get(f"reward.{k}", abs(v)), v) if v else 0.0 for k, v in base.items()}
+
+
+def member_config(cfg: AppoConfig, member: Member) -> AppoConfig:
+    """Return the APPO config of one member: the run's, with the member's learning rate and entropy coefficient."""
+    return dataclasses.replace(cfg, learning_rate=member.hyperparams["learning_rate"],
+                               entropy_coef=member.hyperparams["entropy_coef"], seed=cfg.seed + member.id)
+
+
+class PopulationRun:
+    """One population run; :meth:`run` drives it (see the module docstring)."""
+
+    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None]) -> None:
+        cfg.validate()
+        sp.validate()
+        self.cfg, self.sp, self.log = cfg, sp, log
+        self.run_dir = Path(cfg.out)
+        self.scenario = resolve_scenario(cfg)
+        self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
+        self.abort = threading.Event()
+        self.state = self._load_or_create()
+        self.rng = np.random.default_rng(cfg.seed + 7_919 * self.state.resumes)
+        if self.state.rng_state:
+            self.rng.bit_generator.state = dict(self.state.rng_state)
+        self.live = [self._build(m) for m in self.state.members]
+        self.t0 = time.monotonic()
+        self.prior_seconds = self.state.train_seconds
+        self.frames_at_start = self.state.total_frames
+
+    # -- set-up ---------------------------------------------------------------------------------------------
+    def _load_or_create(self) -> PopulationState:
+        if (self.run_dir / pop.FILENAME).is_file():
+            state = pop.read(self.run_dir)
+            if len(state.members) != self.sp.population:
+                raise PopulationError(f"{self.run_dir} holds a population of {len(state.members)}, not --population "
+                                      f"{self.sp.population}: pass --population {len(state.members)} to resume it")
+            state.resumes += 1
+            self.log(f"resuming {self.run_dir}: {state.total_frames} frames, {state.matches_played} matches")
+            return state
+        if (self.run_dir / "config.json").is_file():
+            raise ConfigError(f"--out {self.run_dir} holds a run that is not a population run; choose another --out")
+        rng = np.random.default_rng(self.cfg.seed)
+        base = pbt.defaults(self.space)
+        members = []
+        for i in range(self.sp.population):
+            values = base if i == 0 else pbt.mutate(base, self.space, rng, mutation_rate=self.sp.pbt_mutation_rate,
+                                                    perturb_min=self.sp.pbt_perturb_min,
+                                                    perturb_max=self.sp.pbt_perturb_max)
+            members.append(Member(id=i, hyperparams=values))
+        return PopulationState(scenario=self.scenario.name, appo=self.cfg.to_dict(), selfplay=self.sp.to_dict(),
+                               members=members)
+
+    def _build(self, member: Member) -> Live:
+        mcfg = member_config(self.cfg, member)
+        model = build_model(mcfg, self.scenario)
+        learner = Learner(model, mcfg)
+        generator = torch.Generator().manual_seed(mcfg.seed)
+        mdir = pop.member_dir(self.run_dir, member)
+        if latest_policy_path(mdir) is not None:
+            policy, restored = checkpointing.load_latest(mdir)
+            model.load_state_dict(policy.tensors)
+            learner.optimizer.load_state_dict(restored.optimizer)
+            generator.set_state(restored.sampler_rng)
+            member.train_step, member.env_frames = restored.train_step, restored.env_frames
+        learner.version = member.train_step
+        mdir.mkdir(parents=True, exist_ok=True)
+        live = Live(member=member, model=model, learner=learner, cfg=mcfg, generator=generator,
+                    metrics=MetricsWriter(mdir))
+        if not member.snapshots:
+            self._snapshot(live)
+        return live
+
+    # -- checkpoints ----------------------------------------------------------------------------------------
+    def _policy_dir(self, live: Live, directory: Path) -> str:
+        m = live.member
+        spec = checkpointing.policy_spec(live.cfg, self.scenario, live.model, m.env_frames, m.train_step)
+        return str(evaltk_checkpoint.save(directory, spec, live.model.state_dict()))
+
+    def _snapshot(self, live: Live) -> None:
+        m = live.member
+        name = f"s{m.train_step:07d}_{m.env_frames}"
+        path = self._policy_dir(live, pop.member_dir(self.run_dir, m) / "snapshots" / name)
+        m.snapshots.append({"key": f"{m.name}-{name}", "path": path, "train_step": m.train_step,
+                            "env_frames": m.env_frames, "generation": m.generation})
+        m.last_snapshot_frames = m.env_frames
+        while len(m.snapshots) > self.sp.max_snapshots:  # keep the first snapshot, drop the oldest after it
+            dropped = m.snapshots.pop(1)
+            shutil.rmtree(dropped["path"], ignore_errors=True)
+
+    def save(self) -> None:
+        """Checkpoint every member, then rewrite ``population.json`` (which never points ahead of them)."""
+        self.state.train_seconds = self.prior_seconds + time.monotonic() - self.t0
+        for live in self.live:
+            m = live.member
+            state = checkpointing.TrainState(
+                train_step=m.train_step, env_frames=m.env_frames, train_seconds=self.state.train_seconds,
+                resumes=self.state.resumes, optimizer=live.learner.optimizer.state_dict(),
+                torch_rng=torch.get_rng_state(), sampler_rng=live.generator.get_state())
+            checkpointing.save(pop.member_dir(self.run_dir, m), live.cfg, self.scenario, live.model, state)
+        self.write_population()
+
+    def write_population(self) -> None:
+        """Rewrite ``population.json`` atomically with the current state."""
+        self.state.rng_state = dict(self.rng.bit_generator.state)
+        pop.write(self.run_dir, self.state)
+
+    # -- matches --------------------------------------------------------------------------------------------
+    def candidates(self) -> list[opponents.Candidate]:
+        """Every possible opponent: the current members and all their frozen snapshots."""
+        out = [opponents.Candidate(key=live.member.name, member=live.member.id) for live in self.live]
+        for live in self.live:
+            out.extend(opponents.Candidate(key=s["key"], member=None, checkpoint=s["path"])
+                       for s in live.member.snapshots)
+        return out
+
+    def plan(self) -> Planned:
+        """Plan the next match: a learner (members in turn) against an opponent drawn by ``--opponent-sampling``."""
+        n = self.state.next_match
+        self.state.next_match += 1
+        learner = self.live[n % len(self.live)]
+        rival = opponents.sample(self.sp.opponent_sampling, self.candidates(), learner.member.scores(), self.rng)
+        match_id = f"t{n:06d}"
+        workdir = self.run_dir / "work" / match_id
+        workdir.mkdir(parents=True, exist_ok=True)
+        sides: list[Live | opponents.Candidate] = [learner, rival]
+        if self.rng.random() < 0.5:
+            sides.reverse()
+        slots: list[Slot] = []
+        for i, side in enumerate(sides):
+            live = self.live[side.member] if isinstance(side, opponents.Candidate) and side.member is not None \
+                else side if isinstance(side, Live) else None
+            if live is None:
+                assert isinstance(side, opponents.Candidate)
+                assert side.checkpoint is not None
+                slots.append(Slot(agent=side.checkpoint, key=side.key))
+                continue
+            m = live.member
+            path = self._policy_dir(live, workdir / f"slot{i}")
+            slots.append(Slot(agent=path, key=m.name, member=m.id, version=m.train_step, generation=m.generation,
+                              trajectory=str(workdir / f"slot{i}.npz")))
+        seed = int(self.rng.integers(2**31 - 1))
+        spec = MatchSpec(match_id=match_id, agents=tuple(s.agent for s in slots), bots=(), map=self.sp.map,
+                         seed=seed, timelimit_min=self.sp.match_minutes, frameskip=self.scenario.frameskip)
+        return Planned(spec=spec, slots=slots, workdir=workdir, mirror=rival.member == learner.member.id)
+
+    def play(self, planned: Planned) -> MatchResult:
+        """Play one planned match (in a match thread)."""
+        extras: list[dict[str, Any]] = []
+        for s in planned.slots:
+            if s.member is None:
+                extras.append({"selfplay": None})
+                continue
+            m = self.live[s.member].member
+            extras.append({"selfplay": {"trajectory": s.trajectory, "rollout": self.cfg.rollout,
+                                        "reward_shaping": shaping_of(m.hyperparams,
+                                                                     dict(self.scenario.reward_shaping))}})
+        return run_match(planned.spec, workdir=self.run_dir / "work", timeout_s=self.sp.match_timeout_s,
+                         abort=self.abort, player_module=PLAYER_MODULE, player_extras=extras)
+
+    def finish(self, planned: Planned, result: MatchResult) -> None:
+        """Record a finished match: scores, experience, SGD steps, snapshots, PBT; then population.json."""
+        with open(self.run_dir / "matches.jsonl", "a", encoding="utf-8") as fh:
+            row = result.to_json()
+            row["slots"] = [dataclasses.asdict(s) for s in planned.slots]
+            fh.write(json.dumps(row) + "\n")
+        if result.outcome != "played":
+            self.state.matches_voided += 1
+            self.log(f"{result.match_id}: VOID ({result.error}); its experience is discarded")
+            shutil.rmtree(planned.workdir, ignore_errors=True)
+            self.write_population()
+            return
+        self.state.matches_played += 1
+        agents = [p for p in result.participants if p["kind"] == "agent"]
+        frags = [int(p["frags"]) for p in agents]
+        deaths = [int(p["deaths"]) for p in agents]
+        frames = [int(p["decisions"]) * self.scenario.frameskip for p in agents]
+        self.state.total_frames += sum(frames)
+        trained: set[int] = set()
+        for i, slot in enumerate(planned.slots):
+            if slot.member is None:
+                continue
+            live = self.live[slot.member]
+            m = live.member
+            if slot.generation != m.generation:  # the member was replaced by PBT while this match ran
+                continue
+            if not planned.mirror:
+                m.record(pbt.match_score(frags[i], frags[1 - i]), frags[i], deaths[i], planned.slots[1 - i].key,
+                         self.sp.pbt_window)
+            m.env_frames += frames[i]
+            assert slot.trajectory is not None
+            live.chunks.extend(trajectory.to_chunks(trajectory.load(Path(slot.trajectory)), self.cfg.rollout,
+                                                    slot.version))
+            trained.add(m.id)
+        shutil.rmtree(planned.workdir, ignore_errors=True)
+        for stem in (self.run_dir / "work" / "logs").glob(f"{result.match_id}.*"):
+            stem.unlink(missing_ok=True)
+        for member_id in sorted(trained):
+            self._train(self.live[member_id])
+        self.log(self._match_line(planned, result, frags))
+        self.write_population()
+
+    def _train(self, live: Live) -> None:
+        m = live.member
+        need = self.cfg.batch_trajectories
+        while len(live.chunks) >= need:
+            batch = trajectory.to_batch(live.chunks[:need])
+            del live.chunks[:need]
+            real = batch.version != trajectory.PAD_VERSION
+            for _ in range(self.sp.epochs):
+                lag = (live.learner.version - batch.version[real]).float()
+                live.last = live.learner.train(batch)
+                # the learner's lag statistics include the padding's huge lag: report the real steps' only
+                live.last.update({"train/lag_min": float(lag.min()), "train/lag_avg": float(lag.mean()),
+                                  "train/lag_max": float(lag.max())})
+            m.train_step = live.learner.version
+        if m.env_frames - m.last_snapshot_frames >= self.sp.snapshot_every_frames:
+            self._snapshot(live)
+        if self.sp.pbt_period and len(self.live) > 1 and m.env_frames - m.last_pbt_frames >= self.sp.pbt_period:
+            self._pbt(live)
+        self._metrics(live)
+
+    def _metrics(self, live: Live) -> None:
+        m = live.member
+        record: dict[str, Any] = {"env_frames": m.env_frames, "seconds": round(self.seconds(), 3),
+                                  "train_step": m.train_step, "charts/matches": m.matches,
+                                  "pbt/generation": m.generation}
+        if m.recent:
+            record["charts/win_rate_recent"] = float(np.mean([s for s, _ in m.recent]))
+            record["charts/frags_recent"] = float(np.mean([f for _, f in m.recent]))
+        record.update({f"hyper/{k}": v for k, v in m.hyperparams.items()})
+        record.update(live.last)
+        live.metrics.write(record, m.env_frames)
+
+    # -- PBT ------------------------------------------------------------------------------------------------
+    def _pbt(self, live: Live) -> None:
+        m = live.member
+        m.last_pbt_frames = m.env_frames
+        sp = self.sp
+        objectives = {x.member.id: pbt.objective([(s, int(f)) for s, f in x.member.recent], sp.pbt_objective,
+                                                 sp.pbt_min_matches) for x in self.live}
+        self.state.objective_history.append({"total_frames": self.state.total_frames, "member": m.id,
+                                             "seconds": round(self.seconds(), 1),
+                                             "objectives": {str(k): v for k, v in objectives.items()}})
+        donor_id = pbt.choose_donor(m.id, objectives, self.rng, fraction=sp.pbt_replace_fraction,
+                                    gap=sp.pbt_replace_gap)
+        if donor_id is None:
+            return
+        donor = self.live[donor_id]
+        before, donor_values = dict(m.hyperparams), dict(donor.member.hyperparams)
+        after = pbt.mutate(donor.member.hyperparams, self.space, self.rng, mutation_rate=sp.pbt_mutation_rate,
+                           perturb_min=sp.pbt_perturb_min, perturb_max=sp.pbt_perturb_max)
+        live.model.load_state_dict(donor.model.state_dict())
+        live.learner.optimizer.load_state_dict(copy.deepcopy(donor.learner.optimizer.state_dict()))
+        m.hyperparams = after
+        live.cfg = member_config(self.cfg, m)
+        live.learner.cfg = live.cfg
+        for group in live.learner.optimizer.param_groups:
+            group["lr"] = after["learning_rate"]
+        live.chunks.clear()
+        event: dict[str, Any] = {
+            "event": len(self.state.events), "kind": "exploit_explore", "member": m.id, "donor": donor_id,
+            "donor_train_step": donor.member.train_step, "member_frames": m.env_frames,
+            "total_frames": self.state.total_frames, "seconds": round(self.seconds(), 1),
+            "objectives": {str(k): v for k, v in objectives.items()}, "hyperparams_before": before,
+            "donor_hyperparams": dict(donor.member.hyperparams), "hyperparams_after": after}
+        self.state.events.append(event)
+        m.lineage.append({"event": event["event"], "donor": donor_id, "donor_generation": donor.member.generation,
+                          "member_frames": m.env_frames, "hyperparams": after})
+        m.parent, m.generation = donor_id, m.generation + 1
+        m.recent, m.vs = [], {}
+        self.log(f"PBT: m{m.id} (objective {objectives[m.id]:.3f}) copies m{donor_id} "
+                 f"(objective {objectives[donor_id]:.3f}) and mutates: "
+                 + (", ".join(f"{k} {donor_values[k]:.3g}->{after[k]:.3g}" for k in after
+                              if after[k] != donor_values.get(k)) or "nothing drawn"))
+
+    # -- the loop -------------------------------------------------------------------------------------------
+    def seconds(self) -> float:
+        """Training wall seconds of the run (all starts together)."""
+        return self.prior_seconds + time.monotonic() - self.t0
+
+    def _match_line(self, planned: Planned, result: MatchResult, frags: list[int]) -> str:
+        sides = " vs ".join(f"{s.key}{'*' if s.member is not None else ''}={f}"
+                            for s, f in zip(planned.slots, frags, strict=True))
+        new = self.state.total_frames - self.frames_at_start
+        fps = new / max(time.monotonic() - self.t0, 1e-9)
+        steps = " ".join(f"m{x.member.id}:{x.member.train_step}" for x in self.live)
+        return (f"[{self.seconds():7.1f}s] {result.match_id} {sides} ({result.wall_s:.1f} s)  frames "
+                f"{self.state.total_frames} ({fps:.0f}/s)  steps {steps}  pbt events {len(self.state.events)}")
+
+    def run(self) -> SelfPlayResult:
+        """Play and train until ``--max-seconds``/``--env-frames`` or a signal, then checkpoint everything."""
+        write_run_config(self.run_dir, {"config": self.cfg.to_dict(), "selfplay": self.sp.to_dict(),
+                                        "scenario": self.scenario.to_dict()},
+                         resumed_from_key="resumed_from_total_frames",
+                         resumed_from=self.state.total_frames if self.state.resumes else None)
+        self.save()
+        stopped_by = ""
+        running: dict[Future[MatchResult], Planned] = {}
+        last_save = time.monotonic()
+        with _Shutdown() as shutdown, ThreadPoolExecutor(self.sp.concurrency, thread_name_prefix="match") as pool:
+            try:
+                while True:
+                    if shutdown.signal:
+                        stopped_by = shutdown.signal
+                        break
+                    if self.cfg.max_seconds and time.monotonic() - self.t0 >= self.cfg.max_seconds:
+                        stopped_by = "max_seconds"
+                        break
+                    if self.cfg.env_frames and self.state.total_frames >= self.cfg.env_frames:
+                        stopped_by = "env_frames"
+                        break
+                    while len(running) < self.sp.concurrency:
+                        planned = self.plan()
+                        running[pool.submit(self.play, planned)] = planned
+                    done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        self.finish(running.pop(future), future.result())
+                    if self.cfg.save_every_s and time.monotonic() - last_save >= self.cfg.save_every_s:
+                        last_save = time.monotonic()
+                        self.save()
+            finally:
+                self.abort.set()  # matches still running are killed and voided
+                for future, planned in running.items():
+                    result = future.result()
+                    shutil.rmtree(planned.workdir, ignore_errors=True)
+                    with open(self.run_dir / "matches.jsonl", "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps({**result.to_json(), "stopped": True}) + "\n")
+        self.save()
+        for live in self.live:
+            live.metrics.close()
+        seconds = time.monotonic() - self.t0
+        members = [{"member": x.member.id, "train_step": x.member.train_step, "env_frames": x.member.env_frames,
+                    "matches": x.member.matches, "wins": x.member.wins, "draws": x.member.draws,
+                    "losses": x.member.losses, "generation": x.member.generation,
+                    "checkpoint": str(latest_policy_path(pop.member_dir(self.run_dir, x.member)))}
+                   for x in self.live]
+        new_frames = self.state.total_frames - self.frames_at_start
+        return SelfPlayResult(total_frames=self.state.total_frames, seconds=round(seconds, 2),
+                              fps=round(new_frames / max(seconds, 1e-9), 1),
+                              matches_played=self.state.matches_played, matches_voided=self.state.matches_voided,
+                              pbt_events=len(self.state.events), members=members, stopped_by=stopped_by,
+                              run_dir=str(self.run_dir))
+
+
+def run(cfg: AppoConfig, sp: SelfPlayConfig, *, log: Callable[[str], None] = print) -> SelfPlayResult:
+    """Run (or resume, when ``<out>/population.json`` exists) a population; returns the summary."""
+    tune_allocator()
+    torch.set_num_threads(cfg.learner_threads)
+    return PopulationRun(cfg, sp, log).run()
