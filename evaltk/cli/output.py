@@ -8,6 +8,35 @@ so that report writers and trainers use it without importing the CLI.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from evaltk.report.jsonline import emit_json, to_json_line
 
-__all__ = ["emit_json", "to_json_line"]
+if TYPE_CHECKING:
+    from evaltk.tournament.formats import TournamentConfig
+    from evaltk.tournament.run import RunOptions
+
+__all__ = ["emit_json", "play_tournament", "to_json_line"]
+
+
+def play_tournament(config: TournamentConfig, out: Path, options: RunOptions,
+                    names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run a tournament, printing a line per match as it ends (agents shown by ``names``); return its summary."""
+    from evaltk.tournament.match import MatchResult
+    from evaltk.tournament.run import run_tournament
+
+    shown = dict(names or {})
+
+    def progress(result: MatchResult) -> None:
+        if result.outcome == "played":
+            frags = ", ".join(f"{shown.get(p['agent'], p['agent'])}={p['frags']}" for p in result.participants)
+            print(f"{result.match_id}: {frags} ({result.duration_tics} tics, {result.wall_s:.1f} s)", flush=True)
+        else:
+            print(f"{result.match_id}: VOID attempt {result.attempt}: {result.error} (rescheduled)", flush=True)
+
+    summary, sched = run_tournament(config, out, options, on_result=progress)
+    if sched.played == 0 and sched.voided == 0:
+        print(f"nothing to play: {sched.already_done} matches already in {summary['results']}")
+    return summary

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from evaltk.cli import tournament_population
 from evaltk.cli.args import seed_type
-from evaltk.cli.output import emit_json
+from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
 from evaltk.tournament.agents import is_builtin
-from evaltk.tournament.match import SUPPORTED_MAPS, MatchResult
+from evaltk.tournament.match import SUPPORTED_MAPS
 
 if TYPE_CHECKING:  # formats, report and run import scipy: only when a tournament runs, not at CLI start-up
     from evaltk.tournament.formats import TournamentConfig
@@ -126,7 +126,7 @@ def _check_checkpoint(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the tournament described by ``args``; print progress, the Markdown report and (``--json``) the summary."""
     from evaltk.tournament.report import markdown
-    from evaltk.tournament.run import RunOptions, default_out, run_tournament
+    from evaltk.tournament.run import RunOptions, default_out
 
     config = config_from_args(args)
     if args.concurrency < 1:
@@ -135,16 +135,7 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts,
                          executor=args.executor, ray_address=args.ray_address)
 
-    def progress(result: MatchResult) -> None:
-        if result.outcome == "played":
-            frags = ", ".join(f"{p['agent']}={p['frags']}" for p in result.participants)
-            print(f"{result.match_id}: {frags} ({result.duration_tics} tics, {result.wall_s:.1f} s)", flush=True)
-        else:
-            print(f"{result.match_id}: VOID attempt {result.attempt}: {result.error} (rescheduled)", flush=True)
-
-    summary, sched = run_tournament(config, out, options, on_result=progress)
-    if sched.played == 0 and sched.voided == 0:
-        print(f"nothing to play: {sched.already_done} matches already in {summary['results']}")
+    summary = play_tournament(config, out, options)
     print(markdown(summary))
     if args.json:
         emit_json(summary)

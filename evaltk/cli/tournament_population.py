@@ -17,10 +17,9 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
 from evaltk.cli.args import seed_type
-from evaltk.cli.output import emit_json
+from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
 from evaltk.tournament.agents import is_builtin
 from evaltk.tournament.match import SUPPORTED_MAPS
@@ -74,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     """Play the population round-robin; print progress, the report with a legend, and (``--json``) the summary."""
     from evaltk.tournament.formats import TournamentConfig
     from evaltk.tournament.report import markdown
-    from evaltk.tournament.run import RunOptions, run_tournament
+    from evaltk.tournament.run import RunOptions
 
     run_dir = args.run_dir.resolve()
     members = population_agents(run_dir, first_snapshots=args.first_snapshots)
@@ -86,16 +85,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else run_dir / "tournament"
     options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts)
 
-    def progress(result: Any) -> None:
-        if result.outcome == "played":
-            frags = ", ".join(f"{names.get(p['agent'], p['agent'])}={p['frags']}" for p in result.participants)
-            print(f"{result.match_id}: {frags} ({result.duration_tics} tics, {result.wall_s:.1f} s)", flush=True)
-        else:
-            print(f"{result.match_id}: VOID attempt {result.attempt}: {result.error} (rescheduled)", flush=True)
-
-    summary, sched = run_tournament(config, out, options, on_result=progress)
-    if sched.played == 0 and sched.voided == 0:
-        print(f"nothing to play: {sched.already_done} matches already in {summary['results']}")
+    summary = play_tournament(config, out, options, names)
     summary["population"] = {"run_dir": str(run_dir), "members": members}
     summary["ratings"] = [{"name": names.get(r["agent"], r["agent"]), **r} for r in summary.get("bradley_terry", [])]
     print(markdown(summary))

@@ -11,11 +11,12 @@ re-run unit never writes a second row.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from evaltk.errors import EvaltkError
 
@@ -115,6 +116,30 @@ class Executor(Protocol):
                  tb: TracebackType | None) -> None:
         """Cancel what is still running on an exception, then close."""
         ...
+
+
+class ExecutorContext:
+    """The ``with`` behaviour every executor shares: cancel what is still running on an exception, then close."""
+
+    def cancel(self) -> None:
+        """Stop every unit in flight (the executor's own)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release workers or the cluster connection (the executor's own)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        """Return the executor itself."""
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        """Cancel on an exception, then close."""
+        if exc is not None:
+            with contextlib.suppress(Exception):
+                self.cancel()
+        self.close()
 
 
 def stream(executor: Executor, units: Iterable[WorkUnit]) -> Iterator[UnitResult]:

@@ -12,14 +12,12 @@ Declared :class:`~evaltk.executor.base.Resources` are not enforced here: ``worke
 
 from __future__ import annotations
 
-import contextlib
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures import Executor as FuturesExecutor
-from types import TracebackType
 from typing import Any
 
-from evaltk.executor.base import ExecutorError, UnitResult, WorkUnit
+from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, WorkUnit
 
 MODES = ("inline", "threads", "processes")
 
@@ -28,7 +26,7 @@ def _call(unit: WorkUnit) -> Any:
     return unit.fn(*unit.args, **unit.kwargs)
 
 
-class LocalExecutor:
+class LocalExecutor(ExecutorContext):
     """Run units in this process, in ``workers`` threads or in a pool of ``workers`` processes."""
 
     name = "local"
@@ -90,15 +88,3 @@ class LocalExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-
-    def __enter__(self) -> LocalExecutor:
-        """Return the executor itself."""
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        """Cancel on an exception, then close."""
-        if exc is not None:
-            with contextlib.suppress(Exception):
-                self.cancel()
-        self.close()

@@ -34,7 +34,8 @@ def lock_dir() -> Path:
     return path
 
 
-def _bindable(port: int) -> bool:
+def bindable(port: int) -> bool:
+    """Return whether ``port`` can be bound on 127.0.0.1 for both UDP and TCP right now."""
     for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
         with socket.socket(socket.AF_INET, kind) as sock:
             try:
@@ -61,7 +62,7 @@ def lease_ports(key: str, span: int = 2) -> int | None:
             except OSError:
                 os.close(fd)
                 continue
-            if all(_bindable(p) for p in range(base, base + span)):
+            if all(bindable(p) for p in range(base, base + span)):
                 _HELD[base] = fd
                 return base
             fcntl.flock(fd, fcntl.LOCK_UN)

@@ -13,10 +13,9 @@ import contextlib
 import json
 import logging
 import os
-from types import TracebackType
 from typing import Any
 
-from evaltk.executor.base import ExecutorError, UnitResult, WorkUnit
+from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, WorkUnit
 
 INSTALL_HINT = "pip install 'evaltk[ray]'"
 MAX_RETRIES = 3
@@ -39,7 +38,7 @@ def import_ray() -> Any:
     return ray
 
 
-class RayExecutor:
+class RayExecutor(ExecutorContext):
     """Run units as Ray tasks on the cluster at ``address`` (``RAY_ADDRESS``, or a running local cluster)."""
 
     name = "ray"
@@ -153,15 +152,3 @@ class RayExecutor:
         if self._owns_connection and self._ray.is_initialized():
             self._ray.shutdown()
         self._owns_connection = False
-
-    def __enter__(self) -> RayExecutor:
-        """Return the executor itself."""
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        """Cancel on an exception, then close."""
-        if exc is not None:
-            with contextlib.suppress(Exception):
-                self.cancel()
-        self.close()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltk.errors import TournamentError
+from evaltk.executor.ports import bindable
 from evaltk.tournament.player import PlayerSpec
 
 #: Maps that ship with ViZDoom (cig.wad) and work with bots. multi_duel.wad crashes the engine with bots.
@@ -113,16 +114,6 @@ class MatchResult:
         return asdict(self)
 
 
-def _port_is_free(port: int) -> bool:
-    for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
-        with socket.socket(socket.AF_INET, kind) as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                return False
-    return True
-
-
 def reserve_port(span: int = 2, key: str | None = None) -> int:
     """Reserve a base UDP port with ``span`` consecutive free ports, unique within this process.
 
@@ -143,7 +134,7 @@ def reserve_port(span: int = 2, key: str | None = None) -> int:
                 sock.bind(("127.0.0.1", 0))
                 base = int(sock.getsockname()[1])
             ports = range(base, base + span)
-            if base + span < 65535 and not _PORTS_IN_USE.intersection(ports) and all(map(_port_is_free, ports)):
+            if base + span < 65535 and not _PORTS_IN_USE.intersection(ports) and all(map(bindable, ports)):
                 _PORTS_IN_USE.update(ports)
                 return base
     raise TournamentError("no free UDP port pair found on 127.0.0.1; close other network programs and retry")

@@ -159,11 +159,29 @@ class _Driver:
         return list(doom.action_to_buttons(action, self.scenario))
 
 
+def match_report(game: Any, spec: PlayerSpec, decisions: int, start_wall: float, start_cpu: float) -> PlayerReport:
+    """Build the report a player prints at the end of a match (slot 0 adds the server's view of every player)."""
+    import vizdoom
+
+    gv = vizdoom.GameVariable
+    server: dict[str, Any] = {}
+    if spec.slot == 0:
+        ss = game.get_server_state()
+        server = {"names": list(ss.players_names), "frags": [int(f) for f in ss.players_frags],
+                  "in_game": [bool(x) for x in ss.players_in_game]}
+    return PlayerReport(slot=spec.slot, name=spec.name, agent=spec.agent,
+                        frags=int(game.get_game_variable(gv.FRAGCOUNT)),
+                        deaths=int(game.get_game_variable(gv.DEATHCOUNT)), tics=int(game.get_episode_time()),
+                        decisions=decisions, player_number=int(game.get_game_variable(gv.PLAYER_NUMBER)),
+                        wall_s=time.perf_counter() - start_wall, cpu_s=time.process_time() - start_cpu,
+                        server=server)
+
+
 def play(spec: PlayerSpec) -> PlayerReport:
     """Host or join the match described by ``spec``, play it to the end and report."""
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     driver = _Driver(spec)
-    game, gv = driver.game, driver.vzd.GameVariable
+    game = driver.game
     shm_reaper.watch()  # before init(): the engine inherits the owner tag
     before = shm_reaper.own_segments(), shm_reaper.engine_children()
     game.init()
@@ -189,17 +207,7 @@ def play(spec: PlayerSpec) -> PlayerReport:
             decisions += 1
             if game.is_player_dead():
                 game.respawn_player()
-        server: dict[str, Any] = {}
-        if spec.slot == 0:
-            ss = game.get_server_state()
-            server = {"names": list(ss.players_names), "frags": [int(f) for f in ss.players_frags],
-                      "in_game": [bool(x) for x in ss.players_in_game]}
-        return PlayerReport(slot=spec.slot, name=spec.name, agent=spec.agent,
-                            frags=int(game.get_game_variable(gv.FRAGCOUNT)),
-                            deaths=int(game.get_game_variable(gv.DEATHCOUNT)), tics=int(game.get_episode_time()),
-                            decisions=decisions, player_number=int(game.get_game_variable(gv.PLAYER_NUMBER)),
-                            wall_s=time.perf_counter() - start_wall,
-                            cpu_s=time.process_time() - start_cpu, server=server)
+        return match_report(game, spec, decisions, start_wall, start_cpu)
     finally:
         game.close()
         shm_reaper.untrack(*tracked)

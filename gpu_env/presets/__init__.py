@@ -54,21 +54,15 @@ _ENV_KWARGS = ("repeat_action_probability", "frameskip", "full_action_space", "m
 
 
 def env_settings(env_id: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    """ale-py's registered ``AtariEnv`` kwargs of ``env_id`` (``gym.spec(env_id).kwargs``) with ``overrides``."""
-    import ale_py
-    import gymnasium as gym
+    """Return the registered ``AtariEnv`` settings of ``env_id`` (``env_ids.env_id_settings``) with ``overrides``."""
+    from gpu_env.env_ids import env_id_settings
 
-    gym.register_envs(ale_py)
-    try:
-        spec = gym.spec(env_id)
-    except gym.error.Error as exc:
-        raise GpuEnvError(f"env id {env_id!r} is not registered by ale-py ({exc}): use e.g. "
-                          "'BreakoutNoFrameskip-v4' or 'ALE/Breakout-v5'") from None
     unknown = sorted(set(overrides) - set(_ENV_KWARGS))
     if unknown:
         raise GpuEnvError(f"unknown env kwargs {unknown}: presets take {', '.join(_ENV_KWARGS)}")
-    settings = dict(spec.kwargs)
-    if settings.get("obs_type", "rgb") != "rgb":
+    registered = env_id_settings(env_id)
+    settings = {**registered.settings, "game": registered.rom_id}
+    if settings["obs_type"] != "rgb":
         raise GpuEnvError(f"env id {env_id!r} has obs_type={settings['obs_type']!r}: presets need screen (rgb) ids")
     settings.update(overrides)
     return settings

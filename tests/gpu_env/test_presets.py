@@ -165,7 +165,7 @@ def test_seed_argument_seeds_the_first_reset() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"env_id": "Nope-v4", "preset": "sb3"}, "not registered"),
+    ({"env_id": "Nope-v4", "preset": "sb3"}, "not an Atari id ale-py registers"),
     ({"env_id": "BreakoutNoFrameskip-v4", "preset": "rllib"}, "unknown preset"),
     ({"env_id": "BreakoutNoFrameskip-v4", "preset": "sb3", "frame_skip": 4}, "unknown env kwargs"),
 ])

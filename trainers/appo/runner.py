@@ -84,7 +84,11 @@ def tune_allocator() -> bool:
 
 def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
     """Return the scenario named by ``cfg.scenario`` with the config's resolution/size/frameskip overrides."""
-    scenario = get_scenario(cfg.scenario)
+    return with_overrides(get_scenario(cfg.scenario), cfg)
+
+
+def with_overrides(scenario: DoomScenario, cfg: AppoConfig) -> DoomScenario:
+    """Return ``scenario`` with the config's resolution/size/frameskip overrides (unchanged when none is set)."""
     changes: dict[str, Any] = {}
     if cfg.resolution:
         changes["resolution"] = cfg.resolution

@@ -26,7 +26,7 @@ import torch
 from evaltk.envs import shm_reaper
 from evaltk.envs.doom import RewardShaper
 from evaltk.tournament import player as tournament_player
-from evaltk.tournament.player import PlayerReport, PlayerSpec
+from evaltk.tournament.player import PlayerReport, PlayerSpec, match_report
 
 
 def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
@@ -46,7 +46,7 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
     model = driver.policy.model
     nvec = list(model.action_nvec)
     rollout = int(learn["rollout"])
-    game, gv = driver.game, driver.vzd.GameVariable
+    game = driver.game
     shaper = RewardShaper(dataclasses.replace(driver.scenario, reward_shaping=dict(learn["reward_shaping"])))
     generator = torch.Generator().manual_seed(spec.policy_seed)
     shm_reaper.watch()
@@ -85,17 +85,7 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
                 rewards.append(float(reward))
                 if game.is_player_dead():
                     game.respawn_player()
-        server: dict[str, Any] = {}
-        if spec.slot == 0:
-            ss = game.get_server_state()
-            server = {"names": list(ss.players_names), "frags": [int(f) for f in ss.players_frags],
-                      "in_game": [bool(x) for x in ss.players_in_game]}
-        report = PlayerReport(slot=spec.slot, name=spec.name, agent=spec.agent,
-                              frags=int(game.get_game_variable(gv.FRAGCOUNT)),
-                              deaths=int(game.get_game_variable(gv.DEATHCOUNT)), tics=int(game.get_episode_time()),
-                              decisions=len(actions), player_number=int(game.get_game_variable(gv.PLAYER_NUMBER)),
-                              wall_s=time.perf_counter() - start_wall, cpu_s=time.process_time() - start_cpu,
-                              server=server)
+        report = match_report(game, spec, len(actions), start_wall, start_cpu)
     finally:
         game.close()
         shm_reaper.untrack(*tracked)

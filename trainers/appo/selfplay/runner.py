@@ -40,7 +40,7 @@ from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.learner import Learner
 from trainers.appo.model import ActorCritic
 from trainers.appo.monitor import MetricsWriter
-from trainers.appo.runner import _Shutdown, build_model, tune_allocator
+from trainers.appo.runner import _Shutdown, build_model, tune_allocator, with_overrides
 from trainers.appo.selfplay import opponents, pbt, trajectory
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
@@ -107,15 +107,7 @@ def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
     if cfg.scenario not in SCENARIOS:
         raise ConfigError(f"--self-play needs a multiplayer scenario: --scenario {cfg.scenario!r} is not one of "
                           f"{', '.join(SCENARIOS)}")
-    scenario = SCENARIOS[cfg.scenario]
-    changes: dict[str, Any] = {}
-    if cfg.resolution:
-        changes["resolution"] = cfg.resolution
-    if cfg.obs_height or cfg.obs_width:
-        changes["obs_size"] = (cfg.obs_height or scenario.obs_size[0], cfg.obs_width or scenario.obs_size[1])
-    if cfg.frameskip:
-        changes["frameskip"] = cfg.frameskip
-    return scenario.replace(**changes) if changes else scenario
+    return with_overrides(SCENARIOS[cfg.scenario], cfg)
 
 
 def shaping_of(hyperparams: dict[str, float], base: dict[str, float]) -> dict[str, float]:
