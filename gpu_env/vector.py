@@ -636,11 +636,5 @@ def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | 
     if backend == "cuda":
         from gpu_env.cuda.vec import CudaVecEnv
 
-        if kwargs.get("obs_format", "torch") != "torch" or kwargs.get("render_mode") is not None:
-            raise GpuEnvError("backend='cuda' returns CUDA tensors and does not render: use obs_format='torch' and "
-                              "render_mode=None, or backend='cpu'")
-        registered = env_id_settings(env_id).settings
-        settings = {k: v for k, v in registered.items() if v is not None and k != "max_num_frames_per_episode"}
-        settings.setdefault("max_num_frames_per_episode", registered["max_num_frames_per_episode"])
-        return CudaVecEnv(env_id, num_envs, **{**settings, **kwargs})
+        return CudaVecEnv(env_id, num_envs, **kwargs)
     return AtariVecEnv(env_id, num_envs, backend=backend, **kwargs)

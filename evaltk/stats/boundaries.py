@@ -141,23 +141,19 @@ def one_sided_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str) 
     everything left when ``t_K = 1``. Looks are evaluated as they come: the boundary at look
     ``k`` depends on ``t_1..t_k`` only, so unplanned look times are allowed.
     """
-    t = check_fractions(fractions)
-    rec = _Recursion(0.0)
-    out = np.empty(t.size)
-    previous = 0.0
-    for k, tk in enumerate(t):
-        target = spent(float(tk), alpha, shape) - previous
-        def upper(z: float, tk: float = float(tk)) -> float:
-            return rec.exit_upper(tk, z)
-
-        out[k] = _solve(upper, target)
-        previous += rec.exit_upper(float(tk), float(out[k]))
-        rec.advance(float(tk), -math.inf, float(out[k]))
-    return out
+    return _spending_bounds(fractions, alpha, shape, two_sided=False)
 
 
 def two_sided_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str) -> FloatArray:
     """Symmetric boundaries ``+-b_k`` of a two-sided test of total level ``alpha`` with alpha-spending."""
+    return _spending_bounds(fractions, alpha, shape, two_sided=True)
+
+
+def _spending_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str, *, two_sided: bool) -> FloatArray:
+    """Boundaries ``b_k`` whose null exit probability at look ``k`` is what ``shape`` spends there.
+
+    One-sided: exit above ``b_k``; two-sided: exit above ``b_k`` or below ``-b_k``.
+    """
     t = check_fractions(fractions)
     rec = _Recursion(0.0)
     out = np.empty(t.size)
@@ -165,12 +161,12 @@ def two_sided_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str) 
     for k, tk in enumerate(t):
         target = spent(float(tk), alpha, shape) - previous
 
-        def both(z: float, tk: float = float(tk)) -> float:
-            return rec.exit_upper(tk, z) + rec.exit_lower(tk, -z)
+        def exit_prob(z: float, tk: float = float(tk)) -> float:
+            return rec.exit_upper(tk, z) + (rec.exit_lower(tk, -z) if two_sided else 0.0)
 
-        out[k] = _solve(both, target)
-        previous += both(float(out[k]))
-        rec.advance(float(tk), -float(out[k]), float(out[k]))
+        out[k] = _solve(exit_prob, target)
+        previous += exit_prob(float(out[k]))
+        rec.advance(float(tk), -float(out[k]) if two_sided else -math.inf, float(out[k]))
     return out
 
 

@@ -38,6 +38,7 @@ from gymnasium.vector import AutoresetMode
 
 from gpu_env.cuda.backend import _NULL, CudaAtariBatch, to_torch
 from gpu_env.cuda.preprocess import CudaPreprocessor
+from gpu_env.env_ids import env_id_settings
 from gpu_env.errors import GpuEnvError, NotImplementedYetError
 from gpu_env.vector import AtariVecEnv
 
@@ -53,7 +54,11 @@ class CudaVecEnv(AtariVecEnv):
 
     def __init__(self, env_id: str, num_envs: int, *, cuda_device: int = 0, block_size: int = 128,
                  noop_table_depth: int = NOOP_TABLE_DEPTH, **kwargs: Any) -> None:
-        if isinstance(kwargs.get("frameskip", 4), tuple):
+        if kwargs.get("obs_format", "torch") != "torch" or kwargs.get("render_mode") is not None:
+            raise GpuEnvError("backend='cuda' returns CUDA tensors and does not render: use obs_format='torch' and "
+                              "render_mode=None, or backend='cpu'")
+        frameskip = kwargs.get("frameskip")
+        if isinstance(frameskip if frameskip is not None else env_id_settings(env_id).settings["frameskip"], tuple):
             raise NotImplementedYetError("a stochastic frameskip is not on the device yet: use backend='cpu', or an "
                                          "int frameskip")
         if noop_table_depth <= 0:

@@ -126,6 +126,29 @@ __device__ __forceinline__ void copy_gray_screen(const AleEnv& e, const uint8_t*
   for (uint32_t k = 0; k < bytes / 16u; ++k) dst[k] = gray16(src[k], gray);
 }
 
+// gymnasium AtariPreprocessing's frame-skip loop on env e (see gpu_env_act_preprocessed): adds the
+// rewards of up to `skip` acts to total, sets term / trunc, updates lives, and writes the gray screens of
+// the last two acts to own1 (act skip-2) and own0 (act skip-1).
+__device__ __forceinline__ void preprocessed_skip(AleEnv& e, const AleRom& r, uint8_t* b, int32_t action,
+                                                  int32_t skip, int32_t terminal_on_life_loss,
+                                                  const uint8_t* gray_tables, uint8_t* own0, uint8_t* own1,
+                                                  int32_t& lives_seen, double& total, uint8_t& term,
+                                                  uint8_t& trunc) {
+  for (int32_t t = 0; t < skip; ++t) {
+    total += static_cast<double>(gpu_env::ale::ale_act(e, r, b, action, kActionNoop, 1.0f, 0.0f));
+    term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
+    trunc = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
+    if (terminal_on_life_loss) {
+      const int32_t lives = gpu_env::ale::ale_lives(e, r);
+      if (lives < lives_seen) term = 1;
+      lives_seen = lives;
+    }
+    if (term || trunc) break;
+    if (t == skip - 2) copy_gray_screen(e, b, gray_tables, own1);
+    if (t == skip - 1) copy_gray_screen(e, b, gray_tables, own0);
+  }
+}
+
 }  // namespace cuda
 }  // namespace gpu_env
 
@@ -213,19 +236,9 @@ extern "C" __global__ void gpu_env_act_preprocessed(GPU_ENV_ROM_PARAMS, gpu_env:
   with_env(envs, i, [&](AleEnv& e) {
     double total = 0.0;
     uint8_t term = 0, trunc = 0;
-    for (int32_t t = 0; t < skip; ++t) {
-      total += static_cast<double>(gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, 1.0f, 0.0f));
-      term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
-      trunc = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
-      if (terminal_on_life_loss) {
-        const int32_t lives = gpu_env::ale::ale_lives(e, r);
-        if (lives < pp_lives[i]) term = 1;
-        pp_lives[i] = lives;
-      }
-      if (term || trunc) break;
-      if (t == skip - 2) copy_gray_screen(e, b, gray_tables, pp1 + pp_stride * static_cast<uint64_t>(i));
-      if (t == skip - 1) copy_gray_screen(e, b, gray_tables, pp0 + pp_stride * static_cast<uint64_t>(i));
-    }
+    preprocessed_skip(e, r, b, actions[i], skip, terminal_on_life_loss, gray_tables,
+                      pp0 + pp_stride * static_cast<uint64_t>(i), pp1 + pp_stride * static_cast<uint64_t>(i),
+                      pp_lives[i], total, term, trunc);
     rewards[i] = static_cast<float>(total);
     terminated[i] = term;
     truncated[i] = trunc;
@@ -279,19 +292,8 @@ extern "C" __global__ void gpu_env_vec_step(GPU_ENV_ROM_PARAMS, gpu_env::ale::Al
         for (uint64_t k = 0; k < pp_stride; ++k) own1[k] = 0;
       }
     } else if (preprocess) {
-      for (int32_t t = 0; t < skip; ++t) {
-        total += static_cast<double>(gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, 1.0f, 0.0f));
-        term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
-        trunc = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
-        if (terminal_on_life_loss) {
-          const int32_t lives = gpu_env::ale::ale_lives(e, r);
-          if (lives < pp_lives[i]) term = 1;
-          pp_lives[i] = lives;
-        }
-        if (term || trunc) break;
-        if (t == skip - 2) copy_gray_screen(e, b, gray_tables, own1);
-        if (t == skip - 1) copy_gray_screen(e, b, gray_tables, own0);
-      }
+      preprocessed_skip(e, r, b, actions[i], skip, terminal_on_life_loss, gray_tables, own0, own1, pp_lives[i],
+                        total, term, trunc);
     } else {
       total = static_cast<double>(gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, 1.0f, 0.0f));
       term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
