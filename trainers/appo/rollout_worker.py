@@ -198,16 +198,21 @@ def free_orphaned(names: dict[str, str], stop: Any) -> None:
     """Unlink the runner's shared-memory blocks and ``stop``'s semaphores after the runner died.
 
     Python's resource tracker would free them too, but only after printing "leaked shared_memory /
-    semaphore objects" warnings. Unlinking also unregisters each from the tracker; the first worker
-    to get there frees a name, the others find it gone (FileNotFoundError) and skip it.
+    semaphore objects" warnings. The tracker holds each name once (the runner registered it); the one
+    worker whose unlink succeeds unregisters it, the others find it gone (FileNotFoundError) and skip it.
+    Names are unlinked without opening them: on Python < 3.13 opening a block registers it again, and a
+    worker's late "register" message after another's "unregister" is what the tracker then reports leaked.
     """
-    from multiprocessing import resource_tracker, shared_memory, synchronize
+    import _posixshmem  # type: ignore[import-not-found]  # CPython's POSIX shm module, behind shared_memory
+    from multiprocessing import resource_tracker, synchronize
 
     for name in names.values():
-        with contextlib.suppress(FileNotFoundError):
-            block = shared_memory.SharedMemory(name=name)
-            block.close()
-            block.unlink()
+        path = name if name.startswith("/") else "/" + name
+        try:
+            _posixshmem.shm_unlink(path)
+        except FileNotFoundError:
+            continue
+        resource_tracker.unregister(path, "shared_memory")
     for name in _semaphore_names(stop):
         try:
             synchronize.sem_unlink(name)  # type: ignore[attr-defined]  # re-exported from _multiprocessing

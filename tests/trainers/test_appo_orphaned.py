@@ -1,0 +1,55 @@
+"""Rollout workers outliving a killed runner free its shared memory once, with no resource-tracker warning."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The "runner": creates blocks and an Event, starts workers that attach and wait, then dies without
+# cleaning up; the workers (now orphans) all call free_orphaned at the same moment.
+_SCRIPT = textwrap.dedent("""
+    import multiprocessing as mp, os, sys, time
+    from multiprocessing import shared_memory
+
+    def worker(names, stop, go):  # go: a file the runner writes just before it dies
+        from trainers.appo.rollout_worker import free_orphaned
+        blocks = [shared_memory.SharedMemory(name=n) for n in names.values()]  # attach, as workers do
+        for b in blocks:
+            b.close()
+        while not os.path.exists(go):
+            time.sleep(0.001)
+        time.sleep(0.3)  # the runner is gone by now
+        free_orphaned(names, stop)
+
+    if __name__ == "__main__":
+        ctx = mp.get_context("spawn")
+        blocks = {str(i): shared_memory.SharedMemory(create=True, size=4096) for i in range(64)}
+        names = {k: b.name for k, b in blocks.items()}
+        stop, go = ctx.Event(), sys.argv[1]
+        procs = [ctx.Process(target=worker, args=(names, stop, go)) for _ in range(6)]
+        for p in procs:
+            p.start()
+        time.sleep(2.0)
+        print(" ".join(names.values()), flush=True)
+        open(go, "w").close()
+        os._exit(0)  # die like a SIGKILLed runner: no unlink, no atexit
+""")
+
+
+def test_orphaned_workers_free_every_block_without_a_leak_warning(tmp_path: Path) -> None:
+    script = tmp_path / "runner.py"
+    script.write_text(_SCRIPT)
+    # run() reads the pipes to their end, so it returns once the workers and the resource tracker,
+    # which inherit them, have exited: stderr then holds everything the tracker printed.
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "go")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    names = proc.stdout.split()
+    assert len(names) == 64, proc.stdout + proc.stderr
+    assert not [n for n in names if Path(f"/dev/shm/{n}").exists()]
+    assert "leaked" not in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
