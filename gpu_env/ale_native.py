@@ -81,7 +81,7 @@ class _NativeBackend:
         self._height_c = ctypes.c_int32(self.screen_height)
 
     def _p(self, array: npt.NDArray[Any]) -> Any:
-        return self._ct.c_void_p(array.ctypes.data)
+        return _pointer(array)
 
     def _mask_p(self, mask: BoolArray) -> Any:
         """``mask`` as a uint8 pointer: the cached all-ones array, or the bool array's own bytes."""
@@ -268,6 +268,17 @@ class _NativeBackend:
         handle = getattr(self, "_handle", None)
         if handle is not None:
             self._lib.gpu_env_ale_rom_free(handle)
+
+
+def _pointer(array: npt.NDArray[Any]) -> ctypes.c_void_p:
+    """``array``'s data as a ``void*`` argument that keeps ``array`` alive while the pointer lives.
+
+    Callers pass temporaries (``mask.astype(np.uint8)``): a bare address would outlive the array, and
+    its memory could be reused (by another thread's allocation) before the native call reads it.
+    """
+    pointer = ctypes.c_void_p(array.ctypes.data)
+    pointer._array = array  # type: ignore[attr-defined]  # ctypes instances take attributes
+    return pointer
 
 
 _INDICES, _GRAYSCALE, _RGB = 0, 1, 2  # ScreenFormat of native/screen_format.h

@@ -115,9 +115,9 @@ class NativeConsoles:
         for name, pic in (("screen", current), ("previous_screen", previous)):
             if pic.shape != (self.props.height, 160):
                 raise GpuEnvError(f"{name} has shape {pic.shape}, expected ({self.props.height}, 160)")
+        current, previous = np.ascontiguousarray(current), np.ascontiguousarray(previous)  # alive for the call
         self.lib.gpu_env_console_set_screens(
-            self._env(i), _ptr(self.buffers) + i * self._stride, _ptr(np.ascontiguousarray(current)),
-            _ptr(np.ascontiguousarray(previous)),
+            self._env(i), _ptr(self.buffers) + i * self._stride, _ptr(current), _ptr(previous),
         )
 
     def emulate(self, actions: npt.NDArray[np.int32], frames: int, num_threads: int) -> None:

@@ -84,4 +84,7 @@ class CpuObservation:
 
 
 def _ptr(array: npt.NDArray[Any]) -> ctypes.c_void_p:
-    return ctypes.c_void_p(array.ctypes.data)
+    """``array``'s data as a ``void*`` that keeps ``array`` alive while the pointer lives."""
+    pointer = ctypes.c_void_p(array.ctypes.data)
+    pointer._array = array  # type: ignore[attr-defined]  # ctypes instances take attributes
+    return pointer
