@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evaltk.importers.common import FORMATS, Imported
 from evaltk.importers.errors import ForeignCheckpointError, RefusedPickleError
+
+if TYPE_CHECKING:  # common imports torch: loaded only when a foreign file is read (not for builtins)
+    from evaltk.importers.common import Imported
+
+FORMATS = ("sb3", "cleanrl", "sample-factory")
 
 __all__ = ["FORMATS", "ForeignCheckpointError", "RefusedPickleError", "detect_format", "import_checkpoint",
            "read_foreign", "resolve_foreign_checkpoint"]

@@ -13,7 +13,6 @@ import torch
 from evaltk.importers import nets
 from evaltk.importers.errors import ForeignCheckpointError
 
-FORMATS = ("sb3", "cleanrl", "sample-factory")
 MAX_FILE_BYTES = 4 << 30
 """Largest foreign checkpoint file read (4 GiB)."""
 

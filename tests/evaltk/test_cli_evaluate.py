@@ -52,7 +52,7 @@ def _wait_for_rows(table: Path, n: int, proc: subprocess.Popen[str], timeout: fl
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_interrupted_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal.Signals) -> None:
-    episodes = 16  # 8 batches of 2: the signal, sent at the 2nd row, always arrives before the end
+    episodes = 8  # 4 batches of 2: the signal, sent at the 2nd row, always arrives before the end
     # Restore SIGINT's default in the child: a runner started as a background job inherits it ignored,
     # and Python then installs no KeyboardInterrupt handler.
     proc = subprocess.Popen([*EVALTK, *_args(tmp_path, episodes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -131,3 +131,11 @@ def test_torch_threads_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert "--torch-threads 0: use 1 or more" in err
     assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_a_builtin_policy_run_never_imports_torch(tmp_path: Path) -> None:
+    # torch costs ~3 s of start-up per command; only checkpoints with networks need it.
+    code = ("import sys; from evaltk.cli.main import main; "
+            f"rc = main({_args(tmp_path, 1)!r}); print(rc, 'torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split()[-2:] == ["0", "False"], proc.stdout + proc.stderr

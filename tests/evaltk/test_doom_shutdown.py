@@ -27,7 +27,8 @@ def _assert_clean(out: Outcome, extra_logs: list[Path] | None = None) -> None:
     assert "BrokenPipeError" not in text, text[-3000:]
 
 
-@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL", "SIGKILL-ALL"])
+# SIGKILL of the parent alone is the lighter case of SIGKILL-ALL (every process at once): slow only.
+@pytest.mark.parametrize("how", ["SIGINT", pytest.param("SIGKILL", marks=pytest.mark.slow), "SIGKILL-ALL"])
 def test_interrupted_evaluation_leaves_no_segment(tmp_path: Path, how: str) -> None:
     out = interrupt(["evaltk", "evaluate", "random", "--env-id", "basic", "--episodes", "500", "--num-envs", "4",
                      "--workers", "2", "--out", str(tmp_path / "ev")], how, min_segments=6)
@@ -37,7 +38,8 @@ def test_interrupted_evaluation_leaves_no_segment(tmp_path: Path, how: str) -> N
         assert "interrupted:" in out.stderr
 
 
-@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
+# A match's players are the tournament's subprocesses, whose SIGKILL case the training test covers.
+@pytest.mark.parametrize("how", ["SIGINT", pytest.param("SIGKILL", marks=pytest.mark.slow)])
 def test_interrupted_match_leaves_no_segment(tmp_path: Path, how: str) -> None:
     out = interrupt(["evaltk", "tournament", "gauntlet", "--agent", "random", "--bots", "1", "--matches", "2",
                      "--timelimit", "2", "--concurrency", "1", "--out", str(tmp_path / "t")], how, min_segments=3)
