@@ -42,8 +42,10 @@ from __future__ import annotations
 
 import enum
 import os
+import statistics
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
@@ -82,16 +84,37 @@ _UNSET = _Unset.UNSET
 def default_num_threads() -> int:
     """CPU threads that do not oversubscribe: the cores this process may run on minus the busy ones, at least 1.
 
-    Busy cores are the 1-minute load average (``os.getloadavg``: runnable threads, machine-wide) scaled to
-    this process's share of the machine (``len(os.sched_getaffinity(0)) / os.cpu_count()``), less one for
-    the calling thread (it is running now, and while it waits in ``step`` its core is free), rounded. The
+    Busy cores are the other threads runnable now, machine-wide (:func:`runnable_now`), scaled to this
+    process's share of the machine (``len(os.sched_getaffinity(0)) / os.cpu_count()``), rounded. The
     calling thread is one of the threads: the native ``parallel_for`` runs it next to ``num_threads - 1``
-    new ones. So an idle ``k``-core machine gets ``k`` threads; a 2-core machine with a load of 1.8 gets 1.
+    pool threads. So an idle ``k``-core machine gets ``k`` threads; a 2-core machine with one other busy
+    process gets 1. Where the kernel gives no runnable count, the 1-minute load average less one (the
+    caller) stands in; that average lags the load by about a minute in both directions.
     """
     allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     machine = max(os.cpu_count() or allowed, allowed)
-    others = max(0.0, min(os.getloadavg()[0], machine) * allowed / machine - 1.0)
-    return max(1, allowed - round(others))
+    now = runnable_now()
+    others = now if now is not None else max(0.0, os.getloadavg()[0] - 1.0)
+    return max(1, allowed - round(min(others, machine) * allowed / machine))
+
+
+def runnable_now(samples: int = 5, interval_s: float = 0.002) -> float | None:
+    """Threads runnable on the machine right now, not counting the caller; ``None`` without ``/proc/loadavg``.
+
+    The median of ``samples`` readings of the kernel's runnable count (the fourth field of
+    ``/proc/loadavg``, which includes the reading thread) ``interval_s`` apart: one reading can catch a
+    short-lived thread.
+    """
+    counts = []
+    for k in range(samples):
+        try:
+            field = Path("/proc/loadavg").read_text().split()[3]
+        except (OSError, IndexError):
+            return None
+        counts.append(int(field.split("/")[0]) - 1)
+        if k + 1 < samples:
+            time.sleep(interval_s)
+    return float(statistics.median(counts))
 
 
 def _render_fps() -> int:

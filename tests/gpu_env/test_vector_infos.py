@@ -157,3 +157,22 @@ def test_default_threads_fit_the_free_cores() -> None:
     assert 1 <= threads <= len(os.sched_getaffinity(0))
     assert make_vec("ALE/Pong-v5", 1)._num_threads == threads
     assert make_vec("ALE/Pong-v5", 1, num_threads=3)._num_threads == 3
+
+
+def test_default_threads_see_the_load_of_this_moment() -> None:
+    # One busy process per allowed core, started a moment ago (the 1-minute load average has not
+    # moved yet): no core is free, so the default is the calling thread alone.
+    import os
+    import subprocess
+    import sys
+    import time
+
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(len(os.sched_getaffinity(0)))]
+    try:
+        time.sleep(0.3)
+        assert default_num_threads() == 1
+    finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
