@@ -278,7 +278,7 @@ class CudaVecEnv(AtariVecEnv):
         info = self._info()
         info.update(self._episode_info_dev(done, now))
         if mode == AutoresetMode.SAME_STEP:
-            final_info = info  # with "episode", as gymnasium's per-env RecordEpisodeStatistics
+            final_info = self._final_info(info, done)  # with "episode", as gymnasium's RecordEpisodeStatistics
             final_obs = torch.where(self._expand_t(done, obs), obs, torch.zeros_like(obs))
             done_dev = cp.from_dlpack(done.to(torch.uint8).contiguous())
             self._launch_step(_NULL, done_dev)
@@ -311,14 +311,29 @@ class CudaVecEnv(AtariVecEnv):
         }
 
     def _episode_info_dev(self, done: torch.Tensor, now: float) -> dict[str, Any]:
-        """``RecordEpisodeStatistics``' entry, on every step: values where ``done``, zeros elsewhere."""
+        """``RecordEpisodeStatistics``' entry, on every step: values where ``done``, zeros elsewhere, ``_key`` masks."""
         frames = to_torch(self._dev.episode_frame_number())
         return {
             "episode": {
-                "r": torch.where(done, self._ep_return_t, 0.0),
-                "l": torch.where(done, self._ep_length_t, 0),
-                "frames": torch.where(done, frames, 0),
-                "t": torch.where(done, torch.round(now - self._ep_start_t, decimals=6), 0.0),
+                "r": torch.where(done, self._ep_return_t, 0.0), "_r": done,
+                "l": torch.where(done, self._ep_length_t, 0), "_l": done,
+                "t": torch.where(done, torch.round(now - self._ep_start_t, decimals=6), 0.0), "_t": done,
+                "frames": torch.where(done, frames, 0), "_frames": done,
             },
             "_episode": done,
         }
+
+    @staticmethod
+    def _final_info(info: dict[str, Any], done: torch.Tensor) -> dict[str, Any]:
+        """SAME_STEP's ``final_info``: the ended envs' info, as gymnasium batches it (zeros and false elsewhere)."""
+        out: dict[str, Any] = {}
+        for key, value in info.items():
+            if key.startswith("_"):
+                if key[1:] in info and isinstance(info[key[1:]], dict):
+                    out[key] = value  # "_episode": already ``done``
+            elif isinstance(value, dict):
+                out[key] = value  # "episode": already masked by ``done``
+            else:
+                out[key] = torch.where(done, value, torch.zeros_like(value))
+                out["_" + key] = done
+        return out

@@ -120,7 +120,8 @@ class Pool {
 
 // Run fn(i) for i in [0, n) on `num_threads` threads: the calling thread and num_threads - 1 helpers
 // take indices one at a time from a shared counter, so a thread that the OS preempts (the machine may
-// be shared) does not hold back a fixed share of the batch.
+// be shared) does not hold back a fixed share of the batch. Not re-entrant: fn must not call
+// parallel_for (the calling thread holds the pool for the whole call).
 template <class Fn>
 void parallel_for(int32_t n, int32_t num_threads, Fn fn) {
   if (num_threads <= 1 || n <= 1) {

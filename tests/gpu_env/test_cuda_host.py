@@ -322,9 +322,15 @@ def _run_vec_pair(env_id: str, n: int, steps: int, autoreset: str, **kwargs: Any
         _equal(done, np.asarray(out_cpu[2] | out_cpu[3]), f"_episode, step {step}")
         if done.any():
             episodes += int(done.sum())
-            for key in ("r", "l", "frames"):
+            assert sorted(info_dev["episode"]) == sorted(info_cpu["episode"]), f"episode keys, step {step}"
+            for key in ("r", "l", "frames", "_r", "_l", "_t", "_frames"):
                 _equal(np.asarray(info_dev["episode"][key])[done], np.asarray(info_cpu["episode"][key])[done],
                        f"episode {key}, step {step}")
+            if autoreset == "SameStep":  # the final info of the ended envs only, masks included
+                assert sorted(info_dev) == sorted(info_cpu), f"final_info keys, step {step}"
+                for key in ("lives", "_lives", "episode_frame_number", "_episode_frame_number", "frame_number",
+                            "_frame_number"):
+                    _equal(info_dev[key], info_cpu[key], f"final_info {key}, step {step}")
         if autoreset == "SameStep" and done.any():
             _equal(np.asarray(out_dev[4]["final_obs"])[done], np.asarray(out_cpu[4]["final_obs"])[done],
                    f"final_obs, step {step}")
