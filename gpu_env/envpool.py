@@ -27,6 +27,7 @@ import re
 from collections import deque
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
@@ -86,8 +87,12 @@ class EnvSpec:
         return self.action_space
 
 
-class AtariEnvPool(VectorEnv):
-    """EnvPool's Atari pool (see the module docstring); build it with :func:`make`."""
+class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in EnvPool 1.2.5's order
+    """EnvPool's Atari pool (see the module docstring); build it with :func:`make`.
+
+    Like EnvPool's own pool it is a gymnasium ``VectorEnv`` and also a ``gymnasium.Env``, so scripts
+    that wrap the pool in ``gymnasium.Wrapper`` subclasses run unchanged.
+    """
 
     spec: EnvSpec  # type: ignore[assignment]  # EnvPool's spec, not gymnasium's registry entry
     observation_space: spaces.Box

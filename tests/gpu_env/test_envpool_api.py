@@ -146,3 +146,21 @@ def test_surface_and_errors() -> None:
         envpool.make("Pong-v5", num_envs=2, batch_size=3)
     with pytest.raises(GpuEnvError, match="fixed at construction"):
         env.reset(seed=1)
+
+
+def test_the_pool_is_also_a_gymnasium_env_as_envpools_is() -> None:
+    # EnvPool 1.2.5's pool class has gymnasium's VectorEnv and Env as bases, and scripts wrap it in
+    # gymnasium.Wrapper subclasses; the wrapped pool steps exactly as the bare one.
+    import gymnasium
+
+    bare, wrapped = (envpool.make("Breakout-v5", env_type="gymnasium", num_envs=2, seed=3) for _ in range(2))
+    assert isinstance(bare, gymnasium.Env)
+    assert isinstance(bare, gymnasium.vector.VectorEnv)
+    wrapper = gymnasium.Wrapper(wrapped)
+    assert wrapper.observation_space == bare.observation_space
+    np.testing.assert_array_equal(wrapper.reset()[0], bare.reset()[0])
+    actions = np.random.default_rng(0).integers(0, 4, size=(20, 2))
+    for a in actions:
+        got, want = wrapper.step(a), bare.step(a)
+        for x, y in zip(got[:4], want[:4], strict=True):
+            np.testing.assert_array_equal(x, y)
