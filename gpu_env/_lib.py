@@ -6,6 +6,9 @@ import ctypes
 import functools
 import importlib.machinery
 from pathlib import Path
+from typing import Any
+
+import numpy.typing as npt
 
 from gpu_env.errors import BackendError
 
@@ -32,3 +35,14 @@ def native() -> ctypes.CDLL:
         f"gpu_env's CPU library (_native*.so) was not found in {here}: "
         "install the package with `pip install -e .` (or run `python setup.py build_ext --inplace`)."
     )
+
+
+def pointer(array: npt.NDArray[Any]) -> ctypes.c_void_p:
+    """``array``'s data as a ``void*`` argument that keeps ``array`` alive while the pointer lives.
+
+    Callers pass temporaries (``mask.astype(np.uint8)``): a bare address would outlive the array, and
+    its memory could be reused (by another thread's allocation) before the native call reads it.
+    """
+    address = ctypes.c_void_p(array.ctypes.data)
+    address._array = array  # type: ignore[attr-defined]  # ctypes instances take attributes
+    return address

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gpu_env._lib import pointer
 from gpu_env.ale_batch import BoolArray, IntArray, U8Array
 from gpu_env.errors import BackendError, GpuEnvError
 from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
@@ -64,14 +65,14 @@ class _NativeBackend:
         self._difficulties = np.zeros(num_envs, dtype=np.int64)
         # Arguments every hot call passes, built once: the arrays above are never reallocated
         # (restore_state and load_ale_state write into them), so their addresses stay valid.
-        self._envs_p = ctypes.c_void_p(self._envs.ctypes.data)
-        self._buffers_p = ctypes.c_void_p(self._buffers.ctypes.data)
+        self._envs_p = pointer(self._envs)
+        self._buffers_p = pointer(self._buffers)
         self._n_c = ctypes.c_int32(num_envs)
         self._stride_c = ctypes.c_uint64(self._stride)
         self._threads_c = ctypes.c_int32(self._threads)
         self._everyone_u8 = np.ones(num_envs, dtype=np.uint8)
         self._status = np.zeros((num_envs, 6), dtype=np.int32)
-        self._status_p = ctypes.c_void_p(self._status.ctypes.data)
+        self._status_p = pointer(self._status)
         self._tables = _screen_tables()
         everyone = np.ones(num_envs, dtype=np.bool_)
         self._load(everyone, seeds)
@@ -81,7 +82,7 @@ class _NativeBackend:
         self._height_c = ctypes.c_int32(self.screen_height)
 
     def _p(self, array: npt.NDArray[Any]) -> Any:
-        return _pointer(array)
+        return pointer(array)
 
     def _mask_p(self, mask: BoolArray) -> Any:
         """``mask`` as a uint8 pointer: the cached all-ones array, or the bool array's own bytes."""
@@ -270,17 +271,6 @@ class _NativeBackend:
             self._lib.gpu_env_ale_rom_free(handle)
 
 
-def _pointer(array: npt.NDArray[Any]) -> ctypes.c_void_p:
-    """``array``'s data as a ``void*`` argument that keeps ``array`` alive while the pointer lives.
-
-    Callers pass temporaries (``mask.astype(np.uint8)``): a bare address would outlive the array, and
-    its memory could be reused (by another thread's allocation) before the native call reads it.
-    """
-    pointer = ctypes.c_void_p(array.ctypes.data)
-    pointer._array = array  # type: ignore[attr-defined]  # ctypes instances take attributes
-    return pointer
-
-
 _INDICES, _GRAYSCALE, _RGB = 0, 1, 2  # ScreenFormat of native/screen_format.h
 _FORMAT_C = tuple(ctypes.c_int32(f) for f in (_INDICES, _GRAYSCALE, _RGB))
 
@@ -292,7 +282,7 @@ def _screen_tables() -> tuple[Any, Any, Any]:
     module-level cache, so the pointers do too.
     """
     gray, rgb = _palette_arrays()
-    return (ctypes.c_void_p(gray.ctypes.data), ctypes.c_void_p(gray.ctypes.data), ctypes.c_void_p(rgb.ctypes.data))
+    return (pointer(gray), pointer(gray), pointer(rgb))
 
 
 @functools.cache

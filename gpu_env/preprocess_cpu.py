@@ -11,12 +11,11 @@ INTER_AREA switches to bilinear interpolation, is delegated to OpenCV itself.
 from __future__ import annotations
 
 import ctypes
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env._lib import native
+from gpu_env._lib import native, pointer
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import tap_arrays
 
@@ -65,12 +64,12 @@ class CpuObservation:
                 else np.zeros(self.num_envs, dtype=np.uint8))
         other = buf1 if pool and buf1 is not None else buf0
         self._lib.gpu_env_preprocess_observe(
-            ctypes.c_int32(self.num_envs), _ptr(buf0), _ptr(other), ctypes.c_int32(self.src_h),
-            ctypes.c_int32(self.src_w), ctypes.c_int32(self.channels), ctypes.c_int32(int(pool)), _ptr(mask),
+            ctypes.c_int32(self.num_envs), pointer(buf0), pointer(other), ctypes.c_int32(self.src_h),
+            ctypes.c_int32(self.src_w), ctypes.c_int32(self.channels), ctypes.c_int32(int(pool)), pointer(mask),
             ctypes.c_int32(self.height), ctypes.c_int32(self.width), ctypes.c_int32(int(self._integer)),
-            _ptr(self._xi), _ptr(self._xw), ctypes.c_int32(self._xi.shape[0]),
-            _ptr(self._yi), _ptr(self._yw), ctypes.c_int32(self._yi.shape[0]),
-            _ptr(out), ctypes.c_int32(self.num_threads),
+            pointer(self._xi), pointer(self._xw), ctypes.c_int32(self._xi.shape[0]),
+            pointer(self._yi), pointer(self._yw), ctypes.c_int32(self._yi.shape[0]),
+            pointer(out), ctypes.c_int32(self.num_threads),
         )
         return out
 
@@ -81,10 +80,3 @@ class CpuObservation:
             idx = np.flatnonzero(pool_mask)
             buf0[idx] = np.maximum(buf0[idx], buf1[idx])
         return np.stack([cv2.resize(f, (self.width, self.height), interpolation=cv2.INTER_AREA) for f in buf0])
-
-
-def _ptr(array: npt.NDArray[Any]) -> ctypes.c_void_p:
-    """``array``'s data as a ``void*`` that keeps ``array`` alive while the pointer lives."""
-    pointer = ctypes.c_void_p(array.ctypes.data)
-    pointer._array = array  # type: ignore[attr-defined]  # ctypes instances take attributes
-    return pointer

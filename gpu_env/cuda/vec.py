@@ -45,6 +45,22 @@ from gpu_env.vector import AtariVecEnv
 NOOP_TABLE_DEPTH = 64
 
 
+def _batched(values: dict[str, Any], mask: torch.Tensor, *, all_true: bool = False) -> dict[str, Any]:
+    """:meth:`AtariVecEnv._batched` on device tensors, without a host sync.
+
+    ``key``/``_key`` pairs, zeros outside ``mask`` (device bool[N]); ``all_true``: ``mask`` is every env,
+    so the values are kept as they are.
+    """
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out[key] = _batched(value, mask, all_true=all_true)
+        else:
+            out[key] = value if all_true else torch.where(mask, value, torch.zeros_like(value))
+        out[f"_{key}"] = mask
+    return out
+
+
 class CudaVecEnv(AtariVecEnv):
     """:class:`~gpu_env.vector.AtariVecEnv` with every step on a CUDA device (see the module docstring).
 
@@ -275,10 +291,12 @@ class CudaVecEnv(AtariVecEnv):
         self._ep_return_t += torch.where(stepped, reward.to(torch.float64), 0.0)
         self._ep_length_t += stepped.to(torch.int64)
         done = term | trunc
-        info = self._info()
-        info.update(self._episode_info_dev(done, now))
+        values = self._env_values()
+        episode = self._episode_info_dev(done, now)
+        info = {**self._info(values), **episode}
         if mode == AutoresetMode.SAME_STEP:
-            final_info = self._final_info(info, done)  # with "episode", as gymnasium's RecordEpisodeStatistics
+            # the ended envs' info with "episode", batched as gymnasium's per-env RecordEpisodeStatistics
+            final_info = {**_batched(values, done), **episode}
             final_obs = torch.where(self._expand_t(done, obs), obs, torch.zeros_like(obs))
             done_dev = cp.from_dlpack(done.to(torch.uint8).contiguous())
             self._launch_step(_NULL, done_dev)
@@ -300,40 +318,20 @@ class CudaVecEnv(AtariVecEnv):
         start = time.perf_counter() if now is None else now
         self._ep_start_t = torch.where(mask, start, self._ep_start_t)
 
-    def _info(self) -> dict[str, Any]:
-        """Lives and frame numbers (device int32[N] each, ``_key`` masks all true)."""
+    def _env_values(self) -> dict[str, torch.Tensor]:
+        """Lives and frame numbers of every env (device int32[N] each)."""
         b = self._dev
+        return {"lives": to_torch(b.lives()), "episode_frame_number": to_torch(b.episode_frame_number()),
+                "frame_number": to_torch(b.frame_number())}
+
+    def _info(self, values: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
+        """Lives and frame numbers (``values``, default: read now), ``_key`` masks all true."""
         ones = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
-        return {
-            "lives": to_torch(b.lives()), "_lives": ones,
-            "episode_frame_number": to_torch(b.episode_frame_number()), "_episode_frame_number": ones,
-            "frame_number": to_torch(b.frame_number()), "_frame_number": ones,
-        }
+        return _batched(self._env_values() if values is None else values, ones, all_true=True)
 
     def _episode_info_dev(self, done: torch.Tensor, now: float) -> dict[str, Any]:
-        """``RecordEpisodeStatistics``' entry, on every step: values where ``done``, zeros elsewhere, ``_key`` masks."""
-        frames = to_torch(self._dev.episode_frame_number())
-        return {
-            "episode": {
-                "r": torch.where(done, self._ep_return_t, 0.0), "_r": done,
-                "l": torch.where(done, self._ep_length_t, 0), "_l": done,
-                "t": torch.where(done, torch.round(now - self._ep_start_t, decimals=6), 0.0), "_t": done,
-                "frames": torch.where(done, frames, 0), "_frames": done,
-            },
-            "_episode": done,
-        }
-
-    @staticmethod
-    def _final_info(info: dict[str, Any], done: torch.Tensor) -> dict[str, Any]:
-        """SAME_STEP's ``final_info``: the ended envs' info, as gymnasium batches it (zeros and false elsewhere)."""
-        out: dict[str, Any] = {}
-        for key, value in info.items():
-            if key.startswith("_"):
-                if key[1:] in info and isinstance(info[key[1:]], dict):
-                    out[key] = value  # "_episode": already ``done``
-            elif isinstance(value, dict):
-                out[key] = value  # "episode": already masked by ``done``
-            else:
-                out[key] = torch.where(done, value, torch.zeros_like(value))
-                out["_" + key] = done
-        return out
+        """``RecordEpisodeStatistics``' ``episode`` / ``_episode`` on every step: values where ``done``, else 0."""
+        return _batched({"episode": {
+            "r": self._ep_return_t, "l": self._ep_length_t, "t": torch.round(now - self._ep_start_t, decimals=6),
+            "frames": to_torch(self._dev.episode_frame_number()),
+        }}, done)

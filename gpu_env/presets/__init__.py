@@ -89,25 +89,26 @@ def _has_fire(env: ProgramEnv) -> bool:
     return "FIRE" in env.unwrapped.get_action_meanings()
 
 
+def _noop_skip_life_fire(stats: ProgramEnv, base: AleEnv) -> ProgramEnv:
+    """Wrap ``stats`` (the episode-statistics wrapper) in the wrappers SB3 and CleanRL share.
+
+    ``NoopResetEnv(30)`` → ``MaxAndSkipEnv(4)`` → ``EpisodicLifeEnv`` → ``FireResetEnv`` (where the action
+    set has FIRE).
+    """
+    env: ProgramEnv = EpisodicLife(MaxAndSkip(NoopReset(stats, noop_max=30), skip=4,
+                                              screen_shape=(*base.driver.batch.screen_shape, 3)))
+    return FireReset(env) if _has_fire(env) else env
+
+
 def sb3_stack(base: AleEnv) -> ProgramEnv:
     """``AtariWrapper(Monitor(gym.make(id)))`` with SB3's defaults (``make_atari_env``'s sub-env)."""
-    env: ProgramEnv = MaxAndSkip(NoopReset(Monitor(base), noop_max=30), skip=4,
-                                 screen_shape=(*base.driver.batch.screen_shape, 3))
-    env = EpisodicLife(env)
-    if _has_fire(env):
-        env = FireReset(env)
-    return ClipReward(WarpFrame(env, 84, 84))
+    return ClipReward(WarpFrame(_noop_skip_life_fire(Monitor(base), base), 84, 84))
 
 
 def cleanrl_stack(base: AleEnv) -> ProgramEnv:
     """``make_env`` of CleanRL's ``ppo_atari.py`` (gymnasium 1.x), without video capture."""
-    env: ProgramEnv = MaxAndSkip(NoopReset(RecordEpisodeStatistics(base), noop_max=30), skip=4,
-                                 screen_shape=(*base.driver.batch.screen_shape, 3))
-    env = EpisodicLife(env)
-    if _has_fire(env):
-        env = FireReset(env)
-    env = GrayscaleObservation(ResizeObservation(ClipReward(env), (84, 84)))
-    return FrameStackObservation(env, 4)
+    env = _noop_skip_life_fire(RecordEpisodeStatistics(base), base)
+    return FrameStackObservation(GrayscaleObservation(ResizeObservation(ClipReward(env), (84, 84))), 4)
 
 
 _STACKS: dict[str, tuple[StackBuilder, tuple[int, ...]]] = {

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.evaltk.cli_helpers import restore_sigint
+
 ROOT = Path(__file__).resolve().parents[2]
 _PREFIXES = ("ViZDoom", "psm_")
 
@@ -90,11 +92,9 @@ def interrupt(argv: list[str], how: str, *, min_segments: int, settle_s: float =
     process of the tree (a killed process group) except the shared-memory reapers. Then wait up to
     ``wait_s`` for the segments to go and the processes to end.
     """
-    # SIGINT at its default in the child: a shell starts background jobs with SIGINT ignored, and
-    # Python then installs no KeyboardInterrupt handler, so a test run from one would see no Ctrl-C.
     proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=restore_sigint)
     seen: set[str] = set()
     pids: set[int] = set()
     deadline = time.monotonic() + start_timeout_s

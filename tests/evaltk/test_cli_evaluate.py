@@ -17,7 +17,7 @@ from evaltk.cli.main import main
 from evaltk.envs import env_for_id
 from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, episode_seed, read_table
 from evaltk.policies import save_builtin
-from tests.evaltk.cli_helpers import error_line
+from tests.evaltk.cli_helpers import error_line, restore_sigint
 
 EVALTK = [sys.executable, "-m", "evaltk"]
 
@@ -53,11 +53,9 @@ def _wait_for_rows(table: Path, n: int, proc: subprocess.Popen[str], timeout: fl
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_interrupted_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal.Signals) -> None:
     episodes = 8  # 4 batches of 2: the signal, sent at the 2nd row, always arrives before the end
-    # Restore SIGINT's default in the child: a runner started as a background job inherits it ignored,
-    # and Python then installs no KeyboardInterrupt handler.
     proc = subprocess.Popen([*EVALTK, *_args(tmp_path, episodes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+                            preexec_fn=restore_sigint)
     _wait_for_rows(tmp_path / TABLE_FILE, 2, proc)
     os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)

@@ -18,7 +18,7 @@ from evaltk.checkpoint import save
 from evaltk.envs import doom
 from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
 from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng, load_policy, save_builtin
-from tests.evaltk.cli_helpers import error_line
+from tests.evaltk.cli_helpers import error_line, restore_sigint
 
 pytestmark = pytest.mark.vizdoom
 EVALTK = [sys.executable, "-m", "evaltk"]
@@ -158,7 +158,7 @@ def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal
     episodes = 400  # far more than a quiet machine finishes before the signal arrives
     proc = subprocess.Popen([*EVALTK, *_args(tmp_path, episodes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler))
+                            preexec_fn=restore_sigint)
     table = tmp_path / TABLE_FILE
     deadline = time.monotonic() + 90
     while not (table.exists() and table.read_text().count("\n") >= 4):

@@ -206,17 +206,14 @@ def free_orphaned(names: dict[str, str], stop: Any) -> None:
     import _posixshmem  # type: ignore[import-not-found]  # CPython's POSIX shm module, behind shared_memory
     from multiprocessing import resource_tracker, synchronize
 
-    for name in names.values():
-        path = name if name.startswith("/") else "/" + name
+    blocks = [(name if name.startswith("/") else "/" + name, "shared_memory", _posixshmem.shm_unlink)
+              for name in names.values()]
+    semaphores = [(name, "semaphore", synchronize.sem_unlink)  # type: ignore[attr-defined]  # from _multiprocessing
+                  for name in _semaphore_names(stop)]
+    for name, kind, unlink in blocks + semaphores:
         try:
-            _posixshmem.shm_unlink(path)
-        except FileNotFoundError:
+            unlink(name)
+        except OSError:  # gone already (FileNotFoundError): another worker freed it
             continue
-        resource_tracker.unregister(path, "shared_memory")
-    for name in _semaphore_names(stop):
-        try:
-            synchronize.sem_unlink(name)  # type: ignore[attr-defined]  # re-exported from _multiprocessing
-        except (FileNotFoundError, OSError):
-            continue
-        resource_tracker.unregister(name, "semaphore")
+        resource_tracker.unregister(name, kind)
 
