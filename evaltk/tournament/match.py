@@ -25,11 +25,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaltk.errors import TournamentError
 from evaltk.executor.ports import bindable
 from evaltk.tournament.player import PlayerSpec
+
+if TYPE_CHECKING:
+    from evaltk.tournament.pool import PlayerPool, PooledPlayer
 
 #: Maps that ship with ViZDoom (cig.wad) and work with bots. multi_duel.wad crashes the engine with bots.
 SUPPORTED_MAPS: tuple[str, ...] = ("map01", "map02")
@@ -193,14 +196,16 @@ def player_specs(spec: MatchSpec, port: int, demo: str | None) -> list[PlayerSpe
 
 def run_match(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int = 1,
               abort: threading.Event | None = None, player_module: str = "evaltk.tournament.player",
-              player_extras: Sequence[dict[str, Any]] = ()) -> MatchResult:
+              player_extras: Sequence[dict[str, Any]] = (), pool: PlayerPool | None = None) -> MatchResult:
     """Play ``spec`` to the end and return its result; a crash or timeout returns ``outcome="void"``.
 
     Setting ``abort`` (e.g. on Ctrl-C in the scheduler) kills the match at once and voids it.
     ``player_module`` is run as each player (``python -m``); ``player_extras[slot]``, if given, is merged into
     that slot's JSON :class:`PlayerSpec` (self-play training uses both to record experience).
     Player logs go to ``workdir/logs/<match_id>.<attempt>.<slot>.{out,err}``; a demo (``spec.record``)
-    to ``workdir/demos/<match_id>.lmp``. Never leaves a process of the match running.
+    to ``workdir/demos/<match_id>.lmp``. With ``pool`` (:class:`~evaltk.tournament.pool.PlayerPool` of the same
+    module) the players are the pool's long-lived processes (their logs are the pool's); a voided match kills
+    them as it kills fresh ones. Never leaves a process of the match running, other than the pool's idle players.
     """
     spec.validate()
     logs = workdir / "logs"
@@ -216,28 +221,25 @@ def run_match(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int 
     port = reserve_port(key=spec.match_id)
     result = MatchResult(match_id=spec.match_id, attempt=attempt, outcome="void", spec=asdict(spec))
     procs: list[subprocess.Popen[bytes]] = []
-    outs: list[Path] = []
+    players: list[PooledPlayer] = []
     start = time.perf_counter()
     try:
-        env = dict(os.environ, **{TAG_ENV: tag})
-        env.setdefault("OMP_NUM_THREADS", "1")  # one inference thread per player: matches run side by side
-        for pspec in player_specs(spec, port, demo):
-            stem = f"{spec.match_id}.{attempt}.{pspec.slot}"
-            outs.append(logs / f"{stem}.out")
-            with open(logs / f"{stem}.out", "wb") as out, open(logs / f"{stem}.err", "wb") as err:
-                proc = subprocess.Popen([sys.executable, "-m", player_module], stdin=subprocess.PIPE,
-                                        stdout=out, stderr=err, env=env, start_new_session=True)
-            procs.append(proc)
-            assert proc.stdin is not None
-            extra = player_extras[pspec.slot] if player_extras else {}
-            proc.stdin.write(json.dumps({**asdict(pspec), **extra}).encode())
-            proc.stdin.close()
-        error = _wait(procs, start + timeout_s, abort)
+        specs = player_specs(spec, port, demo)
+        extras = [player_extras[p.slot] if player_extras else {} for p in specs]
+        if pool is None:
+            error, reports = _play_fresh(specs, extras, spec, attempt, logs, tag, player_module, procs,
+                                         start + timeout_s, abort)
+            where = f"{logs}/{spec.match_id}.{attempt}.*"
+        else:
+            players.extend(pool.acquire(len(specs)))
+            for player, pspec, extra in zip(players, specs, extras, strict=True):
+                player.send({**asdict(pspec), **extra, "env": {TAG_ENV: tag}})
+            error, reports = _wait_reports(players, start + timeout_s, abort)
+            where = ", ".join(str(p.log) for p in players)
         result.wall_s = time.perf_counter() - start
         if error is not None:
-            result.error = f"{error}; logs: {logs}/{spec.match_id}.{attempt}.*"
+            result.error = f"{error}; logs: {where}"
             return result
-        reports = [json.loads(path.read_text().strip().splitlines()[-1]) for path in outs]
         result.participants = _participants(spec, reports)
         result.duration_tics = max(int(r["tics"]) for r in reports)
         result.demo = demo
@@ -247,8 +249,56 @@ def run_match(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int 
         result.error = f"{type(exc).__name__}: {exc}"
         return result
     finally:
+        if pool is not None and players:
+            if result.outcome == "played":
+                pool.release(players)
+            else:
+                pool.discard(players)
         kill_match_processes(procs, tag)
         release_port(port)
+
+
+def _play_fresh(specs: Sequence[PlayerSpec], extras: Sequence[dict[str, Any]], spec: MatchSpec, attempt: int,
+                logs: Path, tag: str, player_module: str, procs: list[subprocess.Popen[bytes]], deadline: float,
+                abort: threading.Event | None) -> tuple[str | None, list[dict[str, Any]]]:
+    """Start one player process per slot (appended to ``procs``), wait for all; return (error, reports)."""
+    env = dict(os.environ, **{TAG_ENV: tag})
+    env.setdefault("OMP_NUM_THREADS", "1")  # one inference thread per player: matches run side by side
+    outs: list[Path] = []
+    for pspec, extra in zip(specs, extras, strict=True):
+        stem = f"{spec.match_id}.{attempt}.{pspec.slot}"
+        outs.append(logs / f"{stem}.out")
+        with open(logs / f"{stem}.out", "wb") as out, open(logs / f"{stem}.err", "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-m", player_module], stdin=subprocess.PIPE,
+                                    stdout=out, stderr=err, env=env, start_new_session=True)
+        procs.append(proc)
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({**asdict(pspec), **extra}).encode())
+        proc.stdin.close()
+    error = _wait(procs, deadline, abort)
+    if error is not None:
+        return error, []
+    return None, [json.loads(path.read_text().strip().splitlines()[-1]) for path in outs]
+
+
+def _wait_reports(players: Sequence[PooledPlayer], deadline: float, abort: threading.Event | None
+                  ) -> tuple[str | None, list[dict[str, Any]]]:
+    """Wait for every pooled player's report; return (None, reports) or (the reason to void the match, [])."""
+    reports: dict[int, dict[str, Any]] = {}
+    while True:
+        if abort is not None and abort.is_set():
+            return "aborted (the tournament was interrupted)", []
+        for slot, player in enumerate(players):
+            if slot not in reports and (report := player.poll_report()) is not None:
+                reports[slot] = report
+        if len(reports) == len(players):
+            return None, [reports[slot] for slot in range(len(players))]
+        for slot, player in enumerate(players):
+            if slot not in reports and (code := player.proc.poll()) is not None:
+                return f"player slot {slot} exited with status {code} (engine crash or agent error)", []
+        if time.perf_counter() > deadline:
+            return "match timed out (hung engine?); its processes were killed", []
+        time.sleep(0.05)
 
 
 def _wait(procs: Sequence[subprocess.Popen[bytes]], deadline: float, abort: threading.Event | None) -> str | None:

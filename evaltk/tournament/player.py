@@ -4,6 +4,7 @@
 the match on 127.0.0.1, plays it to the end with its agent and prints one JSON line (a
 :class:`PlayerReport` as a dict) to stdout. Exit status 0 on success; any failure (engine crash,
 bad checkpoint) exits non-zero with the reason on stderr, and the match runner voids the match.
+``--serve`` plays many matches, one request line each (see :func:`serve` and :mod:`evaltk.tournament.pool`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -213,12 +215,37 @@ def play(spec: PlayerSpec) -> PlayerReport:
         shm_reaper.untrack(*tracked)
 
 
-def main() -> int:
-    """Entry point: read a PlayerSpec from stdin, play, print the report as one JSON line."""
-    raw = json.loads(sys.stdin.read())
+def serve(play_json: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
+    """Play one match per request line on stdin until EOF (a :class:`~evaltk.tournament.pool.PlayerPool` player).
+
+    Each request is the slot's JSON spec plus ``env`` (set before the game starts: the engine inherits the
+    match's tag); ``play_json`` plays it and its report goes as one JSON line to the pool's report pipe (fd
+    ``EVALTK_REPORT_FD``), never to stdout, which the engines share. Any failure exits non-zero (the pool
+    then voids the match and never reuses this process).
+    """
+    from evaltk.tournament.pool import REPORT_FD_ENV
+
+    fd = int(os.environ.pop(REPORT_FD_ENV))
+    os.set_inheritable(fd, False)  # engines started by this player must not hold the report pipe
+    with os.fdopen(fd, "w") as reports:
+        for line in sys.stdin:
+            request = json.loads(line)
+            os.environ.update(request.pop("env", {}))
+            reports.write(json.dumps(play_json(request)) + "\n")
+            reports.flush()
+    return 0
+
+
+def _play_json(raw: dict[str, Any]) -> dict[str, Any]:
     raw["bots"] = tuple(raw.get("bots", ()))
-    report = play(PlayerSpec(**raw))
-    sys.stdout.write(json.dumps(asdict(report)) + "\n")
+    return asdict(play(PlayerSpec(**raw)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: read a PlayerSpec from stdin, play, print the report as one JSON line (``--serve``: many)."""
+    if "--serve" in (sys.argv[1:] if argv is None else argv):
+        return serve(_play_json)
+    sys.stdout.write(json.dumps(_play_json(json.loads(sys.stdin.read()))) + "\n")
     sys.stdout.flush()
     return 0
 

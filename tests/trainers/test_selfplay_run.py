@@ -12,6 +12,7 @@ import pytest
 
 from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.tournament.match import MatchSpec, run_match
+from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
 from trainers.appo import cli as appo_cli
 from trainers.appo.config import AppoConfig
@@ -58,6 +59,27 @@ def test_a_training_duel_records_the_learning_slot_only(tmp_path: Path) -> None:
     assert np.all(traj["logp"] < 0)
     assert float(traj["rewards"].sum()) == pytest.approx(me["frags"] - me["deaths"])  # the shaping, per agent
     assert not (tmp_path / "slot0.npz").exists()
+
+
+def test_pooled_self_play_players_record_match_after_match(tmp_path: Path) -> None:
+    """Two duels through one pool: the same two processes play both, and each match records only its learner."""
+    agents = (_tiny_checkpoint(tmp_path / "a", 1), _tiny_checkpoint(tmp_path / "b", 2))
+    shaping = {"FRAGCOUNT": 1.0, "DEATHCOUNT": -1.0}
+    with PlayerPool(PLAYER_MODULE, tmp_path / "players") as pool:
+        for k, learner in enumerate((1, 0)):
+            spec = MatchSpec(match_id=f"t{k}", agents=agents, bots=(), map="map01", seed=5 + k, timelimit_min=0.1)
+            paths = [tmp_path / f"m{k}.slot{slot}.npz" for slot in (0, 1)]
+            extras = [{"selfplay": {"trajectory": str(paths[slot]), "rollout": 16, "reward_shaping": shaping}}
+                      if slot == learner else {"selfplay": None} for slot in (0, 1)]
+            result = run_match(spec, workdir=tmp_path, timeout_s=120, player_module=PLAYER_MODULE,
+                               player_extras=extras, pool=pool)
+            assert result.outcome == "played", result.error
+            me = result.participants[learner]
+            traj = trajectory.load(paths[learner])
+            assert traj["actions"].shape == (me["decisions"], 6)
+            assert float(traj["rewards"].sum()) == pytest.approx(me["frags"] - me["deaths"])
+            assert not paths[1 - learner].exists()
+        assert pool.started == 2
 
 
 @pytest.mark.slow

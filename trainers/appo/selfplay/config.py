@@ -55,6 +55,9 @@ class SelfPlayConfig:
     map: str = doc_field("cig.wad map of the training matches (map01 or map02)", default="map01")
     concurrency: int = doc_field("training matches played at once (each: 2 player processes + 2 engines)",
                                  default=2)
+    persistent_players: bool = doc_field("keep player processes alive across matches (no Python/torch start per "
+                                         "match); --no-persistent-players starts two fresh ones per match",
+                                         default=True)
     match_timeout_s: float = doc_field("wall seconds before a training match is voided and its processes killed",
                                        default=180.0)
     epochs: int = doc_field("SGD passes over each batch", default=1)

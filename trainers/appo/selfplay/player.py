@@ -6,7 +6,8 @@ tournament player, inference only) or, for a learning slot, ``{"trajectory": pat
 {var: weight}, "rollout": int}``. A learning slot samples actions from the checkpoint's model and writes its
 experience to ``trajectory`` (``.npz``, see :func:`play_and_record`) before it prints the tournament
 player's JSON report, so :func:`evaltk.tournament.match.run_match` hosts, joins, times out and voids these
-matches exactly as tournament matches.
+matches exactly as tournament matches. With ``--serve`` it plays one request line after another as a
+:class:`~evaltk.tournament.pool.PlayerPool` player (the runner's default: no Python/torch start per match).
 """
 
 from __future__ import annotations
@@ -102,15 +103,24 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
     return report
 
 
-def main() -> int:
-    """Entry point: read the spec from stdin, play (recording if a learning slot), print the report line."""
-    raw = json.loads(sys.stdin.read())
+def play_json(raw: dict[str, Any]) -> dict[str, Any]:
+    """Play one request (a spec with the ``selfplay`` key) and return the report as a dict."""
     learn = raw.pop("selfplay", None)
     raw["bots"] = tuple(raw.get("bots", ()))
     spec = PlayerSpec(**raw)
-    torch.set_num_threads(1)
     report = tournament_player.play(spec) if learn is None else play_and_record(spec, learn)
-    sys.stdout.write(json.dumps(asdict(report)) + "\n")
+    return asdict(report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: read the spec from stdin, play (recording if a learning slot), print the report line.
+
+    ``--serve``: play one request line after another (a :class:`~evaltk.tournament.pool.PlayerPool` player).
+    """
+    torch.set_num_threads(1)
+    if "--serve" in (sys.argv[1:] if argv is None else argv):
+        return tournament_player.serve(play_json)
+    sys.stdout.write(json.dumps(play_json(json.loads(sys.stdin.read()))) + "\n")
     sys.stdout.flush()
     return 0
 

@@ -16,6 +16,7 @@ A voided match (engine crash, timeout, abort) contributes nothing: its experienc
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
@@ -23,7 +24,7 @@ import math
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ import torch
 from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.envs.doom import DoomScenario
 from evaltk.tournament.match import MatchResult, MatchSpec, run_match
+from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.learner import Learner
@@ -132,6 +134,7 @@ class PopulationRun:
         self.scenario = resolve_scenario(cfg)
         self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
         self.abort = threading.Event()
+        self.players: PlayerPool | None = None  # the long-lived player processes while run() runs
         self.state = self._load_or_create()
         self.rng = np.random.default_rng(cfg.seed + 7_919 * self.state.resumes)
         if self.state.rng_state:
@@ -269,7 +272,7 @@ class PopulationRun:
                                         "reward_shaping": shaping_of(m.hyperparams,
                                                                      dict(self.scenario.reward_shaping))}})
         return run_match(planned.spec, workdir=self.run_dir / "work", timeout_s=self.sp.match_timeout_s,
-                         abort=self.abort, player_module=PLAYER_MODULE, player_extras=extras)
+                         abort=self.abort, player_module=PLAYER_MODULE, player_extras=extras, pool=self.players)
 
     def finish(self, planned: Planned, result: MatchResult) -> None:
         """Record a finished match: scores, experience, SGD steps, snapshots, PBT; then population.json."""
@@ -401,6 +404,19 @@ class PopulationRun:
         return (f"[{self.seconds():7.1f}s] {result.match_id} {sides} ({result.wall_s:.1f} s)  frames "
                 f"{self.state.total_frames} ({fps:.0f}/s)  steps {steps}  pbt events {len(self.state.events)}")
 
+    @contextlib.contextmanager
+    def _player_pool(self) -> Iterator[None]:
+        """Keep the player processes for the whole run (``--persistent-players``); end them all after it."""
+        if not self.sp.persistent_players:
+            yield
+            return
+        self.players = PlayerPool(PLAYER_MODULE, self.run_dir / "work" / "players")
+        try:
+            yield
+        finally:
+            self.players.close()
+            self.players = None
+
     def run(self) -> SelfPlayResult:
         """Play and train until ``--max-seconds``/``--env-frames`` or a signal, then checkpoint everything."""
         write_run_config(self.run_dir, {"config": self.cfg.to_dict(), "selfplay": self.sp.to_dict(),
@@ -411,7 +427,8 @@ class PopulationRun:
         stopped_by = ""
         running: dict[Future[MatchResult], Planned] = {}
         last_save = time.monotonic()
-        with _Shutdown() as shutdown, ThreadPoolExecutor(self.sp.concurrency, thread_name_prefix="match") as pool:
+        with _Shutdown() as shutdown, self._player_pool(), \
+                ThreadPoolExecutor(self.sp.concurrency, thread_name_prefix="match") as pool:
             try:
                 while True:
                     if shutdown.signal:

@@ -1,0 +1,251 @@
+"""Doom learning evidence from a commit: doom_basic time to reward (ours, Sample Factory) and duel self-play curves.
+
+    python benchmarks/doom_learning.py basic --seconds 240 --out runs/doom_basic       # ours, then Sample Factory
+    python benchmarks/doom_learning.py duel --train-seconds 1740 --out runs/duel       # train, then rate snapshots
+    python benchmarks/doom_learning.py duel --run RUN --out runs/duel                 # rate an existing run
+
+``basic`` trains ``python -m trainers.appo`` (our defaults) and Sample Factory 2.1.1's
+``sf_examples.vizdoom.train_vizdoom --env=doom_basic --device=cpu`` (its defaults; its venv is the one
+``benchmarks/doom_throughput.py`` builds) one after the other for ``--seconds`` of wall clock each, reads each
+one's mean episode reward over time (ours: ``metrics.jsonl``; Sample Factory: its ``Avg episode reward`` log
+lines, both the mean of the last 100 episodes, reward x 0.01) and prints the wall seconds from the trainer's
+process start to a mean reward of 0.7 and 0.75, with the load average. ``basic.png`` has both curves.
+
+``duel`` rates a self-play run (``evaltk train doom --scenario duel --self-play``): every frozen snapshot of
+every member (``--every`` k-th, plus each member's latest checkpoint) plays ``--matches`` one-minute duels
+against ``builtin:random`` and against its member's first snapshot, through ``evaltk tournament match``
+(slots swapped, Wilson intervals). ``duel.json`` holds every row, ``duel.png`` the win rates over member
+frames. Resumable: each pairing is an ``evaltk tournament match --out`` folder, which replays only what is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doom_throughput import sf_python  # noqa: E402
+
+_SF_REWARD = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\].*Avg episode reward: \[\(0, '([-\d.]+)'\)\]")
+TARGETS = (0.7, 0.75)
+
+
+def _stop(proc: subprocess.Popen[Any]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def ours_curve(seconds: float, out: Path) -> list[tuple[float, float]]:
+    """Train our APPO on doom_basic for ``seconds``; return ``(seconds since process start, mean reward)``.
+
+    Each ``metrics.jsonl`` line is stamped with the wall time at which it appeared (polled every 0.25 s), so
+    both trainers are timed from their process start, imports included.
+    """
+    cmd = [sys.executable, "-m", "trainers.appo", "--out", str(out), "--max-seconds", str(seconds),
+           "--log-every-s", "2", "--save-every-s", "0"]
+    metrics = out / "metrics.jsonl"
+    curve: list[tuple[float, float]] = []
+    seen = 0
+    start = time.monotonic()
+    with open(out.parent / "ours.log", "w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            while proc.poll() is None and time.monotonic() - start < seconds + 120:
+                time.sleep(0.25)
+                lines = metrics.read_text().splitlines() if metrics.is_file() else []
+                complete = lines[:-1] if lines and not lines[-1].endswith("}") else lines
+                for line in complete[seen:]:
+                    reward = json.loads(line).get("charts/mean_episode_reward")
+                    if reward is not None:
+                        curve.append((time.monotonic() - start, float(reward)))
+                seen = max(seen, len(complete))
+        finally:
+            _stop(proc)
+    return curve
+
+
+def sf_curve(seconds: float, out: Path, python: str) -> list[tuple[float, float]]:
+    """Train Sample Factory 2.1.1 on doom_basic for ``seconds``; return ``(seconds since start, mean reward)``."""
+    log_path = out.parent / "sf.log"
+    cmd = [python, "-m", "sf_examples.vizdoom.train_vizdoom", "--env=doom_basic", "--experiment=learning",
+           f"--train_dir={out}", "--device=cpu", "--train_for_env_steps=100000000", "--seed=0",
+           "--save_every_sec=100000"]
+    start = time.time()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=out.parent, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**os.environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
+        try:
+            proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            _stop(proc)
+    curve = []
+    for match in _SF_REWARD.finditer(log_path.read_text(errors="replace")):
+        when = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        curve.append((when - start, float(match.group(2))))
+    return curve
+
+
+def first_crossing(curve: list[tuple[float, float]], target: float) -> float | None:
+    """Seconds of the first point at or above ``target`` (None if never)."""
+    return next((t for t, r in curve if r >= target), None)
+
+
+def basic(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the doom_basic comparison and write ``basic.json`` / ``basic.png``."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    load = [os.getloadavg()[0]]
+    curves: dict[str, list[tuple[float, float]]] = {}
+    if "ours" not in args.skip:
+        curves["ours"] = ours_curve(args.seconds, args.out / "ours")
+        load.append(os.getloadavg()[0])
+    if "sf" not in args.skip:
+        curves["sf"] = sf_curve(args.seconds, args.out / "sf", sf_python(args.sf_venv))
+        load.append(os.getloadavg()[0])
+    result = {"seconds": args.seconds, "load": load, "curves": curves,
+              "time_to": {k: {str(t): first_crossing(c, t) for t in TARGETS} for k, c in curves.items()},
+              "final": {k: (c[-1][1] if c else None) for k, c in curves.items()}}
+    (args.out / "basic.json").write_text(json.dumps(result, indent=1))
+    names = {"ours": "ours APPO (defaults)", "sf": "Sample Factory 2.1.1 (defaults)"}
+    print(f"doom_basic, {args.seconds:.0f} s each, one after the other; load average "
+          + " -> ".join(f"{x:.1f}" for x in load))
+    print(f"{'trainer':34s} {'to 0.7 (s)':>11s} {'to 0.75 (s)':>12s} {'final reward':>13s}")
+    for key in curves:
+        t07, t075 = (result["time_to"][key][str(t)] for t in TARGETS)
+        print(f"{names[key]:34s} {_s(t07):>11s} {_s(t075):>12s} {_s(result['final'][key], 3):>13s}")
+    _plot(args.out / "basic.png", "doom_basic: mean episode reward (last 100 episodes) vs wall seconds",
+          "wall seconds since process start", "mean episode reward",
+          {names[k]: c for k, c in curves.items()}, hlines=TARGETS)
+    return result
+
+
+def _s(x: float | None, digits: int = 0) -> str:
+    return "never" if x is None else f"{x:.{digits}f}"
+
+
+def _plot(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, list[tuple[float, float]]],
+          hlines: tuple[float, ...] = ()) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, points in series.items():
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=name)
+    for y in hlines:
+        ax.axhline(y, color="grey", linewidth=0.6, linestyle="--")
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _snapshots(run: Path, every: int) -> list[dict[str, Any]]:
+    """Every ``every``-th frozen snapshot of each member, its first snapshot, and its latest checkpoint."""
+    population = json.loads((run / "population.json").read_text())
+    out = []
+    for member in population["members"]:
+        snaps = sorted(member["snapshots"], key=lambda s: int(s["env_frames"]))
+        picked = [s for i, s in enumerate(snaps) if i % every == 0]
+        for snap in picked:
+            out.append({"member": member["id"], "agent": snap["path"], "env_frames": int(snap["env_frames"]),
+                        "train_step": int(snap["train_step"]), "first": snaps[0]["path"]})
+        latest = run / "members" / member["id"] / "checkpoints" / "latest.json"
+        if latest.is_file():
+            path = str(latest.parent / json.loads(latest.read_text())["policy"])
+            out.append({"member": member["id"], "agent": path, "env_frames": int(member["env_frames"]),
+                        "train_step": int(member["train_step"]), "first": snaps[0]["path"], "latest": True})
+    return out
+
+
+def _rate(agent: str, opponent: str, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Play ``agent`` against ``opponent`` with ``evaltk tournament match`` (resumable); return its pair row."""
+    cmd = [str(Path(sys.executable).parent / "evaltk"), "tournament", "match", agent, opponent, "--matches",
+           str(args.matches), "--timelimit", "1", "--concurrency", str(args.concurrency), "--seed", str(args.seed),
+           "--out", str(out)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    pair = json.loads((out / "summary.json").read_text())["pairs"][0]
+    return {k: pair[k] for k in ("matches", "wins", "draws", "losses", "win_rate", "win_interval", "score")}
+
+
+def duel(args: argparse.Namespace) -> dict[str, Any]:
+    """Train a duel self-play run if asked, then rate its snapshots; write ``duel.json`` / ``duel.png``."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    run = args.run or args.out / "run"
+    train_s = None
+    if args.run is None:
+        start = time.monotonic()
+        cmd = [str(Path(sys.executable).parent / "evaltk"), "train", "doom", "--scenario", "duel", "--self-play",
+               "--population", str(args.population), "--max-seconds", str(args.train_seconds), "--out", str(run),
+               *args.train_args]
+        subprocess.run(cmd, check=True, cwd=ROOT)
+        train_s = time.monotonic() - start
+    rows = []
+    for i, snap in enumerate(_snapshots(run, args.every)):
+        for opponent, label in (("random", "random"), (snap["first"], "first_snapshot")):
+            if label == "first_snapshot" and snap["agent"] == snap["first"]:
+                continue
+            row = {**snap, "opponent": label,
+                   **_rate(snap["agent"], opponent, args.out / "ratings" / f"{i:03d}_{label}", args)}
+            rows.append(row)
+            lo, hi = row["win_interval"]
+            print(f"{snap['member']} {Path(snap['agent']).name:28s} frames {snap['env_frames']:8d} vs {label:15s} "
+                  f"{row['wins']:2d}W {row['draws']:2d}D {row['losses']:2d}L  win rate {row['win_rate']:.2f} "
+                  f"Wilson 95% [{lo:.2f}, {hi:.2f}]", flush=True)
+    result = {"run": str(run), "train_seconds": train_s, "matches": args.matches, "rows": rows}
+    (args.out / "duel.json").write_text(json.dumps(result, indent=1))
+    series = {f"{m} vs {o}": [(r["env_frames"], r["win_rate"]) for r in rows if r["member"] == m and r["opponent"] == o]
+              for m in sorted({r["member"] for r in rows}) for o in ("random", "first_snapshot")}
+    _plot(args.out / "duel.png", f"duel self-play: win rate over {args.matches} one-minute matches",
+          "member env frames", "win rate", series, hlines=(0.5,))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True)
+    b = sub.add_parser("basic", help="doom_basic: time to mean reward 0.7 and 0.75, ours and Sample Factory's")
+    b.add_argument("--seconds", type=float, default=240.0, help="wall seconds of each trainer")
+    b.add_argument("--out", type=Path, default=ROOT / "runs" / "doom_basic")
+    b.add_argument("--sf-venv", type=Path, default=ROOT / "build" / "sf_venv")
+    b.add_argument("--skip", nargs="*", default=[], choices=["ours", "sf"])
+    d = sub.add_parser("duel", help="a duel self-play run's win rate against random and its first snapshot")
+    d.add_argument("--run", type=Path, default=None, help="an existing self-play run folder (else one is trained)")
+    d.add_argument("--train-seconds", type=float, default=1740.0)
+    d.add_argument("--population", type=int, default=2)
+    d.add_argument("--train-args", nargs=argparse.REMAINDER, default=[],
+                   help="further `evaltk train doom` options (last on the line)")
+    d.add_argument("--every", type=int, default=1, help="rate every k-th snapshot of each member")
+    d.add_argument("--matches", type=int, default=10, help="matches per pairing (slots swapped)")
+    d.add_argument("--concurrency", type=int, default=2)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--out", type=Path, default=ROOT / "runs" / "duel")
+    args = parser.parse_args(argv)
+    if args.what == "basic":
+        basic(args)
+    else:
+        duel(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

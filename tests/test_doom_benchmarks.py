@@ -1,0 +1,83 @@
+"""The Doom benchmarks' own logic: Sample Factory log parsing, time to reward, snapshot picking, the table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.benchmark_modules import load_benchmark
+
+throughput = load_benchmark("doom_throughput")
+learning = load_benchmark("doom_learning")
+
+
+def test_sample_factory_reward_lines_are_read_with_their_time() -> None:
+    # The line as Sample Factory 2.1.1's runner logs it (log.debug("Avg episode reward: %r", ...)).
+    text = ("[2026-12-01 16:20:01,250][01234] Fps is (10 sec: 2048.0, 60 sec: nan, 300 sec: nan). Total num frames: "
+            "40960.\n[2026-12-01 16:20:01,251][01234] Avg episode reward: [(0, '0.703')]\n"
+            "[2026-12-01 16:20:06,000][01234] Avg episode reward: [(0, '-1.250')]\n")
+    found = [(m.group(1), float(m.group(2))) for m in learning._SF_REWARD.finditer(text)]
+    assert found == [("2026-12-01 16:20:01,251", 0.703), ("2026-12-01 16:20:06,000", -1.25)]
+
+
+def test_first_crossing_is_the_first_point_at_or_above_the_target() -> None:
+    curve = [(1.0, 0.2), (2.0, 0.75), (3.0, 0.6), (4.0, 0.8)]
+    assert learning.first_crossing(curve, 0.7) == 2.0
+    assert learning.first_crossing(curve, 0.75) == 2.0
+    assert learning.first_crossing(curve, 0.8) == 4.0
+    assert learning.first_crossing(curve, 0.9) is None
+
+
+def test_snapshots_take_every_kth_the_first_and_the_latest_checkpoint(tmp_path: Path) -> None:
+    snaps = [{"key": f"m0-s{i}", "path": f"/r/m0/snapshots/s{i}", "train_step": i, "env_frames": 1000 * i,
+              "generation": 0} for i in (0, 3, 1, 2)]
+    population = {"members": [{"id": "m0", "env_frames": 5000, "train_step": 5, "snapshots": snaps}]}
+    (tmp_path / "population.json").write_text(json.dumps(population))
+    ckpts = tmp_path / "members" / "m0" / "checkpoints"
+    ckpts.mkdir(parents=True)
+    (ckpts / "latest.json").write_text(json.dumps({"policy": "ckpt_5", "train": "ckpt_5.train"}))
+    picked = learning._snapshots(tmp_path, every=2)
+    assert [p["env_frames"] for p in picked] == [0, 2000, 5000]
+    assert all(p["first"] == "/r/m0/snapshots/s0" for p in picked)
+    assert picked[-1]["agent"] == str(ckpts / "ckpt_5")
+    assert picked[-1]["latest"] is True
+
+
+def test_the_competitor_runs_only_inside_its_block() -> None:
+    def busy_children() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if f"PPid:\t{os.getpid()}\n" in (entry / "status").read_text():
+                        found.append(int(entry.name))
+                except OSError:
+                    continue
+        return found
+
+    with throughput.competitor(False):
+        assert busy_children() == []
+    with throughput.competitor(True):
+        (pid,) = busy_children()
+        assert "while True" in Path(f"/proc/{pid}/cmdline").read_text()
+    assert busy_children() == []
+
+
+def test_the_table_prints_each_round_the_medians_and_the_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    def row(fps: float, per_cpu: float) -> dict[str, float]:
+        return {"fps": fps, "frames_per_cpu_s": per_cpu, "startup_s": 5.0, "load": 1.0}
+
+    rounds = {"quiet": [{"train": row(3000, 1600), "sf": row(1000, 800)},
+                        {"train": row(2000, 1500), "sf": row(1000, 1000)}]}
+    args = argparse.Namespace(scenario="basic", num_workers=2, envs_per_worker=4, batch_size=1024, rollout=32,
+                              advantage="gae", gae_lambda=0.95, sf_envs_per_worker=4)
+    throughput.print_table({}, rounds, 2, [0.5, 1.5], args)
+    out = capsys.readouterr().out
+    assert "quiet 1: ours APPO" in out
+    assert "quiet 2: Sample Factory 2.1.1" in out
+    assert "2.50x SF (wall), 1.72x SF per CPU-s" in out  # medians 2500/1000 and 1550/900
+    assert "load average 0.5 -> 1.5" in out
