@@ -167,12 +167,12 @@ def _snapshots(run: Path, every: int) -> list[dict[str, Any]]:
         snaps = sorted(member["snapshots"], key=lambda s: int(s["env_frames"]))
         picked = [s for i, s in enumerate(snaps) if i % every == 0]
         for snap in picked:
-            out.append({"member": member["id"], "agent": snap["path"], "env_frames": int(snap["env_frames"]),
+            out.append({"member": f"m{member['id']}", "agent": snap["path"], "env_frames": int(snap["env_frames"]),
                         "train_step": int(snap["train_step"]), "first": snaps[0]["path"]})
-        latest = run / "members" / member["id"] / "checkpoints" / "latest.json"
+        latest = run / "members" / f"m{member['id']}" / "checkpoints" / "latest.json"
         if latest.is_file():
             path = str(latest.parent / json.loads(latest.read_text())["policy"])
-            out.append({"member": member["id"], "agent": path, "env_frames": int(member["env_frames"]),
+            out.append({"member": f"m{member['id']}", "agent": path, "env_frames": int(member["env_frames"]),
                         "train_step": int(member["train_step"]), "first": snaps[0]["path"], "latest": True})
     return out
 
@@ -200,7 +200,7 @@ def duel(args: argparse.Namespace) -> dict[str, Any]:
         subprocess.run(cmd, check=True, cwd=ROOT)
         train_s = time.monotonic() - start
     rows = []
-    for i, snap in enumerate(_snapshots(run, args.every)):
+    for i, snap in enumerate(s for s in _snapshots(run, args.every) if not args.member or s["member"] in args.member):
         for opponent, label in (("random", "random"), (snap["first"], "first_snapshot")):
             if label == "first_snapshot" and snap["agent"] == snap["first"]:
                 continue
@@ -235,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--train-args", nargs=argparse.REMAINDER, default=[],
                    help="further `evaltk train doom` options (last on the line)")
     d.add_argument("--every", type=int, default=1, help="rate every k-th snapshot of each member")
+    d.add_argument("--member", nargs="*", default=[], help="rate only these members (e.g. m0; default all)")
     d.add_argument("--matches", type=int, default=10, help="matches per pairing (slots swapped)")
     d.add_argument("--concurrency", type=int, default=2)
     d.add_argument("--seed", type=int, default=0)

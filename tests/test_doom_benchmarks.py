@@ -35,7 +35,7 @@ def test_first_crossing_is_the_first_point_at_or_above_the_target() -> None:
 def test_snapshots_take_every_kth_the_first_and_the_latest_checkpoint(tmp_path: Path) -> None:
     snaps = [{"key": f"m0-s{i}", "path": f"/r/m0/snapshots/s{i}", "train_step": i, "env_frames": 1000 * i,
               "generation": 0} for i in (0, 3, 1, 2)]
-    population = {"members": [{"id": "m0", "env_frames": 5000, "train_step": 5, "snapshots": snaps}]}
+    population = {"members": [{"id": 0, "env_frames": 5000, "train_step": 5, "snapshots": snaps}]}
     (tmp_path / "population.json").write_text(json.dumps(population))
     ckpts = tmp_path / "members" / "m0" / "checkpoints"
     ckpts.mkdir(parents=True)

@@ -132,6 +132,30 @@ def test_population_run_pbt_resume_and_tournament(tmp_path: Path) -> None:
         assert r["ci"][0] <= r["ci"][1]
 
 
+def test_deathmatch_self_play_trains_several_learners_among_bots(tmp_path: Path) -> None:
+    """--scenario deathmatch: 3 programmatic players and the scenario's 4 bots per match; pairwise scores."""
+    run_dir = tmp_path / "dm"
+    done = subprocess.run([sys.executable, "-m", "evaltk", "train", "doom", "--scenario", "deathmatch", "--self-play",
+                           "--population", "2", "--agents-per-match", "3", "--match-minutes", "0.15",
+                           "--concurrency", "1", "--max-seconds", "15", "--out", str(run_dir), *TINY],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in (run_dir / "matches.jsonl").read_text().splitlines()]
+    played = [r for r in rows if r["outcome"] == "played"]
+    assert played
+    for row in played:
+        kinds = [p["kind"] for p in row["participants"]]
+        assert kinds == ["agent"] * 3 + ["bot"] * 4
+    state = pop.read(run_dir)
+    learned = [m for m in state.members if m.matches]
+    assert learned
+    for m in learned:
+        bots = {k for k in m.vs if k.startswith("bot:")}
+        assert bots == {f"bot:{name}" for name in played[0]["spec"]["bots"]}
+        assert all(0.0 <= score <= 1.0 for score, _ in m.recent)
+        assert m.env_frames > 0
+
+
 def test_self_play_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert appo_cli.main(["--scenario", "basic", "--self-play", "--out", str(tmp_path / "x")]) == 2
     assert "needs a multiplayer scenario" in capsys.readouterr().err

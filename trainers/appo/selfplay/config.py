@@ -51,6 +51,9 @@ class SelfPlayConfig:
     pbt_perturb_min: float = doc_field("smallest perturbation factor (x or / by a factor in [min, max])",
                                        default=1.1)
     pbt_perturb_max: float = doc_field("largest perturbation factor", default=1.5)
+    agents_per_match: int = doc_field("programmatic players per training match: the learner and agents-per-match - 1 "
+                                      "opponents drawn by --opponent-sampling (duel: 2; deathmatch: 2..8, with the "
+                                      "scenario's bots)", default=2)
     match_minutes: float = doc_field("game minutes per training match", default=1.0)
     map: str = doc_field("cig.wad map of the training matches (map01 or map02)", default="map01")
     concurrency: int = doc_field("training matches played at once (each: 2 player processes + 2 engines)",
@@ -83,6 +86,8 @@ class SelfPlayConfig:
                                       f"({self.pbt_perturb_max})")
         if not 0.0 < self.match_minutes <= 10.0:
             raise SelfPlayConfigError(f"--match-minutes must be in (0, 10], got {self.match_minutes}")
+        if not 2 <= self.agents_per_match <= 8:
+            raise SelfPlayConfigError(f"--agents-per-match must be in [2, 8], got {self.agents_per_match}")
         if self.map not in ("map01", "map02"):
             raise SelfPlayConfigError(f"--map must be map01 or map02 (cig.wad), got {self.map!r}")
 

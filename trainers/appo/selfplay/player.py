@@ -63,6 +63,8 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
     try:
         if spec.slot == 0:
             game.send_game_command("removebots")
+            for bot in spec.bots:
+                game.send_game_command(f"addbot {bot}")
         shaper.reset(game)
         h = torch.zeros(1, model.rnn_size)
         with torch.inference_mode():

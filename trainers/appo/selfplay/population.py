@@ -57,8 +57,12 @@ class Member:
         """Directory and display name: ``m<id>``."""
         return f"m{self.id}"
 
-    def record(self, score: float, frags: int, deaths: int, opponent: str, window: int) -> None:
-        """Count one finished match of this member as a learner."""
+    def record(self, score: float, frags: int, deaths: int, opponents: dict[str, float], window: int) -> None:
+        """Count one finished match of this member as a learner.
+
+        ``score``: its match score (duel: 1 win, 0.5 draw, 0 loss; deathmatch: the mean of its pairwise scores);
+        ``opponents``: its pairwise score against each other player's key (what prioritised sampling reads).
+        """
         self.matches += 1
         self.wins += score == 1.0
         self.draws += score == 0.5
@@ -66,8 +70,9 @@ class Member:
         self.frags += frags
         self.deaths += deaths
         self.recent = [*self.recent, [score, float(frags)]][-window:]
-        total, n = self.vs.get(opponent, [0.0, 0.0])
-        self.vs[opponent] = [total + score, n + 1]
+        for opponent, pairwise in opponents.items():
+            total, n = self.vs.get(opponent, [0.0, 0.0])
+            self.vs[opponent] = [total + pairwise, n + 1]
 
     def scores(self) -> dict[str, float]:
         """Mean score against each opponent met."""

@@ -35,7 +35,7 @@ import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.envs.doom import DoomScenario
-from evaltk.tournament.match import MatchResult, MatchSpec, run_match
+from evaltk.tournament.match import MatchResult, MatchSpec, bot_names, run_match
 from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig, ConfigError
@@ -87,7 +87,6 @@ class Planned:
     spec: MatchSpec
     slots: list[Slot]
     workdir: Path
-    mirror: bool
 
 
 @dataclass
@@ -231,17 +230,22 @@ class PopulationRun:
         return out
 
     def plan(self) -> Planned:
-        """Plan the next match: a learner (members in turn) against an opponent drawn by ``--opponent-sampling``."""
+        """Plan the next match: a learner (members in turn) against ``--agents-per-match`` - 1 opponents.
+
+        The opponents are drawn by ``--opponent-sampling``; the slots are in a random order; the scenario's
+        bots join (the deathmatch).
+        """
         n = self.state.next_match
         self.state.next_match += 1
         learner = self.live[n % len(self.live)]
-        rival = opponents.sample(self.sp.opponent_sampling, self.candidates(), learner.member.scores(), self.rng)
+        sides: list[Live | opponents.Candidate] = [learner]
+        for _ in range(self.sp.agents_per_match - 1):
+            sides.append(opponents.sample(self.sp.opponent_sampling, self.candidates(), learner.member.scores(),
+                                          self.rng))
+        sides = [sides[int(i)] for i in self.rng.permutation(len(sides))]
         match_id = f"t{n:06d}"
         workdir = self.run_dir / "work" / match_id
         workdir.mkdir(parents=True, exist_ok=True)
-        sides: list[Live | opponents.Candidate] = [learner, rival]
-        if self.rng.random() < 0.5:
-            sides.reverse()
         slots: list[Slot] = []
         for i, side in enumerate(sides):
             live = self.live[side.member] if isinstance(side, opponents.Candidate) and side.member is not None \
@@ -256,9 +260,10 @@ class PopulationRun:
             slots.append(Slot(agent=path, key=m.name, member=m.id, version=m.train_step, generation=m.generation,
                               trajectory=str(workdir / f"slot{i}.npz")))
         seed = int(self.rng.integers(2**31 - 1))
-        spec = MatchSpec(match_id=match_id, agents=tuple(s.agent for s in slots), bots=(), map=self.sp.map,
-                         seed=seed, timelimit_min=self.sp.match_minutes, frameskip=self.scenario.frameskip)
-        return Planned(spec=spec, slots=slots, workdir=workdir, mirror=rival.member == learner.member.id)
+        spec = MatchSpec(match_id=match_id, agents=tuple(s.agent for s in slots),
+                         bots=bot_names()[:self.scenario.bots], map=self.sp.map, seed=seed,
+                         timelimit_min=self.sp.match_minutes, frameskip=self.scenario.frameskip)
+        return Planned(spec=spec, slots=slots, workdir=workdir)
 
     def play(self, planned: Planned) -> MatchResult:
         """Play one planned match (in a match thread)."""
@@ -291,6 +296,8 @@ class PopulationRun:
         frags = [int(p["frags"]) for p in agents]
         deaths = [int(p["deaths"]) for p in agents]
         frames = [int(p["decisions"]) * self.scenario.frameskip for p in agents]
+        field = [(s.key, f) for s, f in zip(planned.slots, frags, strict=True)]
+        field += [(str(p["agent"]), int(p["frags"])) for p in result.participants if p["kind"] == "bot"]
         self.state.total_frames += sum(frames)
         trained: set[int] = set()
         for i, slot in enumerate(planned.slots):
@@ -300,9 +307,12 @@ class PopulationRun:
             m = live.member
             if slot.generation != m.generation:  # the member was replaced by PBT while this match ran
                 continue
-            if not planned.mirror:
-                m.record(pbt.match_score(frags[i], frags[1 - i]), frags[i], deaths[i], planned.slots[1 - i].key,
-                         self.sp.pbt_window)
+            # Pairwise scores against every other player (agents and bots), except the member's own other
+            # slots: a mirror duel scores nothing.
+            pairwise = {key: pbt.match_score(frags[i], f) for j, (key, f) in enumerate(field)
+                        if j != i and key != slot.key}
+            if pairwise:
+                m.record(float(np.mean(list(pairwise.values()))), frags[i], deaths[i], pairwise, self.sp.pbt_window)
             m.env_frames += frames[i]
             assert slot.trajectory is not None
             live.chunks.extend(trajectory.to_chunks(trajectory.load(Path(slot.trajectory)), self.cfg.rollout,

@@ -1,4 +1,6 @@
-"""The ``duel`` scenario: two programmatic players on cig.wad, no bots, frag/death shaping (declared as data).
+"""The ``duel`` and ``deathmatch`` self-play scenarios on cig.wad, frag/death shaping (declared as data).
+
+The duel has two programmatic players; the deathmatch has ``--agents-per-match`` of them and 4 bots.
 
 Matches are hosted and joined by the tournament's match runner (:mod:`evaltk.tournament.match`), which
 sets the time limit and the server options; the scenario fixes what a policy sees and presses:
@@ -21,5 +23,10 @@ DUEL = get_scenario("deathmatch_bots_map01").replace(
 runner's server options apply, and without ``+viz_nocheat`` the built-in ``scripted`` agent (which reads the
 labels buffer) can play against these checkpoints."""
 
-SCENARIOS: dict[str, DoomScenario] = {DUEL.name: DUEL}
+DEATHMATCH = DUEL.replace(name="deathmatch", bots=4)
+"""Deathmatch on cig.wad: ``--agents-per-match`` programmatic players (learners, members, snapshots) and 4
+ViZDoom bots (the first names of ``bots.cfg``) in every training match; the duel's observation, buttons and
+shaping."""
+
+SCENARIOS: dict[str, DoomScenario] = {DUEL.name: DUEL, DEATHMATCH.name: DEATHMATCH}
 """Self-play scenarios by name (``--scenario``)."""
