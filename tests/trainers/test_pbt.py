@@ -92,3 +92,22 @@ def test_objectives_and_scores() -> None:
     assert pbt.objective(recent, "win_rate", 2) == pytest.approx(0.5)
     assert pbt.objective(recent, "frags", 2) == pytest.approx(0.0)
     assert pbt.objective(recent[:1], "win_rate", 2) is None
+
+
+def test_pairwise_scores_of_a_duel_are_the_duel_score_and_a_mirror_scores_nothing() -> None:
+    assert pbt.pairwise_scores(0, [("m0", 2), ("m1-s0000000_0", -1)]) == {"m1-s0000000_0": 1.0}
+    assert pbt.pairwise_scores(1, [("m0", 2), ("m1-s0000000_0", -1)]) == {"m0": 0.0}
+    assert pbt.pairwise_scores(0, [("m0", 2), ("m0", -1)]) == {}
+
+
+@given(st.lists(st.tuples(st.sampled_from(["m0", "m1", "m1-s0", "bot:Rambo", "bot:McClane"]),
+                          st.integers(-20, 20)), min_size=2, max_size=12), st.data())
+def test_pairwise_scores_cover_every_other_key_by_frags(field: list[tuple[str, int]], data: st.DataObject) -> None:
+    own = data.draw(st.integers(0, len(field) - 1))
+    scores = pbt.pairwise_scores(own, field)
+    key, frags = field[own]
+    assert set(scores) == {k for j, (k, _) in enumerate(field) if j != own and k != key}
+    for other, score in scores.items():
+        last = [f for k, f in field if k == other][-1]  # a key met twice keeps its last slot's score
+        assert score == pbt.match_score(frags, last)
+        assert score in (0.0, 0.5, 1.0)

@@ -36,8 +36,12 @@ def _tiny_checkpoint(directory: Path, seed: int) -> str:
     return str(evaltk_checkpoint.save(directory, spec, model.state_dict()))
 
 
+@pytest.mark.slow
 def test_a_training_duel_records_the_learning_slot_only(tmp_path: Path) -> None:
-    """The tournament's match runner plays a duel with the self-play player; only slot 1 records experience."""
+    """Fresh player processes (``--no-persistent-players``): only slot 1 records experience.
+
+    ``slow``: the pooled test below covers the same player in the default run.
+    """
     agents = (_tiny_checkpoint(tmp_path / "a", 1), _tiny_checkpoint(tmp_path / "b", 2))
     spec = MatchSpec(match_id="t0", agents=agents, bots=(), map="map01", seed=5, timelimit_min=0.1, frameskip=4)
     shaping = {"FRAGCOUNT": 1.0, "DEATHCOUNT": -1.0}
@@ -132,6 +136,7 @@ def test_population_run_pbt_resume_and_tournament(tmp_path: Path) -> None:
         assert r["ci"][0] <= r["ci"][1]
 
 
+@pytest.mark.slow
 def test_deathmatch_self_play_trains_several_learners_among_bots(tmp_path: Path) -> None:
     """--scenario deathmatch: 3 programmatic players and the scenario's 4 bots per match; pairwise scores."""
     run_dir = tmp_path / "dm"

@@ -11,7 +11,7 @@ copy; these functions decide and mutate, with an explicit ``numpy.random.Generat
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,6 +106,16 @@ def choose_donor(member: int, objectives: Mapping[int, float | None], rng: np.ra
 def match_score(own_frags: int, other_frags: int) -> float:
     """Return a duel's score for one side: 1 win, 0.5 draw, 0 loss (by frags)."""
     return 1.0 if own_frags > other_frags else 0.5 if own_frags == other_frags else 0.0
+
+
+def pairwise_scores(own: int, field: Sequence[tuple[str, int]]) -> dict[str, float]:
+    """Scores of player ``own`` against every other player of ``field`` (``(key, frags)`` of each, bots too).
+
+    Players with ``own``'s key (its member's other slots) are left out: a mirror match scores nothing.
+    A player met twice (two slots of one snapshot) keeps the last score.
+    """
+    key, frags = field[own]
+    return {k: match_score(frags, f) for j, (k, f) in enumerate(field) if j != own and k != key}
 
 
 def objective(recent: list[tuple[float, int]], kind: str, min_matches: int) -> float | None:

@@ -307,10 +307,7 @@ class PopulationRun:
             m = live.member
             if slot.generation != m.generation:  # the member was replaced by PBT while this match ran
                 continue
-            # Pairwise scores against every other player (agents and bots), except the member's own other
-            # slots: a mirror duel scores nothing.
-            pairwise = {key: pbt.match_score(frags[i], f) for j, (key, f) in enumerate(field)
-                        if j != i and key != slot.key}
+            pairwise = pbt.pairwise_scores(i, field)
             if pairwise:
                 m.record(float(np.mean(list(pairwise.values()))), frags[i], deaths[i], pairwise, self.sp.pbt_window)
             m.env_frames += frames[i]
