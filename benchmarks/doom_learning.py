@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -34,20 +33,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doom_throughput import sf_python  # noqa: E402
+from doom_throughput import sf_python, stop  # noqa: E402
 
 _SF_REWARD = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\].*Avg episode reward: \[\(0, '([-\d.]+)'\)\]")
 TARGETS = (0.7, 0.75)
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def ours_curve(seconds: float, out: Path) -> list[tuple[float, float]]:
@@ -75,7 +64,7 @@ def ours_curve(seconds: float, out: Path) -> list[tuple[float, float]]:
                         curve.append((time.monotonic() - start, float(reward)))
                 seen = max(seen, len(complete))
         finally:
-            _stop(proc)
+            stop(proc)
     return curve
 
 
@@ -94,7 +83,7 @@ def sf_curve(seconds: float, out: Path, python: str) -> list[tuple[float, float]
         except subprocess.TimeoutExpired:
             pass
         finally:
-            _stop(proc)
+            stop(proc)
     curve = []
     for match in _SF_REWARD.finditer(log_path.read_text(errors="replace")):
         when = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()

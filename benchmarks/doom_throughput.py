@@ -155,6 +155,12 @@ def _window(proc: subprocess.Popen[str], progress: Any, warmup: float, seconds: 
             result.update(fps=(frames - frames0) / (now - mark), frames_per_cpu_s=(frames - frames0) / max(cpu, 1e-9),
                           frames=frames - frames0, seconds=now - mark, cpu_seconds=cpu)
             break
+    stop(proc)
+    return result
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    """Stop a trainer started in its own session: SIGINT to its group (it checkpoints), SIGKILL after 60 s."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGINT)
         try:
@@ -162,7 +168,6 @@ def _window(proc: subprocess.Popen[str], progress: Any, warmup: float, seconds: 
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return result
 
 
 def run_ours(args: argparse.Namespace, sampler_only: bool, workdir: Path) -> dict[str, float]:

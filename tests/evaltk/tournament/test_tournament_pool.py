@@ -1,7 +1,7 @@
-"""Real ViZDoom matches through a :class:`PlayerPool`: reuse, equality with fresh players, crash, hang, close.
+"""Real ViZDoom matches through a :class:`PlayerPool`: reuse, crash, hang, close.
 
-Every test tags the processes it starts (``EVALTK_TEST_TAG``, inherited by players and engines) and checks
-that none is left running.
+Every test tags the processes it starts (the ``tag`` fixture of ``conftest.py``) and checks that none is
+left running.
 """
 
 from __future__ import annotations
@@ -10,30 +10,15 @@ import os
 import signal
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evaltk.tournament.match import MatchResult, MatchSpec, run_match, tagged_pids
+from evaltk.tournament.match import MatchResult, MatchSpec, run_match
 from evaltk.tournament.pool import PlayerPool
 
 pytestmark = pytest.mark.vizdoom
-TEST_VAR = "EVALTK_TEST_TAG"
-
-
-@pytest.fixture
-def tag(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    value = uuid.uuid4().hex
-    monkeypatch.setenv(TEST_VAR, value)
-    yield value
-    assert _tagged(value) == [], "orphan player/engine processes left behind"
-
-
-def _tagged(value: str) -> list[int]:
-    return [p for p in tagged_pids(value, TEST_VAR) if p != os.getpid()]
 
 
 def _spec(match_id: str, seed: int, minutes: float = 0.25) -> MatchSpec:

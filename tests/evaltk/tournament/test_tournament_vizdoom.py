@@ -13,37 +13,22 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evaltk.tournament.formats import TournamentConfig
-from evaltk.tournament.match import MatchSpec, run_match, tagged_pids
+from evaltk.tournament.match import MatchSpec, run_match
 from evaltk.tournament.run import RunOptions, run_tournament
+from tests.evaltk.tournament.tags import tagged
 
 pytestmark = pytest.mark.vizdoom
-TEST_VAR = "EVALTK_TEST_TAG"
-
-
-@pytest.fixture
-def tag(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Yield a fresh tag in this process's environment; asserts afterwards that no tagged process survives."""
-    value = uuid.uuid4().hex
-    monkeypatch.setenv(TEST_VAR, value)
-    yield value
-    assert _tagged(value) == [], "orphan player/engine processes left behind"
-
-
-def _tagged(value: str) -> list[int]:
-    return [p for p in tagged_pids(value, TEST_VAR) if p != os.getpid()]
 
 
 def _engines(value: str) -> list[int]:
     out = []
-    for pid in _tagged(value):
+    for pid in tagged(value):
         try:
             if Path(f"/proc/{pid}/comm").read_text().strip() == "vizdoom":
                 out.append(pid)
