@@ -236,18 +236,27 @@ def serve(play_json: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
     return 0
 
 
+def spec_from_json(raw: dict[str, Any]) -> PlayerSpec:
+    """Build the :class:`PlayerSpec` of a request (JSON has lists where the spec has tuples)."""
+    return PlayerSpec(**{**raw, "bots": tuple(raw.get("bots", ()))})
+
+
+def run(play_json: Callable[[dict[str, Any]], dict[str, Any]], argv: list[str] | None = None) -> int:
+    """Entry point of a player module: one match from stdin to one report line on stdout; ``--serve``: many."""
+    if "--serve" in (sys.argv[1:] if argv is None else argv):
+        return serve(play_json)
+    sys.stdout.write(json.dumps(play_json(json.loads(sys.stdin.read()))) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
 def _play_json(raw: dict[str, Any]) -> dict[str, Any]:
-    raw["bots"] = tuple(raw.get("bots", ()))
-    return asdict(play(PlayerSpec(**raw)))
+    return asdict(play(spec_from_json(raw)))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: read a PlayerSpec from stdin, play, print the report as one JSON line (``--serve``: many)."""
-    if "--serve" in (sys.argv[1:] if argv is None else argv):
-        return serve(_play_json)
-    sys.stdout.write(json.dumps(_play_json(json.loads(sys.stdin.read()))) + "\n")
-    sys.stdout.flush()
-    return 0
+    return run(_play_json, argv)
 
 
 if __name__ == "__main__":

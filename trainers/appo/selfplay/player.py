@@ -13,7 +13,6 @@ matches exactly as tournament matches. With ``--serve`` it plays one request lin
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 import time
@@ -108,8 +107,7 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
 def play_json(raw: dict[str, Any]) -> dict[str, Any]:
     """Play one request (a spec with the ``selfplay`` key) and return the report as a dict."""
     learn = raw.pop("selfplay", None)
-    raw["bots"] = tuple(raw.get("bots", ()))
-    spec = PlayerSpec(**raw)
+    spec = tournament_player.spec_from_json(raw)
     report = tournament_player.play(spec) if learn is None else play_and_record(spec, learn)
     return asdict(report)
 
@@ -120,11 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ``--serve``: play one request line after another (a :class:`~evaltk.tournament.pool.PlayerPool` player).
     """
     torch.set_num_threads(1)
-    if "--serve" in (sys.argv[1:] if argv is None else argv):
-        return tournament_player.serve(play_json)
-    sys.stdout.write(json.dumps(play_json(json.loads(sys.stdin.read()))) + "\n")
-    sys.stdout.flush()
-    return 0
+    return tournament_player.run(play_json, argv)
 
 
 if __name__ == "__main__":
