@@ -48,7 +48,9 @@ def test_interrupted_match_leaves_no_segment(tmp_path: Path, how: str) -> None:
         assert out.returncode == 130
 
 
-@pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
+# Training's SIGINT case (the same command) is also checked in the default run by
+# tests/trainers/test_appo_runs.py::test_sigint_stops_cleanly_without_orphan_engines: segments, orphans, exit 0.
+@pytest.mark.parametrize("how", [pytest.param("SIGINT", marks=pytest.mark.slow), "SIGKILL"])
 def test_interrupted_training_leaves_no_segment(tmp_path: Path, how: str) -> None:
     out = interrupt(["trainers.appo", "--out", str(tmp_path / "run"), "--num-workers", "2", "--envs-per-worker", "2",
                      "--rollout", "8", "--batch-size", "16", "--obs-height", "36", "--obs-width", "64",

@@ -19,6 +19,7 @@ import torch
 
 from evaltk.envs import doom
 from evaltk.policies import load_policy
+from tests.evaltk.doom_procs import descendants, mapped_segments
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.runner import build_model, resolve_scenario, run
@@ -165,13 +166,22 @@ def test_sigint_stops_cleanly_without_orphan_engines(tmp_path: Path) -> None:
         pytest.fail("no frames within 90 s:\n" + "".join(lines))
     pids = [int(m.group(1)) for m in (re.search(r"\(pid (\d+)\)", line) for line in lines) if m]
     assert len(pids) == 2
+    segments = mapped_segments(descendants(proc.pid))
+    assert any(name.startswith("ViZDoomSM") for name in segments), segments
     proc.send_signal(signal.SIGINT)
     rest, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, "".join(lines) + rest
+    for word in ("Traceback", "leaked", "BrokenPipeError"):
+        assert word not in rest, rest[-3000:]
     summary = json.loads(rest.strip().splitlines()[-1])
     assert summary["stopped_by"] == "SIGINT"
     assert Path(summary["checkpoint"]).is_dir()
     assert _alive_in_groups(pids) == []
+    # Every shared-memory segment the run's processes mapped (ViZDoom's and our blocks) is gone.
+    deadline = time.monotonic() + 30
+    while (left := sorted(n for n in segments if Path("/dev/shm", n).exists())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == [], f"left in /dev/shm: {left}"
     after = set(subprocess.run(["pgrep", "vizdoom"], capture_output=True, text=True, check=False).stdout.split())
     ours = [pid for pid in after - before if _pgid(int(pid)) in pids]
     assert ours == []

@@ -35,19 +35,23 @@ def test_inline_runs_in_submission_order_in_this_process() -> None:
 
 
 def test_threads_return_units_as_they_finish() -> None:
+    # "slow" is submitted first and cannot finish until the caller has seen a result: the first result
+    # must therefore be "fast" (a gate "fast" opened itself would race "fast"'s own return).
     gate = threading.Event()
 
     def slow() -> str:
-        gate.wait(10)
+        assert gate.wait(30), "the first result never reached the caller"
         return "slow"
 
     def fast() -> str:
-        gate.set()
         return "fast"
 
+    values: list[str] = []
     with LocalExecutor(mode="threads", workers=2) as ex:
-        results = list(stream(ex, [WorkUnit("slow", slow), WorkUnit("fast", fast)]))
-    assert [r.value for r in results] == ["fast", "slow"]
+        for result in stream(ex, [WorkUnit("slow", slow), WorkUnit("fast", fast)]):
+            values.append(result.value)
+            gate.set()
+    assert values == ["fast", "slow"]
 
 
 def test_processes_run_picklable_units_in_other_processes() -> None:
