@@ -107,20 +107,38 @@ def _frames_after(lines: list[str], marker: str) -> tuple[int, int]:
     return before, frames[-1][1]
 
 
-def test_crashed_worker_is_restarted_and_training_continues(tmp_path: Path) -> None:
-    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=12)
+def test_crashed_worker_is_restarted_and_a_slow_start_is_not_a_hang(tmp_path: Path) -> None:
+    # Worker 0's first process exits with code 3 after 2 s. Worker 1 is frozen for 7 s from its start, longer
+    # than --worker-timeout-s (5 s) but within --worker-start-timeout-s (60 s): a slow start, not a hang.
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=12, worker_timeout_s=5.0,
+                      worker_start_timeout_s=60.0)
     lines: list[str] = []
-    result = run(cfg, log=lines.append, fault_crash_after_s=2.0)
-    assert result.restarts >= 1, lines
+
+    def log(line: str) -> None:
+        lines.append(line)
+        match = re.search(r"worker 1 generation 0 started \(pid (\d+)\)", line)
+        if match:
+            pid = int(match.group(1))
+            os.kill(pid, signal.SIGSTOP)
+            timer = threading.Timer(7.0, os.kill, (pid, signal.SIGCONT))
+            timer.daemon = True
+            timer.start()
+
+    result = run(cfg, log=log, fault_crash_after_s=2.0)
     assert any("rollout worker 0 exited with code 3" in line for line in lines), lines
     assert any("worker 0 generation 1 started" in line for line in lines)
+    assert not any("rollout worker 1 hung" in line or "worker 1 generation 1" in line for line in lines), lines
+    assert result.restarts == 1, lines
     assert result.stopped_by == "max_seconds"
     before, final = _frames_after(lines, "exited with code 3")
     assert final > before, lines
 
 
 def test_hung_worker_is_detected_and_replaced(tmp_path: Path) -> None:
-    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=14, worker_timeout_s=2.0)
+    # Frozen 3 s after its start: found by the 2 s heartbeat timeout once it steps, or by the 6 s start
+    # timeout if it was still starting (a slow machine); both well before the end of the run.
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=14, worker_timeout_s=2.0,
+                      worker_start_timeout_s=6.0)
     lines: list[str] = []
     stopped: list[int] = []
 

@@ -65,6 +65,9 @@ class AppoConfig:
     keep_checkpoints: int = doc_field("newest checkpoints kept", default=2)
     log_every_s: float = doc_field("seconds between console/metrics lines", default=5.0)
     worker_timeout_s: float = doc_field("a worker silent this long is declared hung and restarted", default=30.0)
+    worker_start_timeout_s: float = doc_field(
+        "a worker that has not begun stepping (its imports and engines started) this long after its start is "
+        "declared hung and restarted", default=120.0)
     queue_timeout_s: float = doc_field("longest a component waits on one queue before re-checking health", default=1.0)
     max_restarts: int = doc_field("give up after this many worker restarts", default=10)
     stats_window: int = doc_field("episodes in the running mean episode reward", default=100)
@@ -108,6 +111,9 @@ class AppoConfig:
             raise ConfigError(f"--advantage must be 'vtrace' or 'gae', got {self.advantage!r}")
         if not 0.0 < self.gamma <= 1.0:
             raise ConfigError(f"--gamma must be in (0, 1], got {self.gamma}")
+        for name in ("worker_timeout_s", "worker_start_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(self, name)}")
         if self.max_seconds < 0 or self.env_frames < 0:
             raise ConfigError("--max-seconds and --env-frames must be >= 0 (0 means no limit)")
 

@@ -146,8 +146,7 @@ def worker_main(spec: WorkerSpec, layout: dict[str, Any], names: dict[str, str],
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     buffers = SharedBuffers.attach(layout, names)
-    heartbeat = buffers.np["heartbeat"]
-    heartbeat[spec.worker] = time.monotonic()
+    heartbeat = buffers.np["heartbeat"]  # first beat once stepping: the runner times the start up separately
     worker = RolloutWorker(spec, buffers, requests, ready)
     born = time.monotonic()
     try:

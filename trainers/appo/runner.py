@@ -124,6 +124,7 @@ class System:
     stop: Any
     new_channel: Callable[[], Channel]
     processes: list[Any] = field(default_factory=list)
+    started_at: list[float] = field(default_factory=list)  # per worker: time.monotonic() of its last start
     all_pids: list[int] = field(default_factory=list)
     serial_workers: list[RolloutWorker] = field(default_factory=list)
     fault_crash_after_s: float = 0.0
@@ -137,7 +138,10 @@ class System:
 
     def start_worker(self, w: int) -> None:
         """Start worker ``w`` (a process, or an in-process object in serial mode)."""
-        self.buffers.np["heartbeat"][w] = time.monotonic()
+        now = time.monotonic()
+        # The worker beats only once it steps; until then _check_workers allows worker_start_timeout_s.
+        self.buffers.np["heartbeat"][w] = now
+        self.started_at[w] = now
         if self.cfg.serial:
             worker = RolloutWorker(self.worker_spec(w), self.buffers, self.requests, self.ready)
             self.serial_workers[w] = worker
@@ -184,7 +188,7 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
                           cfg.envs_per_worker, cfg.worker_splits, seed=cfg.seed + 7, random_actions=cfg.sampler_only)
     system = System(cfg=cfg, scenario=scenario, buffers=buffers, learner=learner, inference=inference,
                     requests=requests, ready=ready, replies=replies, generations=generations, stop=stop,
-                    new_channel=new_channel, processes=[None] * cfg.num_workers,
+                    new_channel=new_channel, processes=[None] * cfg.num_workers, started_at=[0.0] * cfg.num_workers,
                     serial_workers=[None] * cfg.num_workers,  # type: ignore[list-item]
                     fault_crash_after_s=fault_crash_after_s, log=log)
     return system
@@ -388,11 +392,19 @@ def _check_workers(system: System, pending: list[int], log: Callable[[str], None
     restarted = 0
     now = time.monotonic()
     for w, proc in enumerate(system.processes):
-        silent = now - float(system.buffers.np["heartbeat"][w])
-        if proc.is_alive() and silent <= system.cfg.worker_timeout_s:
+        started = system.started_at[w]
+        beat = float(system.buffers.np["heartbeat"][w])
+        stepping = beat > started  # it has beaten since its start
+        silent = now - beat
+        limit = system.cfg.worker_timeout_s if stepping else system.cfg.worker_start_timeout_s
+        if proc.is_alive() and silent <= limit:
             continue
-        reason = (f"exited with code {proc.exitcode}" if not proc.is_alive()
-                  else f"hung (no heartbeat for {silent:.1f} s)")
+        if not proc.is_alive():
+            reason = f"exited with code {proc.exitcode}"
+        elif stepping:
+            reason = f"hung (no heartbeat for {silent:.1f} s)"
+        else:
+            reason = f"hung (not stepping {silent:.1f} s after its start; --worker-start-timeout-s {limit:g})"
         log(f"rollout worker {w} {reason}: killing its process group and restarting it")
         kill_groups({proc.pid})
         proc.join(timeout=5)
