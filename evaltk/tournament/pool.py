@@ -45,6 +45,9 @@ class PooledPlayer:
                     [sys.executable, "-m", module, "--serve"], stdin=subprocess.PIPE, stdout=out,
                     stderr=subprocess.STDOUT, env={**env, REPORT_FD_ENV: str(write_fd)}, pass_fds=(write_fd,),
                     start_new_session=True)
+        except BaseException:
+            os.close(read_fd)
+            raise
         finally:
             os.close(write_fd)
         self._reports = read_fd
@@ -129,12 +132,18 @@ class PlayerPool:
                 else:
                     self._live.discard(player)
                     player.kill()
-            while len(got) < n:
-                self.logs.mkdir(parents=True, exist_ok=True)
-                player = PooledPlayer(self.module, self.logs / f"player{self._started:04d}.log", self.env)
-                self._started += 1
-                self._live.add(player)
-                got.append(player)
+            try:
+                while len(got) < n:
+                    self.logs.mkdir(parents=True, exist_ok=True)
+                    player = PooledPlayer(self.module, self.logs / f"player{self._started:04d}.log", self.env)
+                    self._started += 1
+                    self._live.add(player)
+                    got.append(player)
+            except BaseException:
+                # A start failed half-way (no process or file left): the players already in hand have played
+                # nothing and go back to the idle list for the next acquire.
+                self._idle.extend(got)
+                raise
             return got
 
     def release(self, players: Sequence[PooledPlayer]) -> None:

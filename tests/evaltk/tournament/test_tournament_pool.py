@@ -84,3 +84,23 @@ def test_a_crashed_or_hung_pooled_player_voids_its_match_and_is_replaced(
         again = run_match(_spec("after", 6), workdir=tmp_path, timeout_s=60, pool=pool)
         assert again.outcome == "played", again.error
         assert pool.started == 4
+
+
+def test_a_start_that_fails_half_way_returns_the_players_in_hand(tmp_path: Path, tag: str) -> None:
+    logs = tmp_path / "players"
+    (logs / "player0001.log").mkdir(parents=True)  # the second player's log cannot be opened
+    with PlayerPool("evaltk.tournament.player", logs) as pool:
+        with pytest.raises(IsADirectoryError):
+            pool.acquire(2)
+        assert pool.started == 1
+        (first,) = pool._idle
+        assert first.proc.poll() is None
+        (logs / "player0001.log").rmdir()
+        got = pool.acquire(2)
+        assert first in got
+        assert pool.started == 2
+        pool.release(got)
+        pids = [p.proc.pid for p in got]
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
