@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gpu_env import mt19937
 from gpu_env._lib import pointer
 from gpu_env.ale_batch import BoolArray, IntArray, U8Array
 from gpu_env.errors import BackendError, GpuEnvError
@@ -224,7 +225,7 @@ class _NativeBackend:
         if parsed.has_env_rng:
             raise GpuEnvError("the state carries the sticky-action RNG: "
                               "clone it with ale.cloneState(include_rng=False)")
-        sys_words, sys_index = _mt_text(parsed.system_rng)
+        sys_words, sys_index = mt19937.from_text(parsed.system_rng)
         words = games.settings_from_ale_state(self._info.rom_id, blob)
         derive_unserialized(self._info, words, np.asarray(parsed.ram, dtype=np.uint8), parsed.mode)
         env_ptr = self._envs[i:].ctypes.data_as(ct.c_void_p)
@@ -312,11 +313,3 @@ def derive_unserialized(info: Any, words: npt.NDArray[np.int32], ram: npt.NDArra
         words[w["timer_now"]] = words[w["timer_before"]] = ram[0xF1 - 0x80]
     elif info.rom_id == "video_cube":
         words[w["timer_now"]] = words[w["timer_before"]] = ram[0xDB - 0x80]
-
-
-def _mt_text(text: bytes) -> tuple[npt.NDArray[np.uint32], int]:
-    """libstdc++'s text form of a std::mt19937 (624 words, then the index) as (words, index)."""
-    values = [int(v) for v in text.split()]
-    if len(values) != 625:
-        raise GpuEnvError(f"an mt19937 state has 625 numbers, found {len(values)}: not an ale-py cloneState()")
-    return np.array(values[:624], dtype=np.uint32), values[624]

@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from evaltk.errors import SpecError
+from gpu_env import mt19937
 
 ALE_KWARGS: dict[str, Any] = {
     "frameskip": 4, "repeat_action_probability": 0.25, "full_action_space": False, "mode": None,
@@ -292,10 +293,7 @@ class FastSeededReset:
         raise SpecError("fast reset: no sticky-action RNG found in the ALE state; run without --fast-reset")
 
     def _rebuild(self, random_seed: int) -> bytes:
-        gen = np.random.MT19937()
-        gen._legacy_seeding(int(random_seed) & 0xFFFFFFFF)
-        st = gen.state["state"]
-        text = (" ".join(str(int(w)) for w in st["key"]) + f" {int(st['pos'])}").encode()
+        text = mt19937.to_text(mt19937.std_mt19937(random_seed))
         inner = self._inner_head + struct.pack("<i", len(text)) + text
         return self._head + struct.pack("<i", len(inner)) + inner + self._tail
 

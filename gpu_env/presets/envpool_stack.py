@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from gpu_env.mt19937 import std_mt19937
 from gpu_env.presets._engine import BatchDriver, Op, Request, U8Array
 
 _NOOP, _FIRE = 0, 1  # ALE full-set action indices
@@ -40,8 +41,7 @@ class Mt19937:
     """``std::mt19937(seed)`` and libstdc++'s ``uniform_int_distribution`` on it (Lemire's method)."""
 
     def __init__(self, seed: int) -> None:
-        self._bits = np.random.MT19937()
-        self._bits._legacy_seeding(seed & 0xFFFFFFFF)  # init_genrand, as std::mt19937(seed)
+        self._bits = std_mt19937(seed)
 
     def __call__(self) -> int:
         """Return the next 32-bit output."""

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from gpu_env._lib import native
 from gpu_env.ale_batch import AtariBatch
+from gpu_env.errors import GpuEnvError
+from gpu_env.mt19937 import from_text, std_mt19937, to_text
 
 SYSTEM_SEED = 4753849  # ALE's system_random_seed
 
@@ -24,8 +26,7 @@ def _ours(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _numpy(seed: int, n: int) -> np.ndarray:
-    bitgen = np.random.MT19937()
-    bitgen._legacy_seeding(seed)
+    bitgen = std_mt19937(seed)
     return np.asarray(bitgen.random_raw(n), dtype=np.uint32)
 
 
@@ -58,8 +59,7 @@ def _rng_state(batch: AtariBatch, which: int) -> tuple[np.ndarray, int]:
 
 
 def _advanced(seed: int, draws: int) -> tuple[np.ndarray, int]:
-    bitgen = np.random.MT19937()
-    bitgen._legacy_seeding(seed)
+    bitgen = std_mt19937(seed)
     if draws:
         bitgen.random_raw(draws)
     state = bitgen.state["state"]
@@ -87,3 +87,18 @@ def test_two_sticky_draws_per_frame_even_with_p_zero() -> None:
     for _ in range(7):
         batch.act(np.array([3]))
     assert _same_state(_rng_state(batch, 1), _advanced(123, 2 * 2 * 7))
+
+
+@pytest.mark.parametrize(("seed", "draws"), [(0, 0), (SYSTEM_SEED, 1), (2**32 - 1, 700)])
+def test_text_form_round_trips(seed: int, draws: int) -> None:
+    bits = std_mt19937(seed)
+    bits.random_raw(draws)
+    text = to_text(bits)
+    assert len(text.split()) == 625
+    words, index = from_text(text)
+    state = bits.state["state"]
+    np.testing.assert_array_equal(words, np.asarray(state["key"], dtype=np.uint32))
+    assert index == int(state["pos"])
+    with pytest.raises(GpuEnvError, match="625 numbers, found 624"):
+        from_text(text.rsplit(b" ", 1)[0])
+
