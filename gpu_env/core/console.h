@@ -259,11 +259,32 @@ HD void console_reset_cycles(Console& c) {
 #define GPU_ENV_NOINLINE
 #endif
 
+// The CPU library's build (setup.py) defines GPU_ENV_SPLIT_CPU: there each scheme's loop is compiled once,
+// in its own translation unit (native/run_cpu_<scheme>.cpp, explicit instantiations), and the other
+// units only call it, so the interpreter is not compiled again in every unit that runs frames and the
+// units build in parallel. Other host builds (the tests' own) and the device instantiate it implicitly.
+#if !GPU_ENV_DEVICE && defined(GPU_ENV_SPLIT_CPU)
+#define GPU_ENV_RUN_CPU __attribute__((noinline))
+#else
+#define GPU_ENV_RUN_CPU GPU_ENV_NOINLINE HD
+#endif
+
 template <uint8_t kScheme>
-GPU_ENV_NOINLINE HD void console_run_cpu(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* fb) {
+GPU_ENV_RUN_CPU void console_run_cpu(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* fb) {
   ConsoleBusT<kScheme> bus{c, rom, rom_size, fb};
   m6502_execute(c.cpu, bus, kConsoleInstructionsPerUpdate);
 }
+
+#if !GPU_ENV_DEVICE && defined(GPU_ENV_SPLIT_CPU)
+#define GPU_ENV_RUN_CPU_INSTANCE(prefix, scheme) \
+  prefix template void console_run_cpu<scheme>(Console&, const uint8_t*, uint32_t, uint8_t*);
+GPU_ENV_RUN_CPU_INSTANCE(extern, kCart2K)
+GPU_ENV_RUN_CPU_INSTANCE(extern, kCart4K)
+GPU_ENV_RUN_CPU_INSTANCE(extern, kCartF8)
+GPU_ENV_RUN_CPU_INSTANCE(extern, kCartF6)
+GPU_ENV_RUN_CPU_INSTANCE(extern, kCartFE)
+GPU_ENV_RUN_CPU_INSTANCE(extern, kCartAnyScheme)
+#endif
 
 // One ALE TIA::update(). `buffers` = the environment's two 160 x height frame buffers.
 HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* buffers) {
