@@ -22,9 +22,9 @@ from trainers.appo.selfplay.runner import PopulationRun
 
 def _state() -> PopulationState:
     members = [Member(id=0, hyperparams={"learning_rate": 3e-4}), Member(id=1, hyperparams={"learning_rate": 1e-4})]
-    members[0].record(1.0, 3, 1, {"m1": 1.0}, window=2)
-    members[0].record(0.5, 0, 0, {"m1-s0000000_0": 0.5}, window=2)
-    members[0].record(0.0, -1, 2, {"m1": 0.0}, window=2)
+    members[0].record(3, 1, {"m1": 1.0}, window=2)
+    members[0].record(0, 0, {"m1-s0000000_0": 0.5}, window=2)
+    members[0].record(-1, 2, {"m1": 0.0}, window=2)
     members[1].lineage.append({"event": 0, "donor": 0, "member_frames": 100, "hyperparams": {"learning_rate": 2e-4}})
     return PopulationState(scenario="duel", appo={"batch_size": 64}, selfplay=SelfPlayConfig().to_dict(),
                            members=members, events=[{"event": 0, "member": 1, "donor": 0}],
@@ -136,8 +136,8 @@ def test_exploit_copies_weights_and_hyperparameters_then_resumes(tmp_path: Path)
         m0, m1 = run.live
         assert m0.member.hyperparams != m1.member.hyperparams  # m1 starts mutated from the defaults
         assert not torch.equal(m0.model.fc.weight, m1.model.fc.weight)
-        m0.member.record(1.0, 2, 0, {"m1": 1.0}, window=5)
-        m1.member.record(0.0, -2, 2, {"m0": 0.0}, window=5)
+        m0.member.record(2, 0, {"m1": 1.0}, window=5)
+        m1.member.record(-2, 2, {"m0": 0.0}, window=5)
         m1.member.env_frames = 1000
         run._pbt(m1)
         assert torch.equal(m0.model.fc.weight, m1.model.fc.weight)  # exploit: the donor's weights

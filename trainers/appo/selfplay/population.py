@@ -57,12 +57,14 @@ class Member:
         """Directory and display name: ``m<id>``."""
         return f"m{self.id}"
 
-    def record(self, score: float, frags: int, deaths: int, opponents: dict[str, float], window: int) -> None:
+    def record(self, frags: int, deaths: int, opponents: dict[str, float], window: int) -> None:
         """Count one finished match of this member as a learner.
 
-        ``score``: its match score (duel: 1 win, 0.5 draw, 0 loss; deathmatch: the mean of its pairwise scores);
-        ``opponents``: its pairwise score against each other player's key (what prioritised sampling reads).
+        ``opponents`` (not empty): its pairwise score (1 win, 0.5 draw, 0 loss) against each other player's key,
+        what prioritised sampling reads. Its match score is their mean: the duel's one result, a deathmatch's
+        average over the field.
         """
+        score = sum(opponents.values()) / len(opponents)
         self.matches += 1
         self.wins += score == 1.0
         self.draws += score == 0.5

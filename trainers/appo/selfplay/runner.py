@@ -309,7 +309,7 @@ class PopulationRun:
                 continue
             pairwise = pbt.pairwise_scores(i, field)
             if pairwise:
-                m.record(float(np.mean(list(pairwise.values()))), frags[i], deaths[i], pairwise, self.sp.pbt_window)
+                m.record(frags[i], deaths[i], pairwise, self.sp.pbt_window)
             m.env_frames += frames[i]
             assert slot.trajectory is not None
             live.chunks.extend(trajectory.to_chunks(trajectory.load(Path(slot.trajectory)), self.cfg.rollout,
