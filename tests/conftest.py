@@ -8,6 +8,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.lint_tools import MYPY_RUN, MYPY_TEST, start_mypy
+
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile(
     "ci", max_examples=50, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -35,3 +37,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs CuPy and a CUDA GPU (none found)"))
         if "vizdoom" in item.keywords and not has_vizdoom:
             item.add_marker(pytest.mark.skip(reason="needs vizdoom: pip install -e '.[doom]'"))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start mypy in the background when its test is selected (tests/lint_tools.py says why)."""
+    if any(item.nodeid == MYPY_TEST for item in session.items):
+        run = start_mypy()
+        if run is not None:
+            session.config.stash[MYPY_RUN] = run
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop a background mypy whose test did not get to read it (an interrupted or failed-fast run)."""
+    run = config.stash.get(MYPY_RUN, None)
+    if run is not None and run.poll() is None:
+        run.kill()
+        run.wait()

@@ -21,6 +21,11 @@
 //   HD uint8_t peek(uint16_t address);
 //   HD void    poke(uint16_t address, uint8_t value);
 //   HD void    add_cycles(uint32_t cycles);
+//   HD uint32_t poll_loop(M6502& cpu, uint32_t max_iterations);
+// poll_loop is called right after a BNE has branched back 5 bytes, the shape of a two-instruction poll
+// loop (`LDA abs` / `BNE` back to it). The bus may run up to max_iterations further iterations of the
+// loop at once, leaving every register, flag and cycle as running them one by one would, and returns how
+// many it ran (two instructions each). Returning 0 is always correct.
 #pragma once
 
 #include "hd.h"
@@ -851,8 +856,12 @@ HD uint32_t m6502_execute(M6502& cpu, Bus& bus, uint32_t max_instructions) {
   cpu.status &= kM6502StatusFatal;
   uint32_t executed = 0;
   while (!cpu.status && executed < max_instructions) {
+    const uint16_t pc = cpu.pc;
     m6502_step(cpu, bus);
     ++executed;
+    if (cpu.ir == 0xD0 && cpu.pc == static_cast<uint16_t>(pc - 3) && !cpu.status) {
+      executed += 2u * bus.poll_loop(cpu, (max_instructions - executed) / 2u);
+    }
   }
   return executed;
 }

@@ -35,6 +35,7 @@ struct FlatBus {
     record(address, value, 1);
   }
   void add_cycles(uint32_t n) { cycles += n; }
+  uint32_t poll_loop(M6502&, uint32_t) { return 0; }  // no fast-forward: every instruction runs
   void record(uint16_t address, uint8_t value, int32_t kind) {
     if (log != nullptr && log_len < kLogMax) {
       log[3 * log_len + 0] = address;

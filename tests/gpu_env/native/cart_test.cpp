@@ -142,6 +142,7 @@ struct MiniConsole {
     }
   }
   void add_cycles(uint32_t n) { cycles += n; }
+  uint32_t poll_loop(M6502&, uint32_t) { return 0; }  // no fast-forward: every instruction runs
 };
 
 }  // namespace

@@ -1,0 +1,43 @@
+"""The lint and type tools the code-quality tests run, and mypy started early in the background.
+
+mypy's cold start over the packages takes about a minute here, mostly in torch's and gymnasium's
+stubs. conftest.py starts it (niced) as soon as the test is collected, so it checks the code while the
+other tests run; ``test_mypy_strict_clean`` then waits for it and reads its result.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MYPY_TEST = "tests/test_code_quality.py::test_mypy_strict_clean"
+MYPY_RUN = pytest.StashKey["subprocess.Popen[str]"]()
+
+
+def _find(name: str) -> str | None:
+    return shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+
+
+def tool(name: str) -> str:
+    """Return the path of console script ``name`` of this environment, or fail saying how to install it."""
+    path = _find(name)
+    if path is None:
+        pytest.fail(f"{name} is not installed: pip install -e '.[dev]'")
+    return path
+
+
+def start_mypy() -> subprocess.Popen[str] | None:
+    """Start mypy on the project (configured in pyproject.toml) at a lower CPU priority; None without mypy."""
+    path = _find("mypy")
+    if path is None:
+        return None  # the test itself then fails, naming the fix
+    return subprocess.Popen(
+        [path], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: os.nice(10),
+    )
