@@ -80,16 +80,9 @@ def _assert_same_machine(batch: ConsoleBatch, ale: Any, what: str) -> None:
 
 @pytest.mark.parametrize(("long_waits", "frames"), [(False, 700), (True, 150)])
 def test_poll_program_every_frame(long_waits: bool, frames: int, tmp_path: Path) -> None:
-    import ale_py
-
-    # ale-py runs a ROM it does not know under a known name's settings (as test_tia_reference_roms does).
-    path = tmp_path / "earthworld.bin"
+    path = tmp_path / "earthworld.bin"  # run under a known game's settings (as test_tia_reference_roms does)
     path.write_bytes(_poll_program(long_waits))
-    ale = ale_py.ALEInterface()
-    ale.setLoggerMode(ale_py.LoggerMode.Error)
-    ale.setInt("random_seed", 0)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(str(path))
+    ale = make_ale(path)
     batch = ConsoleBatch(path, 1, props=ConsoleProps(height=int(ale.getScreen().shape[0])))
     batch.load_ale_state(0, ale.cloneState(), ale.getScreen())
     noop = np.zeros(1, dtype=np.int64)
