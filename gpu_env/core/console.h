@@ -224,19 +224,12 @@ GPU_ENV_COLD HD uint32_t console_timer_poll_loop(Console& c, const uint8_t* rom,
   const uint16_t address = static_cast<uint16_t>(
       console_cart_peek<kScheme>(c.cart, rom, rom_size, static_cast<uint16_t>(p + 1), c.cycles) |
       (console_cart_peek<kScheme>(c.cart, rom, rom_size, static_cast<uint16_t>(p + 2), c.cycles) << 8));
-  if (!riot_selected(address) || !(address & kRiotIoBit) || (address & 0x05) != 0x04) return 0;  // INTIM
-  const Riot& r = c.riot;
-  if (r.timer < 2) return 0;
-  // The load reads at its 4th cycle; iteration i (from 0) reads with delta = first + i * period.
+  if (!riot_reads_intim(address)) return 0;
+  // The load reads at its 4th cycle; then the taken branch back, 3 cycles (4 across a page).
   const uint32_t period = 4u + 2u + m6502_detail::same_page_penalty(p, static_cast<uint16_t>(p + 5)) + 1u;
-  const uint32_t first = c.cycles + 4u - 1u - static_cast<uint32_t>(r.cycles_when_timer_set);
-  const uint32_t last_reading_one = ((r.timer - 1u) << r.interval_shift) - 1u;  // largest delta reading >= 1
-  if (first > last_reading_one) return 0;
-  uint32_t n = (last_reading_one - first) / period + 1u;
-  if (n > max_iterations) n = max_iterations;
+  uint8_t value = 0;
+  const uint32_t n = riot_reads_above_zero(c.riot, c.cycles + 4u, period, max_iterations, &value);
   if (n == 0) return 0;
-  const uint8_t value =
-      static_cast<uint8_t>(r.timer - ((first + (n - 1u) * period) >> r.interval_shift) - 1u);
   c.cycles += n * period;
   if (load == 0xAD) cpu.a = value;
   else if (load == 0xAE) cpu.x = value;

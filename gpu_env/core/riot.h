@@ -68,6 +68,27 @@ HD int32_t riot_timer_count(const Riot& riot, uint32_t system_cycles, uint32_t* 
   return static_cast<int32_t>(riot.timer - (delta >> riot.interval_shift) - 1u);
 }
 
+// True for the addresses that read INTIM (the RIOT's I/O registers 4 and 6, every mirror).
+HD bool riot_reads_intim(uint16_t address) {
+  return riot_selected(address) && (address & kRiotIoBit) && (address & 0x05) == 0x04;
+}
+
+// How many of the reads at system cycles first + i * period (i = 0, 1, ..., at most max_reads) find the
+// timer at 1 or more before its underflow. Such reads change nothing (riot_read_timer), so a caller may
+// skip them; *last receives the value the last of them reads (unchanged when there are none).
+HD uint32_t riot_reads_above_zero(const Riot& riot, uint32_t first, uint32_t period, uint32_t max_reads,
+                                  uint8_t* last) {
+  if (riot.timer < 2 || max_reads == 0) return 0;
+  uint32_t delta = 0;
+  riot_timer_count(riot, first, &delta);
+  const uint32_t last_reading_one = ((riot.timer - 1u) << riot.interval_shift) - 1u;  // largest such delta
+  if (delta > last_reading_one) return 0;
+  uint32_t n = (last_reading_one - delta) / period + 1u;
+  if (n > max_reads) n = max_reads;
+  *last = static_cast<uint8_t>(riot_timer_count(riot, first + (n - 1u) * period, &delta));
+  return n;
+}
+
 HD uint8_t riot_read_timer(Riot& riot, uint32_t system_cycles) {
   uint32_t delta = 0;
   const int32_t count = riot_timer_count(riot, system_cycles, &delta);
