@@ -16,9 +16,10 @@ its own module, behind the :class:`AtariBackend` protocol below):
 - ``"cuda"``: the same core compiled by CuPy/NVRTC (:mod:`gpu_env.cuda`); without CuPy or a GPU it raises
   :class:`~gpu_env.errors.BackendError` naming what is missing.
 
-A backend without a fused ``step_preprocessed`` (``"ale_py"``, ``"cuda"``) gets gymnasium's
-``AtariPreprocessing`` frame skip from :meth:`AtariBatch.step_preprocessed` as a loop of ``act``
-calls; ``"cpu"`` runs the same loop in C++ (``native/ale_batch.cpp``).
+A backend without a fused ``step_observe`` (``"ale_py"``, ``"cuda"``) gets gymnasium's
+``AtariPreprocessing`` step and reset from :meth:`AtariBatch.step_preprocessed` as loops of batch
+calls; ``"cpu"`` runs the same loops in C++ (``native/ale_batch.cpp``), one thread per env at a
+time: its step, its reset and its observation.
 
 Arrays are numpy on the host backends: rewards int32[N], game_over bool[N], lives int32[N],
 RAM uint8[N, 128], screens uint8[N, H, 160] (palette indices), RGB uint8[N, H, 160, 3],
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -37,11 +38,15 @@ import numpy.typing as npt
 from gpu_env.errors import BackendError, GpuEnvError
 from gpu_env.roms import resolve_rom_path
 
+if TYPE_CHECKING:
+    from gpu_env.preprocess_cpu import CpuObservation
+
 NUM_ACTIONS = 18  # ALE's full (legal) action set: NOOP .. DOWNLEFTFIRE
 ACTION_NAMES: tuple[str, ...] = (
     "NOOP", "FIRE", "UP", "RIGHT", "LEFT", "DOWN", "UPRIGHT", "UPLEFT", "DOWNRIGHT", "DOWNLEFT",
     "UPFIRE", "RIGHTFIRE", "LEFTFIRE", "DOWNFIRE", "UPRIGHTFIRE", "UPLEFTFIRE", "DOWNRIGHTFIRE", "DOWNLEFTFIRE",
 )
+NOOP = 0  # ACTION_NAMES.index("NOOP"): also AtariPreprocessing's no-op (it checks action 0 is NOOP)
 BACKENDS: tuple[str, ...] = ("cpu", "cuda", "ale_py")
 
 BoolArray = npt.NDArray[np.bool_]
@@ -244,22 +249,53 @@ class AtariBatch:
 
     def step_preprocessed(self, actions: npt.ArrayLike, mask: npt.ArrayLike | None, frame_skip: int,
                           terminal_on_life_loss: bool, lives: IntArray, grayscale: bool, buf0: U8Array,
-                          buf1: U8Array) -> tuple[IntArray, BoolArray, BoolArray]:
-        """Run gymnasium's ``AtariPreprocessing.step`` (over ``AtariEnv(frameskip=1)``) on the masked envs.
+                          buf1: U8Array, *, reset: npt.ArrayLike | None = None, noops: npt.ArrayLike | None = None,
+                          observation: CpuObservation | None = None
+                          ) -> tuple[IntArray, BoolArray, BoolArray, U8Array | None]:
+        """One vector step of gymnasium's ``AtariPreprocessing`` (over ``AtariEnv(frameskip=1)``).
 
-        Up to ``frame_skip`` :meth:`act` calls per env, stopping at game over, truncation or (with
-        ``terminal_on_life_loss``) a life loss; ``lives`` (int32[N], in/out) is the wrapper's last seen
-        lives. The screen after act ``frame_skip-2`` is written to ``buf1[i]`` and after act
+        Envs in ``mask`` step: up to ``frame_skip`` :meth:`act` calls, stopping at game over, truncation
+        or (with ``terminal_on_life_loss``) a life loss; ``lives`` (int32[N], in/out) is the wrapper's
+        last seen lives. The screen after act ``frame_skip-2`` is written to ``buf1[i]`` and after act
         ``frame_skip-1`` to ``buf0[i]`` (uint8[N, H, 160] grayscale or [N, H, 160, 3] RGB), only when
-        reached, as the wrapper does. Returns rewards int32[N], terminated bool[N], truncated bool[N].
+        reached, as the wrapper does.
+
+        Envs in ``reset`` (bool[N], none also in ``mask``) do the wrapper's unseeded reset instead:
+        ``reset_game``, then ``noops[i]`` NOOP acts (``reset_game`` again whenever the game ends or is
+        truncated), ``lives[i]`` = their lives, ``buf0[i]`` = their screen, ``buf1[i]`` = 0.
+
+        With ``observation``, every env's observation follows (``buf0`` max-pooled with ``buf1`` when
+        ``frame_skip > 1``, then resized), computed on the ``"cpu"`` backend by the thread that just
+        stepped or reset the env. Returns rewards int32[N], terminated bool[N], truncated bool[N] and
+        the observations (``None`` without ``observation``).
         """
         a = np.asarray(actions, dtype=np.int64)
         m = self._mask(mask)
-        fast = getattr(self._impl, "step_preprocessed", None)
+        r = np.zeros(self.num_envs, dtype=np.bool_) if reset is None else self._mask(reset)
+        if (m & r).any():
+            raise ValueError(f"envs {np.flatnonzero(m & r).tolist()} are in both mask and reset")
+        n = np.zeros(self.num_envs, dtype=np.int32) if noops is None else np.asarray(noops, dtype=np.int32)
+        if n.shape != (self.num_envs,) or (n < 0).any():
+            raise ValueError(f"noops must be int[{self.num_envs}] >= 0, got shape {n.shape}")
+        fast = getattr(self._impl, "step_observe", None)
+        frames: U8Array | None = None
         if fast is not None:
-            result: tuple[IntArray, BoolArray, BoolArray] = fast(a, m, frame_skip, terminal_on_life_loss, lives,
-                                                                  grayscale, buf0, buf1)
-            return result
+            native_observation = observation if observation is not None and observation.native else None
+            total, term, trunc, frames = fast(a, m, r, n, frame_skip, terminal_on_life_loss, lives, grayscale, buf0,
+                                              buf1, native_observation)
+        else:
+            total, term, trunc = self._step_loop(a, m, frame_skip, terminal_on_life_loss, lives, grayscale, buf0,
+                                                 buf1)
+            if r.any():
+                self._reset_loop(r, n, lives, grayscale, buf0, buf1)
+        if observation is not None and frames is None:
+            frames = observation(buf0, buf1 if frame_skip > 1 else None, self._all_envs)
+        return total, term, trunc, frames
+
+    def _step_loop(self, a: npt.NDArray[np.int64], m: BoolArray, frame_skip: int, terminal_on_life_loss: bool,
+                   lives: IntArray, grayscale: bool, buf0: U8Array, buf1: U8Array
+                   ) -> tuple[IntArray, BoolArray, BoolArray]:
+        """:meth:`step_preprocessed`'s step as a loop of batch calls (backends without ``step_observe``)."""
         total = np.zeros(self.num_envs, dtype=np.int32)
         term = np.zeros(self.num_envs, dtype=np.bool_)
         trunc = np.zeros(self.num_envs, dtype=np.bool_)
@@ -280,6 +316,21 @@ class AtariBatch:
                 target = buf1 if t == frame_skip - 2 else buf0
                 target[active] = screen[active]
         return total, term, trunc
+
+    def _reset_loop(self, r: BoolArray, noops: IntArray, lives: IntArray, grayscale: bool, buf0: U8Array,
+                    buf1: U8Array) -> None:
+        """:meth:`step_preprocessed`'s reset as a loop of batch calls (backends without ``step_observe``)."""
+        self.reset_game(r)
+        noop = np.full(self.num_envs, NOOP, dtype=np.int64)
+        for t in range(int(noops[r].max(initial=0))):
+            self.act(noop, mask=r & (t < noops))
+            again = r & (t < noops) & self.game_over(with_truncation=True)
+            if again.any():
+                self.reset_game(again)
+        lives[r] = self.lives()[r]
+        screen = self.get_screen_grayscale() if grayscale else self.get_screen_rgb()
+        buf0[r] = screen[r]
+        buf1[r] = 0
 
     def reset_game(self, mask: npt.ArrayLike | None = None) -> None:
         """ALE ``reset_game()`` on every env in ``mask`` (default: all)."""

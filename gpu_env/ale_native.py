@@ -14,16 +14,19 @@ import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gpu_env import mt19937
 from gpu_env._lib import pointer
-from gpu_env.ale_batch import BoolArray, IntArray, U8Array
+from gpu_env.ale_batch import NOOP, BoolArray, IntArray, U8Array
 from gpu_env.errors import BackendError, GpuEnvError
 from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
+
+if TYPE_CHECKING:
+    from gpu_env.preprocess_cpu import CpuObservation
 
 
 class _NativeBackend:
@@ -118,23 +121,33 @@ class _NativeBackend:
         )
         return out
 
-    def step_preprocessed(self, actions: npt.NDArray[np.int64], mask: BoolArray, frame_skip: int,
-                          terminal_on_life_loss: bool, lives: IntArray, grayscale: bool, buf0: U8Array,
-                          buf1: U8Array) -> tuple[IntArray, BoolArray, BoolArray]:
+    def step_observe(self, actions: npt.NDArray[np.int64], mask: BoolArray, reset: BoolArray,
+                     noops: npt.NDArray[np.int32], frame_skip: int, terminal_on_life_loss: bool, lives: IntArray,
+                     grayscale: bool, buf0: U8Array, buf1: U8Array, observation: CpuObservation | None
+                     ) -> tuple[IntArray, BoolArray, BoolArray, U8Array | None]:
+        """See :meth:`AtariBatch.step_preprocessed` (``observation``: only a native one, or None)."""
         rewards = np.empty(self.num_envs, dtype=np.int32)
         term = np.empty(self.num_envs, dtype=np.bool_)
         trunc = np.empty(self.num_envs, dtype=np.bool_)
         if not (buf0.flags.c_contiguous and buf1.flags.c_contiguous and lives.flags.c_contiguous):
             raise GpuEnvError("step_preprocessed needs C-contiguous buffers and lives")
+        modes = mask.astype(np.uint8) + 2 * reset.astype(np.uint8)
         ct = self._ct
-        self._lib.gpu_env_ale_step_preprocessed(
-            self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c,
-            self._p(np.ascontiguousarray(actions, dtype=np.int32)), self._mask_p(mask), ct.c_int32(frame_skip),
-            ct.c_int32(int(terminal_on_life_loss)), self._p(lives), self._tables[_GRAYSCALE if grayscale else _RGB],
-            ct.c_int32(1 if grayscale else 3), self._height_c, self._p(buf0), self._p(buf1), self._p(rewards),
-            self._p(term), self._p(trunc), self._threads_c,
+        frames = None
+        if observation is not None:
+            frames = observation.new_output()
+            resize = (ct.c_int32(int(frame_skip > 1)), *observation.resize_args(), self._p(frames))
+        else:
+            resize = (ct.c_int32(0), ct.c_int32(0), ct.c_int32(0), ct.c_int32(1), None, None, ct.c_int32(0), None,
+                      None, ct.c_int32(0), None)
+        self._lib.gpu_env_ale_step_observe(
+            self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c, self._p(modes),
+            self._p(np.ascontiguousarray(actions, dtype=np.int32)), self._p(np.ascontiguousarray(noops, np.int32)),
+            ct.c_int32(NOOP), ct.c_int32(frame_skip), ct.c_int32(int(terminal_on_life_loss)), self._p(lives),
+            self._tables[_GRAYSCALE if grayscale else _RGB], ct.c_int32(1 if grayscale else 3), self._height_c,
+            self._p(buf0), self._p(buf1), self._p(rewards), self._p(term), self._p(trunc), *resize, self._threads_c,
         )
-        return rewards, term, trunc
+        return rewards, term, trunc, frames
 
     def reset_game(self, mask: BoolArray) -> None:
         self._lib.gpu_env_ale_reset(self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c,

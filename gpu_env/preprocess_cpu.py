@@ -49,6 +49,21 @@ class CpuObservation:
         self._shape = shape
         self._lib = native()
 
+    @property
+    def native(self) -> bool:
+        """Whether the resize runs in the native library (every size but an upscale, which OpenCV does)."""
+        return not self._upscale
+
+    def new_output(self) -> U8Array:
+        """Return a new array for one batch of observations (the caller owns it)."""
+        return np.empty(self._shape, dtype=np.uint8)
+
+    def resize_args(self) -> tuple[object, ...]:
+        """Return the resize's arguments of the native calls: target size, path, tap tables (``preprocess.h``)."""
+        return (ctypes.c_int32(self.height), ctypes.c_int32(self.width), ctypes.c_int32(int(self._integer)),
+                pointer(self._xi), pointer(self._xw), ctypes.c_int32(self._xi.shape[0]),
+                pointer(self._yi), pointer(self._yw), ctypes.c_int32(self._yi.shape[0]))
+
     def __call__(self, buf0: U8Array, buf1: U8Array | None, pool_mask: npt.NDArray[np.bool_] | None) -> U8Array:
         """Max-pool ``buf0`` with ``buf1`` where ``pool_mask`` (``None``: no pooling), then resize ``buf0``."""
         src = (self.num_envs, self.src_h, self.src_w) + (() if self.channels == 1 else (3,))
@@ -59,17 +74,14 @@ class CpuObservation:
         pool = buf1 is not None and pool_mask is not None
         if self._upscale:
             return self._opencv(buf0, buf1 if pool else None, pool_mask)
-        out = np.empty(self._shape, dtype=np.uint8)
+        out = self.new_output()
         mask = (np.ascontiguousarray(pool_mask, dtype=np.uint8) if pool and pool_mask is not None
                 else np.zeros(self.num_envs, dtype=np.uint8))
         other = buf1 if pool and buf1 is not None else buf0
         self._lib.gpu_env_preprocess_observe(
             ctypes.c_int32(self.num_envs), pointer(buf0), pointer(other), ctypes.c_int32(self.src_h),
             ctypes.c_int32(self.src_w), ctypes.c_int32(self.channels), ctypes.c_int32(int(pool)), pointer(mask),
-            ctypes.c_int32(self.height), ctypes.c_int32(self.width), ctypes.c_int32(int(self._integer)),
-            pointer(self._xi), pointer(self._xw), ctypes.c_int32(self._xi.shape[0]),
-            pointer(self._yi), pointer(self._yw), ctypes.c_int32(self._yi.shape[0]),
-            pointer(out), ctypes.c_int32(self.num_threads),
+            *self.resize_args(), pointer(out), ctypes.c_int32(self.num_threads),
         )
         return out
 

@@ -369,13 +369,25 @@ class AtariVecEnv(VectorEnv):
         self._reseed(mask, seeds)
         self.batch.reset_game(mask)
 
+    def _draw_noops(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32]:
+        """AtariPreprocessing.reset's no-op counts (1..noop_max from each env's np_random) for the envs in ``mask``."""
+        noop_max = int(self._pp["noop_max"])
+        noops = np.zeros(self.num_envs, dtype=np.int32)
+        if noop_max > 0:
+            for i in np.flatnonzero(mask):
+                noops[i] = int(self._env_rngs[i].integers(1, noop_max + 1))
+        return noops
+
     def _reset_envs(self, mask: npt.NDArray[np.bool_], seeds: list[int | None]) -> None:
+        """``reset`` of the envs in ``mask``, as loops of batch calls.
+
+        An unseeded autoreset under preprocessing with one act per frame runs inside the step instead
+        (:meth:`_preprocessed_step`).
+        """
         self._base_reset(mask, seeds)
         if self._preprocess:
             buf0, buf1 = self._buffers()
-            noop_max = int(self._pp["noop_max"])
-            noops = np.array([int(self._env_rngs[i].integers(1, noop_max + 1)) if m and noop_max > 0 else 0
-                              for i, m in enumerate(mask)])
+            noops = self._draw_noops(mask)
             noop_actions = np.full(self.num_envs, self._action_set[0], dtype=np.int64)
             for t in range(int(noops.max(initial=0))):
                 active = mask & (t < noops)
@@ -387,6 +399,10 @@ class AtariVecEnv(VectorEnv):
             idx = np.flatnonzero(mask)
             buf0[idx] = self._pp_screen()[idx]
             buf1[idx] = 0
+        self._start_episode_stats(mask)
+
+    def _start_episode_stats(self, mask: npt.NDArray[np.bool_]) -> None:
+        """Start the episode statistics of the envs in ``mask`` (just reset)."""
         self._ep_return[mask] = 0.0
         self._ep_length[mask] = 0
         self._ep_start[mask] = time.perf_counter()
@@ -455,17 +471,20 @@ class AtariVecEnv(VectorEnv):
             )
         resetting = self._autoreset.copy() if mode == AutoresetMode.NEXT_STEP else np.zeros(self.num_envs, np.bool_)
         stepping = ~resetting
-        if self._preprocess:
-            reward, term, trunc = self._preprocessed_step(ale_actions, stepping)
+        frame: npt.NDArray[np.uint8] | None = None
+        if self._preprocess and self._one_act_per_frame:
+            reward, term, trunc, frame = self._preprocessed_step(ale_actions, stepping, resetting)
+        elif self._preprocess:
+            reward, term, trunc = self._preprocessed_loop(ale_actions, stepping)
         else:
             reward, term, trunc = self._env_step(ale_actions, stepping)
         reward[resetting] = 0.0
         term[resetting] = False
         trunc[resetting] = False
-        if resetting.any():
+        if resetting.any() and frame is None:
             self._reset_envs(resetting, [None] * self.num_envs)
         everyone = np.ones(self.num_envs, dtype=np.bool_)
-        obs = self._observe(everyone, reset=resetting)
+        obs = self._observe(everyone, reset=resetting, frame=frame)
         self._ep_return[stepping] += reward[stepping]
         self._ep_length[stepping] += 1
         done = term | trunc
@@ -503,16 +522,35 @@ class AtariVecEnv(VectorEnv):
         """``mask`` (bool[N]) as a tensor broadcastable against ``like`` ([N, ...])."""
         return torch.from_numpy(mask).to(like.device).view(-1, *([1] * (like.dim() - 1)))
 
-    def _preprocessed_step(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]
+    @property
+    def _one_act_per_frame(self) -> bool:
+        """Whether each of AtariPreprocessing's frames is one ``act`` (no inner loop, no stochastic frame skip)."""
+        return self._inner_loops == 1 and not isinstance(self._frameskip, tuple)
+
+    def _preprocessed_step(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_],
+                           resetting: npt.NDArray[np.bool_]
+                           ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                                      npt.NDArray[np.uint8]]:
+        """One batch call (one act per frame): ``AtariPreprocessing.step`` of the envs in ``mask``.
+
+        Also the unseeded ``reset`` of the envs in ``resetting``, and every env's new observation
+        (max-pool, resize).
+        """
+        buf0, buf1 = self._buffers()
+        rewards, term, trunc, frame = self.batch.step_preprocessed(
+            actions, mask, int(self._pp["frame_skip"]), bool(self._pp["terminal_on_life_loss"]), self._pp_lives,
+            bool(self._pp["grayscale_obs"]), buf0, buf1, reset=resetting, noops=self._draw_noops(resetting),
+            observation=self._observation)
+        if frame is None:
+            raise GpuEnvError("internal: step_preprocessed returned no observation")
+        self._start_episode_stats(resetting)
+        return rewards.astype(np.float64), term, trunc, frame
+
+    def _preprocessed_loop(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]
                            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-        """``AtariPreprocessing.step`` on the envs in ``mask`` (its buffers and early exit included)."""
+        """``AtariPreprocessing.step`` on the envs in ``mask`` as a loop of env steps (stochastic, inner skips)."""
         buf0, buf1 = self._buffers()
         skip = int(self._pp["frame_skip"])
-        if self._inner_loops == 1 and not isinstance(self._frameskip, tuple):
-            rewards, term, trunc = self.batch.step_preprocessed(
-                actions, mask, skip, bool(self._pp["terminal_on_life_loss"]), self._pp_lives,
-                bool(self._pp["grayscale_obs"]), buf0, buf1)
-            return rewards.astype(np.float64), term, trunc
         total = np.zeros(self.num_envs, dtype=np.float64)
         term = np.zeros(self.num_envs, dtype=np.bool_)
         trunc = np.zeros(self.num_envs, dtype=np.bool_)
@@ -541,12 +579,16 @@ class AtariVecEnv(VectorEnv):
             raise GpuEnvError("internal: the preprocessing buffers exist only when preprocessing is on")
         return self._buf0, self._buf1
 
-    def _observe(self, mask: npt.NDArray[np.bool_], reset: npt.NDArray[np.bool_]) -> torch.Tensor:
-        """Return every env's observation; frame stacks are pushed (``mask``) or refilled (``reset``)."""
-        frame: npt.NDArray[Any]
+    def _observe(self, mask: npt.NDArray[np.bool_], reset: npt.NDArray[np.bool_],
+                 frame: npt.NDArray[Any] | None = None) -> torch.Tensor:
+        """Return every env's observation; frame stacks are pushed (``mask``) or refilled (``reset``).
+
+        ``frame``: the preprocessed observations when the step already computed them (max-pool, resize).
+        """
         if self._preprocess:
-            buf0, buf1 = self._buffers()
-            frame = self._observation(buf0, buf1 if self._pp["frame_skip"] > 1 else None, mask)
+            if frame is None:
+                buf0, buf1 = self._buffers()
+                frame = self._observation(buf0, buf1 if self._pp["frame_skip"] > 1 else None, mask)
             if self._pp["scale_obs"]:
                 frame = np.asarray(frame, dtype=np.float32) / 255.0
             if self._pp["grayscale_obs"] and self._pp["grayscale_newaxis"]:

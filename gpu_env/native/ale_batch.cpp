@@ -11,6 +11,7 @@
 #include "ale/environment.h"
 #include "ale/params.h"
 #include "parallel.h"
+#include "preprocess.h"
 #include "screen_format.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
@@ -174,58 +175,136 @@ GPU_ENV_EXPORT void gpu_env_ale_rng_state(const AleEnv* envs, int32_t i, int32_t
   *index = g.index;
 }
 
-// gymnasium's AtariPreprocessing.step over AtariEnv(frameskip=1) for the masked envs, in one call:
-// up to frame_skip ALE acts of actions[i]; stop early at game over (terminal) or truncation, or at a
-// life loss when terminal_on_life_loss (lives[i] carries the last seen lives in and out); the screen
-// after act frame_skip-2 goes to buf1[i], after act frame_skip-1 to buf0[i] (only when reached), through
-// env i's palette in `tables` (NTSC then PAL, 256 entries of `channels` bytes each: grayscale or RGB, as
-// for gpu_env_ale_screens_format). rewards[i]: summed reward;
-// terminated[i] / truncated[i] as the wrapper reports them. height: rows of buf0/buf1.
-GPU_ENV_EXPORT void gpu_env_ale_step_preprocessed(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers,
-                                                  uint64_t stride, const int32_t* actions, const uint8_t* mask,
-                                                  int32_t frame_skip, int32_t terminal_on_life_loss, int32_t* lives,
-                                                  const uint8_t* tables, int32_t channels, int32_t height,
-                                                  uint8_t* buf0, uint8_t* buf1, int32_t* rewards, uint8_t* terminated,
-                                                  uint8_t* truncated, int32_t num_threads) {
-  const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
-  const size_t frame_bytes = 160u * static_cast<size_t>(height) * static_cast<size_t>(channels);
-  const ScreenFormat fmt = channels == 3 ? ScreenFormat::kRgb : ScreenFormat::kGrayscale;
+namespace {
+
+// Where AtariPreprocessing's two screens go: env i's are buf0/buf1 + frame_bytes * i, `height` rows of
+// 160 pixels in `format` (grayscale or RGB), through the palettes in `tables` (NTSC then PAL).
+struct PreprocessBuffers {
+  ScreenFormat format;
+  const uint8_t* tables;
   PackedRgb rgb[2];
-  if (fmt == ScreenFormat::kRgb) {
-    gpu_env_native::pack_rgb(tables, rgb[0]);
-    gpu_env_native::pack_rgb(tables + 3 * gpu_env_native::kPaletteSize, rgb[1]);
+  int32_t height;
+  size_t frame_bytes;
+  uint8_t* buf0;
+  uint8_t* buf1;
+};
+
+// Env i's current picture into `target`, as gpu_env_ale_screens_format writes it.
+void write_screen(const AleEnv& e, const uint8_t* fb, const PreprocessBuffers& b, uint8_t* target) {
+  const Tia& tia = e.console.tia;
+  const int32_t rows = tia.height < b.height ? tia.height : b.height;
+  const uint8_t* screen = fb + 160u * static_cast<size_t>(tia.height) * tia.current_buffer;
+  const int32_t which = e.pal != 0 ? 1 : 0;
+  gpu_env_native::screen_convert(screen, rows, b.format, b.tables + gpu_env_native::kPaletteSize * which,
+                                 &b.rgb[which], target);
+  if (rows < b.height) {
+    const size_t row_bytes = b.frame_bytes / static_cast<size_t>(b.height);
+    std::memset(target + row_bytes * static_cast<size_t>(rows), 0, row_bytes * static_cast<size_t>(b.height - rows));
   }
-  parallel_for(n, num_threads, [&](int32_t i) {
+}
+
+// AtariPreprocessing.step of env i over AtariEnv(frameskip=1): up to frame_skip acts, stopping at game
+// over, truncation or (terminal_on_life_loss) a life loss; the screens after acts frame_skip-2 and
+// frame_skip-1 go to buf1[i] and buf0[i] when reached.
+void preprocessed_step(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t i, int32_t action, int32_t frame_skip,
+                       bool terminal_on_life_loss, int32_t& lives, const PreprocessBuffers& b, int32_t& reward,
+                       uint8_t& terminated, uint8_t& truncated) {
+  int32_t total = 0;
+  for (int32_t t = 0; t < frame_skip; ++t) {
+    total += gpu_env::ale::ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f);
+    bool term = gpu_env::ale::ale_terminal(e);
+    const bool trunc = gpu_env::ale::ale_truncated(e, r);
+    if (terminal_on_life_loss) {
+      const int32_t now = gpu_env::ale::ale_lives(e, r);
+      term = term || now < lives;
+      lives = now;
+    }
+    terminated = term ? 1 : 0;
+    truncated = trunc ? 1 : 0;
+    if (term || trunc) break;
+    uint8_t* target = t == frame_skip - 2 ? b.buf1 : (t == frame_skip - 1 ? b.buf0 : nullptr);
+    if (target != nullptr) write_screen(e, fb, b, target + b.frame_bytes * static_cast<size_t>(i));
+  }
+  reward = total;
+}
+
+// AtariPreprocessing.reset of env i without a seed: reset_game, `noops` acts of `noop_action`
+// (reset_game again whenever the game ends or is truncated), then lives, buf0[i] = the screen, buf1[i] = 0.
+void preprocessed_reset(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t i, int32_t noops, int32_t noop_action,
+                        int32_t& lives, const PreprocessBuffers& b) {
+  gpu_env::ale::ale_reset_game(e, r, fb);
+  for (int32_t t = 0; t < noops; ++t) {
+    gpu_env::ale::ale_act(e, r, fb, noop_action, kActionNoop, 1.0f, 0.0f);
+    if (gpu_env::ale::ale_terminal(e) || gpu_env::ale::ale_truncated(e, r)) gpu_env::ale::ale_reset_game(e, r, fb);
+  }
+  lives = gpu_env::ale::ale_lives(e, r);
+  write_screen(e, fb, b, b.buf0 + b.frame_bytes * static_cast<size_t>(i));
+  std::memset(b.buf1 + b.frame_bytes * static_cast<size_t>(i), 0, b.frame_bytes);
+}
+
+}  // namespace
+
+// gymnasium's AtariPreprocessing over AtariEnv(frameskip=1), one vector step in one call. Env i does,
+// by modes[i]: 0 nothing; 1 AtariPreprocessing.step of actions[i] (preprocessed_step above; rewards[i]
+// the summed reward, terminated[i] / truncated[i] as the wrapper reports them; lives[i] carries the
+// wrapper's last seen lives in and out); 2 AtariPreprocessing.reset without a seed with noops[i] no-ops
+// (preprocessed_reset above; reward 0, not terminated). Screens go to buf0/buf1 ([N][height][160]
+// grayscale or [N][height][160][3] RGB: `channels`, through `tables` as gpu_env_ale_screens_format).
+// When `out` is not null, every env's observation then follows in the same thread: buf0[i] max-pooled
+// with buf1[i] in place when `pool`, and resized (preprocess.h; the resize arguments as for
+// gpu_env_preprocess_observe) into out[i]. Resets are handed out first: one costs ~20 steps, and taken
+// last it would leave the other threads idle.
+GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers,
+                                             uint64_t stride, const uint8_t* modes, const int32_t* actions,
+                                             const int32_t* noops, int32_t noop_action, int32_t frame_skip,
+                                             int32_t terminal_on_life_loss, int32_t* lives, const uint8_t* tables,
+                                             int32_t channels, int32_t height, uint8_t* buf0, uint8_t* buf1,
+                                             int32_t* rewards, uint8_t* terminated, uint8_t* truncated, int32_t pool,
+                                             int32_t dst_h, int32_t dst_w, int32_t integer_path,
+                                             const int32_t* x_index, const float* x_weight, int32_t kx,
+                                             const int32_t* y_index, const float* y_weight, int32_t ky, uint8_t* out,
+                                             int32_t num_threads) {
+  const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
+  PreprocessBuffers b;
+  b.format = channels == 3 ? ScreenFormat::kRgb : ScreenFormat::kGrayscale;
+  b.tables = tables;
+  if (b.format == ScreenFormat::kRgb) {
+    gpu_env_native::pack_rgb(tables, b.rgb[0]);
+    gpu_env_native::pack_rgb(tables + 3 * gpu_env_native::kPaletteSize, b.rgb[1]);
+  }
+  b.height = height;
+  b.frame_bytes = 160u * static_cast<size_t>(height) * static_cast<size_t>(channels);
+  b.buf0 = buf0;
+  b.buf1 = buf1;
+  const gpu_env_native::ObserveSpec spec{height, 160, channels, dst_h, dst_w, integer_path != 0,
+                                         {x_index, x_weight, kx}, {y_index, y_weight, ky}};
+  const size_t out_bytes = static_cast<size_t>(dst_h) * dst_w * channels;
+  std::vector<int32_t> order;
+  order.reserve(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    if (modes[i] == 2) order.push_back(i);
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    if (modes[i] != 2) order.push_back(i);
+  }
+  parallel_for(n, num_threads, [&](int32_t k) {
+    const int32_t i = order[static_cast<size_t>(k)];
+    AleEnv& e = envs[i];
+    uint8_t* fb = env_buffers(buffers, stride, i);
     rewards[i] = 0;
     terminated[i] = 0;
     truncated[i] = 0;
-    if (!mask[i]) return;
-    AleEnv& e = envs[i];
-    uint8_t* fb = env_buffers(buffers, stride, i);
-    int32_t total = 0;
-    for (int32_t t = 0; t < frame_skip; ++t) {
-      total += gpu_env::ale::ale_act(e, r, fb, actions[i], kActionNoop, 1.0f, 0.0f);
-      bool term = gpu_env::ale::ale_terminal(e);
-      const bool trunc = gpu_env::ale::ale_truncated(e, r);
-      if (terminal_on_life_loss) {
-        const int32_t now = gpu_env::ale::ale_lives(e, r);
-        term = term || now < lives[i];
-        lives[i] = now;
-      }
-      terminated[i] = term ? 1 : 0;
-      truncated[i] = trunc ? 1 : 0;
-      if (term || trunc) break;
-      uint8_t* target = t == frame_skip - 2 ? buf1 : (t == frame_skip - 1 ? buf0 : nullptr);
-      if (target != nullptr) {
-        const Tia& tia = e.console.tia;
-        const int32_t rows = tia.height < height ? tia.height : height;
-        const uint8_t* screen = fb + 160u * static_cast<size_t>(tia.height) * tia.current_buffer;
-        const int32_t which = e.pal != 0 ? 1 : 0;
-        gpu_env_native::screen_convert(screen, rows, fmt, tables + gpu_env_native::kPaletteSize * which, &rgb[which],
-                                       target + frame_bytes * static_cast<size_t>(i));
-      }
+    if (modes[i] == 1) {
+      preprocessed_step(e, r, fb, i, actions[i], frame_skip, terminal_on_life_loss != 0, lives[i], b, rewards[i],
+                        terminated[i], truncated[i]);
+    } else if (modes[i] == 2) {
+      preprocessed_reset(e, r, fb, i, noops[i], noop_action, lives[i], b);
     }
-    rewards[i] = total;
+    if (out != nullptr) {
+      gpu_env_native::observe_frame(spec, buf0 + b.frame_bytes * static_cast<size_t>(i),
+                                    pool ? buf1 + b.frame_bytes * static_cast<size_t>(i) : nullptr,
+                                    out + out_bytes * static_cast<size_t>(i));
+    }
   });
 }
 

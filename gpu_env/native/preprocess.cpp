@@ -11,19 +11,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "preprocess.h"
+
 #include "parallel.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
 
+using gpu_env_native::ObserveSpec;
 using gpu_env_native::parallel_for;
 
 namespace {
 
-struct Taps {
-  const int32_t* index;   // [k][dst]
-  const float* weight;    // [k][dst]
-  int32_t k;
-};
+using Taps = gpu_env_native::ResizeTaps;
 
 // v rounded half to even and clamped to [0, 255]. For 0 <= v < 2^23, adding and subtracting 2^23
 // rounds to an integer in the default rounding mode (half to even), as cvRound does; unlike
@@ -109,6 +108,27 @@ void max_in_place(uint8_t* __restrict a, const uint8_t* __restrict b, size_t cou
 
 }  // namespace
 
+namespace gpu_env_native {
+
+void observe_frame(const ObserveSpec& spec, uint8_t* frame, const uint8_t* other, uint8_t* out) {
+  const size_t src_bytes = static_cast<size_t>(spec.src_h) * spec.src_w * spec.channels;
+  if (other != nullptr) max_in_place(frame, other, src_bytes);
+  if (spec.integer_path) {
+    resize_integer(frame, spec.src_w, spec.channels, spec.src_w / spec.dst_w, spec.src_h / spec.dst_h, spec.dst_h,
+                   spec.dst_w, out);
+    return;
+  }
+  thread_local std::vector<float> rows;
+  rows.resize(static_cast<size_t>(spec.src_h + 1) * spec.dst_w * spec.channels);
+  if (spec.channels == 1) {
+    resize_general<1>(frame, spec.src_h, spec.src_w, spec.x, spec.y, spec.dst_h, spec.dst_w, rows.data(), out);
+  } else {
+    resize_general<3>(frame, spec.src_h, spec.src_w, spec.x, spec.y, spec.dst_h, spec.dst_w, rows.data(), out);
+  }
+}
+
+}  // namespace gpu_env_native
+
 // For env i < n: when pool && pool_mask[i], buf0[i] = max(buf0[i], buf1[i]) (in place); then
 // out[i] = INTER_AREA resize of buf0[i] from src_h x src_w to dst_h x dst_w (`channels` bytes per
 // pixel). integer_path: use the integer-factor path (both factors integers); otherwise the tap
@@ -119,24 +139,14 @@ GPU_ENV_EXPORT void gpu_env_preprocess_observe(int32_t n, uint8_t* buf0, const u
                                                int32_t integer_path, const int32_t* x_index, const float* x_weight,
                                                int32_t kx, const int32_t* y_index, const float* y_weight, int32_t ky,
                                                uint8_t* out, int32_t num_threads) {
+  const ObserveSpec spec{src_h, src_w, channels, dst_h, dst_w, integer_path != 0,
+                         {x_index, x_weight, kx}, {y_index, y_weight, ky}};
   const size_t src_bytes = static_cast<size_t>(src_h) * src_w * channels;
   const size_t dst_bytes = static_cast<size_t>(dst_h) * dst_w * channels;
-  const Taps x{x_index, x_weight, kx};
-  const Taps y{y_index, y_weight, ky};
   parallel_for(n, num_threads, [&](int32_t i) {
-    uint8_t* frame = buf0 + src_bytes * static_cast<size_t>(i);
-    if (pool && pool_mask[i]) max_in_place(frame, buf1 + src_bytes * static_cast<size_t>(i), src_bytes);
-    uint8_t* o = out + dst_bytes * static_cast<size_t>(i);
-    if (integer_path) {
-      resize_integer(frame, src_w, channels, src_w / dst_w, src_h / dst_h, dst_h, dst_w, o);
-      return;
-    }
-    thread_local std::vector<float> rows;
-    rows.resize(static_cast<size_t>(src_h + 1) * dst_w * channels);
-    if (channels == 1) {
-      resize_general<1>(frame, src_h, src_w, x, y, dst_h, dst_w, rows.data(), o);
-    } else {
-      resize_general<3>(frame, src_h, src_w, x, y, dst_h, dst_w, rows.data(), o);
-    }
+    const bool pooled = pool && pool_mask[i];
+    gpu_env_native::observe_frame(spec, buf0 + src_bytes * static_cast<size_t>(i),
+                                  pooled ? buf1 + src_bytes * static_cast<size_t>(i) : nullptr,
+                                  out + dst_bytes * static_cast<size_t>(i));
   });
 }

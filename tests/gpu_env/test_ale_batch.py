@@ -151,3 +151,51 @@ def test_rom_params_follow_params_h_order() -> None:
 def test_one_public_batch_class() -> None:
     assert gpu_env.AtariBatch is AtariBatch
     assert not hasattr(gpu_env, "FrameBatch")
+
+
+@pytest.mark.parametrize(("grayscale", "size"), [(True, (84, 84)), (False, (105, 80))])
+def test_step_preprocessed_with_resets_matches_the_reference_backend(grayscale: bool, size: tuple[int, int]) -> None:
+    """The fused native step (steps, unseeded resets with no-ops, observations) equals the ale_py backend's.
+
+    The ale_py backend runs the same method as loops of batch calls over ALEInterface.
+
+    Short episodes (truncation at 30 frames) and up to 45 no-ops, so that games end inside the
+    no-ops (reset again) as well as inside the frame skip; some envs neither step nor reset.
+    """
+    from gpu_env.preprocess_cpu import CpuObservation
+
+    n, skip = 4, 4
+    kwargs = {"seeds": [7, 8, 9, 10], "repeat_action_probability": 0.25, "max_num_frames_per_episode": 30}
+    batches = [AtariBatch("breakout", n, backend=b, **kwargs) for b in ("cpu", "ale_py")]
+    height = batches[0].screen_shape[0]
+    shape = (n, height, 160) if grayscale else (n, height, 160, 3)
+    state = [(np.zeros(n, np.int32), np.zeros(shape, np.uint8), np.zeros(shape, np.uint8)) for _ in batches]
+    observation = CpuObservation(n, (height, 160), size, 1 if grayscale else 3)
+    rng = np.random.default_rng(0)
+    minimal = batches[0].minimal_action_set()
+    resets_after_game_end = 0
+    for t in range(60):
+        actions = minimal[rng.integers(0, len(minimal), n)]
+        roll = rng.random(n)
+        reset, step = roll < 0.25, roll >= 0.35
+        noops = rng.integers(0, 46, n)
+        out = [b.step_preprocessed(actions, step, skip, True, lives, grayscale, buf0, buf1, reset=reset, noops=noops,
+                                   observation=observation)
+               for b, (lives, buf0, buf1) in zip(batches, state, strict=True)]
+        for name, mine, ref in zip(("rewards", "terminated", "truncated", "observation"), out[0], out[1], strict=True):
+            assert np.array_equal(mine, ref), f"step {t}: {name} differs"
+        for name, mine, ref in zip(("lives", "buf0", "buf1"), state[0], state[1], strict=True):
+            assert np.array_equal(mine, ref), f"step {t}: {name} differs"
+        assert np.array_equal(batches[0].episode_frame_number(), batches[1].episode_frame_number()), f"step {t}"
+        resets_after_game_end += int((reset & (noops > 0) & (batches[1].episode_frame_number() < noops)).sum())
+    assert resets_after_game_end > 0  # some no-op runs crossed the 30-frame truncation and reset again
+
+
+def test_step_preprocessed_refuses_an_env_in_both_masks() -> None:
+    batch = AtariBatch("pong", 2, backend="cpu", seeds=0)
+    height = batch.screen_shape[0]
+    bufs = np.zeros((2, height, 160), np.uint8), np.zeros((2, height, 160), np.uint8)
+    both = np.array([True, False])
+    with pytest.raises(ValueError, match=r"envs \[0\] are in both mask and reset"):
+        batch.step_preprocessed(np.zeros(2, np.int64), both, 4, False, np.zeros(2, np.int32), True, *bufs,
+                                reset=both)

@@ -88,7 +88,7 @@ HD void tia_update_frame(Tia& t, uint8_t* fb, int32_t clock) {
     if (count != 0) tia_draw_span(t, fb, count, from_line_start - kTiaHBlank);
     if (t.hmove_blank_enabled && from_line_start < kTiaHBlank + 8) {
       const int32_t blanks = kTiaHBlank + 8 - from_line_start;
-      for (int32_t i = 0; i < blanks; ++i) fb[old_pointer + i] = 0;
+      tia_fill(fb + old_pointer, 0, blanks, 0);  // up to 76 bytes when the update ends inside HBLANK
       if (count + from_line_start >= kTiaHBlank + 8) t.hmove_blank_enabled = 0;
     }
     if (t.clocks_to_end_of_scanline == kTiaLineClocks) tia_end_of_line(t);
@@ -180,10 +180,13 @@ HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t&
                  uint8_t last_access_was_read) {
   const uint8_t reg = static_cast<uint8_t>(address & 0x3F);
   const int32_t clock = static_cast<int32_t>(cycles * 3);
-  const int32_t hpos = (clock - t.clock_when_frame_started) % kTiaLineClocks;
+  // The line and the position on it, computed once (tia_update_frame does not move the frame start).
+  const int32_t since_frame_start = clock - t.clock_when_frame_started;
+  const int32_t line = since_frame_start / kTiaLineClocks;
+  const int32_t hpos = since_frame_start - line * kTiaLineClocks;
   tia_update_frame(t, fb, clock + tia_write_delay(reg, hpos));
   bool stop = false;
-  if ((clock - t.clock_when_frame_started) / kTiaLineClocks > t.max_scanlines) {
+  if (line > t.max_scanlines) {
     stop = true;
     t.partial_frame = 0;
   }
