@@ -82,3 +82,20 @@ def test_the_table_prints_each_round_the_medians_and_the_ratio(capsys: pytest.Ca
     assert "quiet 2: Sample Factory 2.1.1" in out
     assert "2.50x SF (wall), 1.72x SF per CPU-s" in out  # medians 2500/1000 and 1550/900
     assert "load average 0.5 -> 1.5" in out
+
+
+def test_reward_at_takes_the_last_point_logged_by_then() -> None:
+    curve = [(10.0, -1.0), (44.9, 0.76), (45.1, 0.5)]
+    assert learning.reward_at(curve, 45.0) == 0.76
+    assert learning.reward_at(curve, 5.0) is None
+
+
+def test_the_small_recipe_is_options_the_trainer_takes() -> None:
+    from trainers.appo.config import add_arguments, config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    config = config_from_args(parser.parse_args(list(learning.RECIPES["small"])))
+    assert (config.obs_height, config.obs_width, config.hidden_size, config.rnn_size) == (36, 64, 128, 128)
+    assert (config.batch_size, config.learning_rate) == (256, 1e-3)
+    assert learning.RECIPES["defaults"] == ()
