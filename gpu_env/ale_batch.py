@@ -277,6 +277,11 @@ class AtariBatch:
         n = np.zeros(self.num_envs, dtype=np.int32) if noops is None else np.asarray(noops, dtype=np.int32)
         if n.shape != (self.num_envs,) or (n < 0).any():
             raise ValueError(f"noops must be int[{self.num_envs}] >= 0, got shape {n.shape}")
+        if observation is not None:
+            want = (self.num_envs, self.screen_shape[0], 160, 1 if grayscale else 3)
+            got = (observation.num_envs, observation.src_h, observation.src_w, observation.channels)
+            if got != want:
+                raise ValueError(f"observation is for (envs, height, width, channels) {got}, the screens are {want}")
         fast = getattr(self._impl, "step_observe", None)
         frames: U8Array | None = None
         if fast is not None:

@@ -199,3 +199,15 @@ def test_step_preprocessed_refuses_an_env_in_both_masks() -> None:
     with pytest.raises(ValueError, match=r"envs \[0\] are in both mask and reset"):
         batch.step_preprocessed(np.zeros(2, np.int64), both, 4, False, np.zeros(2, np.int32), True, *bufs,
                                 reset=both)
+
+
+def test_step_preprocessed_refuses_an_observation_for_other_screens() -> None:
+    from gpu_env.preprocess_cpu import CpuObservation
+
+    batch = AtariBatch("pong", 2, backend="cpu", seeds=0)
+    height = batch.screen_shape[0]
+    bufs = np.zeros((2, height, 160), np.uint8), np.zeros((2, height, 160), np.uint8)
+    rgb = CpuObservation(2, (height, 160), (84, 84), 3)
+    with pytest.raises(ValueError, match=r"is for .* \(2, 210, 160, 3\), the screens are \(2, 210, 160, 1\)"):
+        batch.step_preprocessed(np.zeros(2, np.int64), None, 4, False, np.zeros(2, np.int32), True, *bufs,
+                                observation=rgb)
