@@ -28,6 +28,10 @@ from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
 if TYPE_CHECKING:
     from gpu_env.preprocess_cpu import CpuObservation
 
+# gpu_env_ale_step_observe's pool and resize arguments when no observation is wanted (out = NULL).
+_NO_OBSERVATION = (ctypes.c_int32(0), ctypes.c_int32(0), ctypes.c_int32(0), ctypes.c_int32(1), None, None,
+                   ctypes.c_int32(0), None, None, ctypes.c_int32(0), None)
+
 
 class _NativeBackend:
     """gpu_env's C++ environment (core/ale/environment.h) through native/ale_batch.cpp."""
@@ -138,8 +142,7 @@ class _NativeBackend:
             frames = observation.new_output()
             resize = (ct.c_int32(int(frame_skip > 1)), *observation.resize_args(), self._p(frames))
         else:
-            resize = (ct.c_int32(0), ct.c_int32(0), ct.c_int32(0), ct.c_int32(1), None, None, ct.c_int32(0), None,
-                      None, ct.c_int32(0), None)
+            resize = _NO_OBSERVATION
         self._lib.gpu_env_ale_step_observe(
             self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c, self._p(modes),
             self._p(np.ascontiguousarray(actions, dtype=np.int32)), self._p(np.ascontiguousarray(noops, np.int32)),

@@ -48,6 +48,11 @@ class CpuObservation:
         shape = (num_envs, self.height, self.width) if channels == 1 else (num_envs, self.height, self.width, 3)
         self._shape = shape
         self._lib = native()
+        # The resize's part of the native calls' arguments, built once (the tap tables never change).
+        self._resize_args = (ctypes.c_int32(self.height), ctypes.c_int32(self.width),
+                             ctypes.c_int32(int(self._integer)),
+                             pointer(self._xi), pointer(self._xw), ctypes.c_int32(self._xi.shape[0]),
+                             pointer(self._yi), pointer(self._yw), ctypes.c_int32(self._yi.shape[0]))
 
     @property
     def native(self) -> bool:
@@ -60,9 +65,7 @@ class CpuObservation:
 
     def resize_args(self) -> tuple[object, ...]:
         """Return the resize's arguments of the native calls: target size, path, tap tables (``preprocess.h``)."""
-        return (ctypes.c_int32(self.height), ctypes.c_int32(self.width), ctypes.c_int32(int(self._integer)),
-                pointer(self._xi), pointer(self._xw), ctypes.c_int32(self._xi.shape[0]),
-                pointer(self._yi), pointer(self._yw), ctypes.c_int32(self._yi.shape[0]))
+        return self._resize_args
 
     def __call__(self, buf0: U8Array, buf1: U8Array | None, pool_mask: npt.NDArray[np.bool_] | None) -> U8Array:
         """Max-pool ``buf0`` with ``buf1`` where ``pool_mask`` (``None``: no pooling), then resize ``buf0``."""
