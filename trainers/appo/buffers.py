@@ -4,7 +4,10 @@ Every array lives in its own :class:`multiprocessing.shared_memory.SharedMemory`
 attach with numpy only (no torch import in the worker) and the learner sees the same memory as torch
 tensors without copies. Layout (``S = num_envs * slots_per_env`` trajectory slots, ``T = rollout``):
 
-- ``obs``      ``uint8[S, T + 1, C, H, W]``  observation before each step, plus the bootstrap one
+- ``obs``      ``uint8[S, T + 1, C, H, W]``  observation before each step, plus the bootstrap one. Stored
+  channels-last (``obs_hwc``, ``uint8[S, T + 1, H, W, C]``, the order ViZDoom renders in); ``np["obs"]`` is
+  the channel-first view of the same memory, so torch reads it as a ``channels_last`` tensor and the model's
+  float conversion is a straight cast instead of a transpose.
 - ``actions``  ``int64[S, T, K]``            one index per action head
 - ``logp``     ``float32[S, T]``             behaviour log-probability
 - ``rewards``  ``float32[S, T]``, ``dones`` ``uint8[S, T]`` (episode ended after step t)
@@ -55,7 +58,7 @@ class BufferLayout:
         """Name -> (shape, numpy dtype) of every shared array."""
         s, t, e = self.num_slots, self.rollout, self.num_envs
         return {
-            "obs": ((s, t + 1, *self.obs_shape), np.uint8),
+            "obs": ((s, t + 1, *self.obs_shape[1:], self.obs_shape[0]), np.uint8),  # HWC storage
             "actions": ((s, t, self.num_heads), np.int64),
             "logp": ((s, t), np.float32),
             "rewards": ((s, t), np.float32),
@@ -96,6 +99,8 @@ class SharedBuffers:
             if names is None:
                 array.fill(0)
             self.np[key] = array
+        self.obs_hwc: np.ndarray = self.np["obs"]
+        self.np["obs"] = np.moveaxis(self.obs_hwc, -1, -3)
         if self.owner:
             self.np["env_slot"][:] = np.arange(layout.num_envs, dtype=np.int32) * layout.slots_per_env
 

@@ -61,6 +61,9 @@ class AppoConfig:
 
     learner_threads: int = doc_field("torch intra-op threads of the learner", default=1)
     inference_threads: int = doc_field("torch intra-op threads of the inference thread", default=1)
+    inference_wait_ms: float = doc_field(
+        "after the first request for actions, wait up to this long for more before a forward pass (until more "
+        "than half the worker splits have asked): fewer, larger passes cost less CPU per sample", default=3.0)
     save_every_s: float = doc_field("seconds between checkpoints", default=60.0)
     keep_checkpoints: int = doc_field("newest checkpoints kept", default=2)
     log_every_s: float = doc_field("seconds between console/metrics lines", default=5.0)
@@ -114,6 +117,8 @@ class AppoConfig:
         for name in ("worker_timeout_s", "worker_start_timeout_s"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(self, name)}")
+        if not self.inference_wait_ms >= 0:
+            raise ConfigError(f"--inference-wait-ms must be >= 0 (0 = never wait), got {self.inference_wait_ms}")
         if self.max_seconds < 0 or self.env_frames < 0:
             raise ConfigError("--max-seconds and --env-frames must be >= 0 (0 means no limit)")
 

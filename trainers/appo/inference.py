@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -22,12 +23,16 @@ from trainers.appo.rollout_worker import Channel
 class Inference:
     """Serves ``(worker, split, generation)`` requests; replies ``(split, generation)`` on ``replies[worker]``.
 
-    ``random_actions`` (sampler benchmark) skips the network and samples uniformly.
+    ``random_actions`` (sampler benchmark) skips the network and samples uniformly. ``wait_s``: after the first
+    request of a batch, how long to wait for more, until more than half of all splits have asked. A forward pass
+    on few envs costs nearly as much as on all of them (the weights' memory traffic dominates), so on a busy
+    machine a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits.
     """
 
     def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,
                  replies: Callable[[int], Channel], current_generation: Callable[[int], int],
-                 envs_per_worker: int, worker_splits: int, seed: int, random_actions: bool = False) -> None:
+                 envs_per_worker: int, worker_splits: int, seed: int, random_actions: bool = False,
+                 wait_s: float = 0.0) -> None:
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -37,12 +42,15 @@ class Inference:
         self.current_generation = current_generation
         self.envs_per_worker = envs_per_worker
         self.per_split = envs_per_worker // worker_splits
+        self.wait_s = wait_s
+        self.enough_requests = buffers.layout.num_workers * worker_splits // 2 + 1
         self.version = 0
         self._pending: tuple[dict[str, torch.Tensor], int] | None = None
         self._lock = threading.Lock()
         self._gen = torch.Generator().manual_seed(seed)
         b = buffers.np
-        self._t = {k: torch.from_numpy(b[k]) for k in ("obs", "actions", "logp", "version", "rnn0", "rnn")}
+        self._t = {k: torch.from_numpy(b[k]) for k in ("actions", "logp", "version", "rnn0", "rnn")}
+        self._obs_hwc = torch.from_numpy(buffers.obs_hwc)
         self.samples = 0
         self.random_actions = random_actions
         self._np_rng = np.random.default_rng(seed)
@@ -75,9 +83,18 @@ class Inference:
             batch.append(self.requests.get(timeout=timeout) if timeout > 0 else self.requests.get(block=False))
         except queue.Empty:
             return 0
+        deadline = time.monotonic() + (self.wait_s if timeout > 0 else 0.0)
         while len(batch) < max_requests:
             try:
                 batch.append(self.requests.get(block=False))
+                continue
+            except queue.Empty:
+                pass
+            left = deadline - time.monotonic()
+            if len(batch) >= self.enough_requests or left <= 0:
+                break
+            try:
+                batch.append(self.requests.get(timeout=left))
             except queue.Empty:
                 break
         batch = [r for r in batch if r[2] == self.current_generation(r[0])]
@@ -110,7 +127,7 @@ class Inference:
         starts = steps == 0
         if bool(starts.any()):
             t["rnn0"][slots[starts]] = h[starts]
-        logits, _, h_new = self.model.step(t["obs"][slots, steps], h)
+        logits, _, h_new = self.model.step(self._obs_hwc[slots, steps].permute(0, 3, 1, 2), h)
         actions, logp = sample_actions(logits, self.model.action_nvec, self._gen)
         t["actions"][slots, steps] = actions
         t["logp"][slots, steps] = logp

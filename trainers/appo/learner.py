@@ -42,7 +42,9 @@ def gather_batch(buffers: SharedBuffers, slots: list[int]) -> Batch:
     b = buffers.np
     idx = np.asarray(slots, dtype=np.int64)
     batch = Batch(
-        obs=torch.from_numpy(b["obs"][idx]).transpose(0, 1),
+        # Time-major, channels-last memory under a channel-first view: unroll's (T, N) merge is then a view and
+        # the model's float conversion a straight cast.
+        obs=torch.from_numpy(np.ascontiguousarray(buffers.obs_hwc[idx].swapaxes(0, 1))).permute(0, 1, 4, 2, 3),
         actions=torch.from_numpy(b["actions"][idx]).transpose(0, 1),
         behaviour_logp=torch.from_numpy(b["logp"][idx]).transpose(0, 1),
         rewards=torch.from_numpy(b["rewards"][idx]).transpose(0, 1),
@@ -98,8 +100,9 @@ class Learner:
         valid = lag <= self.cfg.max_policy_lag
         if self.cfg.normalize_obs:
             steps = batch.rewards.shape[0]
-            frames = batch.obs[:steps][valid].reshape(-1, *batch.obs.shape[2:])
-            self.model.update_normalizer(frames[::16])
+            # Every 16th valid sample, picked before copying: a boolean mask would copy the whole batch first.
+            picked = valid.flatten().nonzero().squeeze(1)[::16]
+            self.model.update_normalizer(batch.obs[:steps].reshape(-1, *batch.obs.shape[2:])[picked])
         terms = compute_losses(self.model, batch, valid, self.cfg)
         self.optimizer.zero_grad(set_to_none=True)
         terms["loss"].backward()  # type: ignore[no-untyped-call]

@@ -1,0 +1,104 @@
+"""APPO's shared observation memory is channels-last under a channel-first view; inference waits for fuller batches."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import torch
+
+from trainers.appo.buffers import BufferLayout, SharedBuffers
+from trainers.appo.inference import Inference
+from trainers.appo.learner import gather_batch
+from trainers.appo.model import ActorCritic
+
+OBS = (3, 36, 64)
+
+
+@pytest.fixture
+def buffers() -> Iterator[SharedBuffers]:
+    layout = BufferLayout(num_workers=2, envs_per_worker=2, slots_per_env=2, rollout=3, obs_shape=OBS, num_heads=1,
+                          rnn_size=16)
+    buf = SharedBuffers(layout)
+    yield buf
+    buf.close()
+
+
+def test_the_channel_first_view_writes_the_channels_last_memory(buffers: SharedBuffers) -> None:
+    frame = np.random.default_rng(0).integers(0, 256, OBS, dtype=np.uint8)
+    buffers.np["obs"][5, 2] = frame
+    assert buffers.np["obs"].shape == (8, 4, *OBS)
+    assert np.shares_memory(buffers.np["obs"], buffers.obs_hwc)
+    assert buffers.obs_hwc.flags.c_contiguous
+    np.testing.assert_array_equal(buffers.obs_hwc[5, 2], frame.transpose(1, 2, 0))
+    np.testing.assert_array_equal(buffers.np["obs"][5, 2], frame)
+
+
+def test_gather_batch_is_time_major_and_channels_last(buffers: SharedBuffers) -> None:
+    buffers.np["obs"][...] = np.random.default_rng(1).integers(0, 256, buffers.np["obs"].shape, dtype=np.uint8)
+    slots = [6, 1, 3]
+    expected = buffers.np["obs"][slots].swapaxes(0, 1).copy()
+    batch = gather_batch(buffers, slots)
+    np.testing.assert_array_equal(batch.obs.numpy(), expected)
+    flat = batch.obs.reshape(-1, *OBS)
+    assert flat.is_contiguous(memory_format=torch.channels_last)
+    assert flat.data_ptr() == batch.obs.data_ptr()  # merging time and trajectory is a view, not a copy
+
+
+def test_encode_gives_the_same_features_for_either_memory_layout() -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(OBS, [4], hidden_size=32, rnn_size=16)
+    obs = torch.randint(0, 256, (5, *OBS), dtype=torch.uint8)
+    channels_last = obs.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        assert torch.equal(model.encode(obs), model.encode(channels_last))
+
+
+def _inference(buffers: SharedBuffers, requests: queue.Queue[tuple[int, int, int]],
+               replies: list[queue.Queue[tuple[int, int]]], wait_s: float) -> Inference:
+    model = ActorCritic(OBS, [4], hidden_size=32, rnn_size=16)
+    return Inference(model, buffers, requests, lambda w: replies[w], lambda w: 0, envs_per_worker=2,
+                     worker_splits=2, seed=0, wait_s=wait_s)
+
+
+def test_serve_waits_until_more_than_half_the_splits_asked(buffers: SharedBuffers) -> None:
+    requests: queue.Queue[tuple[int, int, int]] = queue.Queue()
+    replies: list[queue.Queue[tuple[int, int]]] = [queue.Queue(), queue.Queue()]
+    inference = _inference(buffers, requests, replies, wait_s=5.0)
+    assert inference.enough_requests == 3  # 2 workers x 2 splits
+    requests.put((0, 0, 0))
+
+    def later() -> None:
+        time.sleep(0.1)
+        requests.put((1, 1, 0))
+        time.sleep(0.1)
+        requests.put((0, 1, 0))
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    start = time.monotonic()
+    served = inference.serve(timeout=1.0)
+    took = time.monotonic() - start
+    thread.join()
+    assert served == 3
+    assert 0.2 <= took < 4.0  # waited for the third request, not for the whole wait
+    assert sorted(replies[0].get_nowait() for _ in range(2)) == [(0, 0), (1, 0)]
+    assert replies[1].get_nowait() == (1, 0)
+
+
+def test_serve_stops_waiting_at_the_deadline_and_never_waits_when_polled(buffers: SharedBuffers) -> None:
+    requests: queue.Queue[tuple[int, int, int]] = queue.Queue()
+    replies: list[queue.Queue[tuple[int, int]]] = [queue.Queue(), queue.Queue()]
+    inference = _inference(buffers, requests, replies, wait_s=0.3)
+    requests.put((0, 0, 0))
+    start = time.monotonic()
+    assert inference.serve(timeout=1.0) == 1
+    assert time.monotonic() - start >= 0.3
+    requests.put((1, 0, 0))
+    start = time.monotonic()
+    assert inference.serve(timeout=0.0) == 1  # serial mode polls: no wait
+    assert time.monotonic() - start < 0.25
