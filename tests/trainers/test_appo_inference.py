@@ -61,7 +61,7 @@ def test_encode_gives_the_same_features_for_either_memory_layout() -> None:
 def _inference(buffers: SharedBuffers, requests: queue.Queue[tuple[int, int, int]],
                replies: list[queue.Queue[tuple[int, int]]], wait_s: float) -> Inference:
     model = ActorCritic(OBS, [4], hidden_size=32, rnn_size=16)
-    return Inference(model, buffers, requests, lambda w: replies[w], lambda w: 0, envs_per_worker=2,
+    return Inference(model, buffers, requests, lambda w: replies[w], lambda w: 0,
                      worker_splits=2, seed=0, wait_s=wait_s)
 
 

@@ -99,10 +99,15 @@ class SharedBuffers:
             if names is None:
                 array.fill(0)
             self.np[key] = array
-        self.obs_hwc: np.ndarray = self.np["obs"]
-        self.np["obs"] = np.moveaxis(self.obs_hwc, -1, -3)
+        self.np["obs_hwc"] = self.np["obs"]
+        self.np["obs"] = np.moveaxis(self.np["obs_hwc"], -1, -3)
         if self.owner:
             self.np["env_slot"][:] = np.arange(layout.num_envs, dtype=np.int32) * layout.slots_per_env
+
+    @property
+    def obs_hwc(self) -> np.ndarray:
+        """The observations' own memory, ``uint8[S, T + 1, H, W, C]`` (``np["obs"]`` is its channel-first view)."""
+        return self.np["obs_hwc"]
 
     def names(self) -> dict[str, str]:
         """Block names, for :meth:`attach` in another process."""

@@ -25,14 +25,14 @@ class Inference:
 
     ``random_actions`` (sampler benchmark) skips the network and samples uniformly. ``wait_s``: after the first
     request of a batch, how long to wait for more, until more than half of all splits have asked. A forward pass
-    on few envs costs nearly as much as on all of them (the weights' memory traffic dominates), so on a busy
-    machine a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits.
+    on few envs costs nearly as much as on all of them (the BLAS re-packs every weight matrix on each call), so
+    a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits. The env and split
+    counts come from ``buffers.layout``.
     """
 
     def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,
                  replies: Callable[[int], Channel], current_generation: Callable[[int], int],
-                 envs_per_worker: int, worker_splits: int, seed: int, random_actions: bool = False,
-                 wait_s: float = 0.0) -> None:
+                 worker_splits: int, seed: int, random_actions: bool = False, wait_s: float = 0.0) -> None:
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -40,8 +40,8 @@ class Inference:
         self.requests = requests
         self.replies = replies
         self.current_generation = current_generation
-        self.envs_per_worker = envs_per_worker
-        self.per_split = envs_per_worker // worker_splits
+        self.envs_per_worker = buffers.layout.envs_per_worker
+        self.per_split = self.envs_per_worker // worker_splits
         self.wait_s = wait_s
         self.enough_requests = buffers.layout.num_workers * worker_splits // 2 + 1
         self.version = 0
@@ -85,16 +85,9 @@ class Inference:
             return 0
         deadline = time.monotonic() + (self.wait_s if timeout > 0 else 0.0)
         while len(batch) < max_requests:
+            left = deadline - time.monotonic() if len(batch) < self.enough_requests else 0.0
             try:
-                batch.append(self.requests.get(block=False))
-                continue
-            except queue.Empty:
-                pass
-            left = deadline - time.monotonic()
-            if len(batch) >= self.enough_requests or left <= 0:
-                break
-            try:
-                batch.append(self.requests.get(timeout=left))
+                batch.append(self.requests.get(timeout=left) if left > 0 else self.requests.get(block=False))
             except queue.Empty:
                 break
         batch = [r for r in batch if r[2] == self.current_generation(r[0])]

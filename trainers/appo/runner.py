@@ -185,7 +185,7 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
     generations = [0] * cfg.num_workers
     learner = Learner(model, cfg)
     inference = Inference(model, buffers, requests, lambda w: replies[w], lambda w: generations[w],
-                          cfg.envs_per_worker, cfg.worker_splits, seed=cfg.seed + 7, random_actions=cfg.sampler_only,
+                          cfg.worker_splits, seed=cfg.seed + 7, random_actions=cfg.sampler_only,
                           wait_s=cfg.inference_wait_ms / 1000.0)
     system = System(cfg=cfg, scenario=scenario, buffers=buffers, learner=learner, inference=inference,
                     requests=requests, ready=ready, replies=replies, generations=generations, stop=stop,
