@@ -25,8 +25,9 @@ class Inference:
 
     ``random_actions`` (sampler benchmark) skips the network and samples uniformly. ``wait_s``: after the first
     request of a batch, how long to wait for more, until more than half of all splits have asked. A forward pass
-    on few envs costs nearly as much as on all of them (the BLAS re-packs every weight matrix on each call), so
-    a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits. The env and split
+    has a fixed cost besides its per-env one (on the AMD guest of docs/benchmarks.md 6.4 ms for 2 envs and 10 ms
+    for 8, the BLAS re-packing every weight matrix on each call; on the Intel AVX-512 guest 1.2 and 2.9 ms), so a
+    short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits. The env and split
     counts come from ``buffers.layout``.
     """
 
@@ -49,8 +50,7 @@ class Inference:
         self._lock = threading.Lock()
         self._gen = torch.Generator().manual_seed(seed)
         b = buffers.np
-        self._t = {k: torch.from_numpy(b[k]) for k in ("actions", "logp", "version", "rnn0", "rnn")}
-        self._obs_hwc = torch.from_numpy(buffers.obs_hwc)
+        self._t = {k: torch.from_numpy(b[k]) for k in ("obs_hwc", "actions", "logp", "version", "rnn0", "rnn")}
         self.samples = 0
         self.random_actions = random_actions
         self._np_rng = np.random.default_rng(seed)
@@ -120,7 +120,7 @@ class Inference:
         starts = steps == 0
         if bool(starts.any()):
             t["rnn0"][slots[starts]] = h[starts]
-        logits, _, h_new = self.model.step(self._obs_hwc[slots, steps].permute(0, 3, 1, 2), h)
+        logits, _, h_new = self.model.step(t["obs_hwc"][slots, steps].permute(0, 3, 1, 2), h)
         actions, logp = sample_actions(logits, self.model.action_nvec, self._gen)
         t["actions"][slots, steps] = actions
         t["logp"][slots, steps] = logp
