@@ -32,6 +32,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import statistics
 import subprocess
@@ -177,7 +178,7 @@ def run_ours(args: argparse.Namespace, sampler_only: bool, workdir: Path) -> dic
            "--num-workers", str(args.num_workers), "--envs-per-worker", str(args.envs_per_worker),
            "--batch-size", str(args.batch_size), "--learner-threads", str(args.learner_threads),
            "--advantage", args.advantage, "--gae-lambda", str(args.gae_lambda), "--rollout", str(args.rollout),
-           "--log-every-s", "1", "--save-every-s", "0"]
+           "--log-every-s", "1", "--save-every-s", "0", *shlex.split(args.ours_args)]
     if sampler_only:
         cmd.append("--sampler-only")
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
@@ -248,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--advantage", default="gae", choices=["gae", "vtrace"], help="ours (Sample Factory: GAE)")
     parser.add_argument("--gae-lambda", type=float, default=0.95, help="ours (Sample Factory's default is 0.95)")
     parser.add_argument("--learner-threads", type=int, default=1, help="ours: torch threads of the learner")
+    parser.add_argument("--ours-args", default="", help="ours: further trainers.appo options, e.g. "
+                        "'--no-packed-inference' (printed with the table)")
     parser.add_argument("--sf-envs-per-worker", type=int, default=4, help="Sample Factory")
     parser.add_argument("--sf-venv", type=Path, default=ROOT / "build" / "sf_venv",
                         help="Sample Factory's venv, built there on first use (default build/sf_venv)")
@@ -307,8 +310,10 @@ def print_table(rows: dict[str, dict[str, float]], rounds: dict[str, list[dict[s
     ceiling_cpu = raw.get("frames_per_cpu_s", nan)
     print(f"\nscenario {args.scenario}, 160x120 -> 128x72 RGB, frameskip 4, convnet_simple + GRU 512, {cores} cores, "
           f"load average {load[0]:.1f} -> {load[-1]:.1f}")
+    extra = f" {args.ours_args}" if args.ours_args else ""
     print(f"ours: {args.num_workers} workers x {args.envs_per_worker} envs, batch {args.batch_size}, rollout "
-          f"{args.rollout}, {args.advantage} (lambda {args.gae_lambda}); Sample Factory 2.1.1: {args.num_workers} x "
+          f"{args.rollout}, {args.advantage} (lambda {args.gae_lambda}){extra}; "
+          f"Sample Factory 2.1.1: {args.num_workers} x "
           f"{args.sf_envs_per_worker}, its Doom defaults (batch 1024, rollout 32, GAE 0.95); both --device cpu")
     print(f"{'row':44s} {'frames/s':>10s} {'frames/CPU-s':>13s} {'startup s':>10s} {'load':>6s}  ratio")
     if raw:

@@ -64,6 +64,9 @@ class AppoConfig:
     inference_wait_ms: float = doc_field(
         "after the first request for actions, wait up to this long for more before a forward pass (until more "
         "than half the worker splits have asked): fewer, larger passes cost less CPU per sample", default=3.0)
+    packed_inference: bool = doc_field(
+        "inference's forward pass on oneDNN with the weights packed once per policy version "
+        "(trainers/appo/packed.py; same model and fp32 arithmetic); off: the model's own layers", default=True)
     save_every_s: float = doc_field("seconds between checkpoints", default=60.0)
     keep_checkpoints: int = doc_field("newest checkpoints kept", default=2)
     log_every_s: float = doc_field("seconds between console/metrics lines", default=5.0)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import torch
 
+from trainers.appo import packed
 from trainers.appo.buffers import SharedBuffers
 from trainers.appo.model import ActorCritic, sample_actions
 from trainers.appo.rollout_worker import Channel
@@ -33,7 +34,8 @@ class Inference:
 
     def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,
                  replies: Callable[[int], Channel], current_generation: Callable[[int], int],
-                 worker_splits: int, seed: int, random_actions: bool = False, wait_s: float = 0.0) -> None:
+                 worker_splits: int, seed: int, random_actions: bool = False, wait_s: float = 0.0,
+                 packed_weights: bool = True) -> None:
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -54,6 +56,9 @@ class Inference:
         self.samples = 0
         self.random_actions = random_actions
         self._np_rng = np.random.default_rng(seed)
+        self._packed = (packed.PackedStep(self.model, buffers.layout.num_workers * self.envs_per_worker)
+                        if packed_weights and packed.available() and not random_actions else None)
+        self._step = self._packed.step if self._packed is not None else self.model.step
 
     def publish(self, state: Mapping[str, torch.Tensor], version: int) -> None:
         """Hand over new weights (copied now; applied before the next batch)."""
@@ -74,6 +79,8 @@ class Inference:
             pending, self._pending = self._pending, None
         if pending is not None:
             self.model.load_state_dict(pending[0])
+            if self._packed is not None:
+                self._packed.repack()
             self.version = pending[1]
 
     def serve(self, timeout: float, max_requests: int = 64) -> int:
@@ -120,7 +127,7 @@ class Inference:
         starts = steps == 0
         if bool(starts.any()):
             t["rnn0"][slots[starts]] = h[starts]
-        logits, _, h_new = self.model.step(t["obs_hwc"][slots, steps].permute(0, 3, 1, 2), h)
+        logits, _, h_new = self._step(t["obs_hwc"][slots, steps].permute(0, 3, 1, 2), h)
         actions, logp = sample_actions(logits, self.model.action_nvec, self._gen)
         t["actions"][slots, steps] = actions
         t["logp"][slots, steps] = logp

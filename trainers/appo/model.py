@@ -10,7 +10,7 @@ For 3x72x128 inputs and 4 actions the model has 2,871,525 trainable parameters (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+from trainers.appo import packed
 from trainers.common.sampling import EpisodeGenerators
 
 MODEL_CLASS = "trainers.appo.model:AppoPolicy"
@@ -184,6 +185,11 @@ class AppoPolicy:
         self._discrete = spec.action_spec["type"] == "discrete"
         self._h = torch.zeros(0, model.rnn_size, device=device)
         self._gens = EpisodeGenerators("cpu")
+        # On the CPU the forward pass runs on weights packed once, now (trainers/appo/packed.py); the weights of a
+        # policy do not change after it is built.
+        self.step: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = (
+            packed.PackedStep(self.model, batch_hint=1).step if device == "cpu" and packed.available()
+            else self.model.step)
 
     @classmethod
     def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> AppoPolicy:
@@ -208,8 +214,7 @@ class AppoPolicy:
         if self._h.shape[0] != obs.shape[0]:
             self._h = torch.zeros(obs.shape[0], self.model.rnn_size, device=self.device)
         keep = torch.from_numpy(~np.asarray(first, dtype=bool)).float().unsqueeze(-1).to(self.device)
-        logits, _, self._h = self.model.step(torch.from_numpy(np.ascontiguousarray(obs)).to(self.device),
-                                             self._h * keep)
+        logits, _, self._h = self.step(torch.from_numpy(np.ascontiguousarray(obs)).to(self.device), self._h * keep)
         logits = logits.cpu()
         if self._gens.per_episode:
             actions = torch.cat([sample_actions(logits[i:i + 1], self.model.action_nvec, self._gens.for_row(i))[0]

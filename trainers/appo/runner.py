@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
+import gc
 import multiprocessing as mp
 import os
 import queue
@@ -80,6 +81,18 @@ def tune_allocator() -> bool:
         return False
     m_trim_threshold, m_mmap_threshold = -1, -3
     return bool(libc.mallopt(m_mmap_threshold, 1 << 30)) and bool(libc.mallopt(m_trim_threshold, 1 << 30))
+
+
+def freeze_heap() -> None:
+    """Exempt every object alive now (torch, the model, buffers, channels) from the cyclic garbage collector.
+
+    Without it, every full collection rescans them all: ``perf`` of the trainer at Sample Factory's
+    configuration put 5 % of all samples, 8 % of the learner thread's, in ``gc_collect_main`` and its visitors;
+    after ``gc.freeze()`` they do not show (2-core AMD EPYC guest, 2026-12-02). Objects made later are collected
+    as usual.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
@@ -186,7 +199,7 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
     learner = Learner(model, cfg)
     inference = Inference(model, buffers, requests, lambda w: replies[w], lambda w: generations[w],
                           cfg.worker_splits, seed=cfg.seed + 7, random_actions=cfg.sampler_only,
-                          wait_s=cfg.inference_wait_ms / 1000.0)
+                          wait_s=cfg.inference_wait_ms / 1000.0, packed_weights=cfg.packed_inference)
     system = System(cfg=cfg, scenario=scenario, buffers=buffers, learner=learner, inference=inference,
                     requests=requests, ready=ready, replies=replies, generations=generations, stop=stop,
                     new_channel=new_channel, processes=[None] * cfg.num_workers, started_at=[0.0] * cfg.num_workers,
@@ -298,6 +311,7 @@ def _run(cfg: AppoConfig, *, log: Callable[[str], None], fault_crash_after_s: fl
                 system.start_worker(w)
             if not cfg.serial:
                 serve_thread.start()
+            freeze_heap()
             last_log = last_save = last_health = time.monotonic()
             while True:
                 now = time.monotonic()

@@ -44,6 +44,7 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
     from trainers.appo.model import sample_actions
 
     model = driver.policy.model
+    step = driver.policy.step  # the policy's forward pass (packed weights on the CPU)
     nvec = list(model.action_nvec)
     rollout = int(learn["rollout"])
     game = driver.game
@@ -76,7 +77,7 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
                 obs = np.asarray(driver.observe(state))
                 if len(actions) % rollout == 0:
                     rnn0.append(h[0].numpy().copy())
-                logits, _, h = model.step(torch.from_numpy(obs[None]), h)
+                logits, _, h = step(torch.from_numpy(obs[None]), h)
                 action, logp = sample_actions(logits, nvec, generator)
                 a = action[0].numpy().astype(np.int64)
                 reward = game.make_action(driver.buttons(a), driver.frameskip) * driver.scenario.reward_scale

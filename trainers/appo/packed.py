@@ -1,0 +1,88 @@
+"""Inference's forward pass with oneDNN weights packed once per policy version (CPU, fp32, same model).
+
+``nn.Linear`` and ``nn.GRUCell`` on the CPU call MKL's sgemm, which packs the whole weight matrix into its
+panel format on every call. At inference's batch sizes (2-8 envs) that copy is most of a pass: ``perf`` of a
+loop of 4-env :meth:`ActorCritic.step` calls puts 26 % of the samples in ``mkl_blas_def_sgemm_scopy_right16_bdz``
+(2-core AMD EPYC guest, 2026-12-02). oneDNN's linear takes weights packed ahead of time
+(``torch.ops.mkldnn._reorder_linear_weight``), so :class:`PackedStep` packs the FC layer and both GRU matrices
+when the learner publishes new weights, and a pass only multiplies. The convolutions go through oneDNN's
+pointwise convolution with the model's own (channels-last) weights, as ``nn.Conv2d`` does.
+
+The arithmetic is the model's: the same fp32 weights, layers and GRU gate equations, summed in another order,
+so outputs equal :meth:`ActorCritic.step` to float rounding (``tests/trainers/test_packed.py``). These are
+torch's private ``mkldnn`` operators (the ones ``torch.compile`` emits on the CPU); where they are missing
+(a build without oneDNN) :func:`available` is false and inference uses :meth:`ActorCritic.step`.
+
+Users: the trainer's inference thread (:class:`trainers.appo.inference.Inference`, repacked on every published
+version) and :class:`trainers.appo.model.AppoPolicy` on the CPU (evaluation, tournaments, self-play players;
+packed once, when the policy is built from its weights).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+
+if TYPE_CHECKING:  # model.py imports this module; at run time nothing here needs the class
+    from trainers.appo.model import ActorCritic
+
+_OPS = ("_reorder_linear_weight", "_linear_pointwise", "_convolution_pointwise")
+
+
+def available() -> bool:
+    """Whether this torch build has the oneDNN operators :class:`PackedStep` needs."""
+    has_onednn = bool(torch.backends.mkldnn.is_available())  # type: ignore[no-untyped-call]
+    return has_onednn and all(hasattr(torch.ops.mkldnn, op) for op in _OPS)
+
+
+class PackedStep:
+    """:meth:`ActorCritic.step` of ``model`` with pre-packed weights; call :meth:`repack` after the weights change.
+
+    ``batch_hint``: the batch size oneDNN picks its weight layout for (any batch size works).
+    """
+
+    def __init__(self, model: ActorCritic, batch_hint: int) -> None:
+        if not available():
+            raise RuntimeError("this torch build lacks oneDNN's linear/convolution operators: use ActorCritic.step")
+        self.model = model
+        self.batch_hint = batch_hint
+        self._convs = [layer for layer in model.conv if isinstance(layer, nn.Conv2d)]
+        self._packed: dict[str, torch.Tensor] = {}
+        self.repack()
+
+    @torch.no_grad()
+    def repack(self) -> None:
+        """Pack the FC and GRU weight matrices of the model's current weights."""
+        reorder = torch.ops.mkldnn._reorder_linear_weight
+        m = self.model
+        self._packed = {"fc": reorder(m.fc.weight.detach(), self.batch_hint),
+                        "ih": reorder(m.core.weight_ih.detach(), self.batch_hint),
+                        "hh": reorder(m.core.weight_hh.detach(), self.batch_hint)}
+
+    def _linear(self, x: torch.Tensor, name: str, bias: torch.Tensor | None) -> torch.Tensor:
+        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, self._packed[name], bias, "none", [], "")
+        return out
+
+    @torch.inference_mode()
+    def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h'), as the model."""
+        m = self.model
+        act = nn.functional.elu if m.nonlinearity == "elu" else nn.functional.relu
+        x = obs.to(torch.float32, memory_format=torch.channels_last)
+        shift, scale = m._input_affine()
+        x.sub_(shift).mul_(scale)
+        for conv in self._convs:
+            x = act(torch.ops.mkldnn._convolution_pointwise(x, conv.weight, conv.bias, list(conv.padding),
+                                                            list(conv.stride), list(conv.dilation), conv.groups,
+                                                            "none", [], ""))
+        features = act(self._linear(x.flatten(1), "fc", m.fc.bias))
+        # GRUCell (gates r, z, n in torch's order): h' = n + z * (h - n), n = tanh(i_n + r * h_n).
+        i_r, i_z, i_n = self._linear(features, "ih", m.core.bias_ih).chunk(3, 1)
+        h_r, h_z, h_n = self._linear(h, "hh", m.core.bias_hh).chunk(3, 1)
+        r = torch.sigmoid(i_r + h_r)
+        z = torch.sigmoid(i_z + h_z)
+        n = torch.tanh(i_n + r * h_n)
+        h_new = n + z * (h - n)
+        return m.actor(h_new), m.critic(h_new).squeeze(-1), h_new
