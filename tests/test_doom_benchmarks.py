@@ -75,9 +75,11 @@ def test_the_table_prints_each_round_the_medians_and_the_ratio(capsys: pytest.Ca
     rounds = {"quiet": [{"train": row(3000, 1600), "sf": row(1000, 800)},
                         {"train": row(2000, 1500), "sf": row(1000, 1000)}]}
     args = argparse.Namespace(scenario="basic", num_workers=2, envs_per_worker=4, batch_size=1024, rollout=32,
-                              advantage="gae", gae_lambda=0.95, sf_envs_per_worker=4)
+                              advantage="gae", gae_lambda=0.95, sf_envs_per_worker=4,
+                              ours_args="--no-packed-inference")
     throughput.print_table({}, rounds, 2, [0.5, 1.5], args)
     out = capsys.readouterr().out
+    assert "gae (lambda 0.95) --no-packed-inference; Sample Factory" in out  # our extra options are printed
     assert "quiet 1: ours APPO" in out
     assert "quiet 2: Sample Factory 2.1.1" in out
     assert "2.50x SF (wall), 1.72x SF per CPU-s" in out  # medians 2500/1000 and 1550/900
