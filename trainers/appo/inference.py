@@ -27,9 +27,10 @@ class Inference:
     ``random_actions`` (sampler benchmark) skips the network and samples uniformly. ``wait_s``: after the first
     request of a batch, how long to wait for more, until more than half of all splits have asked. A forward pass
     has a fixed cost besides its per-env one (on the AMD guest of docs/benchmarks.md 6.4 ms for 2 envs and 10 ms
-    for 8, the BLAS re-packing every weight matrix on each call; on the Intel AVX-512 guest 1.2 and 2.9 ms), so a
-    short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits. The env and split
-    counts come from ``buffers.layout``.
+    for 8 with torch's own layers, MKL re-packing every weight matrix on each call; on the Intel AVX-512 guest
+    1.2 and 2.9 ms), so a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits.
+    ``packed_weights`` (default): the pass runs on :class:`trainers.appo.packed.PackedStep`, whose weights are
+    packed once per published version, not per call. The env and split counts come from ``buffers.layout``.
     """
 
     def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,

@@ -86,13 +86,19 @@ class ActorCritic(nn.Module):
 
     def encode(self, obs: torch.Tensor) -> torch.Tensor:
         """``uint8[N, C, H, W]`` -> features ``float[N, hidden]``."""
+        return self.activation(self.fc(self.conv(self.standardize(obs)).flatten(1)))
+
+    def standardize(self, obs: torch.Tensor) -> torch.Tensor:
+        """``uint8[N, C, H, W]`` -> the encoder's input ``float[N, C, H, W]`` (channels_last), standardised."""
         # One copy converts uint8 -> float and NCHW -> channels_last; the standardisation is then done in place
         # with (x / 255 - mean) / std folded into one subtract and one multiply.
         x = obs.to(torch.float32, memory_format=torch.channels_last)
         shift, scale = self._input_affine()
-        x.sub_(shift).mul_(scale)
-        features = self.fc(self.conv(x).flatten(1))
-        return nn.functional.elu(features) if self.nonlinearity == "elu" else nn.functional.relu(features)
+        return x.sub_(shift).mul_(scale)
+
+    def activation(self, x: torch.Tensor) -> torch.Tensor:
+        """Apply the encoder's nonlinearity (ELU or ReLU) to ``x``."""
+        return nn.functional.elu(x) if self.nonlinearity == "elu" else nn.functional.relu(x)
 
     def _input_affine(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-pixel shift and scale (``[1, C, H, W]``, channels_last), recomputed when the statistics change."""

@@ -9,7 +9,7 @@ when the learner publishes new weights, and a pass only multiplies. The convolut
 pointwise convolution with the model's own (channels-last) weights, as ``nn.Conv2d`` does.
 
 The arithmetic is the model's: the same fp32 weights, layers and GRU gate equations, summed in another order,
-so outputs equal :meth:`ActorCritic.step` to float rounding (``tests/trainers/test_packed.py``). These are
+so outputs equal :meth:`ActorCritic.step` to float rounding (``tests/trainers/test_appo_packed.py``). These are
 torch's private ``mkldnn`` operators (the ones ``torch.compile`` emits on the CPU); where they are missing
 (a build without oneDNN) :func:`available` is false and inference uses :meth:`ActorCritic.step`.
 
@@ -48,7 +48,9 @@ class PackedStep:
             raise RuntimeError("this torch build lacks oneDNN's linear/convolution operators: use ActorCritic.step")
         self.model = model
         self.batch_hint = batch_hint
-        self._convs = [layer for layer in model.conv if isinstance(layer, nn.Conv2d)]
+        # Each convolution with its oneDNN arguments (padding, stride, dilation, groups), fixed by the architecture.
+        self._convs = [(layer, list(layer.padding), list(layer.stride), list(layer.dilation), layer.groups)
+                       for layer in model.conv if isinstance(layer, nn.Conv2d)]
         self._packed: dict[str, torch.Tensor] = {}
         self.repack()
 
@@ -69,15 +71,11 @@ class PackedStep:
     def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h'), as the model."""
         m = self.model
-        act = nn.functional.elu if m.nonlinearity == "elu" else nn.functional.relu
-        x = obs.to(torch.float32, memory_format=torch.channels_last)
-        shift, scale = m._input_affine()
-        x.sub_(shift).mul_(scale)
-        for conv in self._convs:
-            x = act(torch.ops.mkldnn._convolution_pointwise(x, conv.weight, conv.bias, list(conv.padding),
-                                                            list(conv.stride), list(conv.dilation), conv.groups,
-                                                            "none", [], ""))
-        features = act(self._linear(x.flatten(1), "fc", m.fc.bias))
+        x = m.standardize(obs)
+        for conv, padding, stride, dilation, groups in self._convs:
+            x = m.activation(torch.ops.mkldnn._convolution_pointwise(x, conv.weight, conv.bias, padding, stride,
+                                                                     dilation, groups, "none", [], ""))
+        features = m.activation(self._linear(x.flatten(1), "fc", m.fc.bias))
         # GRUCell (gates r, z, n in torch's order): h' = n + z * (h - n), n = tanh(i_n + r * h_n).
         i_r, i_z, i_n = self._linear(features, "ih", m.core.bias_ih).chunk(3, 1)
         h_r, h_z, h_n = self._linear(h, "hh", m.core.bias_hh).chunk(3, 1)
