@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from gpu_env.errors import BackendError
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 
 @functools.cache
@@ -46,3 +46,14 @@ def pointer(array: npt.NDArray[Any]) -> ctypes.c_void_p:
     address = ctypes.c_void_p(array.ctypes.data)
     address._array = array  # type: ignore[attr-defined]  # ctypes instances take attributes
     return address
+
+
+def simd_kernels() -> str:
+    """Which kernels the CPU library runs for screens and the resize here: ``"avx512"`` or ``"scalar"``.
+
+    The AVX-512 kernels (``gpu_env/native/simd.h``) produce the same bytes as the scalar ones; they run
+    when the CPU has AVX-512 F/BW/VL/VBMI and ``GPU_ENV_NO_SIMD`` is not set.
+    """
+    lib = native()
+    lib.gpu_env_simd_kernels.restype = ctypes.c_int
+    return "avx512" if lib.gpu_env_simd_kernels() else "scalar"

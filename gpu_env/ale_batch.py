@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpu_env.errors import BackendError, GpuEnvError
+from gpu_env.preprocess import FrameStack
 from gpu_env.roms import resolve_rom_path
 
 if TYPE_CHECKING:
@@ -250,7 +251,7 @@ class AtariBatch:
     def step_preprocessed(self, actions: npt.ArrayLike, mask: npt.ArrayLike | None, frame_skip: int,
                           terminal_on_life_loss: bool, lives: IntArray, grayscale: bool, buf0: U8Array,
                           buf1: U8Array, *, reset: npt.ArrayLike | None = None, noops: npt.ArrayLike | None = None,
-                          observation: CpuObservation | None = None
+                          observation: CpuObservation | None = None, stack: U8Array | None = None
                           ) -> tuple[IntArray, BoolArray, BoolArray, U8Array | None]:
         """One vector step of gymnasium's ``AtariPreprocessing`` (over ``AtariEnv(frameskip=1)``).
 
@@ -268,6 +269,12 @@ class AtariBatch:
         ``frame_skip > 1``, then resized), computed on the ``"cpu"`` backend by the thread that just
         stepped or reset the env. Returns rewards int32[N], terminated bool[N], truncated bool[N] and
         the observations (``None`` without ``observation``).
+
+        ``stack`` (uint8 ``[N, S, *observation]``, with ``observation`` only): a frame stack, newest frame
+        last (:class:`gpu_env.preprocess.FrameStack`'s ``obs``), updated in place with the new
+        observations (the envs in ``reset`` get it in every slot, the others push it); the returned
+        observations are then a copy of the whole stack. The ``"cpu"`` backend does this in the
+        threads that stepped the envs.
         """
         a = np.asarray(actions, dtype=np.int64)
         m = self._mask(mask)
@@ -282,12 +289,16 @@ class AtariBatch:
             got = (observation.num_envs, observation.src_h, observation.src_w, observation.channels)
             if got != want:
                 raise ValueError(f"observation is for (envs, height, width, channels) {got}, the screens are {want}")
+        if stack is not None and observation is None:
+            raise ValueError("step_preprocessed: a frame stack needs the observation")
         fast = getattr(self._impl, "step_observe", None)
         frames: U8Array | None = None
         if fast is not None:
             native_observation = observation if observation is not None and observation.native else None
             total, term, trunc, frames = fast(a, m, r, n, frame_skip, terminal_on_life_loss, lives, grayscale, buf0,
-                                              buf1, native_observation)
+                                              buf1, native_observation, stack if native_observation else None)
+            if frames is not None and stack is not None:
+                return total, term, trunc, frames
         else:
             total, term, trunc = self._step_loop(a, m, frame_skip, terminal_on_life_loss, lives, grayscale, buf0,
                                                  buf1)
@@ -295,6 +306,12 @@ class AtariBatch:
                 self._reset_loop(r, n, lives, grayscale, buf0, buf1)
         if observation is not None and frames is None:
             frames = observation(buf0, buf1 if frame_skip > 1 else None, self._all_envs)
+        if stack is not None and frames is not None:
+            on = FrameStack.over(stack)
+            new = frames.reshape(stack.shape[:1] + stack.shape[2:])
+            on.push(new, ~r)
+            on.reset(new, r)
+            frames = stack.copy()
         return total, term, trunc, frames
 
     def _step_loop(self, a: npt.NDArray[np.int64], m: BoolArray, frame_skip: int, terminal_on_life_loss: bool,
@@ -474,5 +491,4 @@ class AtariBatch:
         if len(states) != self.num_envs:
             raise GpuEnvError(f"restore_state got {len(states)} states for {self.num_envs} environments")
         self._impl.restore_state(states)
-
 

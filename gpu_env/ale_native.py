@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 # gpu_env_ale_step_observe's pool and resize arguments when no observation is wanted (out = NULL).
 _NO_OBSERVATION = (ctypes.c_int32(0), ctypes.c_int32(0), ctypes.c_int32(0), ctypes.c_int32(1), None, None,
                    ctypes.c_int32(0), None, None, ctypes.c_int32(0), None)
+# ... and its frame-stack arguments without a stack (stack = NULL).
+_NO_STACK = (None, ctypes.c_int32(0), None)
 
 
 class _NativeBackend:
@@ -127,8 +129,8 @@ class _NativeBackend:
 
     def step_observe(self, actions: npt.NDArray[np.int64], mask: BoolArray, reset: BoolArray,
                      noops: npt.NDArray[np.int32], frame_skip: int, terminal_on_life_loss: bool, lives: IntArray,
-                     grayscale: bool, buf0: U8Array, buf1: U8Array, observation: CpuObservation | None
-                     ) -> tuple[IntArray, BoolArray, BoolArray, U8Array | None]:
+                     grayscale: bool, buf0: U8Array, buf1: U8Array, observation: CpuObservation | None,
+                     stack: U8Array | None = None) -> tuple[IntArray, BoolArray, BoolArray, U8Array | None]:
         """See :meth:`AtariBatch.step_preprocessed` (``observation``: only a native one, or None)."""
         rewards = np.empty(self.num_envs, dtype=np.int32)
         term = np.empty(self.num_envs, dtype=np.bool_)
@@ -138,9 +140,16 @@ class _NativeBackend:
         modes = mask.astype(np.uint8) + 2 * reset.astype(np.uint8)
         ct = self._ct
         frames = None
+        stacking = _NO_STACK
         if observation is not None:
             frames = observation.new_output()
             resize = (ct.c_int32(int(frame_skip > 1)), *observation.resize_args(), self._p(frames))
+            if stack is not None:
+                _check_stack(stack, frames)
+                stacked = np.empty_like(stack)
+                stacking = (self._p(stack), ct.c_int32(stack.shape[1]), self._p(stacked))
+        elif stack is not None:
+            raise GpuEnvError("step_preprocessed: a frame stack needs the observation")
         else:
             resize = _NO_OBSERVATION
         self._lib.gpu_env_ale_step_observe(
@@ -148,9 +157,10 @@ class _NativeBackend:
             self._p(np.ascontiguousarray(actions, dtype=np.int32)), self._p(np.ascontiguousarray(noops, np.int32)),
             ct.c_int32(NOOP), ct.c_int32(frame_skip), ct.c_int32(int(terminal_on_life_loss)), self._p(lives),
             self._tables[_GRAYSCALE if grayscale else _RGB], ct.c_int32(1 if grayscale else 3), self._height_c,
-            self._p(buf0), self._p(buf1), self._p(rewards), self._p(term), self._p(trunc), *resize, self._threads_c,
+            self._p(buf0), self._p(buf1), self._p(rewards), self._p(term), self._p(trunc), *resize, *stacking,
+            self._threads_c,
         )
-        return rewards, term, trunc, frames
+        return rewards, term, trunc, (stacked if stack is not None else frames)
 
     def reset_game(self, mask: BoolArray) -> None:
         self._lib.gpu_env_ale_reset(self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c,
@@ -329,3 +339,14 @@ def derive_unserialized(info: Any, words: npt.NDArray[np.int32], ram: npt.NDArra
         words[w["timer_now"]] = words[w["timer_before"]] = ram[0xF1 - 0x80]
     elif info.rom_id == "video_cube":
         words[w["timer_now"]] = words[w["timer_before"]] = ram[0xDB - 0x80]
+
+
+def _check_stack(stack: U8Array, frames: U8Array) -> None:
+    """Refuse a frame stack the native step cannot write: uint8 ``[N, S, *frame]``, C-contiguous, writeable."""
+    n = frames.shape[0]
+    frame_bytes = frames[0].nbytes
+    ok = (stack.dtype == np.uint8 and stack.flags.c_contiguous and stack.flags.writeable and stack.ndim >= 2
+          and stack.shape[0] == n and stack.shape[1] >= 1 and stack[0, 0].nbytes == frame_bytes)
+    if not ok:
+        raise GpuEnvError(f"the frame stack must be a writeable C-contiguous uint8 array [{n}, S, ...] of "
+                          f"{frame_bytes}-byte frames, got {stack.dtype} {stack.shape}")

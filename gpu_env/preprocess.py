@@ -167,6 +167,16 @@ class FrameStack:
         self.stack_size = stack_size
         self.obs: npt.NDArray[Any] = np.zeros((num_envs, stack_size, *frame_shape), dtype=dtype)
 
+    @classmethod
+    def over(cls, obs: npt.NDArray[Any]) -> FrameStack:
+        """Return a FrameStack that works on ``obs`` (``[num_envs, stack_size, *frame_shape]``) in place."""
+        if obs.ndim < 2 or obs.shape[1] <= 0:
+            raise ValueError(f"a frame stack is [num_envs, stack_size, *frame_shape], got shape {obs.shape}")
+        stack = cls.__new__(cls)
+        stack.stack_size = obs.shape[1]
+        stack.obs = obs
+        return stack
+
     def reset(self, frames: npt.NDArray[Any], mask: npt.NDArray[np.bool_]) -> None:
         """Fill the stacks of envs where ``mask`` (bool[num_envs]) is set with their reset frame."""
         idx = np.flatnonzero(mask)

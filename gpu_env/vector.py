@@ -472,8 +472,9 @@ class AtariVecEnv(VectorEnv):
         resetting = self._autoreset.copy() if mode == AutoresetMode.NEXT_STEP else np.zeros(self.num_envs, np.bool_)
         stepping = ~resetting
         frame: npt.NDArray[np.uint8] | None = None
+        stacked = False
         if self._preprocess and self._one_act_per_frame:
-            reward, term, trunc, frame = self._preprocessed_step(ale_actions, stepping, resetting)
+            reward, term, trunc, frame, stacked = self._preprocessed_step(ale_actions, stepping, resetting)
         elif self._preprocess:
             reward, term, trunc = self._preprocessed_loop(ale_actions, stepping)
         else:
@@ -484,7 +485,10 @@ class AtariVecEnv(VectorEnv):
         if resetting.any() and frame is None:
             self._reset_envs(resetting, [None] * self.num_envs)
         everyone = np.ones(self.num_envs, dtype=np.bool_)
-        obs = self._observe(everyone, reset=resetting, frame=frame)
+        if stacked and frame is not None:  # the step pushed the frame stack itself: `frame` is its copy
+            obs = torch.from_numpy(frame).to(self.device)
+        else:
+            obs = self._observe(everyone, reset=resetting, frame=frame)
         self._ep_return[stepping] += reward[stepping]
         self._ep_length[stepping] += 1
         done = term | trunc
@@ -530,21 +534,24 @@ class AtariVecEnv(VectorEnv):
     def _preprocessed_step(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_],
                            resetting: npt.NDArray[np.bool_]
                            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
-                                      npt.NDArray[np.uint8]]:
+                                      npt.NDArray[np.uint8], bool]:
         """One batch call (one act per frame): ``AtariPreprocessing.step`` of the envs in ``mask``.
 
         Also the unseeded ``reset`` of the envs in ``resetting``, and every env's new observation
-        (max-pool, resize).
+        (max-pool, resize). With a uint8 frame stack (no ``scale_obs``) the same call pushes the new
+        observations onto it (refills it for ``resetting``) and the last value is True: the observation
+        returned is then a copy of the stack.
         """
         buf0, buf1 = self._buffers()
+        stack = self._stack.obs if self._stack is not None and not self._pp["scale_obs"] else None
         rewards, term, trunc, frame = self.batch.step_preprocessed(
             actions, mask, int(self._pp["frame_skip"]), bool(self._pp["terminal_on_life_loss"]), self._pp_lives,
             bool(self._pp["grayscale_obs"]), buf0, buf1, reset=resetting, noops=self._draw_noops(resetting),
-            observation=self._observation)
+            observation=self._observation, stack=stack)
         if frame is None:
             raise GpuEnvError("internal: step_preprocessed returned no observation")
         self._start_episode_stats(resetting)
-        return rewards.astype(np.float64), term, trunc, frame
+        return rewards.astype(np.float64), term, trunc, frame, stack is not None
 
     def _preprocessed_loop(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]
                            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:

@@ -252,8 +252,11 @@ void preprocessed_reset(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t i, int3
 // grayscale or [N][height][160][3] RGB: `channels`, through `tables` as gpu_env_ale_screens_format).
 // When `out` is not null, every env's observation then follows in the same thread: buf0[i] max-pooled
 // with buf1[i] in place when `pool`, and resized (preprocess.h; the resize arguments as for
-// gpu_env_preprocess_observe) into out[i]. Resets are handed out first: one costs ~20 steps, and taken
-// last it would leave the other threads idle.
+// gpu_env_preprocess_observe) into out[i]. When `stack` is not null too (uint8[N][stack_size][obs], a
+// FrameStackObservation's frames, newest last), out[i] then goes into env i's stack as
+// gpu_env/preprocess.py FrameStack does (reset envs: every slot; the others: pushed) and the whole
+// stack is copied to stacked[i] (the observation the caller gets), by the same thread. Resets are
+// handed out first: one costs ~20 steps, and taken last it would leave the other threads idle.
 GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers,
                                              uint64_t stride, const uint8_t* modes, const int32_t* actions,
                                              const int32_t* noops, int32_t noop_action, int32_t frame_skip,
@@ -263,7 +266,7 @@ GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, i
                                              int32_t dst_h, int32_t dst_w, int32_t integer_path,
                                              const int32_t* x_index, const float* x_weight, int32_t kx,
                                              const int32_t* y_index, const float* y_weight, int32_t ky, uint8_t* out,
-                                             int32_t num_threads) {
+                                             uint8_t* stack, int32_t stack_size, uint8_t* stacked, int32_t num_threads) {
   const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
   PreprocessBuffers b;
   b.format = channels == 3 ? ScreenFormat::kRgb : ScreenFormat::kGrayscale;
@@ -301,9 +304,20 @@ GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, i
       preprocessed_reset(e, r, fb, i, noops[i], noop_action, lives[i], b);
     }
     if (out != nullptr) {
+      uint8_t* frame = out + out_bytes * static_cast<size_t>(i);
       gpu_env_native::observe_frame(spec, buf0 + b.frame_bytes * static_cast<size_t>(i),
-                                    pool ? buf1 + b.frame_bytes * static_cast<size_t>(i) : nullptr,
-                                    out + out_bytes * static_cast<size_t>(i));
+                                    pool ? buf1 + b.frame_bytes * static_cast<size_t>(i) : nullptr, frame);
+      if (stack != nullptr) {
+        const size_t stack_bytes = out_bytes * static_cast<size_t>(stack_size);
+        uint8_t* own = stack + stack_bytes * static_cast<size_t>(i);
+        if (modes[i] == 2) {
+          for (int32_t k = 0; k < stack_size; ++k) std::memcpy(own + out_bytes * static_cast<size_t>(k), frame, out_bytes);
+        } else {
+          std::memmove(own, own + out_bytes, stack_bytes - out_bytes);
+          std::memcpy(own + stack_bytes - out_bytes, frame, out_bytes);
+        }
+        std::memcpy(stacked + stack_bytes * static_cast<size_t>(i), own, stack_bytes);
+      }
     }
   });
 }

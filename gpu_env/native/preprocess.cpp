@@ -14,6 +14,7 @@
 #include "preprocess.h"
 
 #include "parallel.h"
+#include "simd.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -76,6 +77,108 @@ void resize_general(const uint8_t* __restrict src, int32_t src_h, int32_t src_w,
   }
 }
 
+#if GPU_ENV_HAVE_AVX512
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own placeholder vectors.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// resize_general<1> with 16 outputs per vector operation: the same float32 products and sums per output
+// pixel, in the same order, so the same bytes. Along x, the taps of 16 neighbouring outputs read a
+// window of at most 32 source pixels (scale factors up to ~1.9, e.g. 160 -> 84), so each tap is one
+// two-register permute of the source row; a block of outputs whose taps spread wider gathers instead.
+// Padding taps (weight 0) read the window's first pixel: like the scalar code's read of pixel 0, their
+// product is +0 and leaves the sum unchanged.
+constexpr int32_t kMaxTaps = 16;   // the caller uses the scalar path beyond
+constexpr int32_t kMaxBlocks = 11;  // 16-wide blocks of dst_w: up to 176 outputs (the caller checks)
+
+GPU_ENV_AVX512 void resize_general_gray_avx512(const uint8_t* __restrict src, int32_t src_h, int32_t src_w,
+                                               const Taps& x, const Taps& y, int32_t dst_h, int32_t dst_w,
+                                               float* __restrict rows, uint8_t* __restrict out) {
+  const int32_t blocks = (dst_w + 15) / 16;
+  alignas(64) int32_t control[kMaxTaps][kMaxBlocks][16];
+  alignas(64) float weight[kMaxTaps][kMaxBlocks][16];
+  int32_t base[kMaxBlocks];
+  bool windowed[kMaxBlocks];
+  for (int32_t blk = 0; blk < blocks; ++blk) {
+    int32_t lo = src_w, hi = 0;
+    for (int32_t j = 0; j < x.k; ++j) {
+      for (int32_t l = 0; l < 16 && blk * 16 + l < dst_w; ++l) {
+        const int32_t d = blk * 16 + l;
+        if (x.weight[j * dst_w + d] == 0.0f) continue;
+        const int32_t i = x.index[j * dst_w + d];
+        lo = i < lo ? i : lo;
+        hi = i > hi ? i : hi;
+      }
+    }
+    if (lo > hi) lo = hi = 0;
+    base[blk] = lo;
+    windowed[blk] = hi - lo < 32;
+    for (int32_t j = 0; j < x.k; ++j) {
+      for (int32_t l = 0; l < 16; ++l) {
+        const int32_t d = blk * 16 + l;
+        const bool real = d < dst_w && x.weight[j * dst_w + d] != 0.0f;
+        const int32_t i = real ? x.index[j * dst_w + d] : lo;
+        control[j][blk][l] = windowed[blk] ? i - lo : i;
+        weight[j][blk][l] = real ? x.weight[j * dst_w + d] : 0.0f;
+      }
+    }
+  }
+  alignas(64) float row[160 + 48];  // one source row as floats, with room for the last window's loads
+  for (int32_t p = src_w; p < 160 + 48; ++p) row[p] = 0.0f;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (dst_w - 16 * (blocks - 1))) - 1u);
+  for (int32_t sy = 0; sy < src_h; ++sy) {
+    const uint8_t* s = src + static_cast<size_t>(sy) * src_w;
+    int32_t p = 0;
+    for (; p + 16 <= src_w; p += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p));
+      _mm512_store_ps(row + p, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)));
+    }
+    for (; p < src_w; ++p) row[p] = static_cast<float>(s[p]);
+    float* __restrict r = rows + static_cast<size_t>(sy) * dst_w;
+    for (int32_t blk = 0; blk < blocks; ++blk) {
+      __m512 sum;
+      if (windowed[blk]) {
+        const __m512 first = _mm512_loadu_ps(row + base[blk]), second = _mm512_loadu_ps(row + base[blk] + 16);
+        sum = _mm512_mul_ps(_mm512_permutex2var_ps(first, _mm512_load_si512(control[0][blk]), second),
+                            _mm512_load_ps(weight[0][blk]));
+        for (int32_t j = 1; j < x.k; ++j) {
+          const __m512 term = _mm512_mul_ps(
+              _mm512_permutex2var_ps(first, _mm512_load_si512(control[j][blk]), second), _mm512_load_ps(weight[j][blk]));
+          sum = _mm512_add_ps(sum, term);
+        }
+      } else {
+        sum = _mm512_mul_ps(_mm512_i32gather_ps(_mm512_load_si512(control[0][blk]), row, 4),
+                            _mm512_load_ps(weight[0][blk]));
+        for (int32_t j = 1; j < x.k; ++j) {
+          const __m512 term = _mm512_mul_ps(_mm512_i32gather_ps(_mm512_load_si512(control[j][blk]), row, 4),
+                                            _mm512_load_ps(weight[j][blk]));
+          sum = _mm512_add_ps(sum, term);
+        }
+      }
+      _mm512_mask_storeu_ps(r + 16 * blk, blk == blocks - 1 ? tail : static_cast<__mmask16>(0xFFFF), sum);
+    }
+  }
+  const __m512 shift = _mm512_set1_ps(8388608.0f), zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.0f);
+  for (int32_t dy = 0; dy < dst_h; ++dy) {
+    const float* r0 = rows + static_cast<size_t>(y.index[dy]) * dst_w;
+    uint8_t* o = out + static_cast<size_t>(dy) * dst_w;
+    for (int32_t blk = 0; blk < blocks; ++blk) {
+      const __mmask16 m = blk == blocks - 1 ? tail : static_cast<__mmask16>(0xFFFF);
+      __m512 line = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, r0 + 16 * blk), _mm512_set1_ps(y.weight[dy]));
+      for (int32_t j = 1; j < y.k; ++j) {
+        const float* rj = rows + static_cast<size_t>(y.index[j * dst_h + dy]) * dst_w;
+        const __m512 term = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, rj + 16 * blk), _mm512_set1_ps(y.weight[j * dst_h + dy]));
+        line = _mm512_add_ps(line, term);
+      }
+      // round_to_u8: half to even through 2^23 (the sums are in [0, 255 + rounding]), clamped.
+      const __m512 rounded = _mm512_sub_ps(_mm512_add_ps(line, shift), shift);
+      const __m512 clamped = _mm512_min_ps(_mm512_max_ps(rounded, zero), top);
+      _mm_mask_storeu_epi8(o + 16 * blk, m, _mm512_cvtusepi32_epi8(_mm512_cvttps_epi32(clamped)));
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 // One frame, integer factors fx = src_w / dst_w, fy = src_h / dst_h.
 void resize_integer(const uint8_t* __restrict src, int32_t src_w, int32_t channels, int32_t fx, int32_t fy,
                     int32_t dst_h, int32_t dst_w, uint8_t* __restrict out) {
@@ -120,6 +223,13 @@ void observe_frame(const ObserveSpec& spec, uint8_t* frame, const uint8_t* other
   }
   thread_local std::vector<float> rows;
   rows.resize(static_cast<size_t>(spec.src_h + 1) * spec.dst_w * spec.channels);
+#if GPU_ENV_HAVE_AVX512
+  if (spec.channels == 1 && gpu_env_native::use_avx512() && spec.x.k <= kMaxTaps && spec.dst_w <= 16 * kMaxBlocks &&
+      spec.src_w <= 160) {
+    resize_general_gray_avx512(frame, spec.src_h, spec.src_w, spec.x, spec.y, spec.dst_h, spec.dst_w, rows.data(), out);
+    return;
+  }
+#endif
   if (spec.channels == 1) {
     resize_general<1>(frame, spec.src_h, spec.src_w, spec.x, spec.y, spec.dst_h, spec.dst_w, rows.data(), out);
   } else {

@@ -156,6 +156,15 @@ def test_autoreset_modes_match_gymnasium(mode: AutoresetMode) -> None:
     assert compare("ALE/Pong-v5", 2, 40, seed=2, autoreset_mode=mode, max_num_frames_per_episode=60) is None
 
 
+@pytest.mark.parametrize("backend", ["cpu", "ale_py"])
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_frame_stack_through_autoresets_on_both_step_paths(backend: str, mode: AutoresetMode) -> None:
+    # "cpu" pushes the stack inside its native step; "ale_py" has no native step, so AtariBatch pushes
+    # it with FrameStack. Short episodes: several autoresets refill the stack during the comparison.
+    assert compare("ALE/Pong-v5", 2, 50, seed=4, backend=backend, stack_size=3, autoreset_mode=mode,
+                   max_num_frames_per_episode=90, **DQN) is None
+
+
 def test_disabled_autoreset_refuses_to_step_an_ended_env() -> None:
     env = make_vec("ALE/Pong-v5", 2, autoreset_mode=AutoresetMode.DISABLED, max_num_frames_per_episode=8)
     env.reset(seed=0)
