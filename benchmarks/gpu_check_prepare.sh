@@ -3,7 +3,7 @@
 # network and whose minutes should not go to compilers:
 #   1. .whl/: the wheels that machine's image lacks (ale-py 0.12.1 with the ROMs, gymnasium, farama-notifications),
 #      for its Python 3.12; downloaded once (kept when present);
-#   2. build/native/_native.so: gpu_env's CPU library (g++ -O3, the flags of setup.py), named so that any Python
+#   2. build/native/_native.so: gpu_env's CPU library (built by setup.py, its flags), named so that any Python
 #      loads it (gpu_env/_lib.py tries the plain ".so" suffix); rebuilt when a source is newer;
 #   3. build/cuda_cache/<sha256>.fatbin: the CUDA module, SASS for sm_90 + compute_90 PTX, by
 #      `python -m gpu_env.cuda.module prebuild` (nvcc; about 3 minutes of one core in ptxas); kept when the source
@@ -40,11 +40,12 @@ if [ -f "$lib" ] && [ -z "$(find gpu_env/native gpu_env/core setup.py -newer "$l
   echo "native library: $lib is up to date"
 else
   echo "native library: building $lib"
+  # setup.py's own build (its flags and units, e.g. -DGPU_ENV_SPLIT_CPU), into build/, then copied under the
+  # plain name; the library has a C ABI only, so the Python version it was built under does not matter.
   time (
-    ls gpu_env/native/*.cpp | xargs -P 2 -I{} sh -c 'nice -n 10 g++ -std=c++17 -O3 -fPIC -fno-exceptions -fno-rtti \
-      -pthread -fvisibility=hidden -ffp-contract=off -Igpu_env/core -Igpu_env/native -c "$1" \
-      -o "build/native/$(basename "$1" .cpp).o"' _ {}
-    g++ -shared -pthread build/native/*.o -o "$lib.part" && mv "$lib.part" "$lib"
+    nice -n 10 $PY setup.py -q build_ext --build-temp build/native_tmp --build-lib build/native_lib
+    built=$(ls build/native_lib/gpu_env/_native*.so | head -1)
+    strip --strip-debug -o "$lib.part" "$built" && mv "$lib.part" "$lib"
   )
 fi
 
