@@ -188,6 +188,18 @@ HD void tia_draw_span(Tia& t, uint8_t* fb, int32_t count, int32_t hpos) {
     const int32_t end = half ? hi : (hi < 80 ? hi : 80);
     const uint8_t on_c = half ? on_right : on_left, off_c = half ? off_right : off_left;
     for (; x < end && (x & 3); ++x) p[x] = ((cells >> (x >> 2)) & 1) ? on_c : off_c;
+#if !GPU_ENV_DEVICE
+    // The host writes two cells per 8-byte store (perf: the one-cell loop was a quarter of this function's
+    // samples); the device keeps 4-byte stores, which are aligned there.
+    const uint64_t on_word = 0x0101010101010101ull * on_c, off_word = 0x0101010101010101ull * off_c;
+    for (; x + 8 <= end; x += 8) {
+      const uint32_t pair = static_cast<uint32_t>(cells >> (x >> 2)) & 3u;
+      const uint64_t select = (0u - static_cast<uint64_t>(pair & 1u)) & 0xFFFFFFFFull;
+      const uint64_t mask = select | ((0u - static_cast<uint64_t>(pair >> 1)) << 32);
+      const uint64_t word = (on_word & mask) | (off_word & ~mask);
+      __builtin_memcpy(p + x, &word, 8);
+    }
+#endif
     for (; x + 4 <= end; x += 4) tia_store4(p + x, ((cells >> (x >> 2)) & 1) ? on_c : off_c);
     for (; x < end; ++x) p[x] = ((cells >> (x >> 2)) & 1) ? on_c : off_c;
   }
