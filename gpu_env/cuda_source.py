@@ -5,7 +5,8 @@ headers are inlined here: every ``#include "..."`` is replaced by the included f
 relative to the including file, then to ``gpu_env/core``), each file at most once (the headers use
 ``#pragma once``), with ``#line`` markers so compiler messages point at the real file and line.
 System includes (``#include <...>``) are left in place; the core only has them in branches NVRTC
-does not take (``hd.h`` declares the fixed-width types itself under ``__CUDACC_RTC__``).
+does not take (``hd.h`` declares the fixed-width types itself under ``__CUDACC_RTC__``; ``tia/render.h``
+includes the host library's AVX-512 overlay, ``<tia_overlay.h>``, only in the CPU library's build).
 
 The same string is what the CI test compiles with ``nvcc --ptx`` wherever nvcc exists.
 """

@@ -158,12 +158,14 @@ GPU_ENV_COLD HD uint8_t console_peek_io(Console& c, uint8_t* fb, uint16_t addres
   return riot_peek(c.riot, address, c.cycles, c.swcha, c.swchb);
 }
 
-GPU_ENV_COLD HD void console_poke_io(Console& c, uint8_t* fb, uint16_t address, uint8_t value) {
+// Returns the CPU status bits the write sets (kM6502StatusStop when the TIA halts the CPU).
+GPU_ENV_COLD HD uint8_t console_poke_io(Console& c, uint8_t* fb, uint16_t address, uint8_t value,
+                                        uint8_t last_access_was_read) {
   if (!(address & 0x0080)) {
-    if (tia_poke(c.tia, fb, address, value, c.cycles, c.cpu.last_access_was_read)) c.cpu.status |= kM6502StatusStop;
-  } else {
-    riot_poke(c.riot, address, value, c.cycles);
+    return tia_poke(c.tia, fb, address, value, c.cycles, last_access_was_read) ? kM6502StatusStop : 0;
   }
+  riot_poke(c.riot, address, value, c.cycles);
+  return 0;
 }
 
 #if GPU_ENV_DEVICE
@@ -259,15 +261,17 @@ struct ConsoleBusT {
     return v;
   }
 
-  GPU_ENV_HOT void poke(uint16_t address, uint8_t value) {
+  GPU_ENV_HOT uint8_t poke(uint16_t address, uint8_t value, uint8_t last_access_was_read) {
+    uint8_t status = 0;
     if (address & 0x1000) {
       console_cart_poke<kScheme>(c.cart, rom, rom_size, address, value, c.cycles);
     } else if ((address & 0x0280) == 0x0080) {
       c.riot.ram[address & 0x7F] = value;
     } else {
-      console_poke_io(c, fb, address, value);
+      status = console_poke_io(c, fb, address, value, last_access_was_read);
     }
     c.data_bus = value;
+    return status;
   }
 
   GPU_ENV_HOT void add_cycles(uint32_t n) { c.cycles += n; }

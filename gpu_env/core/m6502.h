@@ -19,13 +19,16 @@
 //
 // Bus requirements (any struct with these members):
 //   HD uint8_t peek(uint16_t address);
-//   HD void    poke(uint16_t address, uint8_t value);
+//   HD uint8_t poke(uint16_t address, uint8_t value, uint8_t last_access_was_read);
 //   HD void    add_cycles(uint32_t cycles);
 //   HD uint32_t poll_loop(M6502& cpu, uint32_t max_iterations);
 // poll_loop is called right after a BNE has branched back 5 bytes, the shape of a two-instruction poll
 // loop (`LDA abs` / `BNE` back to it). The bus may run up to max_iterations further iterations of the
 // loop at once, leaving every register, flag and cycle as running them one by one would, and returns how
 // many it ran (two instructions each). Returning 0 is always correct.
+// poke is told whether the CPU's access before this write was a read (the TIA's WSYNC depends on it) and
+// returns the status bits the write sets in the CPU (kM6502StatusStop when the TIA halts it), so the bus
+// never reaches into the CPU's registers and the CPU may keep them in locals (m6502_execute).
 #pragma once
 
 #include "hd.h"
@@ -392,7 +395,7 @@ M6502_BUS_INLINE uint8_t m6502_read(M6502& cpu, Bus& bus, uint16_t address) {
 
 template <class Bus>
 M6502_BUS_INLINE void m6502_write(M6502& cpu, Bus& bus, uint16_t address, uint8_t value) {
-  bus.poke(address, value);
+  cpu.status |= bus.poke(address, value, cpu.last_access_was_read);
   cpu.last_access_was_read = 0;
 }
 
@@ -858,11 +861,19 @@ M6502_BUS_INLINE void m6502_step(M6502& cpu, Bus& bus) {
 // one indirect branch among all of them (perf: a third of the interpreter's samples sat on the shared
 // dispatch). Only BNE's body looks for a timer poll loop. The instructions, bus accesses and their
 // order are those of the loop over m6502_step below, which the device runs.
+// The host also runs on local copies of the registers and of the bus handle (a Bus passed to m6502_execute
+// must be a handle: its copies act on the same state). Every byte the bus stores may alias anything
+// reachable through a reference, so with `cpu` and `bus` behind references the compiler reloaded the PC,
+// the registers and the bus's pointers from memory after each store; locals whose address is never taken
+// stay in registers. The registers are written back when the loop returns; the poll-loop call works on
+// a copy of its own, so the locals' addresses never escape.
 template <class Bus>
-HD uint32_t m6502_execute(M6502& cpu, Bus& bus, uint32_t max_instructions) {
-  cpu.status &= kM6502StatusFatal;
+HD uint32_t m6502_execute(M6502& cpu_state, Bus& bus_handle, uint32_t max_instructions) {
+  cpu_state.status &= kM6502StatusFatal;
   uint32_t executed = 0;
 #if GPU_ENV_DEVICE
+  M6502& cpu = cpu_state;
+  Bus& bus = bus_handle;
   while (!cpu.status && executed < max_instructions) {
     const uint16_t pc = cpu.pc;
     m6502_step(cpu, bus);
@@ -873,6 +884,8 @@ HD uint32_t m6502_execute(M6502& cpu, Bus& bus, uint32_t max_instructions) {
   }
   return executed;
 #else
+  M6502 cpu = cpu_state;
+  Bus bus = bus_handle;
 #define M6502_LABEL(h, l) &&op_##h##l,
 #define M6502_LABEL_ROW(h)                                                                                       \
   M6502_LABEL(h, 0) M6502_LABEL(h, 1) M6502_LABEL(h, 2) M6502_LABEL(h, 3) M6502_LABEL(h, 4) M6502_LABEL(h, 5)  \
@@ -886,7 +899,10 @@ HD uint32_t m6502_execute(M6502& cpu, Bus& bus, uint32_t max_instructions) {
   uint16_t pc;
   // m6502_step's fetch (a fatal status never gets here: it stops the loop), then the opcode's body.
 #define M6502_DISPATCH                                                        \
-  if (cpu.status || executed >= max_instructions) return executed;           \
+  if (cpu.status || executed >= max_instructions) {                         \
+    cpu_state = cpu;                                                          \
+    return executed;                                                          \
+  }                                                                           \
   pc = cpu.pc;                                                                \
   {                                                                           \
     const uint8_t opcode = m6502_read(cpu, bus, pc);                          \
@@ -899,7 +915,9 @@ HD uint32_t m6502_execute(M6502& cpu, Bus& bus, uint32_t max_instructions) {
   m6502_operate(cpu, bus, m6502_detail::OpConst<0x##h##l>::kInfo);                                     \
   ++executed;                                                                                          \
   if (0x##h##l == 0xD0 && cpu.pc == static_cast<uint16_t>(pc - 3) && !cpu.status) {                    \
-    executed += 2u * bus.poll_loop(cpu, (max_instructions - executed) / 2u);                          \
+    M6502 view = cpu;                                                                                  \
+    executed += 2u * bus.poll_loop(view, (max_instructions - executed) / 2u);                         \
+    cpu = view;                                                                                        \
   }                                                                                                    \
   M6502_DISPATCH
 #define M6502_BODY_ROW(h)                                                                                \

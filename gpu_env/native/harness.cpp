@@ -29,10 +29,11 @@ struct FlatBus {
     record(address, value, 0);
     return value;
   }
-  void poke(uint16_t address, uint8_t value) {
+  uint8_t poke(uint16_t address, uint8_t value, uint8_t /*last_access_was_read*/) {
     memory[address] = value;
     if (written_len < kLogMax) written[written_len++] = address;
     record(address, value, 1);
+    return 0;
   }
   void add_cycles(uint32_t n) { cycles += n; }
   uint32_t poll_loop(M6502&, uint32_t) { return 0; }  // no fast-forward: every instruction runs

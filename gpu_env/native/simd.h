@@ -1,8 +1,9 @@
 // Run-time choice of the AVX-512 kernels of the CPU library (screen lookups in screen_format.h, the
-// resize in preprocess.cpp). The library is built for baseline x86-64 so that one build runs on any
-// x86-64 machine; the AVX-512 kernels are compiled with a per-function target attribute and used only
-// when the CPU running them has AVX-512 F, BW, VL and VBMI. They compute the same bytes as the scalar code
-// (table lookups; the same float32 multiplies and adds, in the same order, without contraction):
+// resize in preprocess.cpp, the TIA object overlay in tia_overlay.h). The library is built for baseline
+// x86-64 so that one build runs on any x86-64 machine; the AVX-512 kernels are compiled with a per-function
+// target attribute and used only when the CPU running them has AVX-512 F, BW, VL and VBMI. They compute the
+// same bytes as the scalar code (table lookups and bitmaps; the same float32 multiplies and adds, in the
+// same order, without contraction):
 // tests/gpu_env/test_simd.py checks both paths against each other in one run.
 //
 // GPU_ENV_NO_SIMD=1 in the environment (read once, when the library first asks) keeps the scalar code.

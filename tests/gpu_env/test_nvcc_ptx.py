@@ -23,7 +23,7 @@ struct FlatBus {
   uint8_t* memory;
   uint32_t cycles;
   __device__ uint8_t peek(uint16_t address) { return memory[address]; }
-  __device__ void poke(uint16_t address, uint8_t value) { memory[address] = value; }
+  __device__ uint8_t poke(uint16_t address, uint8_t value, uint8_t) { memory[address] = value; return 0; }
   __device__ void add_cycles(uint32_t n) { cycles += n; }
 };
 

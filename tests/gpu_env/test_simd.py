@@ -4,8 +4,10 @@ The kernels run where the CPU has AVX-512 F/BW/VL/VBMI; ``GPU_ENV_NO_SIMD=1`` ke
 The same inputs go through this process (whichever kernels it runs) and through a child process
 with ``GPU_ENV_NO_SIMD=1``, and every byte must agree: screens of all 256 palette indices in RGB and
 grayscale, and the INTER_AREA resize of random frames at sizes that take the windowed path (160 -> 84
-wide), the gathered path (160 -> 64) and odd tails. The other screen and resize tests compare
-whichever kernels run with ale-py and OpenCV.
+wide), the gathered path (160 -> 64) and odd tails, and the TIA's object overlay (scanline pixels and
+collision latches, ``gpu_env/native/tia_overlay.h``) on games with players, missiles, ball and playfield:
+their screens every few frames and their saved states after some hundreds of frames. The other screen,
+resize and lockstep tests compare whichever kernels run with ale-py and OpenCV.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # (src_h, src_w, h, w): the DQN size, a gathered block width, PAL frames, sizes with partial blocks.
 RESIZES = [(210, 160, 84, 84), (210, 160, 64, 64), (250, 160, 84, 84), (210, 160, 37, 101), (210, 152, 30, 17)]
 
+# Objects of every kind: players with copies (space_invaders), missiles and ball (tennis, boxing, breakout),
+# playfield under objects (seaquest, ms_pacman).
+OVERLAY_GAMES = ["breakout", "space_invaders", "seaquest", "ms_pacman", "tennis", "boxing"]
+
 # Run by the child and by this process: every output as one byte string.
 PROGRAM = """
 import sys
@@ -34,6 +40,7 @@ from gpu_env.preprocess_cpu import CpuObservation
 from gpu_env._lib import simd_kernels
 
 RESIZES = {resizes!r}
+OVERLAY_GAMES = {games!r}
 batch = AtariBatch("pong", 2, seeds=[0, 1], num_threads=2)
 states = []
 for k, raw in enumerate(batch.clone_state()):
@@ -51,13 +58,22 @@ for src_h, src_w, h, w in RESIZES:
     other = np.random.default_rng(w).integers(0, 256, frames.shape, dtype=np.uint8)
     pool = np.array([True, False, True])
     parts.append(CpuObservation(3, (src_h, src_w), (h, w), 1, num_threads=2)(frames, other, pool).tobytes())
+for game in OVERLAY_GAMES:
+    emulated = AtariBatch(game, 2, seeds=[3, 4], num_threads=2)
+    plan = np.random.default_rng(len(game)).choice(emulated.minimal_action_set(), size=(600, 2))
+    for t, actions in enumerate(plan):
+        emulated.act(actions)
+        if t % 7 == 0:
+            parts.append(emulated.get_screen().tobytes())
+    parts += emulated.clone_state()
 sys.stdout.buffer.write(simd_kernels().encode() + b"\\n" + b"".join(parts))
 """
 
 
 def _run(no_simd: bool) -> tuple[str, bytes]:
     env = {**os.environ, "GPU_ENV_NO_SIMD": "1" if no_simd else "0"}
-    result = subprocess.run([sys.executable, "-c", PROGRAM.format(resizes=RESIZES)], cwd=ROOT, env=env,
+    program = PROGRAM.format(resizes=RESIZES, games=OVERLAY_GAMES)
+    result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=env,
                             capture_output=True, check=True)
     kernels, _, payload = result.stdout.partition(b"\n")
     return kernels.decode(), payload

@@ -141,6 +141,17 @@ HD void tia_paint_copies(uint8_t* code, const TiaCopies& c, int32_t pos, int32_t
   }
 }
 
+// The CPU library's build (setup.py defines GPU_ENV_SPLIT_CPU) has an AVX-512 path for the object overlay
+// below, used when the CPU has AVX-512 (gpu_env/native/tia_overlay.h); other builds and the device use
+// the portable code only. The header is found on the library's include path (-Igpu_env/native); the angle
+// brackets keep it out of the device unit (gpu_env/cuda_source.py inlines only quoted includes).
+#if !GPU_ENV_DEVICE && defined(GPU_ENV_SPLIT_CPU)
+#include <tia_overlay.h>
+#define GPU_ENV_TIA_OVERLAY_AVX512 GPU_ENV_HAVE_AVX512
+#else
+#define GPU_ENV_TIA_OVERLAY_AVX512 0
+#endif
+
 // Draw `count` pixels of the current scanline starting at pixel `hpos` (ALE updateFrameScanline).
 // The playfield/background is drawn per 4-pixel cell; where objects reach, they are painted into a
 // per-pixel code buffer (kTia* bits), a table lookup per pixel gives the colour register, and the
@@ -204,6 +215,13 @@ HD void tia_draw_span(Tia& t, uint8_t* fb, int32_t count, int32_t hpos) {
     for (; x < end; ++x) p[x] = ((cells >> (x >> 2)) & 1) ? on_c : off_c;
   }
   if (olo >= ohi) return;  // no object in this span: nothing to overlay, no collisions
+#if GPU_ENV_TIA_OVERLAY_AVX512
+  if (gpu_env_native::use_avx512()) {
+    t.collision |= gpu_env_native::tia_overlay_avx512(t, p, olo, ohi, cells, bl_on, bl_width, p0_on, p0, p1_on, p1,
+                                                      m0_on, m0, m1_on, m1);
+    return;
+  }
+#endif
 
   // ... then, where objects reach, one object code per pixel.
   uint8_t code[160];

@@ -132,7 +132,7 @@ struct MiniConsole {
     if (riot_selected(address)) return riot_peek(riot, address, cycles, 0xFF, 0xFF);
     return 0;
   }
-  void poke(uint16_t address, uint8_t value) {
+  uint8_t poke(uint16_t address, uint8_t value, uint8_t /*last_access_was_read*/) {
     if (address & 0x1000) {
       const uint16_t before = bank_signature();
       cart_poke(cart, rom, rom_size, address, value, cycles);
@@ -140,6 +140,7 @@ struct MiniConsole {
     } else if (riot_selected(address)) {
       riot_poke(riot, address, value, cycles);
     }
+    return 0;
   }
   void add_cycles(uint32_t n) { cycles += n; }
   uint32_t poll_loop(M6502&, uint32_t) { return 0; }  // no fast-forward: every instruction runs
