@@ -61,9 +61,7 @@ inline LineBits copies_bits(const TiaCopies& c, int32_t pos, uint64_t pattern) {
   while (groups) {
     const uint32_t g = tia_lowest_bit(groups);
     groups &= groups - 1;
-    int32_t x0 = pos + static_cast<int32_t>(g * 8) + c.first;
-    if (x0 >= 160) x0 -= 160;
-    line_bits_add(b, x0, pattern);
+    line_bits_add(b, tia_copy_start(c, pos, g), pattern);
   }
   return b;
 }

@@ -99,6 +99,12 @@ HD TiaCopies tia_missile_copies(uint8_t nusiz, uint8_t kind) {
   return c;
 }
 
+// The first ring pixel (0..159) of the copy in group g (a bit of c.groups) of an object at `pos`.
+HD int32_t tia_copy_start(const TiaCopies& c, int32_t pos, uint32_t g) {
+  const int32_t x0 = pos + static_cast<int32_t>(g * 8) + c.first;
+  return x0 >= 160 ? x0 - 160 : x0;
+}
+
 // Grow [*olo, *ohi) by the pixels of [lo, hi) that a copy covering ring pixels [x0, x0 + width)
 // (mod 160) reaches; true when it reaches any.
 HD bool tia_copy_extent(int32_t x0, int32_t width, int32_t lo, int32_t hi, int32_t* olo, int32_t* ohi) {
@@ -122,9 +128,7 @@ HD bool tia_copies_extent(const TiaCopies& c, int32_t pos, int32_t lo, int32_t h
   while (groups) {
     const uint32_t g = tia_lowest_bit(groups);
     groups &= groups - 1;
-    int32_t x0 = pos + static_cast<int32_t>(g * 8) + c.first;
-    if (x0 >= 160) x0 -= 160;
-    any |= tia_copy_extent(x0, c.width, lo, hi, olo, ohi);
+    any |= tia_copy_extent(tia_copy_start(c, pos, g), c.width, lo, hi, olo, ohi);
   }
   return any;
 }
@@ -135,9 +139,7 @@ HD void tia_paint_copies(uint8_t* code, const TiaCopies& c, int32_t pos, int32_t
   while (groups) {
     const uint32_t g = tia_lowest_bit(groups);
     groups &= groups - 1;
-    int32_t x0 = pos + static_cast<int32_t>(g * 8) + c.first;
-    if (x0 >= 160) x0 -= 160;
-    tia_paint_copy(code, lo, hi, x0, c.width, grp, c.scale, bit, solid);
+    tia_paint_copy(code, lo, hi, tia_copy_start(c, pos, g), c.width, grp, c.scale, bit, solid);
   }
 }
 
