@@ -132,23 +132,17 @@ GPU_ENV_AVX512 inline uint16_t tia_overlay_avx512(const Tia& t, uint8_t* p, int3
   line_bits_mask(bbl, span);
   line_bits_mask(bpf, span);
 
-  // Latches, in collisions.h's bit order.
-  uint16_t cx = 0;
-  if (line_bits_meet(bm0, bp1)) cx |= kCxM0P1;
-  if (line_bits_meet(bm0, bp0)) cx |= kCxM0P0;
-  if (line_bits_meet(bm1, bp0)) cx |= kCxM1P0;
-  if (line_bits_meet(bm1, bp1)) cx |= kCxM1P1;
-  if (line_bits_meet(bp0, bpf)) cx |= kCxP0PF;
-  if (line_bits_meet(bp0, bbl)) cx |= kCxP0BL;
-  if (line_bits_meet(bp1, bpf)) cx |= kCxP1PF;
-  if (line_bits_meet(bp1, bbl)) cx |= kCxP1BL;
-  if (line_bits_meet(bm0, bpf)) cx |= kCxM0PF;
-  if (line_bits_meet(bm0, bbl)) cx |= kCxM0BL;
-  if (line_bits_meet(bm1, bpf)) cx |= kCxM1PF;
-  if (line_bits_meet(bm1, bbl)) cx |= kCxM1BL;
-  if (line_bits_meet(bbl, bpf)) cx |= kCxBLPF;
-  if (line_bits_meet(bp0, bp1)) cx |= kCxP0P1;
-  if (line_bits_meet(bm0, bm1)) cx |= kCxM0M1;
+  // Every pair of the six objects has a latch; which one is tia_collisions_of's (collisions.h), folded to a
+  // constant here.
+  const auto latch = [](const LineBits& a, const LineBits& b, uint8_t pair) -> uint16_t {
+    return line_bits_meet(a, b) ? tia_collisions_of(pair) : 0;
+  };
+  const uint16_t cx = static_cast<uint16_t>(
+      latch(bp0, bm0, kTiaP0 | kTiaM0) | latch(bp0, bp1, kTiaP0 | kTiaP1) | latch(bp0, bm1, kTiaP0 | kTiaM1) |
+      latch(bp0, bbl, kTiaP0 | kTiaBL) | latch(bp0, bpf, kTiaP0 | kTiaPF) | latch(bm0, bp1, kTiaM0 | kTiaP1) |
+      latch(bm0, bm1, kTiaM0 | kTiaM1) | latch(bm0, bbl, kTiaM0 | kTiaBL) | latch(bm0, bpf, kTiaM0 | kTiaPF) |
+      latch(bp1, bm1, kTiaP1 | kTiaM1) | latch(bp1, bbl, kTiaP1 | kTiaBL) | latch(bp1, bpf, kTiaP1 | kTiaPF) |
+      latch(bm1, bbl, kTiaM1 | kTiaBL) | latch(bm1, bpf, kTiaM1 | kTiaPF) | latch(bbl, bpf, kTiaBL | kTiaPF));
 
   // colour[lut[half][code]] for the 64 codes: the four colour registers permuted by each half's table.
   uint32_t registers;
