@@ -65,7 +65,8 @@ def compute_losses(model: ActorCritic, batch: Batch, valid: torch.Tensor, cfg: A
     steps = batch.rewards.shape[0]
     resets = torch.zeros(batch.obs.shape[:2], dtype=torch.bool)
     resets[1:] = batch.dones
-    logits, values = model.unroll(batch.obs, batch.rnn0, resets)
+    # The last observation only bootstraps the targets: no gradient flows through it.
+    logits, values = model.unroll(batch.obs, batch.rnn0, resets, bootstrap_last=True)
     logp, entropy = log_prob_entropy(logits[:steps], batch.actions, model.action_nvec)
     discounts = cfg.gamma * (~batch.dones).float()
     rewards, behaviour = batch.rewards, batch.behaviour_logp

@@ -56,10 +56,11 @@ class PackedStep:
 
     @torch.no_grad()
     def repack(self) -> None:
-        """Pack the FC and GRU weight matrices of the model's current weights."""
+        """Pack the FC and GRU weight matrices of the model's current weights, and take its input standardisation."""
         reorder = torch.ops.mkldnn._reorder_linear_weight
         m = self.model
-        self._packed = {"fc": reorder(m.fc.weight.detach(), self.batch_hint),
+        self._shift, self._scale = m.input_affine()
+        self._packed = {"fc": reorder(m.fc_weight_hwc().detach(), self.batch_hint),
                         "ih": reorder(m.core.weight_ih.detach(), self.batch_hint),
                         "hh": reorder(m.core.weight_hh.detach(), self.batch_hint)}
 
@@ -71,11 +72,13 @@ class PackedStep:
     def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h'), as the model."""
         m = self.model
-        x = m.standardize(obs)
+        # The model's standardize() with the shift and scale taken at repack(): the statistics are buffers of the
+        # weights, so they change only with them.
+        x = obs.to(torch.float32, memory_format=torch.channels_last).sub_(self._shift).mul_(self._scale)
         for conv, padding, stride, dilation, groups in self._convs:
             x = m.activation(torch.ops.mkldnn._convolution_pointwise(x, conv.weight, conv.bias, padding, stride,
                                                                      dilation, groups, "none", [], ""))
-        features = m.activation(self._linear(x.flatten(1), "fc", m.fc.bias))
+        features = m.activation(self._linear(m.flatten_hwc(x), "fc", m.fc.bias))
         # GRUCell (gates r, z, n in torch's order): h' = n + z * (h - n), n = tanh(i_n + r * h_n).
         i_r, i_z, i_n = self._linear(features, "ih", m.core.bias_ih).chunk(3, 1)
         h_r, h_z, h_n = self._linear(h, "hh", m.core.bias_hh).chunk(3, 1)
