@@ -64,8 +64,8 @@ def test_unroll_bootstrap_last_changes_no_output_and_no_gradient() -> None:
     for bootstrap_last in (False, True):
         model.zero_grad(set_to_none=True)
         logits, values = model.unroll(obs, h0, resets, bootstrap_last=bootstrap_last)
-        # The learner's use: logits and values of the first T-1 steps, the last value detached.
-        ((logits[:-1] * probe_l).sum() + (values[:-1] * probe_v).sum() + 0 * values[-1].detach().sum()).backward()  # type: ignore[no-untyped-call]
+        # The learner's use: the gradient comes from the first T-1 steps; the last value is only read, detached.
+        ((logits[:-1] * probe_l).sum() + (values[:-1] * probe_v).sum()).backward()  # type: ignore[no-untyped-call]
         results.append((logits.detach(), values.detach(),
                         {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
     (l0, v0, g0), (l1, v1, g1) = results
@@ -80,3 +80,21 @@ def test_unroll_bootstrap_last_changes_no_output_and_no_gradient() -> None:
     assert model.critic.weight.grad is not None
     assert all(p.grad is None or not p.grad.any() for n, p in model.named_parameters()
                if n.startswith(("conv", "fc", "core")))
+
+
+def test_standardize_follows_every_change_of_the_statistics() -> None:
+    model = ActorCritic(OBS, [3])
+    obs = torch.randint(0, 256, (4, *OBS), dtype=torch.uint8)
+
+    def expected(m: ActorCritic) -> torch.Tensor:
+        if float(m.obs_count) == 0:
+            return obs.float() / 255.0
+        return (obs.float() / 255.0 - m.obs_mean) / torch.sqrt(m.obs_var + 1e-5)
+
+    torch.testing.assert_close(model.standardize(obs), expected(model))
+    model.update_normalizer(torch.randint(0, 256, (8, *OBS), dtype=torch.uint8))
+    torch.testing.assert_close(model.standardize(obs), expected(model), rtol=1e-4, atol=1e-4)
+    other = ActorCritic(OBS, [3])
+    other.update_normalizer(torch.randint(100, 256, (8, *OBS), dtype=torch.uint8))
+    model.load_state_dict(other.state_dict())
+    torch.testing.assert_close(model.standardize(obs), expected(other), rtol=1e-4, atol=1e-4)

@@ -110,26 +110,23 @@ class Inference:
         b = self.buffers.np
         envs = np.concatenate([np.arange(w * self.envs_per_worker + s * self.per_split,
                                          w * self.envs_per_worker + (s + 1) * self.per_split) for w, s, _ in batch])
-        if self.random_actions:  # sampler benchmark: no network, uniform actions, numpy only
-            slots_np, steps_np = b["env_slot"][envs], b["env_t"][envs]
-            for head, n in enumerate(self.model.action_nvec):
-                b["actions"][slots_np, steps_np, head] = self._np_rng.integers(0, n, len(envs))
-            b["version"][slots_np, steps_np] = self.version
-            self.samples += len(envs)
-            return
         # The gathers and scatters of a few rows run in numpy (about 1 us each, a torch op 5-10 us); only the
         # forward pass and the sampling are torch ops.
         slots, steps = b["env_slot"][envs], b["env_t"][envs]
-        h = b["rnn"][envs]
-        h[b["env_first"][envs] != 0] = 0.0  # an episode starts at this step: its GRU state starts from zero
-        starts = steps == 0
-        if starts.any():
-            b["rnn0"][slots[starts]] = h[starts]
-        obs = torch.from_numpy(b["obs_hwc"][slots, steps]).permute(0, 3, 1, 2)
-        logits, _, h_new = self._step(obs, torch.from_numpy(h))
-        actions, logp = sample_actions(logits, self.model.action_nvec, self._gen)
-        b["actions"][slots, steps] = actions.numpy()
-        b["logp"][slots, steps] = logp.numpy()
+        if self.random_actions:  # sampler benchmark: no network, uniform actions, numpy only
+            for head, n in enumerate(self.model.action_nvec):
+                b["actions"][slots, steps, head] = self._np_rng.integers(0, n, len(envs))
+        else:
+            h = b["rnn"][envs]
+            h[b["env_first"][envs] != 0] = 0.0  # an episode starts at this step: its GRU state starts from zero
+            starts = steps == 0
+            if starts.any():
+                b["rnn0"][slots[starts]] = h[starts]
+            obs = torch.from_numpy(b["obs_hwc"][slots, steps]).permute(0, 3, 1, 2)
+            logits, _, h_new = self._step(obs, torch.from_numpy(h))
+            actions, logp = sample_actions(logits, self.model.action_nvec, self._gen)
+            b["actions"][slots, steps] = actions.numpy()
+            b["logp"][slots, steps] = logp.numpy()
+            b["rnn"][envs] = h_new.numpy()
         b["version"][slots, steps] = self.version
-        b["rnn"][envs] = h_new.numpy()
         self.samples += len(envs)

@@ -64,7 +64,7 @@ class ActorCritic(nn.Module):
         self.register_buffer("obs_mean", torch.zeros(obs_shape))
         self.register_buffer("obs_var", torch.ones(obs_shape))
         self.register_buffer("obs_count", torch.zeros((), dtype=torch.float64))
-        self._affine_cache: tuple[tuple[float, float, float], torch.Tensor, torch.Tensor] | None = None
+        self._affine_cache: tuple[tuple[tuple[int, int], ...], torch.Tensor, torch.Tensor] | None = None
         self.conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
 
     def tensor_shapes(self) -> dict[str, list[int]]:
@@ -123,10 +123,16 @@ class ActorCritic(nn.Module):
         return nn.functional.elu(x) if self.nonlinearity == "elu" else nn.functional.relu(x)
 
     def input_affine(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-pixel shift and scale (``[1, C, H, W]``, channels_last), recomputed when the statistics change."""
-        key = (float(self.obs_count.item()), float(self.obs_mean.sum()), float(self.obs_var.sum()))
+        """Per-pixel shift and scale (``[1, C, H, W]``, channels_last), recomputed when the statistics change.
+
+        The statistics change only in place (:meth:`update_normalizer`, ``load_state_dict``), which bumps each
+        buffer's version counter, or when a buffer is replaced: the cache is keyed on both, so a call costs no
+        reduction and no device sync when nothing changed (inference calls it once per pass).
+        """
+        stats = (self.obs_count, self.obs_mean, self.obs_var)
+        key = tuple((id(b), b._version) for b in stats)
         if self._affine_cache is None or self._affine_cache[0] != key:
-            if key[0] > 0:
+            if float(self.obs_count.item()) > 0:
                 shift = self.obs_mean * 255.0
                 scale = torch.rsqrt(self.obs_var + 1e-5) / 255.0
             else:

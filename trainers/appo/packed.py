@@ -56,10 +56,9 @@ class PackedStep:
 
     @torch.no_grad()
     def repack(self) -> None:
-        """Pack the FC and GRU weight matrices of the model's current weights, and take its input standardisation."""
+        """Pack the FC and GRU weight matrices of the model's current weights."""
         reorder = torch.ops.mkldnn._reorder_linear_weight
         m = self.model
-        self._shift, self._scale = m.input_affine()
         self._packed = {"fc": reorder(m.fc_weight_hwc().detach(), self.batch_hint),
                         "ih": reorder(m.core.weight_ih.detach(), self.batch_hint),
                         "hh": reorder(m.core.weight_hh.detach(), self.batch_hint)}
@@ -72,9 +71,7 @@ class PackedStep:
     def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h'), as the model."""
         m = self.model
-        # The model's standardize() with the shift and scale taken at repack(): the statistics are buffers of the
-        # weights, so they change only with them.
-        x = obs.to(torch.float32, memory_format=torch.channels_last).sub_(self._shift).mul_(self._scale)
+        x = m.standardize(obs)
         for conv, padding, stride, dilation, groups in self._convs:
             x = m.activation(torch.ops.mkldnn._convolution_pointwise(x, conv.weight, conv.bias, padding, stride,
                                                                      dilation, groups, "none", [], ""))
