@@ -98,3 +98,17 @@ def test_standardize_follows_every_change_of_the_statistics() -> None:
     other.update_normalizer(torch.randint(100, 256, (8, *OBS), dtype=torch.uint8))
     model.load_state_dict(other.state_dict())
     torch.testing.assert_close(model.standardize(obs), expected(other), rtol=1e-4, atol=1e-4)
+
+
+def test_the_running_statistics_are_those_of_every_frame_seen() -> None:
+    model = ActorCritic(OBS, [3])
+    gen = torch.Generator().manual_seed(5)
+    # Channels-last views, as the learner passes them (a permuted view of the HWC trajectory memory).
+    first = torch.randint(0, 256, (6, *OBS[1:], OBS[0]), dtype=torch.uint8, generator=gen).permute(0, 3, 1, 2)
+    second = torch.randint(50, 200, (9, *OBS[1:], OBS[0]), dtype=torch.uint8, generator=gen).permute(0, 3, 1, 2)
+    model.update_normalizer(first)
+    model.update_normalizer(second)
+    frames = torch.cat([first, second]).double() / 255.0
+    assert float(model.obs_count) == 15
+    torch.testing.assert_close(model.obs_mean.double(), frames.mean(0), rtol=0, atol=1e-6)
+    torch.testing.assert_close(model.obs_var.double(), frames.var(0, unbiased=False), rtol=0, atol=1e-6)

@@ -75,3 +75,19 @@ def test_policy_lag_masks_old_samples() -> None:
     assert metrics["train/lag_max"] == 4
     assert metrics["train/lag_min"] == 1
     assert learner.version == 6
+
+
+def test_loading_an_optimizer_state_keeps_the_fused_adam() -> None:
+    model = ActorCritic(OBS, [4], hidden_size=32, rnn_size=32)
+    learner = Learner(model, AppoConfig())
+    older = torch.optim.Adam(model.parameters(), lr=1e-3)  # a state dict as checkpoints before fused Adam held it
+    model.zero_grad()
+    compute_losses(model, _batch(torch.Generator().manual_seed(0), N), torch.ones(T, N, dtype=torch.bool),
+                   AppoConfig())["loss"].backward()  # type: ignore[no-untyped-call]
+    older.step()
+    state = older.state_dict()
+    assert state["param_groups"][0]["fused"] is None
+    learner.load_optimizer_state(state)
+    assert all(group["fused"] for group in learner.optimizer.param_groups)
+    assert learner.optimizer.param_groups[0]["lr"] == 1e-3
+    torch.testing.assert_close(learner.optimizer.state_dict()["state"][0]["exp_avg"], state["state"][0]["exp_avg"])

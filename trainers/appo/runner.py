@@ -275,7 +275,7 @@ def _run(cfg: AppoConfig, *, log: Callable[[str], None], fault_crash_after_s: fl
     learner.version = start_step
     inference.version = start_step
     if restored is not None:
-        learner.optimizer.load_state_dict(restored.optimizer)
+        learner.load_optimizer_state(restored.optimizer)
         inference.set_generator_state(restored.sampler_rng)
     inference.publish(model.state_dict(), learner.version)
     stats = Stats(cfg.stats_window, start_frames)

@@ -175,7 +175,7 @@ class PopulationRun:
         if latest_policy_path(mdir) is not None:
             policy, restored = checkpointing.load_latest(mdir)
             model.load_state_dict(policy.tensors)
-            learner.optimizer.load_state_dict(restored.optimizer)
+            learner.load_optimizer_state(restored.optimizer)
             generator.set_state(restored.sampler_rng)
             member.train_step, member.env_frames = restored.train_step, restored.env_frames
         learner.version = member.train_step
@@ -374,7 +374,7 @@ class PopulationRun:
         after = pbt.mutate(donor.member.hyperparams, self.space, self.rng, mutation_rate=sp.pbt_mutation_rate,
                            perturb_min=sp.pbt_perturb_min, perturb_max=sp.pbt_perturb_max)
         live.model.load_state_dict(donor.model.state_dict())
-        live.learner.optimizer.load_state_dict(copy.deepcopy(donor.learner.optimizer.state_dict()))
+        live.learner.load_optimizer_state(copy.deepcopy(donor.learner.optimizer.state_dict()))
         m.hyperparams = after
         live.cfg = member_config(self.cfg, m)
         live.learner.cfg = live.cfg
