@@ -63,6 +63,7 @@ class PackedStep:
             for layer in model.conv if isinstance(layer, nn.Conv2d)]
         self._packed: dict[str, torch.Tensor] = {}
         self._conv_weights: list[torch.Tensor] = []
+        self._heads_bias = torch.empty(0)
         self.repack()
 
     @torch.no_grad()
@@ -70,9 +71,12 @@ class PackedStep:
         """Pack the convolution, FC and GRU weights of the model's current weights."""
         reorder = torch.ops.mkldnn._reorder_linear_weight
         m = self.model
+        heads = torch.cat([m.actor.weight, m.critic.weight]).detach()  # one product for both heads
         self._packed = {"fc": reorder(m.fc_weight_hwc().detach(), self.batch_hint),
                         "ih": reorder(m.core.weight_ih.detach(), self.batch_hint),
-                        "hh": reorder(m.core.weight_hh.detach(), self.batch_hint)}
+                        "hh": reorder(m.core.weight_hh.detach(), self.batch_hint),
+                        "heads": reorder(heads, self.batch_hint)}
+        self._heads_bias = torch.cat([m.actor.bias, m.critic.bias]).detach()
         shape = [self.batch_hint, *m.obs_shape]
         self._conv_weights = []
         for conv, padding, stride, dilation, groups in self._convs:
@@ -94,11 +98,13 @@ class PackedStep:
             x = m.activation(torch.ops.mkldnn._convolution_pointwise(x, weight, conv.bias, padding, stride,
                                                                      dilation, groups, "none", [], ""))
         features = m.activation(self._linear(m.flatten_hwc(x), "fc", m.fc.bias))
-        # GRUCell (gates r, z, n in torch's order): h' = n + z * (h - n), n = tanh(i_n + r * h_n).
-        i_r, i_z, i_n = self._linear(features, "ih", m.core.bias_ih).chunk(3, 1)
-        h_r, h_z, h_n = self._linear(h, "hh", m.core.bias_hh).chunk(3, 1)
-        r = torch.sigmoid(i_r + h_r)
-        z = torch.sigmoid(i_z + h_z)
-        n = torch.tanh(i_n + r * h_n)
-        h_new = n + z * (h - n)
-        return m.actor(h_new), m.critic(h_new).squeeze(-1), h_new
+        # GRUCell (gates r, z, n in torch's order): r, z = sigmoid(i_rz + h_rz), n = tanh(i_n + r * h_n),
+        # h' = n + z * (h - n); r and z in one op, and the products fused (fewer calls a pass, same formulas).
+        rnn = m.rnn_size
+        gi = self._linear(features, "ih", m.core.bias_ih)
+        gh = self._linear(h, "hh", m.core.bias_hh)
+        rz = gi[:, : 2 * rnn].add_(gh[:, : 2 * rnn]).sigmoid_()
+        n = torch.addcmul(gi[:, 2 * rnn :], rz[:, :rnn], gh[:, 2 * rnn :]).tanh_()
+        h_new = torch.addcmul(n, rz[:, rnn:], h - n)
+        heads = self._linear(h_new, "heads", self._heads_bias)
+        return heads[:, :-1], heads[:, -1], h_new
