@@ -84,6 +84,9 @@ def test_the_table_prints_each_round_the_medians_and_the_ratio(capsys: pytest.Ca
     assert "quiet 2: Sample Factory 2.1.1" in out
     assert "2.50x SF (wall), 1.72x SF per CPU-s" in out  # medians 2500/1000 and 1550/900
     assert "load average 0.5 -> 1.5" in out
+    assert "quiet, each round: ours / SF" in out
+    assert "3.00x, 2.00x" in out  # each round's own ratio, beside the ratio of the medians
+    assert f"still differs: {throughput.STILL_DIFFERS}" in out
 
 
 def test_reward_at_takes_the_last_point_logged_by_then() -> None:

@@ -164,7 +164,8 @@ class ActorCritic(nn.Module):
         ``float[T, B, A]`` and values ``float[T, B]``. ``bootstrap_last``: the last step only supplies the
         bootstrap value, so it runs without autograd (no activations kept, no backward through its frames: the
         learner's batch is 1,024 frames with gradients, not 1,056); a gradient through its outputs reaches the
-        heads only.
+        heads only. The GRU runs over the steps as one autograd node (:func:`trainers.appo.gru.gru_sequence`: the
+        cell's equations, batched input and weight-gradient products), equal to a loop of ``self.core`` calls.
         """
         steps, batch = obs.shape[:2]
         grad_steps = steps - 1 if bootstrap_last else steps
