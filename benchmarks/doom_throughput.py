@@ -60,8 +60,8 @@ STILL_DIFFERS = (
     "loss where ours has an entropy bonus, and its GAE uses the values recorded at inference (ours recomputes "
     "them); its own basic.cfg renders the HUD without decals or particles and reads 4 game variables (ours: "
     "ViZDoom's basic.cfg, no HUD, decals and particles, no variables; 0.03-0.08 ms more engine CPU per step "
-    "for its settings in one engine); each has its own process layout and inference scheduling; ours learns faster, so its episodes "
-    "in the window are shorter (more resets)")
+    "for its settings in one engine); each has its own process layout and inference scheduling; ours learns "
+    "faster, so its episodes in the window are shorter (more resets)")
 _SF_LINE = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\].*Fps is \(10 sec: ([\d.na]+).*Total num frames: (\d+)")
 
 
