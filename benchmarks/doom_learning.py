@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -77,6 +78,9 @@ def ours_curve(seconds: float, out: Path, options: tuple[str, ...] = ()) -> list
                 seen = max(seen, len(complete))
         finally:
             stop(proc)
+    if proc.returncode and not curve:
+        tail = (out.parent / "ours.log").read_text(errors="replace").strip().splitlines()[-1:]
+        raise SystemExit(f"our trainer exited with status {proc.returncode}: {' '.join(tail)}")
     return curve
 
 
@@ -117,6 +121,10 @@ def reward_at(curve: list[tuple[float, float]], seconds: float) -> float | None:
 def basic(args: argparse.Namespace) -> dict[str, Any]:
     """Run the doom_basic comparison and write ``basic.json`` / ``basic.png``."""
     args.out.mkdir(parents=True, exist_ok=True)
+    for previous in (args.out / "ours", args.out / "sf"):
+        if previous.exists():  # a run left there would be resumed (ours refuses, Sample Factory resumes)
+            print(f"removing the previous benchmark run {previous}", file=sys.stderr)
+            shutil.rmtree(previous)
     load = [os.getloadavg()[0]]
     curves: dict[str, list[tuple[float, float]]] = {}
     if "ours" not in args.skip:

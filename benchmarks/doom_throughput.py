@@ -61,8 +61,23 @@ STILL_DIFFERS = (
     "them); its own basic.cfg renders the HUD without decals or particles and reads 4 game variables (ours: "
     "ViZDoom's basic.cfg, no HUD, decals and particles, no variables; 0.03-0.08 ms more engine CPU per step "
     "for its settings in one engine); each has its own process layout and inference scheduling; ours learns "
-    "faster, so its episodes in the window are shorter (more resets)")
+    "faster, so its episodes in the window are shorter (more resets); Sample Factory computes in fp32, ours runs its "
+    "encoder (convolutions and FC, in learner and inference) in bf16 where the CPU has bf16 instructions "
+    "(--encoder-precision; fp32 weights and gradients)")
 _SF_LINE = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+)\].*Fps is \(10 sec: ([\d.na]+).*Total num frames: (\d+)")
+
+
+def encoder_precision(ours_args: str) -> str:
+    """Name what ``--encoder-precision`` (default ``auto``) in ``ours_args`` resolves to on this CPU."""
+    # Imported here: torch is needed for this line of the table only, the rows run in subprocesses.
+    import torch
+
+    from trainers.appo.model import encoder_dtype
+
+    words = shlex.split(ours_args)
+    chosen = words[words.index("--encoder-precision") + 1] if "--encoder-precision" in words[:-1] else "auto"
+    dtype = encoder_dtype(chosen)
+    return f"{'bf16' if dtype is torch.bfloat16 else 'fp32'} (--encoder-precision {chosen})"
 
 
 def tree_cpu_seconds(root: int) -> float:
@@ -324,6 +339,7 @@ def print_table(rows: dict[str, dict[str, float]], rounds: dict[str, list[dict[s
           f"Sample Factory 2.1.1: {args.num_workers} x "
           f"{args.sf_envs_per_worker}, its Doom defaults (batch 1024, rollout 32, GAE 0.95); both --device cpu")
     print(f"still differs: {STILL_DIFFERS}")
+    print(f"ours' encoder in training here: {encoder_precision(args.ours_args)}")
     print(f"{'row':44s} {'frames/s':>10s} {'frames/CPU-s':>13s} {'startup s':>10s} {'load':>6s}  ratio")
     if raw:
         print(f"{'raw ViZDoom, 1 process':44s} {raw['fps']:10.0f} {raw['frames_per_cpu_s']:13.0f}")

@@ -104,3 +104,19 @@ def test_the_small_recipe_is_options_the_trainer_takes() -> None:
     assert (config.obs_height, config.obs_width, config.hidden_size, config.rnn_size) == (36, 64, 128, 128)
     assert (config.batch_size, config.learning_rate) == (256, 1e-3)
     assert learning.RECIPES["defaults"] == ()
+
+
+def test_the_table_names_the_encoder_precision_ours_runs_at() -> None:
+    assert throughput.encoder_precision("--encoder-precision fp32") == "fp32 (--encoder-precision fp32)"
+    assert throughput.encoder_precision("--rollout 32 --encoder-precision bf16") == "bf16 (--encoder-precision bf16)"
+    assert throughput.encoder_precision("").endswith("(--encoder-precision auto)")
+
+
+def test_learning_removes_its_previous_runs_so_nothing_resumes(tmp_path: Path) -> None:
+    for name in ("ours", "sf"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "metrics.jsonl").write_text('{"charts/mean_episode_reward": 0.9}\n')
+    args = argparse.Namespace(out=tmp_path, skip=["ours", "sf"], seconds=1.0, recipe="small")
+    result = learning.basic(args)
+    assert not (tmp_path / "ours").exists() and not (tmp_path / "sf").exists()
+    assert result["curves"] == {}

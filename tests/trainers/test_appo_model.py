@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from trainers.appo.model import ActorCritic
+from trainers.appo.model import ActorCritic, encoder_dtype
 
 OBS = (3, 72, 128)
 
@@ -112,3 +112,10 @@ def test_the_running_statistics_are_those_of_every_frame_seen() -> None:
     assert float(model.obs_count) == 15
     torch.testing.assert_close(model.obs_mean.double(), frames.mean(0), rtol=0, atol=1e-6)
     torch.testing.assert_close(model.obs_var.double(), frames.var(0, unbiased=False), rtol=0, atol=1e-6)
+
+
+def test_encoder_precision_names_the_encoder_dtype() -> None:
+    assert encoder_dtype("fp32") is None
+    assert encoder_dtype("bf16") is torch.bfloat16
+    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    assert encoder_dtype("auto") is (torch.bfloat16 if native else None)

@@ -44,6 +44,22 @@ def test_packed_step_equals_the_model_step(batch: int, nonlinearity: str) -> Non
         _assert_same_step(step.step(obs, h), model.step(obs, h))
 
 
+@pytest.mark.parametrize("batch", [1, 6])
+def test_a_bf16_packed_encoder_equals_the_model_step_with_a_bf16_encoder(batch: int) -> None:
+    model = _model(0)
+    step = packed.PackedStep(model, batch_hint=8, encoder_dtype=torch.bfloat16)
+    gen = torch.Generator().manual_seed(batch)
+    obs = torch.randint(0, 256, (batch, *OBS), dtype=torch.uint8, generator=gen)
+    h = torch.randn(batch, model.rnn_size, generator=gen)
+    with torch.inference_mode():
+        got, want, fp32 = step.step(obs, h), model.step(obs, h, torch.bfloat16), model.step(obs, h)
+    for x, y, z in zip(got, want, fp32, strict=True):
+        assert x.dtype == torch.float32
+        # Both round every layer's output to bf16; oneDNN may sum the products in another order.
+        torch.testing.assert_close(x, y, rtol=2e-2, atol=2e-3)
+        assert not torch.equal(x, z)  # and the encoder did run in bf16
+
+
 def test_repack_takes_the_new_weights_and_only_repack_does() -> None:
     model, other = _model(0), _model(1)
     step = packed.PackedStep(model, batch_hint=4)

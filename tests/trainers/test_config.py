@@ -60,3 +60,9 @@ def test_evaltk_train_doom_is_registered() -> None:
     assert args.family == "doom"
     assert args.json
     assert callable(args.func)
+
+
+def test_a_hand_edited_encoder_precision_is_named() -> None:
+    # argparse's choices catch a bad flag; a resumed run's config.json reaches validate() instead.
+    with pytest.raises(ConfigError, match="--encoder-precision must be one of auto, bf16, fp32, got 'fp16'"):
+        AppoConfig(encoder_precision="fp16").validate()  # type: ignore[arg-type]

@@ -91,3 +91,27 @@ def test_loading_an_optimizer_state_keeps_the_fused_adam() -> None:
     assert all(group["fused"] for group in learner.optimizer.param_groups)
     assert learner.optimizer.param_groups[0]["lr"] == 1e-3
     torch.testing.assert_close(learner.optimizer.state_dict()["state"][0]["exp_avg"], state["state"][0]["exp_avg"])
+
+
+def test_a_bf16_encoder_is_close_to_fp32_and_its_gradients_reach_fp32_weights() -> None:
+    torch.manual_seed(0)
+    model = ActorCritic(OBS, [4], hidden_size=32, rnn_size=32)
+    gen = torch.Generator().manual_seed(3)
+    batch, valid = _batch(gen, N), torch.ones(T, N, dtype=torch.bool)
+    obs = batch.obs[0]
+    with torch.no_grad():
+        want, got = model.encode(obs), model.encode(obs, torch.bfloat16)
+    assert got.dtype == torch.float32
+    # bf16 keeps 8 significant bits: features within a few percent of the fp32 ones, not equal to them.
+    assert 0 < float((got - want).abs().max()) < 0.05 * float(want.abs().max())
+    fp32, bf16 = AppoConfig(encoder_precision="fp32"), AppoConfig(encoder_precision="bf16")
+    want_terms, want_grads = _losses_and_grads(model, batch, valid, fp32)
+    got_terms, got_grads = _losses_and_grads(model, batch, valid, bf16)
+    torch.testing.assert_close(got_terms["loss"], want_terms["loss"], rtol=0.05, atol=0.01)
+    for param, g_got, g_want in zip(model.parameters(), got_grads, want_grads, strict=True):
+        assert param.dtype == g_got.dtype == torch.float32
+        cosine = torch.nn.functional.cosine_similarity(g_got.flatten(), g_want.flatten(), dim=0)
+        assert cosine > 0.98
+    learner = Learner(model, bf16)
+    learner.train(batch)
+    assert all(p.dtype == torch.float32 for p in model.parameters())

@@ -12,6 +12,9 @@ from evaltk.errors import EvaltkError
 from trainers.common import config_cli
 from trainers.common.config_cli import doc_field, from_dict
 
+#: ``--encoder-precision`` values (see :func:`trainers.appo.model.encoder_dtype`).
+ENCODER_PRECISIONS = ("auto", "bf16", "fp32")
+
 
 class ConfigError(EvaltkError):
     """An APPO option is out of range or inconsistent with another option."""
@@ -59,6 +62,11 @@ class AppoConfig:
     nonlinearity: str = doc_field("activation of the encoder: elu (Sample Factory's Doom default) or relu",
                                   default="elu")
 
+    encoder_precision: Literal["auto", "bf16", "fp32"] = doc_field(
+        "arithmetic of the encoder (convolutions and FC) in training, in the learner and in inference: bf16 keeps "
+        "fp32 weights, gradients and optimizer state, and fp32 for the GRU, the heads and the losses; auto = bf16 "
+        "where the CPU has bf16 instructions (AVX512-BF16 or AMX), fp32 elsewhere. Evaluation is fp32",
+        default="auto")
     learner_threads: int = doc_field("torch intra-op threads of the learner", default=1)
     inference_threads: int = doc_field("torch intra-op threads of the inference thread", default=1)
     inference_wait_ms: float = doc_field(
@@ -115,6 +123,9 @@ class AppoConfig:
             raise ConfigError(f"--nonlinearity must be 'elu' or 'relu', got {self.nonlinearity!r}")
         if self.advantage not in ("vtrace", "gae"):
             raise ConfigError(f"--advantage must be 'vtrace' or 'gae', got {self.advantage!r}")
+        if self.encoder_precision not in ENCODER_PRECISIONS:
+            raise ConfigError(f"--encoder-precision must be one of {', '.join(ENCODER_PRECISIONS)}, "
+                              f"got {self.encoder_precision!r}")
         if not 0.0 < self.gamma <= 1.0:
             raise ConfigError(f"--gamma must be in (0, 1], got {self.gamma}")
         for name in ("worker_timeout_s", "worker_start_timeout_s"):
@@ -137,7 +148,8 @@ class AppoConfig:
 
 def add_arguments(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
     """Add one ``--field-name`` option per :class:`AppoConfig` field (help = the field's doc)."""
-    config_cli.add_arguments(parser, AppoConfig, choices={"advantage": ("vtrace", "gae")}, skip=skip)
+    config_cli.add_arguments(parser, AppoConfig, choices={"advantage": ("vtrace", "gae"),
+                                                          "encoder_precision": ENCODER_PRECISIONS}, skip=skip)
 
 
 def config_from_args(args: argparse.Namespace, **overrides: Any) -> AppoConfig:

@@ -7,6 +7,7 @@ takes new weights from the learner between batches (:meth:`Inference.publish` is
 from __future__ import annotations
 
 import copy
+import functools
 import queue
 import threading
 import time
@@ -31,12 +32,13 @@ class Inference:
     1.2 and 2.9 ms), so a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits.
     ``packed_weights`` (default): the pass runs on :class:`trainers.appo.packed.PackedStep`, whose weights are
     packed once per published version, not per call. The env and split counts come from ``buffers.layout``.
+    ``encoder_dtype``: the encoder's precision, the learner's (:func:`trainers.appo.model.encoder_dtype`).
     """
 
     def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,
                  replies: Callable[[int], Channel], current_generation: Callable[[int], int],
                  worker_splits: int, seed: int, random_actions: bool = False, wait_s: float = 0.0,
-                 packed_weights: bool = True) -> None:
+                 packed_weights: bool = True, encoder_dtype: torch.dtype | None = None) -> None:
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -55,9 +57,11 @@ class Inference:
         self.samples = 0
         self.random_actions = random_actions
         self._np_rng = np.random.default_rng(seed)
-        self._packed = (packed.PackedStep(self.model, buffers.layout.num_workers * self.envs_per_worker)
+        self._packed = (packed.PackedStep(self.model, buffers.layout.num_workers * self.envs_per_worker,
+                                          encoder_dtype)
                         if packed_weights and packed.available() and not random_actions else None)
-        self._step = self._packed.step if self._packed is not None else self.model.step
+        self._step = (self._packed.step if self._packed is not None
+                      else functools.partial(self.model.step, encoder_dtype=encoder_dtype))
 
     def publish(self, state: Mapping[str, torch.Tensor], version: int) -> None:
         """Hand over new weights (copied now; applied before the next batch)."""

@@ -15,7 +15,7 @@ import torch
 
 from trainers.appo.buffers import SharedBuffers
 from trainers.appo.config import AppoConfig
-from trainers.appo.model import ActorCritic, log_prob_entropy
+from trainers.appo.model import ActorCritic, encoder_dtype, log_prob_entropy
 from trainers.common.gae import gae
 from trainers.common.losses import entropy_bonus, normalize_advantages, ppo_policy_loss, value_loss
 from trainers.common.vtrace import vtrace
@@ -62,12 +62,14 @@ def compute_losses(model: ActorCritic, batch: Batch, valid: torch.Tensor, cfg: A
     """Forward the batch and return every loss term (``loss`` is the one to minimise).
 
     ``valid bool[T, N]`` selects the samples that count; invalid ones change neither the losses nor the grads.
+    The encoder runs in ``cfg.encoder_precision`` (:func:`encoder_dtype`).
     """
     steps = batch.rewards.shape[0]
     resets = torch.zeros(batch.obs.shape[:2], dtype=torch.bool)
     resets[1:] = batch.dones
     # The last observation only bootstraps the targets: no gradient flows through it.
-    logits, values = model.unroll(batch.obs, batch.rnn0, resets, bootstrap_last=True)
+    logits, values = model.unroll(batch.obs, batch.rnn0, resets, bootstrap_last=True,
+                                  encoder_dtype=encoder_dtype(cfg.encoder_precision))
     logp, entropy = log_prob_entropy(logits[:steps], batch.actions, model.action_nvec)
     discounts = cfg.gamma * (~batch.dones).float()
     rewards, behaviour = batch.rewards, batch.behaviour_logp

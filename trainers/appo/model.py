@@ -25,6 +25,20 @@ from trainers.common.sampling import EpisodeGenerators
 MODEL_CLASS = "trainers.appo.model:AppoPolicy"
 
 
+def encoder_dtype(precision: str) -> torch.dtype | None:
+    """Return the encoder's dtype in training for ``--encoder-precision`` (``None`` = fp32).
+
+    ``auto`` takes bf16 only where the CPU multiplies bf16 natively: there a 1,024-sample learner step of the Doom
+    model takes 0.50 s of one core against 0.73 s in fp32, and inference's encoder 1.05 ms against 1.46 ms for 6
+    envs (AMD EPYC with AVX512-BF16, 2026-12-04); without those instructions oneDNN emulates bf16.
+    """
+    if precision == "fp32":
+        return None
+    if precision == "bf16" or torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported():
+        return torch.bfloat16
+    return None
+
+
 def _conv_out(size: int, kernel: int, stride: int) -> int:
     return (size - kernel) // stride + 1
 
@@ -90,10 +104,19 @@ class ActorCritic(nn.Module):
         self.obs_var.copy_((self.obs_var * count + batch_var * n + delta.square() * (count * n / total)) / total)
         self.obs_count.fill_(total)
 
-    def encode(self, obs: torch.Tensor) -> torch.Tensor:
-        """``uint8[N, C, H, W]`` -> features ``float[N, hidden]``."""
-        x = self.conv(self.standardize(obs))
-        return self.activation(nn.functional.linear(self.flatten_hwc(x), self.fc_weight_hwc(), self.fc.bias))
+    def encode(self, obs: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """``uint8[N, C, H, W]`` -> features ``float[N, hidden]``.
+
+        ``dtype`` (``torch.bfloat16``): the convolutions and the FC product run in that precision under
+        ``torch.autocast`` (fp32 weights, fp32 gradients into them, fp32 features out); ``None``: fp32 throughout.
+        """
+        if dtype is None:
+            x = self.conv(self.standardize(obs))
+            return self.activation(nn.functional.linear(self.flatten_hwc(x), self.fc_weight_hwc(), self.fc.bias))
+        with torch.autocast(obs.device.type, dtype=dtype):
+            x = self.conv(self.standardize(obs))
+            y = nn.functional.linear(self.flatten_hwc(x), self.fc_weight_hwc(), self.fc.bias)
+        return self.activation(y.float())
 
     def fc_weight_hwc(self) -> torch.Tensor:
         """Return the FC weight with its input columns in (H, W, C) order, matching :meth:`flatten_hwc` (a copy).
@@ -151,13 +174,17 @@ class ActorCritic(nn.Module):
                                   scale.unsqueeze(0).contiguous(memory_format=fmt))
         return self._affine_cache[1], self._affine_cache[2]
 
-    def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One step: ``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h')."""
-        h = self.core(self.encode(obs), h)
+    def step(self, obs: torch.Tensor, h: torch.Tensor, encoder_dtype: torch.dtype | None = None
+             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One step: ``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h').
+
+        ``encoder_dtype``: the encoder's precision (:meth:`encode`).
+        """
+        h = self.core(self.encode(obs, encoder_dtype), h)
         return self.actor(h), self.critic(h).squeeze(-1), h
 
-    def unroll(self, obs: torch.Tensor, h0: torch.Tensor, resets: torch.Tensor, *, bootstrap_last: bool = False
-               ) -> tuple[torch.Tensor, torch.Tensor]:
+    def unroll(self, obs: torch.Tensor, h0: torch.Tensor, resets: torch.Tensor, *, bootstrap_last: bool = False,
+               encoder_dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Unroll over time: ``obs uint8[T, B, C, H, W]``, ``h0 float[B, rnn]``, ``resets bool[T, B]``.
 
         ``resets[t]`` zeroes the state before step ``t`` (an episode starts there). Returns logits
@@ -166,15 +193,17 @@ class ActorCritic(nn.Module):
         learner's batch is 1,024 frames with gradients, not 1,056); a gradient through its outputs reaches the
         heads only. The GRU runs over the steps as one autograd node (:func:`trainers.appo.gru.gru_sequence`: the
         cell's equations, batched input and weight-gradient products), equal to a loop of ``self.core`` calls.
+        ``encoder_dtype``: the encoder's precision (:meth:`encode`); the GRU and the heads stay fp32.
         """
         steps, batch = obs.shape[:2]
         grad_steps = steps - 1 if bootstrap_last else steps
-        feats = self.encode(obs[:grad_steps].reshape(grad_steps * batch, *obs.shape[2:])).view(grad_steps, batch, -1)
+        flat = obs[:grad_steps].reshape(grad_steps * batch, *obs.shape[2:])
+        feats = self.encode(flat, encoder_dtype).view(grad_steps, batch, -1)
         keep = (~resets).float().unsqueeze(-1)
         core = gru_sequence(self.core, feats, h0, keep[:grad_steps])
         if bootstrap_last:
             with torch.no_grad():
-                last = self.core(self.encode(obs[-1]), core[-1] * keep[-1])
+                last = self.core(self.encode(obs[-1], encoder_dtype), core[-1] * keep[-1])
             core = torch.cat([core, last.unsqueeze(0)])
         return self.actor(core), self.critic(core).squeeze(-1)
 

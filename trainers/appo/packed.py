@@ -1,4 +1,4 @@
-"""Inference's forward pass with oneDNN weights packed once per policy version (CPU, fp32, same model).
+"""Inference's forward pass with oneDNN weights packed once per policy version (CPU, same model).
 
 ``nn.Linear`` and ``nn.GRUCell`` on the CPU call MKL's sgemm, which packs the whole weight matrix into its
 panel format on every call. At inference's batch sizes (2-8 envs) that copy is most of a pass: ``perf`` of a
@@ -11,8 +11,9 @@ same time (``_reorder_convolution_weight``) instead of on every call: bit-identi
 0.01-0.03 ms less per convolution and pass (2-core AMD EPYC guest, 2026-12-04).
 
 The arithmetic is the model's: the same fp32 weights, layers and GRU gate equations, summed in another order,
-so outputs equal :meth:`ActorCritic.step` to float rounding (``tests/trainers/test_appo_packed.py``). These are
-torch's private ``mkldnn`` operators (the ones ``torch.compile`` emits on the CPU); where they are missing
+so outputs equal :meth:`ActorCritic.step` to float rounding (``tests/trainers/test_appo_packed.py``); with a bf16
+encoder (``--encoder-precision``), those of :meth:`ActorCritic.step` with the same encoder dtype to bf16 rounding.
+These are torch's private ``mkldnn`` operators (the ones ``torch.compile`` emits on the CPU); where they are missing
 (a build without oneDNN) :func:`available` is false and inference uses :meth:`ActorCritic.step`.
 
 Users: the trainer's inference thread (:class:`trainers.appo.inference.Inference`, repacked on every published
@@ -49,20 +50,25 @@ def _conv_output(chw: list[int], conv: nn.Conv2d, padding: list[int], stride: li
 class PackedStep:
     """:meth:`ActorCritic.step` of ``model`` with pre-packed weights; call :meth:`repack` after the weights change.
 
-    ``batch_hint``: the batch size oneDNN picks its weight layout for (any batch size works).
+    ``batch_hint``: the batch size oneDNN picks its weight layout for (any batch size works). ``encoder_dtype``
+    (``torch.bfloat16``): the convolutions and the FC product take bf16 copies of the weights and activations, as
+    :meth:`ActorCritic.encode` under autocast does; the GRU and the heads stay fp32.
     """
 
-    def __init__(self, model: ActorCritic, batch_hint: int) -> None:
+    def __init__(self, model: ActorCritic, batch_hint: int, encoder_dtype: torch.dtype | None = None) -> None:
         if not available():
             raise RuntimeError("this torch build lacks oneDNN's linear/convolution operators: use ActorCritic.step")
         self.model = model
         self.batch_hint = batch_hint
+        self.encoder_dtype = encoder_dtype
         # Each convolution with its oneDNN arguments (padding, stride, dilation, groups), fixed by the architecture.
         self._convs: list[tuple[nn.Conv2d, list[int], list[int], list[int], int]] = [
             (layer, [int(p) for p in layer.padding], list(layer.stride), list(layer.dilation), layer.groups)
             for layer in model.conv if isinstance(layer, nn.Conv2d)]
         self._packed: dict[str, torch.Tensor] = {}
         self._conv_weights: list[torch.Tensor] = []
+        self._conv_biases: list[torch.Tensor | None] = []
+        self._fc_bias = torch.empty(0)
         self._heads_bias = torch.empty(0)
         self.repack()
 
@@ -71,18 +77,21 @@ class PackedStep:
         """Pack the convolution, FC and GRU weights of the model's current weights."""
         reorder = torch.ops.mkldnn._reorder_linear_weight
         m = self.model
+        dtype = self.encoder_dtype or torch.float32
         heads = torch.cat([m.actor.weight, m.critic.weight]).detach()  # one product for both heads
-        self._packed = {"fc": reorder(m.fc_weight_hwc().detach(), self.batch_hint),
+        self._packed = {"fc": reorder(m.fc_weight_hwc().detach().to(dtype), self.batch_hint),
                         "ih": reorder(m.core.weight_ih.detach(), self.batch_hint),
                         "hh": reorder(m.core.weight_hh.detach(), self.batch_hint),
                         "heads": reorder(heads, self.batch_hint)}
+        self._fc_bias = m.fc.bias.detach().to(dtype)
         self._heads_bias = torch.cat([m.actor.bias, m.critic.bias]).detach()
         shape = [self.batch_hint, *m.obs_shape]
-        self._conv_weights = []
+        self._conv_weights, self._conv_biases = [], []
         for conv, padding, stride, dilation, groups in self._convs:
-            weight = conv.weight.detach().contiguous(memory_format=torch.channels_last)
+            weight = conv.weight.detach().to(dtype).contiguous(memory_format=torch.channels_last)
             self._conv_weights.append(torch.ops.mkldnn._reorder_convolution_weight(weight, padding, stride, dilation,
                                                                                    groups, shape))
+            self._conv_biases.append(None if conv.bias is None else conv.bias.detach().to(dtype))
             shape = [self.batch_hint, *_conv_output(shape[1:], conv, padding, stride)]
 
     def _linear(self, x: torch.Tensor, name: str, bias: torch.Tensor | None) -> torch.Tensor:
@@ -94,10 +103,13 @@ class PackedStep:
         """``obs uint8[B, C, H, W]``, ``h float[B, rnn]`` -> (logits ``[B, A]``, value ``[B]``, h'), as the model."""
         m = self.model
         x = m.standardize(obs)
-        for (conv, padding, stride, dilation, groups), weight in zip(self._convs, self._conv_weights, strict=True):
-            x = m.activation(torch.ops.mkldnn._convolution_pointwise(x, weight, conv.bias, padding, stride,
+        if self.encoder_dtype is not None:
+            x = x.to(self.encoder_dtype)
+        for (_, padding, stride, dilation, groups), weight, bias in zip(self._convs, self._conv_weights,
+                                                                         self._conv_biases, strict=True):
+            x = m.activation(torch.ops.mkldnn._convolution_pointwise(x, weight, bias, padding, stride,
                                                                      dilation, groups, "none", [], ""))
-        features = m.activation(self._linear(m.flatten_hwc(x), "fc", m.fc.bias))
+        features = m.activation(self._linear(m.flatten_hwc(x), "fc", self._fc_bias).float())
         # GRUCell (gates r, z, n in torch's order): r, z = sigmoid(i_rz + h_rz), n = tanh(i_n + r * h_n),
         # h' = n + z * (h - n); r and z in one op, and the products fused (fewer calls a pass, same formulas).
         rnn = m.rnn_size

@@ -39,7 +39,7 @@ from trainers.appo.channels import PipeChannel
 from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.inference import Inference
 from trainers.appo.learner import Learner, gather_batch
-from trainers.appo.model import ActorCritic
+from trainers.appo.model import ActorCritic, encoder_dtype
 from trainers.appo.monitor import (
     MetricsWriter,
     Stats,
@@ -199,7 +199,8 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
     learner = Learner(model, cfg)
     inference = Inference(model, buffers, requests, lambda w: replies[w], lambda w: generations[w],
                           cfg.worker_splits, seed=cfg.seed + 7, random_actions=cfg.sampler_only,
-                          wait_s=cfg.inference_wait_ms / 1000.0, packed_weights=cfg.packed_inference)
+                          wait_s=cfg.inference_wait_ms / 1000.0, packed_weights=cfg.packed_inference,
+                          encoder_dtype=encoder_dtype(cfg.encoder_precision))
     system = System(cfg=cfg, scenario=scenario, buffers=buffers, learner=learner, inference=inference,
                     requests=requests, ready=ready, replies=replies, generations=generations, stop=stop,
                     new_channel=new_channel, processes=[None] * cfg.num_workers, started_at=[0.0] * cfg.num_workers,
