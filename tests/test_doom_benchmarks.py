@@ -118,5 +118,6 @@ def test_learning_removes_its_previous_runs_so_nothing_resumes(tmp_path: Path) -
         (tmp_path / name / "metrics.jsonl").write_text('{"charts/mean_episode_reward": 0.9}\n')
     args = argparse.Namespace(out=tmp_path, skip=["ours", "sf"], seconds=1.0, recipe="small")
     result = learning.basic(args)
-    assert not (tmp_path / "ours").exists() and not (tmp_path / "sf").exists()
+    assert not (tmp_path / "ours").exists()
+    assert not (tmp_path / "sf").exists()
     assert result["curves"] == {}

@@ -70,8 +70,8 @@ class AppoConfig:
     learner_threads: int = doc_field("torch intra-op threads of the learner", default=1)
     inference_threads: int = doc_field("torch intra-op threads of the inference thread", default=1)
     inference_wait_ms: float = doc_field(
-        "after the first request for actions, wait up to this long for more before a forward pass (until more "
-        "than half the worker splits have asked): fewer, larger passes cost less CPU per sample", default=3.0)
+        "after the first request for actions, wait up to this long for more before a forward pass (until half "
+        "the worker splits have asked): fewer, larger passes cost less CPU per sample", default=3.0)
     packed_inference: bool = doc_field(
         "inference's forward pass on oneDNN with the weights packed once per policy version "
         "(trainers/appo/packed.py; same model and fp32 arithmetic); off: the model's own layers", default=True)

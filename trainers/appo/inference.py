@@ -26,7 +26,7 @@ class Inference:
     """Serves ``(worker, split, generation)`` requests; replies ``(split, generation)`` on ``replies[worker]``.
 
     ``random_actions`` (sampler benchmark) skips the network and samples uniformly. ``wait_s``: after the first
-    request of a batch, how long to wait for more, until more than half of all splits have asked. A forward pass
+    request of a batch, how long to wait for more, until half of all splits have asked. A forward pass
     has a fixed cost besides its per-env one (on the AMD guest of docs/benchmarks.md 6.4 ms for 2 envs and 10 ms
     for 8 with torch's own layers, MKL re-packing every weight matrix on each call; on the Intel AVX-512 guest
     1.2 and 2.9 ms), so a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits.
@@ -49,7 +49,7 @@ class Inference:
         self.envs_per_worker = buffers.layout.envs_per_worker
         self.per_split = self.envs_per_worker // worker_splits
         self.wait_s = wait_s
-        self.enough_requests = buffers.layout.num_workers * worker_splits // 2 + 1
+        self.enough_requests = max(1, buffers.layout.num_workers * worker_splits // 2)
         self.version = 0
         self._pending: tuple[dict[str, torch.Tensor], int] | None = None
         self._lock = threading.Lock()
