@@ -48,9 +48,9 @@ def test_snapshots_take_every_kth_the_first_and_the_latest_checkpoint(tmp_path: 
 
 
 def test_the_competitor_runs_only_inside_its_block() -> None:
+    # Only children running the busy loop count: others (reapers, trackers, a previous test's engines on their
+    # way out) may come and go during the test.
     def busy_children() -> set[int]:
-        """This process's children running the busy loop; others (reapers, trackers, a previous test's engines
-        on their way out) may come and go during the test, so only the competitor's command line is counted."""
         found = set()
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
