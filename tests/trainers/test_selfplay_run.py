@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.tournament.match import MatchSpec, run_match
@@ -16,6 +17,7 @@ from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
 from trainers.appo import cli as appo_cli
 from trainers.appo.config import AppoConfig
+from trainers.appo.model import AppoPolicy, log_prob_entropy
 from trainers.appo.runner import build_model
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay import trajectory
@@ -34,6 +36,18 @@ def _tiny_checkpoint(directory: Path, seed: int) -> str:
     model = build_model(cfg, scenario)
     spec = checkpointing.policy_spec(cfg, scenario, model, 0, 0)
     return str(evaltk_checkpoint.save(directory, spec, model.state_dict()))
+
+
+def _replayed_logp(agent: str, traj: dict[str, np.ndarray], encoder_dtype: torch.dtype | None) -> np.ndarray:
+    """Return the log-probabilities of the recorded actions under the checkpoint's model (one match: no reset)."""
+    model = AppoPolicy.from_checkpoint(evaltk_checkpoint.load(agent)).model
+    h, out = torch.from_numpy(traj["rnn0"][:1]), []
+    with torch.no_grad():
+        for t in range(len(traj["actions"])):
+            logits, _, h = model.step(torch.from_numpy(traj["obs"][t : t + 1]), h, encoder_dtype=encoder_dtype)
+            out.append(float(log_prob_entropy(logits, torch.from_numpy(traj["actions"][t : t + 1]),
+                                              model.action_nvec)[0][0]))
+    return np.asarray(out, dtype=np.float32)
 
 
 @pytest.mark.slow
@@ -70,10 +84,13 @@ def test_pooled_self_play_players_record_match_after_match(tmp_path: Path) -> No
     agents = (_tiny_checkpoint(tmp_path / "a", 1), _tiny_checkpoint(tmp_path / "b", 2))
     shaping = {"FRAGCOUNT": 1.0, "DEATHCOUNT": -1.0}
     with PlayerPool(PLAYER_MODULE, tmp_path / "players") as pool:
-        for k, learner in enumerate((1, 0)):
+        # The second match's learner acts with a bf16 encoder, as one whose learner trains with --encoder-precision
+        # bf16: the recorded behaviour log-probabilities are those of that precision's forward pass.
+        for k, (learner, precision) in enumerate(((1, "fp32"), (0, "bf16"))):
             spec = MatchSpec(match_id=f"t{k}", agents=agents, bots=(), map="map01", seed=5 + k, timelimit_min=0.1)
             paths = [tmp_path / f"m{k}.slot{slot}.npz" for slot in (0, 1)]
-            extras = [{"selfplay": {"trajectory": str(paths[slot]), "rollout": 16, "reward_shaping": shaping}}
+            extras = [{"selfplay": {"trajectory": str(paths[slot]), "rollout": 16, "reward_shaping": shaping,
+                                    "encoder_precision": precision}}
                       if slot == learner else {"selfplay": None} for slot in (0, 1)]
             result = run_match(spec, workdir=tmp_path, timeout_s=120, player_module=PLAYER_MODULE,
                                player_extras=extras, pool=pool)
@@ -83,6 +100,12 @@ def test_pooled_self_play_players_record_match_after_match(tmp_path: Path) -> No
             assert traj["actions"].shape == (me["decisions"], 6)
             assert float(traj["rewards"].sum()) == pytest.approx(me["frags"] - me["deaths"])
             assert not paths[1 - learner].exists()
+            # Its own precision's replay agrees to float rounding (about 1e-6 here), the other's does not (1.5e-4).
+            dtypes = {"fp32": None, "bf16": torch.bfloat16}
+            own, other = (np.abs(traj["logp"] - _replayed_logp(agents[learner], traj, dtypes[p])).max()
+                          for p in (precision, "bf16" if precision == "fp32" else "fp32"))
+            assert own < 1e-5
+            assert other > 10 * own
         assert pool.started == 2
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -264,9 +264,7 @@ class AppoPolicy:
         self._gens = EpisodeGenerators("cpu")
         # On the CPU the forward pass runs on weights packed once, now (trainers/appo/packed.py); the weights of a
         # policy do not change after it is built.
-        self.step: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = (
-            packed.PackedStep(self.model, batch_hint=1).step if device == "cpu" and packed.available()
-            else self.model.step)
+        self.step: packed.StepFn = packed.forward_step(self.model, batch_hint=1) if device == "cpu" else self.model.step
 
     @classmethod
     def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> AppoPolicy:

@@ -23,6 +23,8 @@ packed once, when the policy is built from its weights).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import torch
@@ -38,6 +40,20 @@ def available() -> bool:
     """Whether this torch build has the oneDNN operators :class:`PackedStep` needs."""
     has_onednn = bool(torch.backends.mkldnn.is_available())  # type: ignore[no-untyped-call]
     return has_onednn and all(hasattr(torch.ops.mkldnn, op) for op in _OPS)
+
+
+StepFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+
+
+def forward_step(model: ActorCritic, batch_hint: int, encoder_dtype: torch.dtype | None = None) -> StepFn:
+    """Return the forward pass of ``model``, whose weights will not change after this call.
+
+    It is :class:`PackedStep`'s where oneDNN's operators are there, :meth:`ActorCritic.step` otherwise; the encoder
+    runs in ``encoder_dtype`` (``None``: fp32).
+    """
+    if available():
+        return PackedStep(model, batch_hint, encoder_dtype).step
+    return functools.partial(model.step, encoder_dtype=encoder_dtype)
 
 
 def _conv_output(chw: list[int], conv: nn.Conv2d, padding: list[int], stride: list[int]) -> list[int]:

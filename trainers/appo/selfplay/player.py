@@ -3,7 +3,8 @@
 ``python -m trainers.appo.selfplay.player`` reads the tournament's :class:`~evaltk.tournament.player.PlayerSpec`
 as JSON on stdin with one extra key, ``selfplay``: ``null`` for a frozen opponent (it plays exactly as a
 tournament player, inference only) or, for a learning slot, ``{"trajectory": path, "reward_shaping":
-{var: weight}, "rollout": int}``. A learning slot samples actions from the checkpoint's model and writes its
+{var: weight}, "rollout": int, "encoder_precision": str}``. A learning slot samples actions from the checkpoint's
+model, its encoder in the precision its learner trains with (``--encoder-precision``; absent: fp32), and writes its
 experience to ``trajectory`` (``.npz``, see :func:`play_and_record`) before it prints the tournament
 player's JSON report, so :func:`evaltk.tournament.match.run_match` hosts, joins, times out and voids these
 matches exactly as tournament matches. With ``--serve`` it plays one request line after another as a
@@ -41,10 +42,13 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
     driver = tournament_player._Driver(spec)
     if driver.scenario is None:
         raise SystemExit(f"learning slot {spec.slot}: agent {spec.agent} is not a trainable checkpoint")
-    from trainers.appo.model import sample_actions
+    from trainers.appo import packed
+    from trainers.appo.model import encoder_dtype, sample_actions
 
     model = driver.policy.model
-    step = driver.policy.step  # the policy's forward pass (packed weights on the CPU)
+    # The behaviour policy is the one the learner computes its ratios against: the same encoder precision.
+    dtype = encoder_dtype(str(learn.get("encoder_precision", "fp32")))
+    step = driver.policy.step if dtype is None else packed.forward_step(model, batch_hint=1, encoder_dtype=dtype)
     nvec = list(model.action_nvec)
     rollout = int(learn["rollout"])
     game = driver.game

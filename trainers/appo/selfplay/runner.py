@@ -274,6 +274,7 @@ class PopulationRun:
                 continue
             m = self.live[s.member].member
             extras.append({"selfplay": {"trajectory": s.trajectory, "rollout": self.cfg.rollout,
+                                        "encoder_precision": self.cfg.encoder_precision,
                                         "reward_shaping": shaping_of(m.hyperparams,
                                                                      dict(self.scenario.reward_shaping))}})
         return run_match(planned.spec, workdir=self.run_dir / "work", timeout_s=self.sp.match_timeout_s,
