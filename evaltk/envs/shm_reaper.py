@@ -166,6 +166,21 @@ def _owner_alive(pid: int, start: str | None) -> bool:
     return start is not None and _start_time(pid) == start
 
 
+def start_time(pid: int) -> str | None:
+    """Return the start time of process ``pid`` (clock ticks since boot), which tells it from a reused pid."""
+    return _start_time(pid)
+
+
+def running(pid: int, start: str | None) -> bool:
+    """Whether process ``pid`` started at ``start`` still runs (not exited, not a zombie, pid not reused)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return start is not None and fields[19] == start and fields[0] not in ("Z", "X")
+
+
 def _apply(line: str, names: set[str], engines: dict[int, str], later: dict[str, tuple[int, str]]) -> None:
     cmd, _, arg = line.partition(" ")
     if cmd == "add":

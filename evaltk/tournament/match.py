@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from evaltk.errors import TournamentError
 from evaltk.executor.ports import bindable
-from evaltk.tournament.player import PlayerSpec
+from evaltk.tournament.player import ENGINE_DIED, PlayerSpec
 
 if TYPE_CHECKING:
     from evaltk.tournament.pool import PlayerPool, PooledPlayer
@@ -295,10 +295,16 @@ def _wait_reports(players: Sequence[PooledPlayer], deadline: float, abort: threa
             return None, [reports[slot] for slot in range(len(players))]
         for slot, player in enumerate(players):
             if slot not in reports and (code := player.proc.poll()) is not None:
-                return f"player slot {slot} exited with status {code} (engine crash or agent error)", []
+                return _exit_reason(slot, code), []
         if time.perf_counter() > deadline:
             return "match timed out (hung engine?); its processes were killed", []
         time.sleep(0.05)
+
+
+def _exit_reason(slot: int, code: int) -> str:
+    """Why a match is voided when the player of ``slot`` exited with ``code``."""
+    why = "its ViZDoom engine died" if code == ENGINE_DIED else "engine crash or agent error"
+    return f"player slot {slot} exited with status {code} ({why})"
 
 
 def _wait(procs: Sequence[subprocess.Popen[bytes]], deadline: float, abort: threading.Event | None) -> str | None:
@@ -310,7 +316,7 @@ def _wait(procs: Sequence[subprocess.Popen[bytes]], deadline: float, abort: thre
         failed = [(i, c) for i, c in enumerate(codes) if c not in (None, 0)]
         if failed:
             slot, code = failed[0]
-            return f"player slot {slot} exited with status {code} (engine crash or agent error)"
+            return _exit_reason(slot, code)
         if all(c == 0 for c in codes):
             return None
         if time.perf_counter() > deadline:

@@ -9,12 +9,14 @@ bad checkpoint) exits non-zero with the reason on stderr, and the match runner v
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -179,6 +181,42 @@ def match_report(game: Any, spec: PlayerSpec, decisions: int, start_wall: float,
                         server=server)
 
 
+#: A player's exit status when its ViZDoom engine died during the match (:func:`engine_watchdog`).
+ENGINE_DIED = 4
+
+
+@contextlib.contextmanager
+def engine_watchdog(engines: set[int], period_s: float = 0.2) -> Iterator[None]:
+    """Exit this process with :data:`ENGINE_DIED` if one of the ViZDoom ``engines`` dies during the block.
+
+    ViZDoom's controller notices a dead engine only at some points of a tic: killed at others (seen with SIGKILL
+    during ``make_action``, 1 run in 6 here), the player waits on the engine's message queue forever and the match
+    runs into its timeout. A thread polls the engines' ``/proc`` entries every ``period_s`` instead; on a death it
+    writes one line to stderr and exits at once (``os._exit``: the main thread is blocked in ViZDoom), so the match
+    runner voids the match with this status, and this process's reaper (:mod:`evaltk.envs.shm_reaper`) removes
+    the game's shared memory. Leave the block before ``game.close()``, which ends the engine on purpose.
+    """
+    starts = {pid: shm_reaper.start_time(pid) for pid in engines}
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(period_s):
+            for pid, start in starts.items():
+                if not stop.is_set() and not shm_reaper.running(pid, start):
+                    sys.stderr.write(f"player: the ViZDoom engine (pid {pid}) died during the match; exiting with "
+                                     f"status {ENGINE_DIED} so that the match is voided\n")
+                    sys.stderr.flush()
+                    os._exit(ENGINE_DIED)
+
+    thread = threading.Thread(target=poll, name="engine-watchdog", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def play(spec: PlayerSpec) -> PlayerReport:
     """Host or join the match described by ``spec``, play it to the end and report."""
     start_wall, start_cpu = time.perf_counter(), time.process_time()
@@ -190,26 +228,27 @@ def play(spec: PlayerSpec) -> PlayerReport:
     tracked = shm_reaper.track(*before)  # removed by the reaper if this process is killed
     parent = os.getppid()
     try:
-        if spec.slot == 0:
-            game.send_game_command("removebots")
-            for bot in spec.bots:
-                game.send_game_command(f"addbot {bot}")
-        driver.policy.reset(1, np.random.default_rng(spec.policy_seed))
-        first = np.ones(1, dtype=bool)
-        decisions = 0
-        while not game.is_episode_finished():
-            if os.getppid() != parent:  # the match runner died: stop quietly (finally closes the game)
-                raise SystemExit(3)
-            state = game.get_state()
-            if state is None:
-                break
-            action = driver.policy.act(driver.observe(state)[None], first)[0]
-            first[:] = False
-            game.make_action(driver.buttons(np.asarray(action)), driver.frameskip)
-            decisions += 1
-            if game.is_player_dead():
-                game.respawn_player()
-        return match_report(game, spec, decisions, start_wall, start_cpu)
+        with engine_watchdog(tracked[1]):
+            if spec.slot == 0:
+                game.send_game_command("removebots")
+                for bot in spec.bots:
+                    game.send_game_command(f"addbot {bot}")
+            driver.policy.reset(1, np.random.default_rng(spec.policy_seed))
+            first = np.ones(1, dtype=bool)
+            decisions = 0
+            while not game.is_episode_finished():
+                if os.getppid() != parent:  # the match runner died: stop quietly (finally closes the game)
+                    raise SystemExit(3)
+                state = game.get_state()
+                if state is None:
+                    break
+                action = driver.policy.act(driver.observe(state)[None], first)[0]
+                first[:] = False
+                game.make_action(driver.buttons(np.asarray(action)), driver.frameskip)
+                decisions += 1
+                if game.is_player_dead():
+                    game.respawn_player()
+            return match_report(game, spec, decisions, start_wall, start_cpu)
     finally:
         game.close()
         shm_reaper.untrack(*tracked)
