@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,12 @@ def test_the_competitor_runs_only_inside_its_block() -> None:
     with throughput.competitor(False):
         assert busy_children() == set()
     with throughput.competitor(True):
-        (pid,) = busy_children()
+        # Popen returns once the child execs, but its command line reads empty until the kernel has set up the new
+        # image's arguments (1 read in 300 here), so look again for a moment.
+        deadline = time.monotonic() + 10
+        while not (found := busy_children()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (pid,) = found
     assert busy_children() == set()
     assert not Path(f"/proc/{pid}").exists()  # killed and reaped, not left a zombie
 
