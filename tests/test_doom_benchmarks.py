@@ -67,8 +67,8 @@ def test_the_competitor_runs_only_inside_its_block() -> None:
     with throughput.competitor(False):
         assert busy_children() == set()
     with throughput.competitor(True):
-        # Popen returns once the child execs, but its command line reads empty until the kernel has set up the new
-        # image's arguments (1 read in 300 here), so look again for a moment.
+        # Just after Popen returns, the child's /proc command line can still read empty (1 read in 300 here),
+        # so look again for a moment.
         deadline = time.monotonic() + 10
         while not (found := busy_children()) and time.monotonic() < deadline:
             time.sleep(0.01)
