@@ -41,13 +41,19 @@ _LOCK = threading.Lock()
 _PIPE: tuple[int, IO[str]] | None = None  # (owner pid, pipe to the reaper)
 
 
-def _start_time(pid: int) -> str | None:
-    """Field 22 of ``/proc/<pid>/stat`` (start time in clock ticks): tells a pid from a reused one."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """Fields 3 on of ``/proc/<pid>/stat`` (state, ppid, ...), or None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[19]
+            return fh.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+
+
+def start_time(pid: int) -> str | None:
+    """Field 22 of ``/proc/<pid>/stat`` (start time in clock ticks): tells a pid from a reused one."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
 
 
 def own_segments(pid: int | str = "self") -> set[str]:
@@ -98,7 +104,7 @@ def _pipe() -> IO[str] | None:
     if not os.path.isdir("/proc/self/task"):
         return None
     if _PIPE is None or _PIPE[0] != os.getpid():
-        os.environ[OWNER_ENV] = f"{os.getpid()}:{_start_time(os.getpid())}"
+        os.environ[OWNER_ENV] = f"{os.getpid()}:{start_time(os.getpid())}"
         # An empty environment: the reaper needs none, and must not carry a match's tag (it would be
         # killed with the match it is to clean up after) or look like one of the owner's processes.
         proc = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid())],
@@ -134,7 +140,7 @@ def track(before: set[str], engines_before: set[int]) -> tuple[set[str], set[int
     names = own_segments() - before
     engines = engine_children() - engines_before
     lines = [f"add {n}" for n in sorted(names)]
-    lines += [f"engine {pid} {_start_time(pid)}" for pid in sorted(engines) if _start_time(pid) is not None]
+    lines += [f"engine {pid} {start_time(pid)}" for pid in sorted(engines) if start_time(pid) is not None]
     _send(lines)
     return names, engines
 
@@ -146,7 +152,7 @@ def add_segment(name: str, *, after_pid: int | None = None) -> None:
     survives), the reaper waits until that process is gone and unlinks the block only if it is left.
     """
     base = os.path.basename(name.lstrip("/"))
-    start = _start_time(after_pid) if after_pid is not None else None
+    start = start_time(after_pid) if after_pid is not None else None
     _send([f"add {base}" if start is None else f"addafter {base} {after_pid} {start}"])
 
 
@@ -163,22 +169,13 @@ def untrack(names: set[str], engines: set[int]) -> None:
 
 
 def _owner_alive(pid: int, start: str | None) -> bool:
-    return start is not None and _start_time(pid) == start
-
-
-def start_time(pid: int) -> str | None:
-    """Return the start time of process ``pid`` (clock ticks since boot), which tells it from a reused pid."""
-    return _start_time(pid)
+    return start is not None and start_time(pid) == start
 
 
 def running(pid: int, start: str | None) -> bool:
     """Whether process ``pid`` started at ``start`` still runs (not exited, not a zombie, pid not reused)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return False
-    return start is not None and fields[19] == start and fields[0] not in ("Z", "X")
+    fields = _stat_fields(pid)
+    return start is not None and fields is not None and fields[19:20] == [start] and fields[0] not in ("Z", "X")
 
 
 def _apply(line: str, names: set[str], engines: dict[int, str], later: dict[str, tuple[int, str]]) -> None:
@@ -201,7 +198,7 @@ def _apply(line: str, names: set[str], engines: dict[int, str], later: dict[str,
 
 def _record_engines(pids: set[int], names: set[str], engines: dict[int, str]) -> None:
     for pid in pids:
-        start = _start_time(pid)
+        start = start_time(pid)
         if start is not None:
             engines.setdefault(pid, start)
             names.update(own_segments(pid))
@@ -209,7 +206,7 @@ def _record_engines(pids: set[int], names: set[str], engines: dict[int, str]) ->
 
 def reap(owner: int, stream: IO[str]) -> None:
     """Run the reaper: record the owner's games until it is gone, then kill their engines and unlink their memory."""
-    owner_start = _start_time(owner)
+    owner_start = start_time(owner)
     born = time.time()
     names: set[str] = set()
     engines: dict[int, str] = {}
@@ -231,16 +228,16 @@ def reap(owner: int, stream: IO[str]) -> None:
             _apply(line, names, engines, later)
     _record_engines(tagged_engines(f"{owner}:{owner_start}"), names, engines)
     for pid, start in engines.items():
-        if _start_time(pid) == start:
+        if start_time(pid) == start:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 5.0
-    while any(_start_time(pid) == start for pid, start in engines.items()) and time.monotonic() < deadline:
+    while any(start_time(pid) == start for pid, start in engines.items()) and time.monotonic() < deadline:
         time.sleep(0.02)
     _unlink(names)
     _sweep(since=born)
     deadline = time.monotonic() + 30.0
-    while any(_start_time(pid) == start for pid, start in later.values()) and time.monotonic() < deadline:
+    while any(start_time(pid) == start for pid, start in later.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     _unlink(set(later))
 

@@ -190,7 +190,7 @@ def engine_watchdog(engines: set[int], period_s: float = 0.2) -> Iterator[None]:
     """Exit this process with :data:`ENGINE_DIED` if one of the ViZDoom ``engines`` dies during the block.
 
     ViZDoom's controller notices a dead engine only at some points of a tic: killed at others (seen with SIGKILL
-    during ``make_action``, 1 run in 6 here), the player waits on the engine's message queue forever and the match
+    during ``make_action``, 2 runs in 13 here), the player waits on the engine's message queue forever and the match
     runs into its timeout. A thread polls the engines' ``/proc`` entries every ``period_s`` instead; on a death it
     writes one line to stderr and exits at once (``os._exit``: the main thread is blocked in ViZDoom), so the match
     runner voids the match with this status, and this process's reaper (:mod:`evaltk.envs.shm_reaper`) removes
@@ -217,41 +217,53 @@ def engine_watchdog(engines: set[int], period_s: float = 0.2) -> Iterator[None]:
         thread.join()
 
 
-def play(spec: PlayerSpec) -> PlayerReport:
-    """Host or join the match described by ``spec``, play it to the end and report."""
-    start_wall, start_cpu = time.perf_counter(), time.process_time()
-    driver = _Driver(spec)
-    game = driver.game
+@contextlib.contextmanager
+def match_game(game: Any, spec: PlayerSpec) -> Iterator[None]:
+    """Start ``game`` for the match of ``spec`` and close it after the block (every player's game goes through here).
+
+    The game is covered by this process's reaper (:mod:`evaltk.envs.shm_reaper`) from before ``init()`` until
+    ``close()``, its engine is watched (:func:`engine_watchdog`) while the block runs, and the host (slot 0) puts the
+    match's bots in before the block.
+    """
     shm_reaper.watch()  # before init(): the engine inherits the owner tag
     before = shm_reaper.own_segments(), shm_reaper.engine_children()
     game.init()
     tracked = shm_reaper.track(*before)  # removed by the reaper if this process is killed
-    parent = os.getppid()
     try:
         with engine_watchdog(tracked[1]):
             if spec.slot == 0:
                 game.send_game_command("removebots")
                 for bot in spec.bots:
                     game.send_game_command(f"addbot {bot}")
-            driver.policy.reset(1, np.random.default_rng(spec.policy_seed))
-            first = np.ones(1, dtype=bool)
-            decisions = 0
-            while not game.is_episode_finished():
-                if os.getppid() != parent:  # the match runner died: stop quietly (finally closes the game)
-                    raise SystemExit(3)
-                state = game.get_state()
-                if state is None:
-                    break
-                action = driver.policy.act(driver.observe(state)[None], first)[0]
-                first[:] = False
-                game.make_action(driver.buttons(np.asarray(action)), driver.frameskip)
-                decisions += 1
-                if game.is_player_dead():
-                    game.respawn_player()
-            return match_report(game, spec, decisions, start_wall, start_cpu)
+            yield
     finally:
         game.close()
         shm_reaper.untrack(*tracked)
+
+
+def play(spec: PlayerSpec) -> PlayerReport:
+    """Host or join the match described by ``spec``, play it to the end and report."""
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    driver = _Driver(spec)
+    game = driver.game
+    parent = os.getppid()
+    with match_game(game, spec):
+        driver.policy.reset(1, np.random.default_rng(spec.policy_seed))
+        first = np.ones(1, dtype=bool)
+        decisions = 0
+        while not game.is_episode_finished():
+            if os.getppid() != parent:  # the match runner died: stop quietly (match_game closes the game)
+                raise SystemExit(3)
+            state = game.get_state()
+            if state is None:
+                break
+            action = driver.policy.act(driver.observe(state)[None], first)[0]
+            first[:] = False
+            game.make_action(driver.buttons(np.asarray(action)), driver.frameskip)
+            decisions += 1
+            if game.is_player_dead():
+                game.respawn_player()
+        return match_report(game, spec, decisions, start_wall, start_cpu)
 
 
 def serve(play_json: Callable[[dict[str, Any]], dict[str, Any]]) -> int:

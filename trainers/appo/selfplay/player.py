@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from evaltk.envs import shm_reaper
 from evaltk.envs.doom import RewardShaper
 from evaltk.tournament import player as tournament_player
 from evaltk.tournament.player import PlayerReport, PlayerSpec, match_report
@@ -54,49 +53,36 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
     game = driver.game
     shaper = RewardShaper(dataclasses.replace(driver.scenario, reward_shaping=dict(learn["reward_shaping"])))
     generator = torch.Generator().manual_seed(spec.policy_seed)
-    shm_reaper.watch()
-    before = shm_reaper.own_segments(), shm_reaper.engine_children()
-    game.init()
-    tracked = shm_reaper.track(*before)
     parent = os.getppid()
     obs_list: list[np.ndarray] = []
     actions: list[np.ndarray] = []
     logps: list[float] = []
     rewards: list[float] = []
     rnn0: list[np.ndarray] = []
-    try:
-        with tournament_player.engine_watchdog(tracked[1]):
-            if spec.slot == 0:
-                game.send_game_command("removebots")
-                for bot in spec.bots:
-                    game.send_game_command(f"addbot {bot}")
-            shaper.reset(game)
-            h = torch.zeros(1, model.rnn_size)
-            with torch.inference_mode():
-                while not game.is_episode_finished():
-                    if os.getppid() != parent:
-                        raise SystemExit(3)
-                    state = game.get_state()
-                    if state is None:
-                        break
-                    obs = np.asarray(driver.observe(state))
-                    if len(actions) % rollout == 0:
-                        rnn0.append(h[0].numpy().copy())
-                    logits, _, h = step(torch.from_numpy(obs[None]), h)
-                    action, logp = sample_actions(logits, nvec, generator)
-                    a = action[0].numpy().astype(np.int64)
-                    reward = game.make_action(driver.buttons(a), driver.frameskip) * driver.scenario.reward_scale
-                    reward += shaper.step(game)
-                    obs_list.append(obs)
-                    actions.append(a)
-                    logps.append(float(logp[0]))
-                    rewards.append(float(reward))
-                    if game.is_player_dead():
-                        game.respawn_player()
-            report = match_report(game, spec, len(actions), start_wall, start_cpu)
-    finally:
-        game.close()
-        shm_reaper.untrack(*tracked)
+    with tournament_player.match_game(game, spec), torch.inference_mode():
+        shaper.reset(game)
+        h = torch.zeros(1, model.rnn_size)
+        while not game.is_episode_finished():
+            if os.getppid() != parent:
+                raise SystemExit(3)
+            state = game.get_state()
+            if state is None:
+                break
+            obs = np.asarray(driver.observe(state))
+            if len(actions) % rollout == 0:
+                rnn0.append(h[0].numpy().copy())
+            logits, _, h = step(torch.from_numpy(obs[None]), h)
+            action, logp = sample_actions(logits, nvec, generator)
+            a = action[0].numpy().astype(np.int64)
+            reward = game.make_action(driver.buttons(a), driver.frameskip) * driver.scenario.reward_scale
+            reward += shaper.step(game)
+            obs_list.append(obs)
+            actions.append(a)
+            logps.append(float(logp[0]))
+            rewards.append(float(reward))
+            if game.is_player_dead():
+                game.respawn_player()
+        report = match_report(game, spec, len(actions), start_wall, start_cpu)
     shape = tuple(model.obs_shape)
     obs_all = np.zeros((len(obs_list) + 1, *shape), dtype=np.uint8)
     if obs_list:
