@@ -14,7 +14,6 @@ by the ``index`` column when there is one (``evaltk evaluate`` writes rows as ep
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,9 @@ from typing import Any
 import numpy as np
 
 from evaltk.compare import MIN_EPISODES, CompareError, Comparison, compare
-from evaltk.errors import ScoreTableError
 from evaltk.margin import MarginKind
 from evaltk.scores import ScoreTable, read_scores
 from evaltk.stats.validate import FloatArray
-
-SETTINGS_FILE = "evaluation.json"
 
 
 @dataclass(frozen=True)
@@ -50,36 +46,20 @@ class LoadedTable:
     env: dict[str, Any] | None
 
 
-def _optional_column(path: Path, column: str) -> FloatArray | None:
-    try:
-        return read_scores(path, column=column).returns
-    except ScoreTableError:
-        return None
-
-
 def load_table(path: str | Path, *, column: str = "return") -> LoadedTable:
     """Read ``path`` with its seeds, episode order and env spec (see the module docstring)."""
     table = read_scores(path, column=column)
-    returns = table.returns
-    seeds = _optional_column(table.path, "seed")
-    index = _optional_column(table.path, "index")
-    if index is not None and index.size == returns.size:
+    returns, seeds, index = table.returns, table.seeds, table.index
+    if index is not None:
         order = np.argsort(index, kind="stable")
         returns = returns[order]
         seeds = None if seeds is None else seeds[order]
-    if seeds is not None and (seeds.size != returns.size or np.unique(seeds).size != seeds.size):
+    if seeds is not None and np.unique(seeds).size != seeds.size:
         seeds = None  # not one seed per episode: cannot pair
     env_ids = table.labels.get("env_id")
     env_id = ",".join(env_ids) if env_ids else None
-    env: dict[str, Any] | None = None
-    settings = table.path.parent / SETTINGS_FILE
-    if settings.is_file():
-        try:
-            loaded = json.loads(settings.read_text(encoding="utf-8"))["settings"]["env"]
-            env = loaded if isinstance(loaded, dict) else None
-        except (json.JSONDecodeError, KeyError, TypeError, OSError):
-            env = None
-    return LoadedTable(table, returns, None if seeds is None else seeds.astype(np.int64), env_id, env)
+    env = table.settings.get("env") if table.settings is not None else None
+    return LoadedTable(table, returns, seeds, env_id, env if isinstance(env, dict) else None)
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:

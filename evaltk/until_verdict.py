@@ -21,7 +21,8 @@ import numpy as np
 from evaltk.compare import MIN_EPISODES, CompareError, Pairing
 from evaltk.compare.sequential import LookFn, SequentialComparison, look_sizes, run_sequential, sequential_kind
 from evaltk.compare_tables import LoadedTable, check_envs, load_table
-from evaltk.evaluate import TABLE_FILE, EvalConfig, episode_seed, prepare, run_prepared
+from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
+from evaltk.scores import TABLE_FILE
 from evaltk.stats.sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.stats.validate import FloatArray
 
