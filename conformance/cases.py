@@ -24,9 +24,14 @@ TRACE_FIELDS: dict[str, FieldSpec] = {
 
 
 def check_trace_case(params: Mapping[str, Any]) -> str | None:
-    """Return why a trace case can run neither from ``trace_file`` nor from ``rom`` + ``seed``, or None."""
+    """Return why a trace case cannot run (no ``trace_file`` nor ``rom`` + ``seed``, or a bad trace file), or None."""
     if "trace_file" not in params and not {"rom", "seed"} <= set(params):
         return "a trace case needs trace_file, or rom + seed to record one (and frames in both cases)"
+    if "trace_file" in params:
+        try:
+            load(Path(str(params["trace_file"])))
+        except TraceError as exc:
+            return str(exc)
     return None
 
 
@@ -154,3 +159,23 @@ def register_all() -> None:
     """Register every built-in case kind with the suite runner."""
     register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case)
     register_kind("transfer", TRANSFER_FIELDS, run_transfer_case)
+    register_doom_kinds()
+
+
+def register_doom_kinds() -> None:
+    """Register the Doom kinds: ``doom_trace``, ``doom_demo`` and ``bots``."""
+    from conformance.bots_case import BOTS_FIELDS, check_bots_case, run_bots_case
+    from conformance.doom_cases import (
+        DOOM_DEMO_FIELDS,
+        DOOM_TRACE_FIELDS,
+        check_doom_demo_case,
+        check_doom_trace_case,
+        run_doom_demo_case,
+        run_doom_trace_case,
+    )
+
+    register_kind("doom_trace", DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case,
+                  path_fields=frozenset({"trace_file"}))
+    register_kind("doom_demo", DOOM_DEMO_FIELDS, run_doom_demo_case, check_doom_demo_case,
+                  path_fields=frozenset({"results"}))
+    register_kind("bots", BOTS_FIELDS, run_bots_case, check_bots_case, path_fields=frozenset())

@@ -62,6 +62,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_executor_arguments(suite, default=None)
     suite.set_defaults(func=run_suite_command)
 
+    register_recorders(actions)
+
     def usage(_: argparse.Namespace) -> int:
         parser.print_help()
         return 2
@@ -127,3 +129,48 @@ def run(args: argparse.Namespace) -> int:
         emit_json(results[0].as_dict() if len(results) == 1 else
                   {"games": len(results), "diverged": failed, "results": [r.as_dict() for r in results]})
     return 1 if failed else 0
+
+
+def register_recorders(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``record-doom``: record a ViZDoom trace for a ``doom_trace`` suite case."""
+    doom = actions.add_parser(
+        "record-doom", help="record a ViZDoom episode tic by tic into a trace file (kind = \"doom_trace\")",
+        description="Play SCENARIO for --tics tics with the actions of --checkpoint and write per tic the buttons, "
+        "reward, game variables, done flag and buffer hashes, with a versioned header and a digest.")
+    doom.add_argument("--scenario", required=True, help="a scenario of evaltk.envs.doom.SCENARIOS, e.g. basic")
+    doom.add_argument("--seed", type=int, default=0, help="ViZDoom seed and the agent's seed (default 0)")
+    doom.add_argument("--tics", type=int, required=True, help="tics to record (new episodes start after each end)")
+    doom.add_argument("--checkpoint", default="builtin:random",
+                      help="builtin:random (default), builtin:scripted or a Doom checkpoint directory")
+    doom.add_argument("--frameskip", type=int, default=None, help="tics per decision (default: the scenario's)")
+    doom.add_argument("--buffers", default=None,
+                      help="extra buffers to hash, comma-separated: depth,labels (default: those the agent reads)")
+    doom.add_argument("--out", required=True, help="trace file to write (.npz)")
+    doom.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    doom.set_defaults(func=run_record_doom)
+
+
+def run_record_doom(args: argparse.Namespace) -> int:
+    """Run ``conformance record-doom``."""
+    from conformance.doom_agents import buffers_for, decider
+    from conformance.doom_trace import record_doom
+    from evaltk.envs.doom import get_scenario
+
+    get_scenario(args.scenario)
+    if args.seed < 0:
+        raise LockstepInputError(f"--seed {args.seed} must be >= 0")
+    if args.frameskip is not None and args.frameskip < 1:
+        raise LockstepInputError(f"--frameskip {args.frameskip} must be >= 1")
+    buffers = buffers_for(args.checkpoint) if args.buffers is None else tuple(b for b in args.buffers.split(",") if b)
+    trace = record_doom(args.scenario, seed=args.seed, tics=args.tics, agent=args.checkpoint, buffers=buffers,
+                        decide=decider(args.checkpoint, args.scenario, seed=args.seed), frameskip=args.frameskip)
+    path = trace.save(args.out)
+    a = trace.arrays
+    print(f"recorded {trace.tics} tics of {args.scenario} (seed {args.seed}, frameskip {trace.header['frameskip']}, "
+          f"{int(a['done'].sum())} episode ends, reward {float(a['reward'].sum()):g}) with {args.checkpoint} "
+          f"on ViZDoom {trace.header['vizdoom_version']} into {path} ({path.stat().st_size} bytes)")
+    if args.json:
+        emit_json({"out": str(path), "tics": trace.tics, "scenario": args.scenario, "seed": args.seed,
+                   "frameskip": trace.header["frameskip"], "bytes": path.stat().st_size,
+                   "vizdoom_version": trace.header["vizdoom_version"]})
+    return 0
