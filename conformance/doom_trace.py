@@ -115,7 +115,9 @@ class DoomGameTics:
 
         self.scenario = get_scenario(scenario_name)
         self.buffers = buffers
-        self.game = make_game(self.scenario, seed=seed)
+        # Scenarios with +viz_nocheat 1 (the deathmatch ones) hide depth and labels; a trace that hashes them
+        # turns it off (the header's ``buffers`` records that).
+        self.game = make_game(self.scenario, seed=seed, extra_game_args="+viz_nocheat 0" if buffers else "")
         self.game.set_depth_buffer_enabled("depth" in buffers)
         self.game.set_labels_buffer_enabled("labels" in buffers)
         self._variables = [getattr(vizdoom.GameVariable, v) for v in TRACE_VARIABLES]

@@ -122,13 +122,12 @@ def test_a_truncated_trace_fails_a_case_declaring_2000_frames(tmp_path: Path, ke
     assert f"holds {keep} frames but the case declares frames = 2000" in result.message
 
 
-def test_a_cut_trace_file_is_not_a_pass(tmp_path: Path) -> None:
+def test_a_cut_trace_file_is_refused_before_anything_runs(tmp_path: Path) -> None:
     data = SHIPPED.read_bytes()
     cut = tmp_path / "cut.npz"
     cut.write_bytes(data[: len(data) // 3])
-    (result,) = run_suite(load_suite(_trace_case(tmp_path, cut)), tmp_path / "work")
-    assert result.outcome is Outcome.ERROR
-    assert "cut.npz is truncated or corrupt" in result.message
+    with pytest.raises(SuiteError, match=r"cut\.npz is truncated or corrupt"):
+        load_suite(_trace_case(tmp_path, cut))
 
 
 def test_a_changed_rom_md5_fails(tmp_path: Path) -> None:
