@@ -59,7 +59,9 @@ def test_a_truncated_trace_is_one_error_line_from_the_command_line(tmp_path: Pat
                    "seed = 7\ntics = 5\n")
     assert main(["conformance", "run", str(suite), "--workdir", str(tmp_path / "w")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: ") and "cut.npz is truncated or corrupt" in err[0]
+    assert len(err) == 1
+    assert err[0].startswith("error: ")
+    assert "cut.npz is truncated or corrupt" in err[0]
     assert not (tmp_path / "w").exists()
 
 
@@ -69,7 +71,8 @@ def test_record_doom_command_writes_a_trace_and_refuses_an_unknown_scenario(
     assert main(["conformance", "record-doom", "--scenario", "basic", "--seed", "2", "--tics", "30",
                  "--out", str(out), "--json"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert line["tics"] == 30 and out.is_file()
+    assert line["tics"] == 30
+    assert out.is_file()
     case = Case("doom_trace", "c", {"trace_file": str(out), "scenario": "basic", "seed": 2, "tics": 30})
     assert run_case(case, tmp_path).outcome is Outcome.PASSED
     assert main(["conformance", "record-doom", "--scenario", "doom3", "--tics", "3", "--out", str(out)]) == 2
@@ -81,10 +84,13 @@ def test_a_bots_case_expecting_competence_fails_for_the_random_agent(tmp_path: P
               "min_frags_per_minute": -0.5}
     result = run_case(Case("bots", "random-vs-bot", params), tmp_path)
     assert result.outcome is Outcome.FAILED, result.message
-    assert "frags per minute" in result.message and "interval [" in result.message
-    assert "< min_frags_per_minute -0.5" in result.message and "2 matches played" in result.message
+    assert "frags per minute" in result.message
+    assert "interval [" in result.message
+    assert "< min_frags_per_minute -0.5" in result.message
+    assert "2 matches played" in result.message
     again = run_case(Case("bots", "random-vs-bot", params), tmp_path)  # resumes: nothing played again
-    assert again.message == result.message and again.seconds < result.seconds
+    assert again.message == result.message
+    assert again.seconds < result.seconds
 
 
 def test_a_demo_whose_recorded_frags_were_changed_fails(tmp_path: Path) -> None:
@@ -96,4 +102,5 @@ def test_a_demo_whose_recorded_frags_were_changed_fails(tmp_path: Path) -> None:
     (copy / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = run_case(Case("doom_demo", "d", {"results": str(copy), "min_demos": 2}), tmp_path)
     assert result.outcome is Outcome.FAILED
-    assert "1 of 2 demos did not reproduce their frags" in result.message and "recorded [" in result.message
+    assert "1 of 2 demos did not reproduce their frags" in result.message
+    assert "recorded [" in result.message

@@ -36,7 +36,8 @@ def _with(trace: DoomTrace, **header: object) -> DoomTrace:
 def test_record_then_replay_is_identical_and_the_file_round_trips(tmp_path: Path, basic: DoomTrace) -> None:
     path = basic.save(tmp_path / "basic.npz")
     loaded = load_doom(path)
-    assert loaded.tics == TICS and loaded.header["vizdoom_version"] == installed_version()
+    assert loaded.tics == TICS
+    assert loaded.header["vizdoom_version"] == installed_version()
     assert all(np.array_equal(loaded.arrays[k], basic.arrays[k]) for k in basic.arrays)
     assert replay_doom(loaded) is None
     result = run_case(_case(path), tmp_path)
@@ -56,7 +57,8 @@ def test_other_seed_or_frameskip_fails_at_the_first_diverging_tic(tmp_path: Path
     key, value = next(iter(change.items()))
     assert f"{key} = {value} (recorded with {basic.header[key]})" in result.message
     png = result.message.split("image (recorded | replayed | difference): ")[1].split(";")[0]
-    assert Path(png).is_file() and png.endswith(f"_tic{divergence.tic}.png")
+    assert Path(png).is_file()
+    assert png.endswith(f"_tic{divergence.tic}.png")
 
 
 @pytest.mark.parametrize("k", [5, 33])
@@ -70,7 +72,8 @@ def test_one_flipped_action_fails_at_its_tic(tmp_path: Path, basic: DoomTrace, k
     result = run_case(_case(path), tmp_path)
     assert result.outcome is Outcome.FAILED
     assert f"first divergence at tic {t0 + 1}:" in result.message
-    assert "variables recorded -> replayed" in result.message and "image" in result.message
+    assert "variables recorded -> replayed" in result.message
+    assert "image" in result.message
     assert result.details["first_divergence"] == t0 + 1
 
 
@@ -87,9 +90,11 @@ def test_version_drift_is_named_when_passing_and_when_failing(tmp_path: Path, ba
 
 def test_a_shorter_trace_or_another_scenario_fails_the_case(tmp_path: Path, basic: DoomTrace) -> None:
     short = run_case(_case(basic.save(tmp_path / "b.npz"), tics=TICS + 1), tmp_path)
-    assert short.outcome is Outcome.FAILED and f"holds {TICS} tics" in short.message
+    assert short.outcome is Outcome.FAILED
+    assert f"holds {TICS} tics" in short.message
     other = run_case(_case(tmp_path / "b.npz", scenario="defend_the_center"), tmp_path)
-    assert other.outcome is Outcome.FAILED and "recorded on 'basic'" in other.message
+    assert other.outcome is Outcome.FAILED
+    assert "recorded on 'basic'" in other.message
 
 
 def test_the_file_discipline_of_atari_traces_holds(tmp_path: Path, basic: DoomTrace) -> None:
@@ -117,7 +122,8 @@ def test_scripted_agent_records_depth_and_labels_hashes() -> None:
     trace = record_doom("deathmatch_bots_map01", seed=1, tics=40, agent="builtin:scripted",
                         decide=decider("builtin:scripted", "deathmatch_bots_map01", seed=1),
                         buffers=("depth", "labels"))
-    assert trace.arrays["depth_md5"].any(axis=1).all() and trace.arrays["labels_md5"].any(axis=1).all()
+    assert trace.arrays["depth_md5"].any(axis=1).all()
+    assert trace.arrays["labels_md5"].any(axis=1).all()
     assert replay_doom(trace) is None
     with pytest.raises(TraceError, match="unknown built-in agent"):
         decider("builtin:nope", "basic", seed=0)
