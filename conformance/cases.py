@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.policy_trace import policy_problem, policy_trace_for
 from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of, register_kind
 from conformance.trace import Trace, TraceError, batch_for, load, record_ale, replay, rom_md5
 from evaltk.margin import MarginKind
@@ -20,13 +21,15 @@ TRACE_FIELDS: dict[str, FieldSpec] = {
     "repeat_action_probability": FieldSpec((float, int), check=between(0.0, 1.0)),
     "backend": FieldSpec((str,), check=one_of(TRACE_BACKENDS)),
     "trace_file": FieldSpec((str,)),
+    "checkpoint": FieldSpec((str,), check=lambda v: None if v else "must not be empty"),
 }
 
 
 def check_trace_case(params: Mapping[str, Any]) -> str | None:
     """Return why a trace case cannot run (no ``trace_file`` nor ``rom`` + ``seed``, or a bad trace file), or None."""
-    if "trace_file" not in params and not {"rom", "seed"} <= set(params):
-        return "a trace case needs trace_file, or rom + seed to record one (and frames in both cases)"
+    if "trace_file" not in params and not ({"rom", "seed"} <= set(params) or {"checkpoint", "seed"} <= set(params)):
+        return ("a trace case needs trace_file, or rom + seed (random play) or checkpoint + seed (the policy's play) "
+                "to record one (and frames in every case)")
     if "trace_file" in params:
         try:
             load(Path(str(params["trace_file"])))
@@ -42,8 +45,12 @@ def _evidence_problem(case: Case, trace: Trace, source: str) -> str | None:
     if trace.frames < declared:
         return (f"{source} holds {trace.frames} frames but the case declares frames = {declared}: "
                 "a shorter trace is not evidence for it; record a trace of at least that length")
-    recorded = {"rom": h.get("rom"), "seed": h.get("seed"),
+    policy = h.get("actions", {}).get("kind") == "policy"
+    recorded = {"rom": h.get("rom"), "seed": h["actions"]["env_seed"] if policy else h.get("seed"),
                 "repeat_action_probability": h.get("settings", {}).get("repeat_action_probability")}
+    problem = policy_problem(p, h, source)
+    if problem is not None:
+        return problem
     for key, value in recorded.items():
         if key in p and p[key] != value:
             return f"the case sets {key} = {p[key]!r} but {source} was recorded with {value!r}"
@@ -85,6 +92,8 @@ def _get_trace(case: Case, workdir: Path, prob: float) -> tuple[Trace, str]:
     p = case.params
     if "trace_file" in p:
         return load(Path(str(p["trace_file"]))), f"trace file {p['trace_file']}"
+    if "checkpoint" in p:
+        return policy_trace_for(str(p["checkpoint"]), int(p["frames"]), int(p["seed"]), workdir)
     rom, frames, seed = str(p["rom"]), int(p["frames"]), int(p["seed"])
     cached = workdir / "traces" / f"{rom}_seed{seed}_frames{frames}_p{prob:g}.npz"
     if cached.is_file():
@@ -157,7 +166,8 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
 
 def register_all() -> None:
     """Register every built-in case kind with the suite runner."""
-    register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case)
+    register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case,
+                  path_fields=frozenset({"trace_file", "checkpoint"}))
     register_kind("transfer", TRANSFER_FIELDS, run_transfer_case)
     register_doom_kinds()
 

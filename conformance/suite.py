@@ -117,8 +117,8 @@ CaseCheck = Callable[[Mapping[str, Any]], str | None]
 CASE_FIELDS: dict[str, dict[str, FieldSpec]] = {}
 # Fields holding file paths: relative paths are taken relative to the suite file; the file must exist.
 PATH_FIELDS = frozenset({"trace_file", "baseline"})
-# Path fields that may name a folder as well as a file (a tournament folder holding results.jsonl).
-FOLDER_FIELDS = frozenset({"results"})
+# Path fields that may name a folder as well as a file (a tournament folder, a checkpoint directory).
+FOLDER_FIELDS = frozenset({"results", "checkpoint"})
 CaseRunner = Callable[[Case, Path], CaseResult]
 _RUNNERS: dict[str, CaseRunner] = {}
 _CASE_CHECKS: dict[str, CaseCheck] = {}

@@ -181,4 +181,6 @@ def replay(trace: Trace, batch: Any, frames: int | None = None) -> Divergence | 
     count = trace.frames if frames is None else frames
     if count > trace.frames:
         raise TraceError(f"replay of {count} frames asked of a trace that holds {trace.frames}")
+    for _ in range(int(trace.header.get("initial_reset", 0))):  # a policy trace: gymnasium's seeded reset
+        batch.reset_game(np.ones(1, dtype=np.bool_))
     return lockstep(TraceReference(trace), batch, count, colours=False).divergence

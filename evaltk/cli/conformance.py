@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register_recorders(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``record-doom``: record a ViZDoom trace for a ``doom_trace`` suite case."""
+    """Add ``record-doom`` (a ViZDoom trace for ``doom_trace`` cases) and ``record`` (an ale-py trace)."""
     doom = actions.add_parser(
         "record-doom", help="record a ViZDoom episode tic by tic into a trace file (kind = \"doom_trace\")",
         description="Play SCENARIO for --tics tics with the actions of --checkpoint and write per tic the buttons, "
@@ -148,6 +148,41 @@ def register_recorders(actions: argparse._SubParsersAction[argparse.ArgumentPars
     doom.add_argument("--out", required=True, help="trace file to write (.npz)")
     doom.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     doom.set_defaults(func=run_record_doom)
+
+    atari = actions.add_parser(
+        "record", help="record an ale-py trace of random play (--rom) or of a checkpoint's own play (--checkpoint)",
+        description="Record --frames frames on ale-py, every frame's action, reward, RAM, screen hash, lives and "
+        "game over, for a trace case (replayed on gpu_env with full state equality).")
+    source = atari.add_mutually_exclusive_group(required=True)
+    source.add_argument("--checkpoint", help="an Atari checkpoint: its own play through its own preprocessing")
+    source.add_argument("--rom", help="an ale-py ROM id: uniformly random full-set actions, sticky actions 0.25")
+    atari.add_argument("--frames", type=int, required=True, help="emulator frames to record")
+    atari.add_argument("--seed", type=int, default=0, help="gymnasium reset seed and policy seed (or ALE seed)")
+    atari.add_argument("--out", required=True, help="trace file to write (.npz)")
+    atari.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    atari.set_defaults(func=run_record)
+
+
+def run_record(args: argparse.Namespace) -> int:
+    """Run ``conformance record``."""
+    from conformance.policy_trace import record_policy
+    from conformance.trace import record_ale
+
+    if args.seed < 0:
+        raise LockstepInputError(f"--seed {args.seed} must be >= 0")
+    if args.checkpoint is not None:
+        trace = record_policy(args.checkpoint, frames=args.frames, seed=args.seed)
+    else:
+        trace = record_ale(args.rom, frames=args.frames, seed=args.seed)
+    path = trace.save(args.out)
+    who = args.checkpoint if args.checkpoint is not None else "uniformly random actions"
+    print(f"recorded {trace.frames} frames of {trace.header['rom']} (seed {args.seed}, {int(trace.reset.sum())} game "
+          f"overs, score {int(trace.reward.sum())}) with {who} into {path} ({path.stat().st_size} bytes)")
+    if args.json:
+        emit_json({"out": str(path), "frames": trace.frames, "rom": trace.header["rom"], "seed": args.seed,
+                   "score": int(trace.reward.sum()), "game_overs": int(trace.reset.sum()),
+                   "bytes": path.stat().st_size})
+    return 0
 
 
 def run_record_doom(args: argparse.Namespace) -> int:
