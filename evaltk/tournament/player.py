@@ -106,17 +106,17 @@ class _Driver:
         self.spec = spec
         self.scenario: Any = None
         self.frameskip = spec.frameskip
-        if agents.is_builtin(spec.agent):
-            self.policy: Any = agents.make_builtin(spec.agent)
-        else:
-            from evaltk import policies
+        from evaltk import policies
 
-            agents.register_builtins()
+        builtin = policies.builtin_name(spec.agent)
+        if builtin is not None:
+            self.policy: Any = policies.make_builtin(builtin, agents.builtin_env(spec.map))
+        else:
             self.policy = policies.load_policy(spec.agent)
             env = self.policy.spec.env
             if env.get("family") != "doom":
                 raise SystemExit(f"checkpoint {spec.agent} is for family {env.get('family')!r}, not doom")
-        if self.policy.spec is None or self.policy.spec.obs_spec.get("layout") == "doom_features":
+        if agents.is_feature_env(self.policy.spec.env):
             game = vzd.DoomGame()
             game.load_config(os.path.join(vzd.scenarios_path, "cig.cfg"))
             game.set_available_buttons([getattr(vzd.Button, b) for b in agents.BUILTIN_BUTTONS])
