@@ -22,7 +22,8 @@ from evaltk.policies import load_policy
 from tests.evaltk.doom_procs import descendants, mapped_segments
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig, ConfigError
-from trainers.appo.runner import build_model, resolve_scenario, run
+from trainers.appo.runner import build_model, run
+from trainers.appo.scenario import resolve_scenario
 
 pytestmark = pytest.mark.vizdoom
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from evaltk.envs.doom import DoomScenario, action_spec, env_spec, get_scenario, obs_spec
+from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
 from trainers.appo import checkpointing
 from trainers.appo.buffers import BufferLayout, SharedBuffers
 from trainers.appo.channels import PipeChannel
@@ -49,6 +49,7 @@ from trainers.appo.monitor import (
     write_config,
 )
 from trainers.appo.rollout_worker import Channel, RolloutWorker, WorkerSpec, worker_main
+from trainers.appo.scenario import resolve_scenario
 
 
 @dataclass
@@ -93,23 +94,6 @@ def freeze_heap() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
-    """Return the scenario named by ``cfg.scenario`` with the config's resolution/size/frameskip overrides."""
-    return with_overrides(get_scenario(cfg.scenario), cfg)
-
-
-def with_overrides(scenario: DoomScenario, cfg: AppoConfig) -> DoomScenario:
-    """Return ``scenario`` with the config's resolution/size/frameskip overrides (unchanged when none is set)."""
-    changes: dict[str, Any] = {}
-    if cfg.resolution:
-        changes["resolution"] = cfg.resolution
-    if cfg.obs_height or cfg.obs_width:
-        changes["obs_size"] = (cfg.obs_height or scenario.obs_size[0], cfg.obs_width or scenario.obs_size[1])
-    if cfg.frameskip:
-        changes["frameskip"] = cfg.frameskip
-    return scenario.replace(**changes) if changes else scenario
 
 
 def build_model(cfg: AppoConfig, scenario: DoomScenario) -> ActorCritic:

@@ -34,7 +34,6 @@ import numpy as np
 import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
-from evaltk.envs.doom import DoomScenario
 from evaltk.tournament.match import MatchResult, MatchSpec, bot_names, run_match
 from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
@@ -42,12 +41,12 @@ from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.learner import Learner
 from trainers.appo.model import ActorCritic
 from trainers.appo.monitor import MetricsWriter
-from trainers.appo.runner import _Shutdown, build_model, tune_allocator, with_overrides
+from trainers.appo.runner import _Shutdown, build_model, tune_allocator
+from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import opponents, pbt, trajectory
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
 from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
-from trainers.appo.selfplay.scenario import SCENARIOS
 from trainers.common.state_io import latest_policy_path, write_run_config
 
 PLAYER_MODULE = "trainers.appo.selfplay.player"
@@ -103,14 +102,6 @@ class Live:
     last: dict[str, float] = field(default_factory=dict)
 
 
-def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
-    """Return the self-play scenario named by ``cfg.scenario`` with the config's resolution/size/frameskip overrides."""
-    if cfg.scenario not in SCENARIOS:
-        raise ConfigError(f"--self-play needs a multiplayer scenario: --scenario {cfg.scenario!r} is not one of "
-                          f"{', '.join(SCENARIOS)}")
-    return with_overrides(SCENARIOS[cfg.scenario], cfg)
-
-
 def shaping_of(hyperparams: dict[str, float], base: dict[str, float]) -> dict[str, float]:
     """Return the member's reward shaping: each base weight's sign with the member's magnitude (``reward.<VAR>``)."""
     return {k: math.copysign(hyperparams.get(f"reward.{k}", abs(v)), v) if v else 0.0 for k, v in base.items()}
@@ -130,7 +121,7 @@ class PopulationRun:
         sp.validate()
         self.cfg, self.sp, self.log = cfg, sp, log
         self.run_dir = Path(cfg.out)
-        self.scenario = resolve_scenario(cfg)
+        self.scenario = resolve_scenario(cfg, self_play=True)
         self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
         self.abort = threading.Event()
         self.players: PlayerPool | None = None  # the long-lived player processes while run() runs
