@@ -36,8 +36,9 @@ def test_metrics_writer_mirrors_every_finite_number_to_tensorboard(tmp_path: Pat
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     writer = MetricsWriter(tmp_path)
-    records: list[dict[str, Any]] = [{"frames": 10, "charts/return": 1.5, "note": "x", "flag": True, "nan": float("nan")},
-               {"frames": 20, "charts/return": 2.5, "losses/value": float("inf")}]
+    records: list[dict[str, Any]] = [
+        {"frames": 10, "charts/return": 1.5, "note": "x", "flag": True, "nan": float("nan")},
+        {"frames": 20, "charts/return": 2.5, "losses/value": float("inf")}]
     for record in records:
         writer.write(record, record["frames"])
     writer.close()
