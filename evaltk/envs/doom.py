@@ -282,6 +282,11 @@ class DoomEnv:
             self._begin(first=False)
         return observation(self.game.get_state(), self.scenario, out=out)
 
+    @property
+    def engines(self) -> set[int]:
+        """PIDs of this env's running ViZDoom engine process (empty before the first reset and after close)."""
+        return set(self._tracked[1]) if self._tracked is not None else set()
+
     def buttons(self, action: ActionLike) -> list[float]:
         """Button vector for one action (cached per distinct action; see :func:`action_to_buttons`)."""
         key = tuple(int(i) for i in np.atleast_1d(np.asarray(action)))

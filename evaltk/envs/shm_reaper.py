@@ -218,6 +218,75 @@ def kill_groups(pgids: set[int], *, wait_s: float = 2.0) -> None:
     _unlink(names)
 
 
+ENGINE_DIED = 4
+"""Exit status of a process that :class:`EngineWatchdog` ended because a ViZDoom engine it watched died."""
+
+
+class EngineWatchdog:
+    """Exit this process with :data:`ENGINE_DIED` when a watched ViZDoom engine dies.
+
+    ViZDoom's controller notices a dead engine only at some points of a tic: killed at others (e.g. SIGKILL during
+    ``make_action``), the caller waits on the engine's message queue forever. A thread polls the watched
+    engines' ``/proc`` entries every ``period_s`` instead; on a death it writes ``message`` (``{pid}`` filled in)
+    to stderr and exits at once (``os._exit``: the main thread is blocked in ViZDoom), so the process that
+    started this one sees the status and voids and replays the work; this process's reaper removes the game's
+    shared memory. :meth:`unwatch` an engine before ``game.close()``, which ends it on purpose. Use it only in a
+    process whose only job is to drive games (a tournament player, an evaluation worker). As a context manager
+    the thread runs for the block.
+    """
+
+    def __init__(self, message: str, *, period_s: float = 0.2) -> None:
+        self.message = message
+        self.period_s = period_s
+        self._engines: dict[int, str | None] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, name="engine-watchdog", daemon=True)
+        self._thread.start()
+
+    def watch(self, engines: set[int]) -> None:
+        """Start watching the engine processes ``engines`` (pids; their start times tell a reused pid)."""
+        with self._lock:
+            self._engines.update({pid: start_time(pid) for pid in engines})
+
+    def unwatch(self, engines: set[int]) -> None:
+        """Stop watching ``engines`` (before they are closed on purpose)."""
+        with self._lock:
+            for pid in engines:
+                self._engines.pop(pid, None)
+
+    def dead(self) -> list[int]:
+        """PIDs of watched engines that are no longer running."""
+        with self._lock:
+            return [pid for pid, start in self._engines.items() if not running(pid, start)]
+
+    def exit_now(self, pid: int) -> None:
+        """Write the message for the dead engine ``pid`` and exit this process with :data:`ENGINE_DIED`."""
+        sys.stderr.write(self.message.format(pid=pid) + "\n")
+        sys.stderr.flush()
+        os._exit(ENGINE_DIED)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.period_s):
+            with self._lock:
+                dead = [pid for pid, start in self._engines.items() if not running(pid, start)]
+                if dead and not self._stop.is_set():
+                    self.exit_now(dead[0])
+
+    def close(self) -> None:
+        """Stop the thread (nothing is watched any more)."""
+        self._stop.set()
+        with self._lock:
+            self._engines.clear()
+        self._thread.join()
+
+    def __enter__(self) -> EngineWatchdog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _owner_alive(pid: int, start: str | None) -> bool:
     return start is not None and start_time(pid) == start
 
