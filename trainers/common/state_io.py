@@ -7,10 +7,12 @@ the param groups; :func:`unflatten_optimizer` inverts it for ``optimizer.load_st
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,19 @@ def unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) 
     return {"state": per, "param_groups": meta["param_groups"]}
 
 
+DIGEST_KEY = "train_state_sha256"
+"""Key of ``train_state.json`` holding the hex SHA-256 of ``train_state.safetensors``."""
+
+
+def file_sha256(path: Path) -> str:
+    """Return the hex SHA-256 of the file at ``path``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 LATEST = "latest.json"
 """The pointer file in a run's ``checkpoints/``: ``{"policy": <name>, "train": "<name>.train"}``."""
 
@@ -51,16 +66,17 @@ def write_train_state(ckpt_dir: Path, name: str, tensors: dict[str, torch.Tensor
                       keep: int) -> None:
     """Write checkpoint ``name``'s training state, point ``latest.json`` at it, keep the newest ``keep``.
 
-    ``<name>.train/`` holds ``train_state.safetensors`` (``tensors``) and ``train_state.json`` (``meta``);
-    it is built in a temporary directory and renamed, and ``latest.json`` is replaced only afterwards, so
-    an interrupted write leaves the previous checkpoint current. The policy directory ``<name>`` must
+    ``<name>.train/`` holds ``train_state.safetensors`` (``tensors``) and ``train_state.json`` (``meta`` plus
+    :data:`DIGEST_KEY`: the SHA-256 of the safetensors file, checked by :func:`read_latest`); it is built in a
+    temporary directory and renamed, and ``latest.json`` is replaced only afterwards, so an interrupted write
+    leaves the previous checkpoint current. The policy directory ``<name>`` must
     exist already (written by :func:`evaltk.checkpoint.save`).
     """
     train_dir = ckpt_dir / f"{name}.train"
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.train.tmp-", dir=ckpt_dir))
     try:
         save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp / "train_state.safetensors"))
-        write_json_atomic(tmp / "train_state.json", meta)
+        write_json_atomic(tmp / "train_state.json", {**meta, DIGEST_KEY: file_sha256(tmp / "train_state.safetensors")})
         if train_dir.exists():
             shutil.rmtree(train_dir)
         os.replace(tmp, train_dir)
@@ -102,12 +118,29 @@ def read_latest(run_dir: Path) -> tuple[Checkpoint, dict[str, torch.Tensor], dic
         names = json.loads(pointer.read_text(encoding="utf-8"))
         policy = load_checkpoint(run_dir / "checkpoints" / str(names["policy"]))
         train_dir = run_dir / "checkpoints" / str(names["train"])
-        tensors = load_file(str(train_dir / "train_state.safetensors"))
         meta = json.loads((train_dir / "train_state.json").read_text(encoding="utf-8"))
+        _check_digest(train_dir, meta)
+        tensors = load_file(str(train_dir / "train_state.safetensors"))
     except (OSError, ValueError, KeyError, TypeError, SafetensorError) as exc:
         raise CheckpointError(f"--resume: the checkpoint named by {pointer} is unreadable ({exc}); "
                               "start a new run in another --out") from None
     return policy, tensors, meta
+
+
+def _check_digest(train_dir: Path, meta: dict[str, Any]) -> None:
+    """Refuse a ``train_state.safetensors`` whose SHA-256 differs from ``meta``'s; warn when none is recorded."""
+    path = train_dir / "train_state.safetensors"
+    want = meta.pop(DIGEST_KEY, None)
+    if want is None:
+        warnings.warn(f"--resume: {train_dir / 'train_state.json'} records no {DIGEST_KEY} (written by an older "
+                      "version), so the training state cannot be checked for corruption; loading it unchecked",
+                      stacklevel=3)
+        return
+    got = file_sha256(path)
+    if got != want:
+        raise CheckpointError(f"--resume: {path} is corrupted (SHA-256 {got[:12]}..., train_state.json records "
+                              f"{str(want)[:12]}...); restore the file from a backup or start a new run in "
+                              "another --out")
 
 
 def write_run_config(run_dir: Path, sections: dict[str, Any], *, resumed_from_key: str,

@@ -59,6 +59,8 @@ def _while_playing(pool: PlayerPool, spec: MatchSpec, workdir: Path, timeout_s: 
             if children:
                 break
         time.sleep(0.05)
+    else:
+        pytest.fail("the match's host player had no engine within 60 s")
     time.sleep(0.5)
     os.kill(busy[0].pid, disturb)
     thread.join(timeout=timeout_s + 60)
@@ -68,7 +70,7 @@ def _while_playing(pool: PlayerPool, spec: MatchSpec, workdir: Path, timeout_s: 
 
 @pytest.mark.parametrize(("disturb", "timeout_s", "message"),
                          [(signal.SIGKILL, 60.0, "exited with status -9"),
-                          pytest.param(signal.SIGSTOP, 8.0, "timed out", marks=pytest.mark.slow)])
+                          pytest.param(signal.SIGSTOP, 30.0, "timed out", marks=pytest.mark.slow)])
 def test_a_crashed_or_hung_pooled_player_voids_its_match_and_is_replaced(
         tmp_path: Path, tag: str, disturb: signal.Signals, timeout_s: float, message: str) -> None:
     with PlayerPool("evaltk.tournament.player", tmp_path / "players") as pool:
