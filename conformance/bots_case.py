@@ -31,6 +31,8 @@ import numpy as np
 
 from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
 
+#: The built-in agents a tournament plays (``evaltk.tournament.agents.make_agent``).
+DOOM_BUILTINS = ("random", "scripted")
 EXPECTATIONS = ("min_win_rate", "min_frags_per_minute", "baseline")
 _SPRT_ONLY = ("elo0", "elo1", "beta")
 SECONDS_PER_MINUTE = 60.0
@@ -70,9 +72,9 @@ BOTS_FIELDS: dict[str, FieldSpec] = {
 
 def _agent(ref: str) -> str:
     """Return a tournament agent reference: built-in names as they are, checkpoint paths made absolute."""
-    from evaltk.tournament.agents import is_builtin
+    from evaltk.policies import builtin_name
 
-    return ref if is_builtin(ref) else str(Path(ref).resolve())
+    return ref if builtin_name(ref) is not None else str(Path(ref).resolve())
 
 
 def tournament_config(params: Mapping[str, Any]) -> Any:
@@ -122,13 +124,14 @@ def check_bots_case(params: Mapping[str, Any]) -> str | None:
 
 
 def _agent_problem(ref: str) -> str | None:
-    from evaltk.tournament.agents import BUILTIN_NAMES, is_builtin
+    from evaltk.policies import builtin_name
 
-    if is_builtin(ref) or (Path(ref) / "policy.json").is_file():
+    name = builtin_name(ref)
+    if name in DOOM_BUILTINS or (name is None and (Path(ref) / "policy.json").is_file()):
         return None
-    if ref.startswith("builtin:"):
-        return f"unknown built-in agent {ref!r}; use one of {', '.join(BUILTIN_NAMES)}"
-    return f"{ref!r} is neither a built-in agent ({', '.join(BUILTIN_NAMES)}) nor a checkpoint directory"
+    if name is not None:
+        return f"unknown built-in Doom agent {ref!r}; use one of {', '.join(DOOM_BUILTINS)}"
+    return f"{ref!r} is neither a built-in Doom agent ({', '.join(DOOM_BUILTINS)}) nor a checkpoint directory"
 
 
 def run_bots_case(case: Case, workdir: Path) -> CaseResult:

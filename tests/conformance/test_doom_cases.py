@@ -42,7 +42,9 @@ def _suite(tmp_path: Path, case: str) -> Path:
     (BOTS + "matches = 4\nbaseline = \"builtin:random\"\nelo1 = 10.0\n", r"needs elo0 and elo1 \(missing elo0\)"),
     (BOTS + "matches = 4\nmin_win_rate = 0.5\nelo0 = 0.0\n", r"elo0 belong to an SPRT against a baseline"),
     ('kind = "bots"\nname = "b"\ncheckpoint = "no/such/dir"\nmatches = 2\nmin_win_rate = 0.1\n',
-     r"checkpoint: 'no/such/dir' is neither a built-in agent"),
+     r"checkpoint: 'no/such/dir' is neither a built-in Doom agent"),
+    (BOTS + 'matches = 4\nbaseline = "builtin:nope"\nelo0 = 0.0\nelo1 = 10.0\n',
+     r"baseline: unknown built-in Doom agent 'builtin:nope'; use one of random, scripted"),
     ('kind = "doom_demo"\nname = "m"\nresults = "nowhere"\n', r"field 'results': file .*nowhere does not exist"),
 ])
 def test_bad_cases_are_refused_when_the_suite_loads(tmp_path: Path, case: str, problem: str) -> None:
