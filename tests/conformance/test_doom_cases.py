@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from conformance.suite import Case, Outcome, load_suite, run_case
+from conformance.suite import Case, Outcome, Suite, load_suite, run_case, write_junit
 from evaltk.cli.main import main
 from evaltk.errors import SuiteError
 
@@ -90,6 +93,10 @@ def test_a_bots_case_expecting_competence_fails_for_the_random_agent(tmp_path: P
     assert "interval [" in result.message
     assert "< min_frags_per_minute -0.5" in result.message
     assert "2 matches played" in result.message
+    junit = write_junit(Suite(tmp_path, "s", "", (result.case,)), [result], tmp_path / "junit.xml")
+    failure = ET.parse(junit).getroot().find("testsuite/testcase/failure")
+    assert failure is not None
+    assert "interval [" in failure.get("message", "")
     again = run_case(Case("bots", "random-vs-bot", params), tmp_path)  # resumes: nothing played again
     assert again.message == result.message
     assert again.seconds < result.seconds
@@ -106,3 +113,16 @@ def test_a_demo_whose_recorded_frags_were_changed_fails(tmp_path: Path) -> None:
     assert result.outcome is Outcome.FAILED
     assert "1 of 2 demos did not reproduce their frags" in result.message
     assert "recorded [" in result.message
+
+
+def test_the_pytest_plugin_carries_doom_cases_with_their_messages(tmp_path: Path) -> None:
+    body = "\n".join(f'[[case]]\nkind = "doom_trace"\nname = "{name}"\ntrace_file = "{DOOM_TRACE}"\n'
+                     f'scenario = "basic"\nseed = {seed}\ntics = 60\n' for name, seed in (("same", 7), ("other", 8)))
+    path = tmp_path / "doom_suite.toml"
+    path.write_text(f'[suite]\nname = "p"\n\n{body}')
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conformance.pytest_plugin", str(path),
+                             "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
+                            capture_output=True, text=True, cwd=SUITES.parent)
+    assert "1 failed, 1 passed" in result.stdout, result.stdout + result.stderr
+    assert "first divergence at tic" in result.stdout
+    assert "seed = 8 (recorded with 7)" in result.stdout
