@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.policy_trace import policy_problem, policy_trace_for
 from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of, register_kind
-from conformance.trace import Trace, TraceError, batch_for, load, record_ale, replay, rom_md5
+from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5
 from evaltk.margin import MarginKind
 
 TRACE_BACKENDS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
@@ -95,15 +95,9 @@ def _get_trace(case: Case, workdir: Path, prob: float) -> tuple[Trace, str]:
     if "checkpoint" in p:
         return policy_trace_for(str(p["checkpoint"]), int(p["frames"]), int(p["seed"]), workdir)
     rom, frames, seed = str(p["rom"]), int(p["frames"]), int(p["seed"])
-    cached = workdir / "traces" / f"{rom}_seed{seed}_frames{frames}_p{prob:g}.npz"
-    if cached.is_file():
-        try:
-            return load(cached), f"recorded trace {cached}"
-        except TraceError:
-            pass  # a damaged cache is recorded again
-    trace = record_ale(rom, frames=frames, seed=seed, repeat_action_probability=prob)
-    trace.save(cached)
-    return trace, f"recorded trace {cached}"
+    path = workdir / "traces" / f"{rom}_seed{seed}_frames{frames}_p{prob:g}.npz"
+    trace = cached(path, lambda: record_ale(rom, frames=frames, seed=seed, repeat_action_probability=prob))
+    return trace, f"recorded trace {path}"
 
 
 MARGIN_KINDS = tuple(k.value for k in MarginKind)

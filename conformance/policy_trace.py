@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from conformance.frames import screen_md5
-from conformance.trace import FORMAT, VERSION, Trace, TraceError, load, rom_md5
+from conformance.trace import FORMAT, VERSION, Trace, TraceError, cached, rom_md5
 
 
 class RecordingAle:
@@ -136,15 +136,8 @@ def weights_digest(path: Path) -> str:
 def policy_trace_for(checkpoint: str, frames: int, seed: int, workdir: Path) -> tuple[Trace, str]:
     """Return a trace of the checkpoint's play (cached in ``workdir/traces`` by weights digest) and its source name."""
     digest = weights_digest(Path(checkpoint))[:16]
-    cached = workdir / "traces" / f"policy_{digest}_seed{seed}_frames{frames}.npz"
-    if cached.is_file():
-        try:
-            return load(cached), f"recorded policy trace {cached}"
-        except TraceError:
-            pass  # a damaged cache is recorded again
-    trace = record_policy(checkpoint, frames=frames, seed=seed)
-    trace.save(cached)
-    return trace, f"recorded policy trace {cached}"
+    path = workdir / "traces" / f"policy_{digest}_seed{seed}_frames{frames}.npz"
+    return cached(path, lambda: record_policy(checkpoint, frames=frames, seed=seed)), f"recorded policy trace {path}"
 
 
 def policy_problem(params: Mapping[str, Any], header: Mapping[str, Any], source: str) -> str | None:

@@ -20,6 +20,7 @@ with :func:`conformance.lockstep.lockstep` and returns the first divergence.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,18 @@ def load(path: str | Path) -> Trace:
     """Read and check a trace written by :meth:`Trace.save`; :class:`TraceError` names the file and the problem."""
     header, arrays = trace_file.read(path, LAYOUT)
     return Trace(header=header, **arrays)
+
+
+def cached(path: Path, record: Callable[[], Trace]) -> Trace:
+    """Return the trace saved at ``path``; record and save it when the file is missing or damaged."""
+    if path.is_file():
+        try:
+            return load(path)
+        except TraceError:
+            pass  # a damaged cache is recorded again
+    trace = record()
+    trace.save(path)
+    return trace
 
 
 def rom_path(rom: str) -> Path:
