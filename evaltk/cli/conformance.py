@@ -5,6 +5,10 @@ steps gpu_env and ale-py side by side from the same state and stops at the first
 reward, RAM, screen, lives, game over, truncation or the frame counters differ (the engine in
 ``conformance/lockstep.py``); ``--game all`` runs every playable ROM, one line each. Exit status 0
 when every frame matched, 1 on a divergence, 2 on bad input.
+
+``evaltk conformance run SUITE [--junit FILE]`` runs a suite; ``evaltk conformance record (--rom R | --checkpoint
+CKPT) --frames N --seed S --out FILE`` records an ale-py trace (random play or a checkpoint's own play);
+``evaltk conformance record-doom --scenario NAME --seed S --tics N [--checkpoint ...] --out FILE`` a ViZDoom trace.
 """
 
 from __future__ import annotations

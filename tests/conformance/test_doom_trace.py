@@ -127,3 +127,22 @@ def test_scripted_agent_records_depth_and_labels_hashes() -> None:
     assert replay_doom(trace) is None
     with pytest.raises(TraceError, match="unknown built-in agent"):
         decider("builtin:nope", "basic", seed=0)
+
+
+def test_a_doom_checkpoint_records_its_own_play(tmp_path: Path) -> None:
+    from evaltk.checkpoint import save
+    from evaltk.envs.doom import get_scenario
+    from trainers.appo.checkpointing import policy_spec
+    from trainers.appo.config import AppoConfig
+    from trainers.appo.runner import build_model
+
+    cfg = AppoConfig(scenario="basic", out=str(tmp_path), obs_height=36, obs_width=64, hidden_size=32, rnn_size=32,
+                     seed=7)
+    scenario = get_scenario("basic").replace(obs_size=(36, 64))
+    model = build_model(cfg, scenario)
+    ckpt = save(tmp_path / "ckpt", policy_spec(cfg, scenario, model, 0, 0), model.state_dict())
+    trace = record_doom("basic", seed=2, tics=60, decide=decider(str(ckpt), "basic", seed=2), agent=str(ckpt))
+    assert trace.header["agent"] == str(ckpt)
+    assert replay_doom(trace) is None
+    with pytest.raises(TraceError, match="record it with --scenario basic"):
+        decider(str(ckpt), "defend_the_center", seed=2)
