@@ -86,7 +86,7 @@ def test_serial_smoke_run_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
 
 
 def test_multiprocess_smoke_run(tmp_path: Path) -> None:
-    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=2048, max_seconds=90)
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=2048, max_seconds=600)
     lines: list[str] = []
     result = run(cfg, log=lines.append)
     assert result.stopped_by == "env_frames", lines
@@ -206,7 +206,7 @@ def test_sigint_stops_cleanly_without_orphan_engines(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     lines: list[str] = []
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         lines.append(line)
@@ -214,13 +214,13 @@ def test_sigint_stops_cleanly_without_orphan_engines(tmp_path: Path) -> None:
             break
     else:
         proc.kill()
-        pytest.fail("no frames within 90 s:\n" + "".join(lines))
+        pytest.fail("no frames within 300 s:\n" + "".join(lines))
     pids = [int(m.group(1)) for m in (re.search(r"\(pid (\d+)\)", line) for line in lines) if m]
     assert len(pids) == 2
     segments = mapped_segments(descendants(proc.pid))
     assert any(name.startswith("ViZDoomSM") for name in segments), segments
     proc.send_signal(signal.SIGINT)
-    rest, _ = proc.communicate(timeout=60)
+    rest, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, "".join(lines) + rest
     for word in ("Traceback", "leaked", "BrokenPipeError"):
         assert word not in rest, rest[-3000:]

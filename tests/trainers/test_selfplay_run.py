@@ -60,7 +60,7 @@ def test_a_training_duel_records_the_learning_slot_only(tmp_path: Path) -> None:
     spec = MatchSpec(match_id="t0", agents=agents, bots=(), map="map01", seed=5, timelimit_min=0.1, frameskip=4)
     shaping = {"FRAGCOUNT": 1.0, "DEATHCOUNT": -1.0}
     traj_path = tmp_path / "slot1.npz"
-    result = run_match(spec, workdir=tmp_path, timeout_s=120, player_module=PLAYER_MODULE,
+    result = run_match(spec, workdir=tmp_path, timeout_s=300, player_module=PLAYER_MODULE,
                        player_extras=[{"selfplay": None},
                                       {"selfplay": {"trajectory": str(traj_path), "rollout": 16,
                                                     "reward_shaping": shaping}}])
@@ -92,7 +92,7 @@ def test_pooled_self_play_players_record_match_after_match(tmp_path: Path) -> No
             extras = [{"selfplay": {"trajectory": str(paths[slot]), "rollout": 16, "reward_shaping": shaping,
                                     "encoder_precision": precision}}
                       if slot == learner else {"selfplay": None} for slot in (0, 1)]
-            result = run_match(spec, workdir=tmp_path, timeout_s=120, player_module=PLAYER_MODULE,
+            result = run_match(spec, workdir=tmp_path, timeout_s=300, player_module=PLAYER_MODULE,
                                player_extras=extras, pool=pool)
             assert result.outcome == "played", result.error
             me = result.participants[learner]

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,9 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from evaltk.atomic import write_json_atomic
-from evaltk.checkpoint import Checkpoint
+from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
 from evaltk.checkpoint import load as load_checkpoint
+from evaltk.checkpoint import save as save_policy
 from evaltk.errors import CheckpointError
 
 
@@ -168,3 +170,43 @@ def write_run_config(run_dir: Path, sections: dict[str, Any], *, resumed_from_ke
                                              host=platform.node(), cpus=os.cpu_count()),
             "starts": history}
     write_json_atomic(path, data)
+
+
+def save_checkpoint(run_dir: Path, name: str, spec: CheckpointSpec, weights: dict[str, torch.Tensor],
+                    optimizer: dict[str, Any], tensors: dict[str, torch.Tensor], meta: dict[str, Any],
+                    keep: int) -> Path:
+    """Write checkpoint ``name`` of the run in ``run_dir``: the policy, then its training state; returns the policy.
+
+    The policy (``spec`` + ``weights``) goes to ``checkpoints/<name>/`` (:func:`evaltk.checkpoint.save`); the
+    optimizer state (flattened, :func:`flatten_optimizer`), ``tensors`` and ``meta`` to ``<name>.train/``
+    (:func:`write_train_state`, which moves ``latest.json`` and keeps the newest ``keep``).
+    """
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    policy_path = save_policy(ckpt_dir / name, spec, weights)
+    opt_tensors, opt_meta = flatten_optimizer(optimizer)
+    write_train_state(ckpt_dir, name, {**opt_tensors, **tensors}, {**meta, "optimizer": opt_meta}, keep=keep)
+    return policy_path
+
+
+def load_checkpoint_state(run_dir: Path) -> tuple[Checkpoint, dict[str, torch.Tensor], dict[str, Any],
+                                                   dict[str, Any]]:
+    """Read the newest checkpoint of ``run_dir``: (policy, training-state tensors, metadata, optimizer state).
+
+    The inverse of :func:`save_checkpoint`; errors as :func:`read_latest`.
+    """
+    policy, tensors, meta = read_latest(run_dir)
+    try:
+        optimizer = unflatten_optimizer(tensors, meta["optimizer"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"--resume: the optimizer state of {run_dir} is missing or mangled ({exc}); "
+                              "start a new run in another --out") from None
+    return policy, tensors, meta, optimizer
+
+
+def model_from_checkpoint(ckpt: Checkpoint, build: Callable[[dict[str, Any]], Any]) -> Any:
+    """Build a model with ``build(ckpt.spec.model_kwargs)``, check the stored tensor shapes, load the tensors."""
+    model = build(ckpt.spec.model_kwargs)
+    check_tensor_shapes(ckpt, model.tensor_shapes())
+    model.load_state_dict(ckpt.tensors)
+    return model

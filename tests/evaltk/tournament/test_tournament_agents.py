@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -81,7 +83,7 @@ def test_action_to_buttons_spreads_turn_over_frameskip() -> None:
     assert len(buttons) == len(agents.BUILTIN_BUTTONS)
 
 
-def test_builtins_of_evaltk_policies_are_these_agents_on_the_feature_env(tmp_path) -> None:
+def test_builtins_of_evaltk_policies_are_these_agents_on_the_feature_env(tmp_path: Path) -> None:
     from evaltk import policies
 
     policy = policies.load_policy("builtin:scripted", env=agents.builtin_env("map02"))
