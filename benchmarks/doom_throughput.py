@@ -82,16 +82,16 @@ def encoder_precision(ours_args: str) -> str:
 
 def tree_cpu_seconds(root: int) -> float:
     """CPU seconds (user+system) of ``root`` and every live descendant (workers, engines), plus reaped children."""
+    from evaltk.envs.shm_reaper import stat_fields
+
     children: dict[int, list[int]] = {}
     times: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            raw = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
+        fields = stat_fields(entry)
+        if fields is None:
             continue
-        fields = raw[raw.rindex(")") + 2 :].split()
         pid = int(entry)
         children.setdefault(int(fields[1]), []).append(pid)
         times[pid] = sum(int(x) for x in fields[11:15])

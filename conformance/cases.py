@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.policy_trace import policy_problem, policy_trace_for
 from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of, register_kind
-from conformance.trace import Trace, TraceError, batch_for, load, record_ale, replay, rom_md5
+from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5
 from evaltk.margin import MarginKind
 
 TRACE_BACKENDS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
@@ -20,13 +21,20 @@ TRACE_FIELDS: dict[str, FieldSpec] = {
     "repeat_action_probability": FieldSpec((float, int), check=between(0.0, 1.0)),
     "backend": FieldSpec((str,), check=one_of(TRACE_BACKENDS)),
     "trace_file": FieldSpec((str,)),
+    "checkpoint": FieldSpec((str,), check=lambda v: None if v else "must not be empty"),
 }
 
 
 def check_trace_case(params: Mapping[str, Any]) -> str | None:
-    """Return why a trace case can run neither from ``trace_file`` nor from ``rom`` + ``seed``, or None."""
-    if "trace_file" not in params and not {"rom", "seed"} <= set(params):
-        return "a trace case needs trace_file, or rom + seed to record one (and frames in both cases)"
+    """Return why a trace case cannot run (no ``trace_file`` nor ``rom`` + ``seed``, or a bad trace file), or None."""
+    if "trace_file" not in params and not ({"rom", "seed"} <= set(params) or {"checkpoint", "seed"} <= set(params)):
+        return ("a trace case needs trace_file, or rom + seed (random play) or checkpoint + seed (the policy's play) "
+                "to record one (and frames in every case)")
+    if "trace_file" in params:
+        try:
+            load(Path(str(params["trace_file"])))
+        except TraceError as exc:
+            return str(exc)
     return None
 
 
@@ -37,8 +45,12 @@ def _evidence_problem(case: Case, trace: Trace, source: str) -> str | None:
     if trace.frames < declared:
         return (f"{source} holds {trace.frames} frames but the case declares frames = {declared}: "
                 "a shorter trace is not evidence for it; record a trace of at least that length")
-    recorded = {"rom": h.get("rom"), "seed": h.get("seed"),
+    policy = h.get("actions", {}).get("kind") == "policy"
+    recorded = {"rom": h.get("rom"), "seed": h["actions"]["env_seed"] if policy else h.get("seed"),
                 "repeat_action_probability": h.get("settings", {}).get("repeat_action_probability")}
+    problem = policy_problem(p, h, source)
+    if problem is not None:
+        return problem
     for key, value in recorded.items():
         if key in p and p[key] != value:
             return f"the case sets {key} = {p[key]!r} but {source} was recorded with {value!r}"
@@ -80,16 +92,12 @@ def _get_trace(case: Case, workdir: Path, prob: float) -> tuple[Trace, str]:
     p = case.params
     if "trace_file" in p:
         return load(Path(str(p["trace_file"]))), f"trace file {p['trace_file']}"
+    if "checkpoint" in p:
+        return policy_trace_for(str(p["checkpoint"]), int(p["frames"]), int(p["seed"]), workdir)
     rom, frames, seed = str(p["rom"]), int(p["frames"]), int(p["seed"])
-    cached = workdir / "traces" / f"{rom}_seed{seed}_frames{frames}_p{prob:g}.npz"
-    if cached.is_file():
-        try:
-            return load(cached), f"recorded trace {cached}"
-        except TraceError:
-            pass  # a damaged cache is recorded again
-    trace = record_ale(rom, frames=frames, seed=seed, repeat_action_probability=prob)
-    trace.save(cached)
-    return trace, f"recorded trace {cached}"
+    path = workdir / "traces" / f"{rom}_seed{seed}_frames{frames}_p{prob:g}.npz"
+    trace = cached(path, lambda: record_ale(rom, frames=frames, seed=seed, repeat_action_probability=prob))
+    return trace, f"recorded trace {path}"
 
 
 MARGIN_KINDS = tuple(k.value for k in MarginKind)
@@ -152,5 +160,26 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
 
 def register_all() -> None:
     """Register every built-in case kind with the suite runner."""
-    register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case)
+    register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case,
+                  path_fields=frozenset({"trace_file", "checkpoint"}))
     register_kind("transfer", TRANSFER_FIELDS, run_transfer_case)
+    register_doom_kinds()
+
+
+def register_doom_kinds() -> None:
+    """Register the Doom kinds: ``doom_trace``, ``doom_demo`` and ``bots``."""
+    from conformance.bots_case import BOTS_FIELDS, check_bots_case, run_bots_case
+    from conformance.doom_cases import (
+        DOOM_DEMO_FIELDS,
+        DOOM_TRACE_FIELDS,
+        check_doom_demo_case,
+        check_doom_trace_case,
+        run_doom_demo_case,
+        run_doom_trace_case,
+    )
+
+    register_kind("doom_trace", DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case,
+                  path_fields=frozenset({"trace_file"}))
+    register_kind("doom_demo", DOOM_DEMO_FIELDS, run_doom_demo_case, check_doom_demo_case,
+                  path_fields=frozenset({"results"}))
+    register_kind("bots", BOTS_FIELDS, run_bots_case, check_bots_case, path_fields=frozenset())

@@ -2,8 +2,9 @@
 
 Runs the lockstep engine (``conformance/lockstep.py``) on every ROM ale-py plays single-player (or
 ``--games ...``) in both start modes (``ale-state`` and ``boot``, see ``conformance.report``) and
-rewrites the page. The full default run (104 ROMs x 2 modes x 5,000 frames) took 24 minutes with two
-workers on the shared two-core machine (load average 6-8; 42 minutes of summed run time).
+rewrites the page above :data:`KEEP_MARKER` (the hand-written sections below it are kept). The full
+default run (104 ROMs x 2 modes x 5,000 frames) takes about 24 minutes with two workers on two cores
+(docs/conformance.md names the run).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 from conformance.report import playable_roms, render_markdown, sweep
 
 DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "conformance.md"
+#: Everything from this line on in the page is written by hand and kept when the sweep rewrites the page.
+KEEP_MARKER = "<!-- hand-written below: kept by conformance.regen_docs -->"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +34,11 @@ def main(argv: list[str] | None = None) -> int:
                     progress=lambda r: print(f"{r.summary()} [{r.seconds:.0f} s]", flush=True))
     command = "python -m conformance.regen_docs " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render_markdown(results, seed=args.seed, frames=args.frames, command=command.strip()))
+    text = render_markdown(results, seed=args.seed, frames=args.frames, command=command.strip())
+    old = args.out.read_text() if args.out.is_file() else ""
+    if KEEP_MARKER in old:  # the hand-written part (suites, Doom, policy traces) survives regeneration
+        text = text.rstrip("\n") + "\n\n" + old[old.index(KEEP_MARKER):]
+    args.out.write_text(text)
     print(f"wrote {args.out}")
     return 0
 

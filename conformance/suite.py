@@ -117,18 +117,28 @@ CaseCheck = Callable[[Mapping[str, Any]], str | None]
 CASE_FIELDS: dict[str, dict[str, FieldSpec]] = {}
 # Fields holding file paths: relative paths are taken relative to the suite file; the file must exist.
 PATH_FIELDS = frozenset({"trace_file", "baseline"})
+# Path fields that may name a folder as well as a file (a tournament folder, a checkpoint directory).
+FOLDER_FIELDS = frozenset({"results", "checkpoint"})
 CaseRunner = Callable[[Case, Path], CaseResult]
 _RUNNERS: dict[str, CaseRunner] = {}
 _CASE_CHECKS: dict[str, CaseCheck] = {}
 
 
+_KIND_PATH_FIELDS: dict[str, frozenset[str]] = {}
+
+
 def register_kind(kind: str, fields: dict[str, FieldSpec], runner: CaseRunner,
-                  case_check: CaseCheck | None = None) -> None:
-    """Add a case kind: its fields, the function that runs it and an optional check across its fields."""
+                  case_check: CaseCheck | None = None, path_fields: frozenset[str] | None = None) -> None:
+    """Add a case kind: its fields, the function that runs it and an optional check across its fields.
+
+    ``path_fields`` names the kind's fields that hold file paths (default: those in :data:`PATH_FIELDS`).
+    """
     CASE_FIELDS[kind] = fields
     _RUNNERS[kind] = runner
     if case_check is not None:
         _CASE_CHECKS[kind] = case_check
+    if path_fields is not None:
+        _KIND_PATH_FIELDS[kind] = path_fields
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -202,10 +212,10 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
         problem = fs.check(value) if fs.check is not None else None
         if problem is not None:
             raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} {problem}")
-    for key in PATH_FIELDS & set(params):
+    for key in _KIND_PATH_FIELDS.get(kind, PATH_FIELDS) & set(params):
         if not Path(params[key]).is_absolute():
             params[key] = str((path.parent / params[key]).resolve())
-        if not Path(params[key]).is_file():
+        if not (Path(params[key]).is_file() or (key in FOLDER_FIELDS and Path(params[key]).is_dir())):
             raise SuiteError(f"{where} ({name}): field {key!r}: file {params[key]} does not exist "
                              "(relative paths are taken from the suite file's folder)")
     check = _CASE_CHECKS.get(kind)

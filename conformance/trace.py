@@ -20,10 +20,7 @@ with :func:`conformance.lockstep.lockstep` and returns the first divergence.
 from __future__ import annotations
 
 import hashlib
-import io
-import json
-import zipfile
-import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,11 +28,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from conformance import trace_file
 from conformance.ale_side import AleSide
 from conformance.frames import Frame
 from conformance.lockstep import Divergence, lockstep
-from evaltk.atomic import write_bytes_atomic
-from evaltk.errors import SuiteError
 
 FORMAT = "evaltk-trace"
 VERSION = 2
@@ -44,11 +40,9 @@ _FRAME_FIELDS: dict[str, tuple[str, tuple[int, ...]]] = {
     "action": ("int16", ()), "reward": ("int32", ()), "game_over": ("bool", ()), "lives": ("int16", ()),
     "reset": ("bool", ()), "ram": ("uint8", (128,)), "screen_md5": ("uint8", (16,)),
 }
-_ZIP_MAGIC = b"PK\x03\x04"
-
-
-class TraceError(SuiteError):
-    """A trace file is missing, corrupt, tampered with or of an unknown format version."""
+LAYOUT = trace_file.Layout(FORMAT, VERSION, "frames", _FRAME_FIELDS,
+                           "record it again with conformance.trace.record_ale or evaltk conformance record")
+TraceError = trace_file.TraceError
 
 
 @dataclass(frozen=True)
@@ -75,91 +69,30 @@ class Trace:
 
     def save(self, path: str | Path) -> Path:
         """Write the trace atomically with its frame count and digest in the header."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        header = {**self.header, "frames": self.frames}
-        header["digest"] = content_digest(header, self.arrays())
-        raw = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, allow_pickle=False, header=raw, **self.arrays())
-        write_bytes_atomic(path, buffer.getvalue())
-        return path
+        return trace_file.save(path, LAYOUT, self.header, self.arrays())
 
 
 def content_digest(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
     """Return ``"sha256:<hex>"`` of the header (sorted JSON, no ``digest``) and of every frame array."""
-    h = hashlib.sha256(json.dumps({k: v for k, v in header.items() if k != "digest"}, sort_keys=True).encode())
-    for name in _FRAME_FIELDS:
-        a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
-        h.update(a.tobytes())
-    return "sha256:" + h.hexdigest()
-
-
-def _read_members(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TraceError(f"trace file {path} cannot be read ({exc.strerror or exc})") from exc
-    if not data:
-        raise TraceError(f"trace file {path} is empty (0 bytes): record it again")
-    if not data.startswith(_ZIP_MAGIC):
-        raise TraceError(f"trace file {path} is not an evaltk trace: a trace is a .npz (zip) archive, this file "
-                         f"starts with bytes {data[:8].hex()}; record one with conformance.trace.record_ale")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            missing = sorted({"header", *_FRAME_FIELDS} - set(npz.files))
-            if missing:
-                raise TraceError(f"trace file {path} lacks the arrays {missing}: not a complete trace, record it again")
-            raw = np.asarray(npz["header"])
-            arrays = {name: np.asarray(npz[name]) for name in _FRAME_FIELDS}
-    except TraceError:
-        raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, RuntimeError,
-            NotImplementedError) as exc:  # RuntimeError: an encrypted member; NotImplementedError: a compression method
-        raise TraceError(f"trace file {path} is truncated or corrupt ({type(exc).__name__}: {exc}): "
-                         "record it again") from exc
-    if raw.dtype != np.uint8 or raw.ndim != 1:
-        raise TraceError(f"trace file {path}: the header is {raw.dtype}[{raw.shape}], not UTF-8 JSON bytes")
-    try:
-        header = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TraceError(f"trace file {path}: the header is not UTF-8 JSON ({exc}); record it again") from exc
-    if not isinstance(header, dict):
-        raise TraceError(f"trace file {path}: the header is a JSON {type(header).__name__}, not an object")
-    return header, arrays
+    return trace_file.content_digest(header, arrays, _FRAME_FIELDS)
 
 
 def load(path: str | Path) -> Trace:
     """Read and check a trace written by :meth:`Trace.save`; :class:`TraceError` names the file and the problem."""
-    path = Path(path)
-    if not path.is_file():
-        what = "is a directory" if path.is_dir() else "does not exist"
-        raise TraceError(f"trace file {path} {what}: record one with conformance.trace.record_ale")
-    header, arrays = _read_members(path)
-    if header.get("format") != FORMAT or header.get("version") != VERSION:
-        raise TraceError(
-            f"trace file {path} has format {header.get('format')!r} version {header.get('version')!r}; "
-            f"this evaltk reads {FORMAT!r} version {VERSION} (with a frame count and a digest): record it again"
-        )
-    for name, (dtype, tail) in _FRAME_FIELDS.items():
-        a = arrays[name]
-        if a.dtype != np.dtype(dtype) or a.ndim != 1 + len(tail) or a.shape[1:] != tail:
-            want = f"{dtype}[T{''.join(f', {n}' for n in tail)}]"
-            raise TraceError(f"trace file {path}: array {name!r} is {a.dtype}{list(a.shape)}, expected {want}")
-    lengths = {name: int(a.shape[0]) for name, a in arrays.items()}
-    if len(set(lengths.values())) != 1:
-        raise TraceError(f"trace file {path} has arrays of different lengths {lengths}; record it again")
-    declared = header.get("frames")
-    count = lengths["action"]
-    if isinstance(declared, bool) or not isinstance(declared, int) or declared != count:
-        raise TraceError(f"trace file {path}: the header declares frames={declared!r} but the arrays hold {count} "
-                         "frames: the file was cut or edited; record it again")
-    digest = content_digest(header, arrays)
-    if header.get("digest") != digest:
-        raise TraceError(f"trace file {path}: content digest {header.get('digest')!r} does not match the content "
-                         f"({digest}): the file was modified or damaged; record it again")
-    return Trace(header={k: v for k, v in header.items() if k != "digest"}, **arrays)
+    header, arrays = trace_file.read(path, LAYOUT)
+    return Trace(header=header, **arrays)
+
+
+def cached(path: Path, record: Callable[[], Trace]) -> Trace:
+    """Return the trace saved at ``path``; record and save it when the file is missing or damaged."""
+    if path.is_file():
+        try:
+            return load(path)
+        except TraceError:
+            pass  # a damaged cache is recorded again
+    trace = record()
+    trace.save(path)
+    return trace
 
 
 def rom_path(rom: str) -> Path:
@@ -261,4 +194,6 @@ def replay(trace: Trace, batch: Any, frames: int | None = None) -> Divergence | 
     count = trace.frames if frames is None else frames
     if count > trace.frames:
         raise TraceError(f"replay of {count} frames asked of a trace that holds {trace.frames}")
+    for _ in range(int(trace.header.get("initial_reset", 0))):  # a policy trace: gymnasium's seeded reset
+        batch.reset_game(np.ones(1, dtype=np.bool_))
     return lockstep(TraceReference(trace), batch, count, colours=False).divergence

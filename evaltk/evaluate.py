@@ -436,6 +436,11 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
             total_steps += n_active
             pending_steps += n_active
             first[:] = False
+            if res.restarted is not None:  # voided (its Doom engine died) and started again from its seed
+                replayed = np.flatnonzero(res.restarted)
+                returns[replayed], steps[replayed], first[replayed] = 0.0, 0, True
+                if isinstance(policy, EpisodeSeeded):
+                    policy.begin_episodes(replayed, [episode_policy_rng(int(slot_seed[s])) for s in replayed])
             finished = np.flatnonzero(active & (res.terminated | res.truncated)).tolist()
             for slot in finished:
                 row = {"checkpoint": label, "env_id": info.env["env_id"], "backend": backend,

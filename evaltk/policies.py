@@ -8,7 +8,12 @@ A policy acts on a batch of environments::
 
 Built-ins (``random``, ``scripted`` and whatever other packages add with :func:`register_builtin`)
 carry a :class:`~evaltk.checkpoint.CheckpointSpec` like any checkpoint, without tensors, so every
-command accepts them; :func:`save_builtin` writes one to disk.
+command accepts them; :func:`save_builtin` writes one to disk. This is the one registry of built-in
+agents: evaluation, tournaments and suites all resolve ``builtin:NAME`` here (:func:`builtin_name`,
+:func:`make_builtin`). A built-in's factory gets the env dict and picks the agent for it: for the
+tournament's Doom feature view (:func:`evaltk.tournament.agents.builtin_env`) ``random`` and
+``scripted`` are the Doom agents of :mod:`evaltk.tournament.agents`; elsewhere ``random`` is uniform
+over the action spec and ``scripted`` the Atari paddle tracker.
 
 Reproducible episodes: a policy may also implement :class:`EpisodeSeeded`. The evaluator then hands
 it, for every slot where a new episode starts, a generator derived from that episode's recorded seed
@@ -83,7 +88,11 @@ def builtin_names() -> list[str]:
     return sorted(_BUILTINS)
 
 
-def _builtin_name(ref: str) -> str | None:
+def builtin_name(ref: str) -> str | None:
+    """Return the built-in name ``ref`` refers to (``builtin:NAME``, or a registered bare name that is no path).
+
+    ``None`` when ``ref`` is not a built-in (a checkpoint path or location).
+    """
     if ref.startswith("builtin:"):
         return ref.removeprefix("builtin:")
     if ref in _BUILTINS and not Path(ref).exists():
@@ -124,7 +133,7 @@ def load_policy(ref: str | Path, *, env: dict[str, Any] | None = None, device: s
     :func:`save_builtin` is rebuilt for the env stored in its ``policy.json``; its recorded obs/action
     spec must match what the builtin gives for that env.
     """
-    name = _builtin_name(str(ref)) if isinstance(ref, str) else None
+    name = builtin_name(str(ref)) if isinstance(ref, str) else None
     if name is not None:
         if env is None:
             raise CheckpointError(f"builtin policy {ref!r} needs an environment: pass --env-id "
@@ -259,6 +268,10 @@ class RandomPolicy:
 
 
 def _random_factory(env: dict[str, Any]) -> Policy:
+    from evaltk.tournament import agents
+
+    if agents.is_feature_env(env):
+        return agents.make_agent("random", env)
     return RandomPolicy(_builtin_spec("random", env, {}))
 
 
@@ -353,6 +366,10 @@ def tracker_kwargs(layout: str, meanings: Sequence[str] | None) -> dict[str, Any
 
 def _scripted_factory(env: dict[str, Any]) -> Policy:
     from evaltk.envs import describe
+    from evaltk.tournament import agents
+
+    if agents.is_feature_env(env):
+        return agents.make_agent("scripted", env)
 
     info = describe(env)
     return PaddleTracker(_builtin_spec("scripted", env, tracker_kwargs(info.obs_spec["layout"],

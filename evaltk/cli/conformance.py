@@ -5,6 +5,10 @@ steps gpu_env and ale-py side by side from the same state and stops at the first
 reward, RAM, screen, lives, game over, truncation or the frame counters differ (the engine in
 ``conformance/lockstep.py``); ``--game all`` runs every playable ROM, one line each. Exit status 0
 when every frame matched, 1 on a divergence, 2 on bad input.
+
+``evaltk conformance run SUITE [--junit FILE]`` runs a suite; ``evaltk conformance record (--rom R | --checkpoint
+CKPT) --frames N --seed S --out FILE`` records an ale-py trace (random play or a checkpoint's own play);
+``evaltk conformance record-doom --scenario NAME --seed S --tics N [--checkpoint ...] --out FILE`` a ViZDoom trace.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     suite.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     add_executor_arguments(suite, default=None)
     suite.set_defaults(func=run_suite_command)
+
+    register_recorders(actions)
 
     def usage(_: argparse.Namespace) -> int:
         parser.print_help()
@@ -127,3 +133,83 @@ def run(args: argparse.Namespace) -> int:
         emit_json(results[0].as_dict() if len(results) == 1 else
                   {"games": len(results), "diverged": failed, "results": [r.as_dict() for r in results]})
     return 1 if failed else 0
+
+
+def register_recorders(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``record-doom`` (a ViZDoom trace for ``doom_trace`` cases) and ``record`` (an ale-py trace)."""
+    doom = actions.add_parser(
+        "record-doom", help="record a ViZDoom episode tic by tic into a trace file (kind = \"doom_trace\")",
+        description="Play SCENARIO for --tics tics with the actions of --checkpoint and write per tic the buttons, "
+        "reward, game variables, done flag and buffer hashes, with a versioned header and a digest.")
+    doom.add_argument("--scenario", required=True, help="a scenario of evaltk.envs.doom.SCENARIOS, e.g. basic")
+    doom.add_argument("--seed", type=int, default=0, help="ViZDoom seed and the agent's seed (default 0)")
+    doom.add_argument("--tics", type=int, required=True, help="tics to record (new episodes start after each end)")
+    doom.add_argument("--checkpoint", default="builtin:random",
+                      help="builtin:random (default), builtin:scripted or a Doom checkpoint directory")
+    doom.add_argument("--frameskip", type=int, default=None, help="tics per decision (default: the scenario's)")
+    doom.add_argument("--buffers", default=None,
+                      help="extra buffers to hash, comma-separated: depth,labels (default: those the agent reads)")
+    doom.add_argument("--out", required=True, help="trace file to write (.npz)")
+    doom.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    doom.set_defaults(func=run_record_doom)
+
+    atari = actions.add_parser(
+        "record", help="record an ale-py trace of random play (--rom) or of a checkpoint's own play (--checkpoint)",
+        description="Record --frames frames on ale-py, every frame's action, reward, RAM, screen hash, lives and "
+        "game over, for a trace case (replayed on gpu_env with full state equality).")
+    source = atari.add_mutually_exclusive_group(required=True)
+    source.add_argument("--checkpoint", help="an Atari checkpoint: its own play through its own preprocessing")
+    source.add_argument("--rom", help="an ale-py ROM id: uniformly random full-set actions, sticky actions 0.25")
+    atari.add_argument("--frames", type=int, required=True, help="emulator frames to record")
+    atari.add_argument("--seed", type=int, default=0, help="gymnasium reset seed and policy seed (or ALE seed)")
+    atari.add_argument("--out", required=True, help="trace file to write (.npz)")
+    atari.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    atari.set_defaults(func=run_record)
+
+
+def run_record(args: argparse.Namespace) -> int:
+    """Run ``conformance record``."""
+    from conformance.policy_trace import record_policy
+    from conformance.trace import record_ale
+
+    if args.seed < 0:
+        raise LockstepInputError(f"--seed {args.seed} must be >= 0")
+    if args.checkpoint is not None:
+        trace = record_policy(args.checkpoint, frames=args.frames, seed=args.seed)
+    else:
+        trace = record_ale(args.rom, frames=args.frames, seed=args.seed)
+    path = trace.save(args.out)
+    who = args.checkpoint if args.checkpoint is not None else "uniformly random actions"
+    print(f"recorded {trace.frames} frames of {trace.header['rom']} (seed {args.seed}, {int(trace.reset.sum())} game "
+          f"overs, score {int(trace.reward.sum())}) with {who} into {path} ({path.stat().st_size} bytes)")
+    if args.json:
+        emit_json({"out": str(path), "frames": trace.frames, "rom": trace.header["rom"], "seed": args.seed,
+                   "score": int(trace.reward.sum()), "game_overs": int(trace.reset.sum()),
+                   "bytes": path.stat().st_size})
+    return 0
+
+
+def run_record_doom(args: argparse.Namespace) -> int:
+    """Run ``conformance record-doom``."""
+    from conformance.doom_agents import buffers_for, decider
+    from conformance.doom_trace import record_doom
+    from evaltk.envs.doom import get_scenario
+
+    get_scenario(args.scenario)
+    if args.seed < 0:
+        raise LockstepInputError(f"--seed {args.seed} must be >= 0")
+    if args.frameskip is not None and args.frameskip < 1:
+        raise LockstepInputError(f"--frameskip {args.frameskip} must be >= 1")
+    buffers = buffers_for(args.checkpoint) if args.buffers is None else tuple(b for b in args.buffers.split(",") if b)
+    trace = record_doom(args.scenario, seed=args.seed, tics=args.tics, agent=args.checkpoint, buffers=buffers,
+                        decide=decider(args.checkpoint, args.scenario, seed=args.seed), frameskip=args.frameskip)
+    path = trace.save(args.out)
+    a = trace.arrays
+    print(f"recorded {trace.tics} tics of {args.scenario} (seed {args.seed}, frameskip {trace.header['frameskip']}, "
+          f"{int(a['done'].sum())} episode ends, reward {float(a['reward'].sum()):g}) with {args.checkpoint} "
+          f"on ViZDoom {trace.header['vizdoom_version']} into {path} ({path.stat().st_size} bytes)")
+    if args.json:
+        emit_json({"out": str(path), "tics": trace.tics, "scenario": args.scenario, "seed": args.seed,
+                   "frameskip": trace.header["frameskip"], "bytes": path.stat().st_size,
+                   "vizdoom_version": trace.header["vizdoom_version"]})
+    return 0

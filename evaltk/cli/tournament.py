@@ -20,7 +20,7 @@ from evaltk.cli.args import seed_type
 from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
-from evaltk.tournament.agents import is_builtin
+from evaltk.policies import builtin_name
 from evaltk.tournament.match import SUPPORTED_MAPS
 
 if TYPE_CHECKING:  # formats, report and run import scipy: only when a tournament runs, not at CLI start-up
@@ -98,14 +98,14 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     sprt = None
     if getattr(args, "sprt", False):
         sprt = SprtConfig(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta, pairs=args.pairs)
-    agents = tuple(a if is_builtin(a) else str(Path(a).resolve()) for a in agents)
+    agents = tuple(a if builtin_name(a) is not None else str(Path(a).resolve()) for a in agents)
     config = TournamentConfig(format=args.format, agents=agents, matches=args.matches, bots=args.bots,
                               bot_names=tuple(args.bot_names), maps=tuple(args.maps), timelimit_min=args.timelimit,
                               fraglimit=args.fraglimit, frameskip=args.frameskip, seed=args.seed, record=args.record,
                               sprt=sprt)
     config.validate()
     for a in agents:
-        if not is_builtin(a):
+        if builtin_name(a) is None:
             _check_checkpoint(a)
     return config
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from evaltk.cli.args import seed_type
 from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
-from evaltk.tournament.agents import is_builtin
+from evaltk.policies import builtin_name
 from evaltk.tournament.match import SUPPORTED_MAPS
 
 
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
     run_dir = args.run_dir.resolve()
     members = population_agents(run_dir, first_snapshots=args.first_snapshots)
-    baselines = [b if is_builtin(b) else str(Path(b).resolve()) for b in args.baselines]
+    baselines = [b if builtin_name(b) is not None else str(Path(b).resolve()) for b in args.baselines]
     names = {path: name for name, path in members.items()} | {b: b for b in baselines}
     config = TournamentConfig(format="round-robin", agents=(*members.values(), *baselines), matches=args.matches,
                               bots=args.bots, maps=tuple(args.maps), timelimit_min=args.timelimit, seed=args.seed)

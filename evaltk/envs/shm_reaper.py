@@ -41,8 +41,12 @@ _LOCK = threading.Lock()
 _PIPE: tuple[int, IO[str]] | None = None  # (owner pid, pipe to the reaper)
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    """Fields 3 on of ``/proc/<pid>/stat`` (state, ppid, ...), or None when the process is gone."""
+def stat_fields(pid: int | str) -> list[str] | None:
+    """Fields 3 on of ``/proc/<pid>/stat`` (state, ppid, pgrp, ...), or None when the process is gone.
+
+    ``fields[0]`` is the state, ``[1]`` the parent pid, ``[2]`` the process group, ``[11]``/``[12]`` user and
+    system CPU in clock ticks, ``[19]`` the start time.
+    """
     try:
         with open(f"/proc/{pid}/stat") as fh:
             return fh.read().rsplit(")", 1)[1].split()
@@ -52,7 +56,7 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 def start_time(pid: int) -> str | None:
     """Field 22 of ``/proc/<pid>/stat`` (start time in clock ticks): tells a pid from a reused one."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return fields[19] if fields is not None and len(fields) > 19 else None
 
 
@@ -86,16 +90,21 @@ def engine_children(pid: int | str = "self") -> set[int]:
     return pids
 
 
-def tagged_engines(tag: str) -> set[int]:
-    """PIDs of ``vizdoom`` engines whose environment has ``OWNER_ENV=tag`` (orphans of a dead owner too)."""
-    needle = f"{OWNER_ENV}={tag}".encode()
+def tagged_pids(var: str, tag: str) -> set[int]:
+    """PIDs of this user's processes whose environment has ``var=tag`` (orphans of a dead owner too)."""
+    needle = f"{var}={tag}".encode()
     found = set()
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and _is_engine(entry):
+        if entry.isdigit():
             with contextlib.suppress(OSError), open(f"/proc/{entry}/environ", "rb") as fh:
                 if needle in fh.read().split(b"\0"):
                     found.add(int(entry))
     return found
+
+
+def tagged_engines(tag: str) -> set[int]:
+    """PIDs of ``vizdoom`` engines whose environment has ``OWNER_ENV=tag`` (orphans of a dead owner too)."""
+    return {pid for pid in tagged_pids(OWNER_ENV, tag) if _is_engine(pid)}
 
 
 def _pipe() -> IO[str] | None:
@@ -168,13 +177,123 @@ def untrack(names: set[str], engines: set[int]) -> None:
         _send([f"del {n}" for n in sorted(names)] + [f"unengine {pid}" for pid in sorted(engines)])
 
 
+def processes_in_groups(pgids: set[int]) -> list[int]:
+    """Pids of live (not zombie) processes whose process group is in ``pgids``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = stat_fields(entry)
+            if fields is not None and int(fields[2]) in pgids and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+def group_cpu_seconds(pgids: set[int]) -> float:
+    """User+system CPU seconds of the live processes in the process groups ``pgids`` (workers and their engines)."""
+    ticks = 0
+    for pid in processes_in_groups(pgids):
+        fields = stat_fields(pid)
+        if fields is not None:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def kill_groups(pgids: set[int], *, wait_s: float = 2.0) -> None:
+    """SIGKILL every process of the process groups ``pgids`` and unlink their engines' shared memory.
+
+    A ViZDoom engine killed this way cannot remove its ``/dev/shm/ViZDoom*`` files, so the segments the
+    groups' processes map are read first (:func:`own_segments`) and unlinked once the processes are gone
+    (waiting up to ``wait_s``). Groups already gone are a no-op.
+    """
+    members = processes_in_groups(pgids) if pgids else []
+    names: set[str] = set()
+    for pid in members:
+        names |= own_segments(pid)
+    for pgid in pgids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while members and processes_in_groups(pgids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _unlink(names)
+
+
+ENGINE_DIED = 4
+"""Exit status of a process that :class:`EngineWatchdog` ended because a ViZDoom engine it watched died."""
+
+
+class EngineWatchdog:
+    """Exit this process with :data:`ENGINE_DIED` when a watched ViZDoom engine dies.
+
+    ViZDoom's controller notices a dead engine only at some points of a tic: killed at others (e.g. SIGKILL during
+    ``make_action``), the caller waits on the engine's message queue forever. A thread polls the watched
+    engines' ``/proc`` entries every ``period_s`` instead; on a death it writes ``message`` (``{pid}`` filled in)
+    to stderr and exits at once (``os._exit``: the main thread is blocked in ViZDoom), so the process that
+    started this one sees the status and voids and replays the work; this process's reaper removes the game's
+    shared memory. :meth:`unwatch` an engine before ``game.close()``, which ends it on purpose. Use it only in a
+    process whose only job is to drive games (a tournament player, an evaluation worker). As a context manager
+    the thread runs for the block.
+    """
+
+    def __init__(self, message: str, *, period_s: float = 0.2) -> None:
+        self.message = message
+        self.period_s = period_s
+        self._engines: dict[int, str | None] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, name="engine-watchdog", daemon=True)
+        self._thread.start()
+
+    def watch(self, engines: set[int]) -> None:
+        """Start watching the engine processes ``engines`` (pids; their start times tell a reused pid)."""
+        with self._lock:
+            self._engines.update({pid: start_time(pid) for pid in engines})
+
+    def unwatch(self, engines: set[int]) -> None:
+        """Stop watching ``engines`` (before they are closed on purpose)."""
+        with self._lock:
+            for pid in engines:
+                self._engines.pop(pid, None)
+
+    def dead(self) -> list[int]:
+        """PIDs of watched engines that are no longer running."""
+        with self._lock:
+            return [pid for pid, start in self._engines.items() if not running(pid, start)]
+
+    def exit_now(self, pid: int) -> None:
+        """Write the message for the dead engine ``pid`` and exit this process with :data:`ENGINE_DIED`."""
+        sys.stderr.write(self.message.format(pid=pid) + "\n")
+        sys.stderr.flush()
+        os._exit(ENGINE_DIED)
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.period_s):
+            with self._lock:
+                dead = [pid for pid, start in self._engines.items() if not running(pid, start)]
+                if dead and not self._stop.is_set():
+                    self.exit_now(dead[0])
+
+    def close(self) -> None:
+        """Stop the thread (nothing is watched any more)."""
+        self._stop.set()
+        with self._lock:
+            self._engines.clear()
+        self._thread.join()
+
+    def __enter__(self) -> EngineWatchdog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _owner_alive(pid: int, start: str | None) -> bool:
     return start is not None and start_time(pid) == start
 
 
 def running(pid: int, start: str | None) -> bool:
     """Whether process ``pid`` started at ``start`` still runs (not exited, not a zombie, pid not reused)."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     return start is not None and fields is not None and fields[19:20] == [start] and fields[0] not in ("Z", "X")
 
 

@@ -7,9 +7,10 @@ by the same actions. Slots are spread over worker processes (``spawn``) that wri
 one shared-memory array; ``num_workers=0`` runs everything in the calling process. ``fast_reset`` opts into
 :class:`~evaltk.envs.atari.FastSeededReset` (same states, no ROM reload per episode).
 
-Doom env dicts (``family == "doom"``) get :class:`DoomEpisodeEnv` slots instead: one ViZDoom game per slot,
-observation ``uint8[3, H, W]`` (:func:`evaltk.envs.doom.observation`), episodes started with explicit seeds
-and never auto-reset; ``frames`` is then the episode's game tics (see :class:`DoomEpisodeEnv`).
+Doom env dicts (``family == "doom"``) get :class:`~evaltk.envs.doom_episodes.DoomEpisodeEnv` slots instead:
+one ViZDoom game per slot, observation ``uint8[3, H, W]`` (:func:`evaltk.envs.doom.observation`), episodes
+started with explicit seeds and never auto-reset; ``frames`` is then the episode's game tics. An episode
+whose engine died is voided and replayed (see :class:`EpisodeVector`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from evaltk.envs import shm_reaper
 from evaltk.envs.atari import FastSeededReset, episode_frames, make_env
+from evaltk.envs.shm_reaper import ENGINE_DIED
 from evaltk.errors import EvaltkError
 
 
@@ -36,75 +38,28 @@ class StepResult:
     """Result of one :meth:`EpisodeVector.step`; inactive slots hold zeros/False.
 
     reward: float64[K]; terminated, truncated: bool[K]; frames: int64[K] = emulated frames of each
-    slot's current episode so far (ALE's episode frame number; game tics for Doom slots).
+    slot's current episode so far (ALE's episode frame number; game tics for Doom slots). ``restarted``:
+    bool[K], slots whose episode was voided and started again from its seed (its ViZDoom engine died; the
+    slot's observation is the episode's first), or None when none was.
     """
 
     reward: np.ndarray
     terminated: np.ndarray
     truncated: np.ndarray
     frames: np.ndarray
+    restarted: np.ndarray | None = None
 
 
-class DoomEpisodeEnv:
-    """One ViZDoom game (an evaluation slot) whose episodes start only when told, each with its own seed.
+MAX_REPLAYS = 3
+"""How many times one Doom episode is replayed after its engine died before the evaluation gives up."""
 
-    ``env`` is a Doom env dict (:func:`evaltk.envs.doom.env_spec`). :meth:`reset` is
-    ``DoomGame.set_seed(seed)`` followed by :meth:`evaltk.envs.doom.DoomEnv.reset` (``init()`` the first time,
-    ``new_episode()`` after), which on ViZDoom 1.3.2 gives exactly the episode of a fresh
-    ``DoomEnv(scenario, seed=seed)``. Scenarios with bots start a fresh engine for every episode instead: the
-    bots keep state across ``new_episode()``, so a reused game does not replay. :meth:`step` applies one action
-    for ``frameskip`` tics with ``DoomEnv``'s reward (``reward_scale`` x game reward + shaping) and, unlike
-    ``DoomEnv``, does not start the next episode when this one ends.
-    """
 
-    def __init__(self, env: dict[str, Any]) -> None:
-        from evaltk.envs import doom
+class _EngineDiedError(Exception):
+    """Worker ``index`` exited because its ViZDoom engine died (status ``ENGINE_DIED``)."""
 
-        self._doom = doom
-        self.scenario = doom.scenario_from_env_spec(env)
-        self._env = doom.DoomEnv(self.scenario, seed=0)  # configured only: the engine starts at the first reset
-        self._shaper = doom.RewardShaper(self.scenario)
-        self._used = False
-        self._tics = 0
-
-    def reset(self, seed: int, *, out: np.ndarray) -> None:
-        """Start an episode with ``seed``; writes its first observation ``uint8[3, H, W]`` into ``out``."""
-        if self._used and self.scenario.bots > 0:
-            self._env.close()
-            self._env = self._doom.DoomEnv(self.scenario, seed=seed)
-        self._used = True
-        self._env.game.set_seed(int(seed))
-        self._env.reset(out=out)
-        self._shaper.reset(self._env.game)
-        self._tics = int(self._env.game.get_episode_time())
-
-    def step(self, action: np.ndarray, *, out: np.ndarray) -> tuple[float, bool, bool, int]:
-        """Apply ``action`` (int64 scalar or int64[k]); returns (reward, terminated, truncated, tics).
-
-        ``tics`` is the episode's game time so far (``DoomGame.get_episode_time()``: tics since the map
-        started, including the cfg's ``episode_start_time``). ``truncated`` means ViZDoom's episode timeout
-        was reached; any other end (death, map exit) is ``terminated``. A map exit resets ViZDoom's tic
-        counter, so the ending action is then counted as a full ``frameskip`` (over by at most frameskip - 1).
-        On the last step ``out`` is zeroed (there is no next observation).
-        """
-        game, scenario = self._env.game, self.scenario
-        reward = game.make_action(self._env.buttons(action), scenario.frameskip) * scenario.reward_scale
-        reward += self._shaper.step(game)
-        if game.is_episode_finished():
-            timeout = bool(game.is_episode_timeout_reached())
-            tics = int(game.get_episode_time())
-            self._tics = tics if tics > 0 else self._tics + scenario.frameskip
-            out[...] = 0
-            return float(reward), not timeout, timeout, self._tics
-        if scenario.bots > 0 and game.is_player_dead():
-            game.respawn_player()
-        self._tics = int(game.get_episode_time())
-        self._doom.observation(game.get_state(), scenario, out=out)
-        return float(reward), False, False, self._tics
-
-    def close(self) -> None:
-        """Shut the engine down (safe when it never started)."""
-        self._env.close()
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
 
 
 def _resource_tracker_pid() -> int | None:
@@ -118,13 +73,16 @@ def _resource_tracker_pid() -> int | None:
 class _Shard:
     """The envs of slots ``[start, stop)``, writing observations into ``obs`` (a view of the batch)."""
 
-    def __init__(self, env: dict[str, Any], start: int, stop: int, obs: np.ndarray, fast_reset: bool) -> None:
+    def __init__(self, env: dict[str, Any], start: int, stop: int, obs: np.ndarray, fast_reset: bool,
+                 watchdog: Any = None) -> None:
         self.start, self.stop = start, stop
         self.obs = obs
-        self.doom: list[DoomEpisodeEnv] = []
+        self.doom: list[Any] = []
         if env.get("family") == "doom":  # games are configured here and started by the first reset
+            from evaltk.envs.doom_episodes import DoomEpisodeEnv
+
             self.envs: list[Any] = []
-            self.doom = [DoomEpisodeEnv(env) for _ in range(start, stop)]
+            self.doom = [DoomEpisodeEnv(env, watchdog=watchdog) for _ in range(start, stop)]
             return
         self.envs = [make_env(env) for _ in range(start, stop)]
         if fast_reset:  # probe and check once per process, then share the recorded state
@@ -178,8 +136,13 @@ def _worker(conn: Connection, env: dict[str, Any], start: int, stop: int, shm_na
     shm = SharedMemory(name=shm_name)
     shard: _Shard | None = None
     orphaned = False
+    watchdog = None
+    if env.get("family") == "doom":  # a dead engine ends this worker (ENGINE_DIED): the parent replays
+        from evaltk.envs.doom_episodes import worker_watchdog
+
+        watchdog = worker_watchdog()
     try:
-        shard = _Shard(env, start, stop, np.ndarray(shape, dtype=dtype, buffer=shm.buf), fast_reset)
+        shard = _Shard(env, start, stop, np.ndarray(shape, dtype=dtype, buffer=shm.buf), fast_reset, watchdog)
         conn.send(("ok", None))
         while True:
             msg = conn.recv()
@@ -200,6 +163,8 @@ def _worker(conn: Connection, env: dict[str, Any], start: int, stop: int, shm_na
             with contextlib.suppress(Exception):
                 shard.close()
         del shard
+        if watchdog is not None:
+            watchdog.close()
         shm.close()
         if orphaned:
             with contextlib.suppress(FileNotFoundError):
@@ -211,6 +176,12 @@ class EpisodeVector:
 
     ``obs`` is the batch of current observations, ``[num_envs, *shape]`` of the env's dtype; it is
     overwritten by :meth:`reset` and :meth:`step` (copy it to keep it).
+
+    Doom slots always run in worker processes (at least one), each under an engine watchdog
+    (:mod:`evaltk.envs.doom_episodes`): a worker whose ViZDoom engine died exits with
+    :data:`~evaltk.envs.shm_reaper.ENGINE_DIED`; the vector then starts a fresh worker for its slots and
+    resets their episodes with the same seeds (:attr:`StepResult.restarted`), at most
+    :data:`MAX_REPLAYS` times per episode. ``replays`` counts them.
     """
 
     def __init__(self, env: dict[str, Any], num_envs: int, *, num_workers: int = 0,
@@ -218,7 +189,12 @@ class EpisodeVector:
         if num_envs < 1:
             raise EvaltkError(f"num_envs must be >= 1, got {num_envs}")
         self.num_envs = num_envs
-        self.num_workers = max(0, min(num_workers, num_envs))
+        self._doom = env.get("family") == "doom"
+        self.num_workers = max(1 if self._doom else 0, min(num_workers, num_envs))
+        self.replays = 0
+        self._env = env
+        self._seeds = np.zeros(num_envs, np.int64)
+        self._tries: dict[tuple[int, int], int] = {}
         shape = (num_envs, *obs_shape)
         nbytes = max(1, int(np.prod(shape)) * np.dtype(obs_dtype).itemsize)
         self._shm = SharedMemory(create=True, size=nbytes)
@@ -226,6 +202,8 @@ class EpisodeVector:
             shm_reaper.add_segment(self._shm.name, after_pid=_resource_tracker_pid())
         self.obs: np.ndarray = np.ndarray(shape, dtype=obs_dtype, buffer=self._shm.buf)
         self._local: _Shard | None = None
+        self._running = np.zeros(num_envs, np.bool_)  # slots mid-episode as of the last step
+        self._lost = np.zeros(num_envs, np.bool_)  # mid-episode slots of a worker replaced during a reset
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         self._bounds: list[tuple[int, int]] = []
@@ -241,64 +219,119 @@ class EpisodeVector:
             raise
 
     def _start_workers(self, env: dict[str, Any], shape: tuple[int, ...], dtype: str) -> None:
-        ctx = mp.get_context("spawn")
+        self._shape, self._dtype = shape, dtype
         edges = np.linspace(0, self.num_envs, self.num_workers + 1).round().astype(int)
         for start, stop in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, env, start, stop, self._shm.name, shape, dtype,
-                                                         self._fast_reset),
-                               daemon=True)
-            proc.start()
-            child.close()
-            self._conns.append(parent)
+            conn, proc = self._spawn(start, stop)
+            self._conns.append(conn)
             self._procs.append(proc)
             self._bounds.append((start, stop))
-        for conn in self._conns:
-            self._recv(conn)
+        for i in range(len(self._conns)):
+            self._recv(i)
 
-    @staticmethod
-    def _recv(conn: Connection) -> Any:
+    def _spawn(self, start: int, stop: int) -> tuple[Connection, Any]:
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker, args=(child, self._env, start, stop, self._shm.name, self._shape,
+                                                 self._dtype, self._fast_reset), daemon=True)
+        proc.start()
+        child.close()
+        return parent, proc
+
+    def _recv(self, i: int) -> Any:
+        """Receive worker ``i``'s reply; :class:`_EngineDiedError` if its ViZDoom engine died (Doom only)."""
         try:
-            status, payload = conn.recv()
+            status, payload = self._conns[i].recv()
         except EOFError:
+            proc = self._procs[i]
+            proc.join(timeout=30)
+            if self._doom and proc.exitcode == ENGINE_DIED:
+                raise _EngineDiedError(i) from None
             raise EvaltkError("an evaluation worker process died: re-run the command (finished episodes are "
                               "kept); if it repeats, run with --workers 0 to see the error") from None
         if status == "error":
             raise EvaltkError(f"an evaluation worker failed:\n{payload}")
         return payload
 
+    def _replace(self, i: int, slots: list[int]) -> None:
+        """Start a fresh worker ``i`` and reset ``slots`` (its active ones) with their episodes' seeds again."""
+        while True:
+            for slot in slots:
+                key = (slot, int(self._seeds[slot]))
+                self._tries[key] = self._tries.get(key, 0) + 1
+                if self._tries[key] > MAX_REPLAYS:
+                    raise EvaltkError(f"the ViZDoom engine of the episode with seed {key[1]} died {MAX_REPLAYS + 1} "
+                                      "times: check the machine (memory, killed processes) and re-run the command "
+                                      "(finished episodes are kept)")
+            self.replays += 1
+            self._conns[i].close()
+            self._conns[i], self._procs[i] = self._spawn(*self._bounds[i])
+            try:
+                self._recv(i)
+                if slots:
+                    self._conns[i].send(("reset", slots, [int(self._seeds[s]) for s in slots]))
+                    self._recv(i)
+                return
+            except _EngineDiedError:
+                continue
+
     def reset(self, slots: Sequence[int], seeds: Sequence[int]) -> None:
         """Reset each slot in ``slots`` with the matching seed (``env.reset(seed=seed)``)."""
+        self._seeds[list(slots)] = list(seeds)
         if self._local is not None:
             self._local.reset(list(slots), list(seeds))
             return
         pending = []
-        for conn, (start, stop) in zip(self._conns, self._bounds, strict=True):
+        for i, (start, stop) in enumerate(self._bounds):
             mine = [(s, sd) for s, sd in zip(slots, seeds, strict=True) if start <= s < stop]
             if mine:
-                conn.send(("reset", [s for s, _ in mine], [sd for _, sd in mine]))
-                pending.append(conn)
-        for conn in pending:
-            self._recv(conn)
+                self._conns[i].send(("reset", [s for s, _ in mine], [sd for _, sd in mine]))
+                pending.append((i, [s for s, _ in mine]))
+        for i, mine_slots in pending:
+            try:
+                self._recv(i)
+            except _EngineDiedError:  # its other slots were mid-episode: the next step starts them again
+                start, stop = self._bounds[i]
+                self._replace(i, mine_slots)
+                self._lost[start:stop] = self._running[start:stop]
+                self._lost[mine_slots] = False
 
     def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
         """Step every active slot (bool[K] ``active``) with ``actions`` (int64[K] or int64[K, k])."""
+        restarted = None
+        lost = np.flatnonzero(self._lost & active).tolist()
+        if lost:  # their worker was replaced during a reset: their episodes start again, not stepped now
+            self._lost[:] = False
+            self.reset(lost, [int(self._seeds[slot]) for slot in lost])
+            restarted = np.zeros(self.num_envs, np.bool_)
+            restarted[lost] = True
+            active = active & ~restarted
+        self._running = np.asarray(active, np.bool_).copy()
         if self._local is not None:
             parts = [self._local.step(actions, active)]
         else:
             busy = []
-            for conn, (start, stop) in zip(self._conns, self._bounds, strict=True):
+            for i, (start, stop) in enumerate(self._bounds):
                 if active[start:stop].any():
-                    conn.send(("step", actions, active))
-                    busy.append((conn, start))
-            parts_by_start = {start: self._recv(conn) for conn, start in busy}
+                    self._conns[i].send(("step", actions, active))
+                    busy.append(i)
+            parts_by_start = {}
+            for i in busy:
+                start, stop = self._bounds[i]
+                try:
+                    parts_by_start[start] = self._recv(i)
+                except _EngineDiedError:
+                    slots = (np.flatnonzero(active[start:stop]) + start).tolist()
+                    self._replace(i, slots)
+                    restarted = np.zeros(self.num_envs, np.bool_) if restarted is None else restarted
+                    restarted[slots] = True
             parts = []
             for start, stop in self._bounds:
                 n = stop - start
                 empty = (np.zeros(n, np.float64), np.zeros(n, np.bool_), np.zeros(n, np.bool_), np.zeros(n, np.int64))
                 parts.append(parts_by_start.get(start, empty))
         reward, term, trunc, frames = (np.concatenate([p[i] for p in parts]) for i in range(4))
-        return StepResult(reward=reward, terminated=term, truncated=trunc, frames=frames)
+        return StepResult(reward=reward, terminated=term, truncated=trunc, frames=frames, restarted=restarted)
 
     def close(self) -> None:
         """Stop the workers and free the shared memory (safe to call twice)."""

@@ -1,4 +1,8 @@
-"""Built-in Doom agents for tournaments: ``random`` and ``scripted``.
+"""The Doom feature-view agents behind the built-ins ``random`` and ``scripted`` of :mod:`evaltk.policies`.
+
+:mod:`evaltk.policies` is the one registry of built-in agents: ``builtin:random``/``builtin:scripted``
+for the env of :func:`builtin_env` (what tournament players get for a built-in) build these agents
+(:func:`make_agent`); for any other env they are the generic random policy and the Atari tracker.
 
 Both follow the :class:`evaltk.policies.Policy` protocol (``reset`` / ``act``) on a small feature
 vector computed from a ViZDoom ``GameState`` (:func:`state_features`), and act through a fixed
@@ -16,7 +20,6 @@ walks forward, turning away from walls (from the depth buffer).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,10 +47,6 @@ ACTION_NVEC: tuple[int, ...] = (3, 3, 2, len(TURN_BINS))
 HORIZONTAL_FOV_DEG = 90.0
 #: Label object names that are other players (agents and bots).
 PLAYER_LABEL = "DoomPlayer"
-BUILTIN_NAMES: tuple[str, ...] = ("random", "scripted")
-#: Names under which :func:`register_builtins` adds these agents to :mod:`evaltk.policies`
-#: (``random``/``scripted`` there are the generic random policy and the Atari paddle tracker).
-POLICY_NAMES: dict[str, str] = {"doom_random": "random", "doom_scripted": "scripted"}
 
 
 def builtin_env(map_name: str = "map01") -> dict[str, Any]:
@@ -178,49 +177,25 @@ class ScriptedDoomAgent:
         return np.array([1, 0, 0, _turn_bin(steer)], dtype=np.int64)
 
 
-def make_builtin(name: str) -> RandomDoomAgent | ScriptedDoomAgent:
-    """Return a fresh built-in agent by name (``random``/``scripted``, or ``builtin:doom_random`` etc.)."""
-    key = name.removeprefix("builtin:")
-    key = POLICY_NAMES.get(key, key)
-    if key == "random":
-        return RandomDoomAgent()
-    if key == "scripted":
-        return ScriptedDoomAgent()
-    raise ValueError(f"unknown built-in Doom agent {name!r}: use one of {', '.join(BUILTIN_NAMES)}")
+def is_feature_env(env: dict[str, Any] | None) -> bool:
+    """Whether ``env`` (a ``CheckpointSpec.env`` dict) is :func:`builtin_env`'s: the tournament feature view."""
+    return ((env or {}).get("preprocessing") or {}).get("obs") == "doom_features"
 
 
-def is_builtin(ref: str) -> bool:
-    """Return True when ``ref`` names a built-in tournament agent."""
-    key = ref.removeprefix("builtin:")
-    return key in BUILTIN_NAMES or key in POLICY_NAMES
+def make_agent(name: str, env: dict[str, Any]) -> RandomDoomAgent | ScriptedDoomAgent:
+    """Return a fresh ``random``/``scripted`` agent for the feature env ``env`` (see :func:`builtin_env`).
 
-
-def _factory(policy_name: str) -> Callable[[dict[str, Any]], Any]:
-    def build(env: dict[str, Any]) -> Any:
-        agent = make_builtin(policy_name)
-        agent.spec = _spec_for(policy_name, env)
-        return agent
-
-    return build
-
-
-def _spec_for(policy_name: str, env: dict[str, Any]) -> Any:
-    """Return the CheckpointSpec of built-in ``policy_name`` (its env is always :func:`builtin_env`)."""
+    :mod:`evaltk.policies` calls this for its built-ins ``random`` and ``scripted`` when the env is the
+    tournament's feature view, so ``builtin:random``/``builtin:scripted`` name these agents there.
+    """
     from evaltk.checkpoint import CheckpointSpec
 
     map_name = str((env or {}).get("kwargs", {}).get("map", "map01"))
-    return CheckpointSpec(model_class=f"builtin:{policy_name}", model_kwargs={}, obs_spec=obs_spec(),
+    spec = CheckpointSpec(model_class=f"builtin:{name}", model_kwargs={}, obs_spec=obs_spec(),
                           action_spec=action_spec(), env=builtin_env(map_name),
                           provenance={"source": "evaltk.tournament.agents"})
-
-
-def register_builtins() -> None:
-    """Register ``doom_random`` and ``doom_scripted`` with :func:`evaltk.policies.register_builtin`.
-
-    Their observations are :func:`state_features` vectors, which only the tournament player computes.
-    Tournaments resolve the plain names ``random``/``scripted`` to these Doom agents directly.
-    """
-    from evaltk import policies
-
-    for policy_name in POLICY_NAMES:
-        policies.register_builtin(policy_name, _factory(policy_name))
+    if name == "random":
+        return RandomDoomAgent(spec=spec)
+    if name == "scripted":
+        return ScriptedDoomAgent(spec=spec)
+    raise ValueError(f"unknown built-in Doom agent {name!r}: use one of random, scripted")

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evaltk.envs.shm_reaper import tagged_pids
 from evaltk.errors import TournamentError
 from evaltk.executor.ports import bindable
 from evaltk.tournament.player import ENGINE_DIED, PlayerSpec
@@ -152,22 +153,6 @@ def release_port(base: int, span: int = 2) -> None:
         _PORTS_IN_USE.difference_update(range(base, base + span))
 
 
-def tagged_pids(tag: str, var: str = TAG_ENV) -> list[int]:
-    """Return the PIDs of this user's processes whose environment has ``var=tag`` (Linux /proc)."""
-    needle = f"{var}={tag}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if needle in env.split(b"\0"):
-            found.append(int(entry.name))
-    return found
-
-
 def kill_match_processes(procs: Sequence[subprocess.Popen[bytes]], tag: str) -> None:
     """SIGKILL each player's process group, then any process left with the match's tag; reap the players."""
     for proc in procs:
@@ -178,7 +163,7 @@ def kill_match_processes(procs: Sequence[subprocess.Popen[bytes]], tag: str) -> 
     # SIGKILL is asynchronous: wait until no process of the match is left (a killed engine whose
     # memory is still being torn down still shows its environment in /proc).
     deadline = time.monotonic() + KILL_WAIT_S
-    while (left := tagged_pids(tag)) and time.monotonic() < deadline:
+    while (left := tagged_pids(TAG_ENV, tag)) and time.monotonic() < deadline:
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -14,7 +14,6 @@ import dataclasses
 import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -106,17 +105,17 @@ class _Driver:
         self.spec = spec
         self.scenario: Any = None
         self.frameskip = spec.frameskip
-        if agents.is_builtin(spec.agent):
-            self.policy: Any = agents.make_builtin(spec.agent)
-        else:
-            from evaltk import policies
+        from evaltk import policies
 
-            agents.register_builtins()
+        builtin = policies.builtin_name(spec.agent)
+        if builtin is not None:
+            self.policy: Any = policies.make_builtin(builtin, agents.builtin_env(spec.map))
+        else:
             self.policy = policies.load_policy(spec.agent)
             env = self.policy.spec.env
             if env.get("family") != "doom":
                 raise SystemExit(f"checkpoint {spec.agent} is for family {env.get('family')!r}, not doom")
-        if self.policy.spec is None or self.policy.spec.obs_spec.get("layout") == "doom_features":
+        if agents.is_feature_env(self.policy.spec.env):
             game = vzd.DoomGame()
             game.load_config(os.path.join(vzd.scenarios_path, "cig.cfg"))
             game.set_available_buttons([getattr(vzd.Button, b) for b in agents.BUILTIN_BUTTONS])
@@ -182,39 +181,21 @@ def match_report(game: Any, spec: PlayerSpec, decisions: int, start_wall: float,
 
 
 #: A player's exit status when its ViZDoom engine died during the match (:func:`engine_watchdog`).
-ENGINE_DIED = 4
+ENGINE_DIED = shm_reaper.ENGINE_DIED
 
 
 @contextlib.contextmanager
 def engine_watchdog(engines: set[int], period_s: float = 0.2) -> Iterator[None]:
     """Exit this process with :data:`ENGINE_DIED` if one of the ViZDoom ``engines`` dies during the block.
 
-    ViZDoom's controller notices a dead engine only at some points of a tic: killed at others (seen with SIGKILL
-    during ``make_action``, 2 runs in 13 here), the player waits on the engine's message queue forever and the match
-    runs into its timeout. A thread polls the engines' ``/proc`` entries every ``period_s`` instead; on a death it
-    writes one line to stderr and exits at once (``os._exit``: the main thread is blocked in ViZDoom), so the match
-    runner voids the match with this status, and this process's reaper (:mod:`evaltk.envs.shm_reaper`) removes
-    the game's shared memory. Leave the block before ``game.close()``, which ends the engine on purpose.
+    The :class:`~evaltk.envs.shm_reaper.EngineWatchdog` of this player: the match runner voids the match on
+    this status. Leave the block before ``game.close()``, which ends the engine on purpose.
     """
-    starts = {pid: shm_reaper.start_time(pid) for pid in engines}
-    stop = threading.Event()
-
-    def poll() -> None:
-        while not stop.wait(period_s):
-            for pid, start in starts.items():
-                if not stop.is_set() and not shm_reaper.running(pid, start):
-                    sys.stderr.write(f"player: the ViZDoom engine (pid {pid}) died during the match; exiting with "
-                                     f"status {ENGINE_DIED} so that the match is voided\n")
-                    sys.stderr.flush()
-                    os._exit(ENGINE_DIED)
-
-    thread = threading.Thread(target=poll, name="engine-watchdog", daemon=True)
-    thread.start()
-    try:
+    message = ("player: the ViZDoom engine (pid {pid}) died during the match; exiting with "
+               f"status {ENGINE_DIED} so that the match is voided")
+    with shm_reaper.EngineWatchdog(message, period_s=period_s) as watchdog:
+        watchdog.watch(engines)
         yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 @contextlib.contextmanager

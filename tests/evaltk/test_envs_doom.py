@@ -158,3 +158,11 @@ def test_env_spec_round_trip() -> None:
     for scenario in doom.SCENARIOS.values():
         rebuilt = doom.scenario_from_env_spec(doom.env_spec(scenario))
         assert rebuilt == scenario
+
+
+def test_self_play_scenarios_are_in_the_one_registry() -> None:
+    assert set(doom.SELF_PLAY_SCENARIOS) <= set(doom.SCENARIOS)
+    duel, deathmatch = doom.SCENARIOS["duel"], doom.SCENARIOS["deathmatch"]
+    assert (duel.bots, deathmatch.bots) == (0, 4)
+    assert duel.buttons == doom.SCENARIOS["deathmatch_bots_map01"].buttons
+    assert dict(duel.reward_shaping) == doom.DUEL_SHAPING

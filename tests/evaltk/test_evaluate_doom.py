@@ -162,7 +162,7 @@ def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal
                             text=True, start_new_session=True,
                             preexec_fn=restore_sigint)
     table = tmp_path / TABLE_FILE
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300
     while not (table.exists() and table.read_text().count("\n") >= 4):
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
@@ -172,7 +172,7 @@ def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal
         os.killpg(proc.pid, sig)
     else:
         proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=300)
     if sig == signal.SIGINT:
         assert proc.returncode == 130, err
         assert "re-run the same command to resume" in err
@@ -194,3 +194,40 @@ def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal
                                 env_id="basic"))
     by_index = {r["index"]: r for r in rows}
     assert [by_index[i] for i in range(target)] == fresh.rows
+
+
+def test_an_episode_whose_engine_is_killed_is_replayed_and_every_row_written_once(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """SIGKILL one real ViZDoom engine mid-episode: its worker is replaced and the slot's episode replayed."""
+    from evaltk.evaluate import prepare, run_prepared
+    from tests.evaltk.doom_procs import descendants
+
+    config = EvalConfig("builtin:random", tmp_path / "killed", episodes=6, seed=2, num_envs=2, workers=2,
+                        env_id="basic")
+    prep = prepare(config)
+    act = prep.policy.act
+    calls = [0]
+    killed: list[int] = []
+
+    def act_and_kill_at_the_tenth_step(obs: np.ndarray, first: np.ndarray) -> np.ndarray:
+        calls[0] += 1
+        if calls[0] == 10:  # both slots are mid-episode (a random basic episode lasts up to 75 steps)
+            engines = sorted(p for p in descendants(os.getpid())
+                             if Path(f"/proc/{p}/comm").read_text().strip() == "vizdoom")
+            os.kill(engines[0], signal.SIGKILL)
+            killed.append(engines[0])
+        return act(obs, first)
+
+    prep.policy.act = act_and_kill_at_the_tenth_step  # type: ignore[method-assign]
+    result = run_prepared(prep)
+    assert killed, "the evaluation never reached its tenth step"
+    err = capfd.readouterr().err
+    assert "evaluation worker: the ViZDoom engine" in err, err[-2000:]
+    rows = read_table(tmp_path / "killed" / TABLE_FILE)
+    assert sorted(r["index"] for r in rows) == list(range(6))  # every row once
+    undisturbed = evaluate(EvalConfig("builtin:random", tmp_path / "calm", episodes=6, seed=2, num_envs=2,
+                                      workers=2, env_id="basic"))
+    key = ("index", "seed", "return", "frames", "steps", "truncated")
+    assert sorted(tuple(r[k] for k in key) for r in rows) == sorted(tuple(r[k] for k in key)
+                                                                    for r in undisturbed.rows)
+    assert len(result.rows) == 6

@@ -5,7 +5,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -65,31 +65,44 @@ def _inference(buffers: SharedBuffers, requests: queue.Queue[tuple[int, int, int
                      worker_splits=2, seed=0, wait_s=wait_s)
 
 
+def _until(condition: Callable[[], bool], what: str, limit_s: float = 60.0) -> None:
+    """Wait for ``condition``; fail naming ``what`` after ``limit_s`` (only a real hang gets there)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {limit_s:g} s"
+        time.sleep(0.005)
+
+
 def test_serve_waits_until_half_the_splits_asked(buffers: SharedBuffers) -> None:
+    # wait_s is far longer than the test: serve returns because the second request came, not at the deadline.
     requests: queue.Queue[tuple[int, int, int]] = queue.Queue()
     replies: list[queue.Queue[tuple[int, int]]] = [queue.Queue(), queue.Queue()]
-    inference = _inference(buffers, requests, replies, wait_s=5.0)
+    inference = _inference(buffers, requests, replies, wait_s=120.0)
     assert inference.enough_requests == 2  # 2 workers x 2 splits
     requests.put((0, 0, 0))
+    first_pass_done = threading.Event()
 
     def later() -> None:
-        time.sleep(0.2)
+        _until(requests.empty, "serve taking the first request")  # serve now waits for more
         requests.put((1, 1, 0))
-        time.sleep(0.5)
-        requests.put((0, 1, 0))  # arrives after the pass: the next one serves it
+        first_pass_done.wait(timeout=120)
+        requests.put((0, 1, 0))  # arrive after the pass: the next one serves them
+        requests.put((1, 0, 0))
 
     thread = threading.Thread(target=later)
     thread.start()
     start = time.monotonic()
-    served = inference.serve(timeout=1.0)
+    served = inference.serve(timeout=60.0)
     took = time.monotonic() - start
-    assert served == 2
-    assert 0.2 <= took < 0.7  # waited for the second request, not for the whole wait
+    first_pass_done.set()
+    assert served == 2  # it waited for the second request...
+    assert took < 120.0  # ...and not for the whole wait
     assert replies[0].get_nowait() == (0, 0)
     assert replies[1].get_nowait() == (1, 0)
     thread.join()
-    assert inference.serve(timeout=1.0) == 1
+    assert inference.serve(timeout=60.0) == 2
     assert replies[0].get_nowait() == (1, 0)
+    assert replies[1].get_nowait() == (0, 0)
 
 
 def test_serve_stops_waiting_at_the_deadline_and_never_waits_when_polled(buffers: SharedBuffers) -> None:
@@ -98,9 +111,10 @@ def test_serve_stops_waiting_at_the_deadline_and_never_waits_when_polled(buffers
     inference = _inference(buffers, requests, replies, wait_s=0.3)
     requests.put((0, 0, 0))
     start = time.monotonic()
-    assert inference.serve(timeout=1.0) == 1
+    assert inference.serve(timeout=1.0) == 1  # the second request never comes: served alone at the deadline
     assert time.monotonic() - start >= 0.3
+    polled = _inference(buffers, requests, replies, wait_s=120.0)
     requests.put((1, 0, 0))
     start = time.monotonic()
-    assert inference.serve(timeout=0.0) == 1  # serial mode polls: no wait
-    assert time.monotonic() - start < 0.25
+    assert polled.serve(timeout=0.0) == 1  # serial mode polls: no wait
+    assert time.monotonic() - start < 120.0  # waiting would take the whole 120 s

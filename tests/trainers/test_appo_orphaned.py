@@ -47,7 +47,7 @@ def test_orphaned_workers_free_every_block_without_a_leak_warning(tmp_path: Path
     # run() reads the pipes to their end, so it returns once the workers and the resource tracker,
     # which inherit them, have exited: stderr then holds everything the tracker printed.
     proc = subprocess.run([sys.executable, str(script), str(tmp_path / "go")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     names = proc.stdout.split()
     assert len(names) == 64, proc.stdout + proc.stderr
     assert not [n for n in names if Path(f"/dev/shm/{n}").exists()]

@@ -8,8 +8,8 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ from evaltk.policies import load_policy
 from tests.evaltk.doom_procs import descendants, mapped_segments
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig, ConfigError
-from trainers.appo.runner import build_model, resolve_scenario, run
+from trainers.appo.runner import AppoRun, build_model, run
+from trainers.appo.scenario import resolve_scenario
 
 pytestmark = pytest.mark.vizdoom
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +86,7 @@ def test_serial_smoke_run_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
 
 
 def test_multiprocess_smoke_run(tmp_path: Path) -> None:
-    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=2048, max_seconds=90)
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=2048, max_seconds=600)
     lines: list[str] = []
     result = run(cfg, log=lines.append)
     assert result.stopped_by == "env_frames", lines
@@ -98,70 +99,102 @@ def test_multiprocess_smoke_run(tmp_path: Path) -> None:
     assert _alive_in_groups(pids) == []
 
 
-def _frames_after(lines: list[str], marker: str) -> tuple[int, int]:
-    """Frames in the last progress line before ``marker`` and in the last line of the run."""
-    at = next(i for i, line in enumerate(lines) if marker in line)
-    frames = [(i, int(m.group(1))) for i, m in ((i, re.search(r"frames\s+(\d+)", line)) for i, line in enumerate(lines))
-              if m]
-    before = max((f for i, f in frames if i < at), default=0)
-    return before, frames[-1][1]
+def _drive(appo: AppoRun, until: Callable[[], bool], what: str, limit_s: float = 240.0) -> None:
+    """Step ``appo`` until ``until()``; fail naming ``what`` after ``limit_s`` (only a real hang gets there)."""
+    deadline = time.monotonic() + limit_s
+    while not until():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not seen within {limit_s:g} s")
+        appo.step(time.monotonic())
+
+
+def _stepping(appo: AppoRun, w: int, generation: int) -> bool:
+    """Whether worker ``w``'s generation ``generation`` has beaten since its start (it steps its envs)."""
+    system = appo.system
+    return (system.generations[w] == generation
+            and float(system.buffers.np["heartbeat"][w]) > system.started_at[w])
 
 
 def test_crashed_worker_is_restarted_and_a_slow_start_is_not_a_hang(tmp_path: Path) -> None:
-    # Worker 0's first process exits with code 3 after 2 s. Worker 1 is frozen for 7 s from its start, longer
-    # than --worker-timeout-s (5 s) but within --worker-start-timeout-s (60 s): a slow start, not a hang.
-    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=12, worker_timeout_s=5.0,
-                      worker_start_timeout_s=60.0)
+    # Worker 0's first process exits with code 3 after 2 s: the run restarts it and the replacement steps.
+    # Worker 1 is frozen from its start until it has been silent for twice --worker-timeout-s (2 s), within
+    # --worker-start-timeout-s (600 s): a slow start, not a hang; once continued it steps, never restarted.
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, worker_timeout_s=2.0,
+                      worker_start_timeout_s=600.0)
     lines: list[str] = []
-
-    def log(line: str) -> None:
-        lines.append(line)
-        match = re.search(r"worker 1 generation 0 started \(pid (\d+)\)", line)
-        if match:
-            pid = int(match.group(1))
-            os.kill(pid, signal.SIGSTOP)
-            timer = threading.Timer(7.0, os.kill, (pid, signal.SIGCONT))
-            timer.daemon = True
-            timer.start()
-
-    result = run(cfg, log=log, fault_crash_after_s=2.0)
+    appo = AppoRun(cfg, log=lines.append, fault_crash_after_s=2.0)
+    try:
+        appo.start()
+        frozen = appo.system.processes[1].pid
+        os.kill(frozen, signal.SIGSTOP)
+        _drive(appo, lambda: time.monotonic() - appo.system.started_at[1] > 2 * cfg.worker_timeout_s,
+               "worker 1 frozen for 2x --worker-timeout-s")
+        os.kill(frozen, signal.SIGCONT)
+        _drive(appo, lambda: _stepping(appo, 0, 1) and _stepping(appo, 1, 0),
+               "a replacement for the crashed worker 0 stepping and the continued worker 1 stepping\n"
+               + "\n".join(lines))
+        frames = appo.stats.env_frames
+        _drive(appo, lambda: appo.stats.env_frames > frames, "frames after the restart")
+    finally:
+        appo.stop()
+    result = appo.finish("test")
     assert any("rollout worker 0 exited with code 3" in line for line in lines), lines
-    assert any("worker 0 generation 1 started" in line for line in lines)
     assert not any("rollout worker 1 hung" in line or "worker 1 generation 1" in line for line in lines), lines
     assert result.restarts == 1, lines
-    assert result.stopped_by == "max_seconds"
-    before, final = _frames_after(lines, "exited with code 3")
-    assert final > before, lines
 
 
 def test_hung_worker_is_detected_and_replaced(tmp_path: Path) -> None:
-    # Frozen 3 s after its start: found by the 2 s heartbeat timeout once it steps, or by the 6 s start
-    # timeout if it was still starting (a slow machine); both well before the end of the run.
-    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, max_seconds=14, worker_timeout_s=2.0,
-                      worker_start_timeout_s=6.0)
+    # Worker 1 is frozen once it steps; the 2 s heartbeat timeout declares it hung, and its replacement steps.
+    cfg = tiny_config(tmp_path / "run", num_workers=2, env_frames=10**9, worker_timeout_s=2.0,
+                      worker_start_timeout_s=600.0)
     lines: list[str] = []
-    stopped: list[int] = []
+    appo = AppoRun(cfg, log=lines.append)
+    try:
+        appo.start()
+        _drive(appo, lambda: _stepping(appo, 1, 0), "worker 1 stepping")
+        os.kill(appo.system.processes[1].pid, signal.SIGSTOP)
+        _drive(appo, lambda: any("rollout worker 1 hung" in line for line in lines), "worker 1 declared hung")
+        _drive(appo, lambda: _stepping(appo, 1, 1), "the replacement of worker 1 stepping\n" + "\n".join(lines))
+        frames = appo.stats.env_frames
+        _drive(appo, lambda: appo.stats.env_frames > frames, "frames after the restart")
+    finally:
+        appo.stop()
+    result = appo.finish("test")
+    assert result.restarts >= 1, lines
+    assert (tmp_path / "run" / "metrics.jsonl").is_file()
 
-    def log(line: str) -> None:
-        lines.append(line)
-        match = re.search(r"worker 1 generation 0 started \(pid (\d+)\)", line)
-        if match:
-            pid = int(match.group(1))
-            def freeze() -> None:
-                os.kill(pid, signal.SIGSTOP)
-                stopped.append(pid)
 
-            timer = threading.Timer(3.0, freeze)
-            timer.daemon = True
-            timer.start()
-
-    result = run(cfg, log=log)
-    assert stopped, lines
-    assert any("rollout worker 1 hung" in line for line in lines), lines
-    assert result.restarts >= 1
-    assert result.stopped_by == "max_seconds"
-    before, final = _frames_after(lines, "rollout worker 1 hung")
-    assert final > before, lines
+def test_run_steps_one_at_a_time(tmp_path: Path) -> None:
+    # The steps of a serial run, each on its own: stop_reason, step (collect), learn, write_metrics, save.
+    cfg = tiny_config(tmp_path / "run", serial=True, env_frames=64)
+    appo = AppoRun(cfg, log=lambda _: None)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["process"] == {
+        "malloc_tuning": False, "gc_freeze": False}
+    try:
+        appo.start()
+        assert appo.stop_reason(time.monotonic()) == ""
+        appo.shutdown.signal = "SIGTERM"
+        assert appo.stop_reason(time.monotonic()) == "SIGTERM"
+        appo.shutdown.signal = None
+        assert appo.learn() == 0  # nothing collected yet
+        _drive(appo, lambda: appo.learner.version >= 1 and appo.stop_reason(time.monotonic()) == "env_frames",
+               "one SGD step and --env-frames reached", limit_s=120)
+        left = len(appo.pending) % cfg.batch_trajectories  # learn() takes only full batches
+        version = appo.learner.version
+        steps = appo.learn()
+        assert appo.learner.version == version + steps
+        assert len(appo.pending) == left
+        record = appo.write_metrics(time.monotonic())
+        assert record["train_step"] == appo.learner.version
+        assert json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1]) == json.loads(
+            json.dumps(record))
+        saved = Path(appo.save())
+        assert saved.is_dir()
+    finally:
+        appo.stop()
+    result = appo.finish("test")
+    assert result.stopped_by == "test"
+    assert result.train_step == appo.learner.version
 
 
 def test_sigint_stops_cleanly_without_orphan_engines(tmp_path: Path) -> None:
@@ -173,7 +206,7 @@ def test_sigint_stops_cleanly_without_orphan_engines(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     lines: list[str] = []
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         lines.append(line)
@@ -181,18 +214,20 @@ def test_sigint_stops_cleanly_without_orphan_engines(tmp_path: Path) -> None:
             break
     else:
         proc.kill()
-        pytest.fail("no frames within 90 s:\n" + "".join(lines))
+        pytest.fail("no frames within 300 s:\n" + "".join(lines))
     pids = [int(m.group(1)) for m in (re.search(r"\(pid (\d+)\)", line) for line in lines) if m]
     assert len(pids) == 2
     segments = mapped_segments(descendants(proc.pid))
     assert any(name.startswith("ViZDoomSM") for name in segments), segments
     proc.send_signal(signal.SIGINT)
-    rest, _ = proc.communicate(timeout=60)
+    rest, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, "".join(lines) + rest
     for word in ("Traceback", "leaked", "BrokenPipeError"):
         assert word not in rest, rest[-3000:]
     summary = json.loads(rest.strip().splitlines()[-1])
     assert summary["stopped_by"] == "SIGINT"
+    # the command line's process-wide choices, recorded with the run
+    assert json.loads((out / "config.json").read_text())["process"] == {"malloc_tuning": True, "gc_freeze": True}
     assert Path(summary["checkpoint"]).is_dir()
     assert _alive_in_groups(pids) == []
     # Every shared-memory segment the run's processes mapped (ViZDoom's and our blocks) is gone.

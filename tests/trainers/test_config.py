@@ -66,3 +66,13 @@ def test_a_hand_edited_encoder_precision_is_named() -> None:
     # argparse's choices catch a bad flag; a resumed run's config.json reaches validate() instead.
     with pytest.raises(ConfigError, match="--encoder-precision must be one of auto, bf16, fp32, got 'fp16'"):
         AppoConfig(encoder_precision="fp16").validate()  # type: ignore[arg-type]
+
+
+def test_resolve_scenario_reads_the_one_registry_and_guards_self_play() -> None:
+    from evaltk.envs.doom import SCENARIOS
+    from trainers.appo.scenario import resolve_scenario
+
+    assert resolve_scenario(AppoConfig(scenario="duel"), self_play=True) == SCENARIOS["duel"]
+    assert resolve_scenario(AppoConfig(scenario="basic", frameskip=2)).frameskip == 2
+    with pytest.raises(ConfigError, match="multiplayer"):
+        resolve_scenario(AppoConfig(scenario="basic"), self_play=True)

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evaltk.envs.doom import DUEL_SHAPING
 from trainers.appo.selfplay import pbt
-from trainers.appo.selfplay.scenario import DUEL_SHAPING
 
 SPACE = pbt.search_space(3e-4, 0.003, DUEL_SHAPING)
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
+from evaltk.envs.doom import SCENARIOS
 from evaltk.tournament.match import MatchSpec, run_match
 from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
@@ -22,7 +23,6 @@ from trainers.appo.runner import build_model
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay import trajectory
 from trainers.appo.selfplay.runner import PLAYER_MODULE
-from trainers.appo.selfplay.scenario import DUEL
 
 pytestmark = pytest.mark.vizdoom
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,7 @@ TINY = ["--hidden-size", "32", "--rnn-size", "32", "--obs-height", "36", "--obs-
 
 def _tiny_checkpoint(directory: Path, seed: int) -> str:
     cfg = AppoConfig(scenario="duel", seed=seed, obs_height=36, obs_width=64, hidden_size=32, rnn_size=32)
-    scenario = DUEL.replace(obs_size=(36, 64))
+    scenario = SCENARIOS["duel"].replace(obs_size=(36, 64))
     model = build_model(cfg, scenario)
     spec = checkpointing.policy_spec(cfg, scenario, model, 0, 0)
     return str(evaltk_checkpoint.save(directory, spec, model.state_dict()))
@@ -60,7 +60,7 @@ def test_a_training_duel_records_the_learning_slot_only(tmp_path: Path) -> None:
     spec = MatchSpec(match_id="t0", agents=agents, bots=(), map="map01", seed=5, timelimit_min=0.1, frameskip=4)
     shaping = {"FRAGCOUNT": 1.0, "DEATHCOUNT": -1.0}
     traj_path = tmp_path / "slot1.npz"
-    result = run_match(spec, workdir=tmp_path, timeout_s=120, player_module=PLAYER_MODULE,
+    result = run_match(spec, workdir=tmp_path, timeout_s=300, player_module=PLAYER_MODULE,
                        player_extras=[{"selfplay": None},
                                       {"selfplay": {"trajectory": str(traj_path), "rollout": 16,
                                                     "reward_shaping": shaping}}])
@@ -92,7 +92,7 @@ def test_pooled_self_play_players_record_match_after_match(tmp_path: Path) -> No
             extras = [{"selfplay": {"trajectory": str(paths[slot]), "rollout": 16, "reward_shaping": shaping,
                                     "encoder_precision": precision}}
                       if slot == learner else {"selfplay": None} for slot in (0, 1)]
-            result = run_match(spec, workdir=tmp_path, timeout_s=120, player_module=PLAYER_MODULE,
+            result = run_match(spec, workdir=tmp_path, timeout_s=300, player_module=PLAYER_MODULE,
                                player_extras=extras, pool=pool)
             assert result.outcome == "played", result.error
             me = result.participants[learner]
@@ -190,4 +190,4 @@ def test_self_play_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert appo_cli.main(["--scenario", "duel", "--population", "2", "--out", str(tmp_path / "y")]) == 2
     assert "add --self-play" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
-    assert DUEL.bots == 0
+    assert SCENARIOS["duel"].bots == 0

@@ -25,13 +25,8 @@ from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.errors import CheckpointError
 from trainers.a2c.config import A2cConfig
 from trainers.a2c.model import MODEL_CLASS, NatureActorCritic, model_kwargs
-from trainers.common.state_io import (
-    flatten_optimizer,
-    read_latest,
-    unflatten_optimizer,
-    write_train_state,
-)
 from trainers.common.state_io import latest_policy_path as latest_policy_path  # re-exported
+from trainers.common.state_io import load_checkpoint_state, save_checkpoint
 
 
 @dataclass(frozen=True)
@@ -74,27 +69,21 @@ def policy_spec(cfg: A2cConfig, model: NatureActorCritic, frames: int, updates: 
 
 def save(run_dir: Path, cfg: A2cConfig, model: NatureActorCritic, state: TrainState) -> Path:
     """Write a checkpoint pair, point ``latest.json`` at it, prune old ones; returns the policy checkpoint path."""
-    ckpt_dir = run_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
     name = f"ckpt_{state.updates:09d}_{state.frames}"
-    policy_path = evaltk_checkpoint.save(ckpt_dir / name, policy_spec(cfg, model, state.frames, state.updates),
-                                         model.state_dict())
-    opt_tensors, opt_meta = flatten_optimizer(state.optimizer)
-    tensors = {**opt_tensors, "rng.sampler": state.sampler_rng}
     meta = {"updates": state.updates, "frames": state.frames, "episodes": state.episodes,
-            "train_seconds": state.train_seconds, "resumes": state.resumes, "optimizer": opt_meta}
-    write_train_state(ckpt_dir, name, tensors, meta, keep=cfg.keep_checkpoints)
-    return policy_path
+            "train_seconds": state.train_seconds, "resumes": state.resumes}
+    return save_checkpoint(run_dir, name, policy_spec(cfg, model, state.frames, state.updates), model.state_dict(),
+                           state.optimizer, {"rng.sampler": state.sampler_rng}, meta, keep=cfg.keep_checkpoints)
 
 
 def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState]:
     """Load the newest checkpoint pair of ``run_dir``; :class:`CheckpointError` if there is none."""
-    policy, tensors, meta = read_latest(run_dir)
+    policy, tensors, meta, optimizer = load_checkpoint_state(run_dir)
     try:
         state = TrainState(
             updates=int(meta["updates"]), frames=int(meta["frames"]), episodes=int(meta["episodes"]),
-            train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
-            optimizer=unflatten_optimizer(tensors, meta["optimizer"]), sampler_rng=tensors["rng.sampler"])
+            train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]), optimizer=optimizer,
+            sampler_rng=tensors["rng.sampler"])
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"--resume: the training state of {run_dir} lacks or mangles a field ({exc}); "
                               "start a new run in another --out") from None

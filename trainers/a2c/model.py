@@ -17,8 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+from evaltk.checkpoint import Checkpoint, CheckpointSpec
 from trainers.common.sampling import EpisodeGenerators
+from trainers.common.state_io import model_from_checkpoint
 
 MODEL_CLASS = "trainers.a2c.model:A2cPolicy"
 
@@ -98,10 +99,7 @@ class A2cPolicy:
     @classmethod
     def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> A2cPolicy:
         """Rebuild the model named by ``ckpt.spec.model_kwargs`` and load its tensors (shapes checked)."""
-        model = build_model(ckpt.spec.model_kwargs)
-        check_tensor_shapes(ckpt, model.tensor_shapes())
-        model.load_state_dict(ckpt.tensors)
-        return cls(ckpt.spec, model, device)
+        return cls(ckpt.spec, model_from_checkpoint(ckpt, build_model), device)
 
     def reset(self, num_envs: int, rng: np.random.Generator) -> None:
         """Seed action sampling from ``rng`` (the policy has no recurrent state)."""

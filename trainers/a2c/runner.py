@@ -12,14 +12,10 @@ its own group of envs (group ``g`` was collected by weights ``g`` updates older:
 
 from __future__ import annotations
 
-import json
-import signal
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import torch
@@ -29,6 +25,7 @@ from trainers.a2c.config import A2cConfig, ConfigError
 from trainers.a2c.learner import LossTerms, a2c_vtrace_loss
 from trainers.a2c.model import NatureActorCritic
 from trainers.a2c.rollout import RolloutCollector
+from trainers.common.run import MetricsWriter, Shutdown, open_run_dir
 from trainers.common.state_io import write_run_config
 
 _RESUME_SEED_STRIDE = 1_000_003
@@ -69,45 +66,12 @@ def make_optimizer(cfg: A2cConfig, model: NatureActorCritic) -> torch.optim.Opti
                                eps=cfg.optimizer_eps)
 
 
-class MetricsLog:
-    """Appends one JSON object per line to ``metrics.jsonl`` and mirrors the scalars to TensorBoard (``tb/``)."""
-
-    def __init__(self, run_dir: Path) -> None:
-        from torch.utils.tensorboard import SummaryWriter
-
-        self._fh = open(run_dir / "metrics.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
-        self._tb = SummaryWriter(str(run_dir / "tb"))
-
-    def write(self, record: dict[str, Any], step: int) -> None:
-        """Write ``record`` (flat JSON values) at global step ``step`` (frames)."""
-        self._fh.write(json.dumps(record) + "\n")
-        self._fh.flush()
-        for key, value in record.items():
-            if isinstance(value, int | float) and value == value and "/" in key:
-                self._tb.add_scalar(key, float(value), step)
-
-    def close(self) -> None:
-        """Flush and close both outputs."""
-        self._fh.close()
-        self._tb.close()
-
-
 def write_config(run_dir: Path, cfg: A2cConfig, device: torch.device, *, resumed_from: int | None) -> None:
     """Write ``config.json``: resolved config, derived values, provenance (git hash, versions), start history."""
     derived = {"env_id": cfg.env_id, "envs_per_minibatch": cfg.envs_per_minibatch,
                "frames_per_rollout": cfg.frames_per_rollout, "device": str(device)}
     write_run_config(run_dir, {"config": cfg.to_dict(), "derived": derived}, resumed_from_key="resumed_from_frames",
                      resumed_from=resumed_from, trainer="trainers.a2c_vtrace")
-
-
-class _StopFlag:
-    """Set by SIGTERM/SIGINT so the loop ends after the current update and writes a final checkpoint."""
-
-    def __init__(self) -> None:
-        self.reason = ""
-
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.reason = signal.Signals(signum).name
 
 
 def _restore(cfg: A2cConfig, run_dir: Path, model: NatureActorCritic, optimizer: torch.optim.Optimizer,
@@ -159,10 +123,7 @@ def _record(terms: list[LossTerms], window: deque[float], frames: int, updates: 
 def run(cfg: A2cConfig, log: Any = print) -> RunResult:
     """Train until ``max_frames`` (total, across resumes), ``max_seconds`` (this invocation) or a signal."""
     cfg.validate()
-    run_dir = Path(cfg.out)
-    if (run_dir / "config.json").exists() and not cfg.resume:
-        raise ConfigError(f"--out {run_dir} already holds a run: pass --resume to continue it or choose another --out")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = open_run_dir(cfg.out, resume=cfg.resume, error=ConfigError)
     torch.set_num_threads(cfg.torch_threads)
     env = make_env(cfg)
     device: torch.device = env.device
@@ -179,10 +140,8 @@ def run(cfg: A2cConfig, log: Any = print) -> RunResult:
     start_frames = frames
     write_config(run_dir, cfg, device, resumed_from=frames if cfg.resume else None)
     collector = RolloutCollector(env, model, cfg, generator, seed=cfg.seed + _RESUME_SEED_STRIDE * resumes)
-    metrics = MetricsLog(run_dir)
-    stop = _StopFlag()
-    main_thread = threading.current_thread() is threading.main_thread()
-    old_handlers = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
+    metrics = MetricsWriter(run_dir)
+    stop = Shutdown()
     window: deque[float] = deque(maxlen=cfg.stats_window)
     t0, cpu0 = time.monotonic(), time.process_time()
     last_log = last_save = t0
@@ -195,37 +154,37 @@ def run(cfg: A2cConfig, log: Any = print) -> RunResult:
             updates=updates, frames=frames, episodes=episodes, train_seconds=time.monotonic() - t0, resumes=resumes,
             optimizer=optimizer.state_dict(), sampler_rng=generator.get_state())))
 
-    try:
-        while not stopped_by:
-            terms += _update(cfg, model, optimizer, collector)
-            frames += cfg.frames_per_rollout
-            updates += cfg.num_minibatches
-            returns, _ = collector.take_episodes()
-            episodes += len(returns)
-            window.extend(returns)
-            now = time.monotonic()
-            if cfg.max_frames and frames >= cfg.max_frames:
-                stopped_by = "max_frames"
-            elif cfg.max_seconds and now - t0 >= cfg.max_seconds:
-                stopped_by = "max_seconds"
-            elif stop.reason:
-                stopped_by = stop.reason
-            if stopped_by or now - last_log >= cfg.log_every_s:
-                fps = (frames - log_frames) / max(now - last_log, 1e-9)
-                record = _record(terms, window, frames, updates, episodes, now - t0, time.process_time() - cpu0, fps)
-                metrics.write(record, frames)
-                log(f"frames {frames:>10,}  updates {updates:>7,}  episodes {episodes:>6,}  "
-                    f"return(last {len(window)}) {record['charts/episodic_return']:8.2f}  fps {fps:7.0f}  "
-                    f"entropy {record['losses/entropy']:.3f}  rho {record['losses/mean_rho']:.3f}")
-                last_log, log_frames, terms = now, frames, []
-            if not stopped_by and now - last_save >= cfg.save_every_s:
-                checkpoint, last_save = save(), now
-        checkpoint = save()
-    finally:
-        for sig, handler in old_handlers.items():
-            signal.signal(sig, handler)
-        metrics.close()
-        env.close()
+    with stop:
+        try:
+            while not stopped_by:
+                terms += _update(cfg, model, optimizer, collector)
+                frames += cfg.frames_per_rollout
+                updates += cfg.num_minibatches
+                returns, _ = collector.take_episodes()
+                episodes += len(returns)
+                window.extend(returns)
+                now = time.monotonic()
+                if cfg.max_frames and frames >= cfg.max_frames:
+                    stopped_by = "max_frames"
+                elif cfg.max_seconds and now - t0 >= cfg.max_seconds:
+                    stopped_by = "max_seconds"
+                elif stop.signal:
+                    stopped_by = stop.signal
+                if stopped_by or now - last_log >= cfg.log_every_s:
+                    fps = (frames - log_frames) / max(now - last_log, 1e-9)
+                    cpu = time.process_time() - cpu0
+                    record = _record(terms, window, frames, updates, episodes, now - t0, cpu, fps)
+                    metrics.write(record, frames)
+                    log(f"frames {frames:>10,}  updates {updates:>7,}  episodes {episodes:>6,}  "
+                        f"return(last {len(window)}) {record['charts/episodic_return']:8.2f}  fps {fps:7.0f}  "
+                        f"entropy {record['losses/entropy']:.3f}  rho {record['losses/mean_rho']:.3f}")
+                    last_log, log_frames, terms = now, frames, []
+                if not stopped_by and now - last_save >= cfg.save_every_s:
+                    checkpoint, last_save = save(), now
+            checkpoint = save()
+        finally:
+            metrics.close()
+            env.close()
     seconds = time.monotonic() - t0
     return RunResult(frames=frames, updates=updates, episodes=episodes, seconds=seconds,
                      cpu_seconds=time.process_time() - cpu0,

@@ -23,13 +23,8 @@ from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
 from evaltk.errors import CheckpointError
 from trainers.appo.config import AppoConfig
 from trainers.appo.model import MODEL_CLASS, ActorCritic, model_kwargs
-from trainers.common.state_io import (
-    flatten_optimizer,
-    read_latest,
-    unflatten_optimizer,
-    write_train_state,
-)
 from trainers.common.state_io import latest_policy_path as latest_policy_path  # re-exported
+from trainers.common.state_io import load_checkpoint_state, save_checkpoint
 
 
 @dataclass(frozen=True)
@@ -62,27 +57,22 @@ def policy_spec(cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, env
 
 def save(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, state: TrainState) -> Path:
     """Write a checkpoint pair, point ``latest.json`` at it, prune old ones; returns the policy checkpoint path."""
-    ckpt_dir = run_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
     name = f"ckpt_{state.train_step:09d}_{state.env_frames}"
-    policy_path = evaltk_checkpoint.save(ckpt_dir / name, policy_spec(cfg, scenario, model, state.env_frames,
-                                                                      state.train_step), model.state_dict())
-    opt_tensors, opt_meta = flatten_optimizer(state.optimizer)
-    tensors = {**opt_tensors, "rng.torch": state.torch_rng, "rng.sampler": state.sampler_rng}
     meta = {"train_step": state.train_step, "env_frames": state.env_frames, "train_seconds": state.train_seconds,
-            "resumes": state.resumes, "optimizer": opt_meta}
-    write_train_state(ckpt_dir, name, tensors, meta, keep=cfg.keep_checkpoints)
-    return policy_path
+            "resumes": state.resumes}
+    return save_checkpoint(run_dir, name, policy_spec(cfg, scenario, model, state.env_frames, state.train_step),
+                           model.state_dict(), state.optimizer,
+                           {"rng.torch": state.torch_rng, "rng.sampler": state.sampler_rng}, meta,
+                           keep=cfg.keep_checkpoints)
 
 
 def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState]:
     """Load the newest checkpoint pair of ``run_dir``; :class:`CheckpointError` if there is none."""
-    policy, tensors, meta = read_latest(run_dir)
+    policy, tensors, meta, optimizer = load_checkpoint_state(run_dir)
     try:
         state = TrainState(
             train_step=int(meta["train_step"]), env_frames=int(meta["env_frames"]),
-            train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]),
-            optimizer=unflatten_optimizer(tensors, meta["optimizer"]),
+            train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]), optimizer=optimizer,
             torch_rng=tensors["rng.torch"], sampler_rng=tensors["rng.sampler"])
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"--resume: the training state of {run_dir} lacks or mangles a field ({exc}); "

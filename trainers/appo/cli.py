@@ -15,13 +15,27 @@ from evaltk.report.jsonline import emit_json
 from trainers.appo import config
 from trainers.appo.selfplay import config as selfplay_config
 from trainers.common.config_cli import command_main
+from trainers.common.run import ProcessSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the APPO options (one per :class:`trainers.appo.config.AppoConfig` field) and ``--json``."""
     config.add_arguments(parser)
     selfplay_config.add_arguments(parser)
+    parser.add_argument("--malloc-tuning", action=argparse.BooleanOptionalAction, default=True,
+                        help="process-wide: raise glibc's mmap/trim thresholds so the learner's freed activation "
+                             "memory is reused instead of returned to the kernel (default on; recorded in "
+                             "config.json under process)")
+    parser.add_argument("--gc-freeze", action=argparse.BooleanOptionalAction, default=True,
+                        help="process-wide: gc.freeze() the objects alive after start-up so full collections do "
+                             "not rescan them (default on; recorded in config.json under process)")
     parser.add_argument("--json", action="store_true", help="last stdout line: the run summary as JSON")
+
+
+def process_settings(args: argparse.Namespace) -> ProcessSettings:
+    """Return the process-wide settings chosen on the command line (both on unless ``--no-...``)."""
+    return ProcessSettings(malloc_tuning=getattr(args, "malloc_tuning", True),
+                           gc_freeze=getattr(args, "gc_freeze", True))
 
 
 def run_from_args(args: argparse.Namespace) -> int:
@@ -32,10 +46,11 @@ def run_from_args(args: argparse.Namespace) -> int:
     if getattr(args, "self_play", None) or (getattr(args, "population", None) or 1) > 1:
         from trainers.appo.selfplay.cli import run_population
 
-        return run_population(cfg, selfplay_config.config_from_args(args), as_json=getattr(args, "json", False))
+        return run_population(cfg, selfplay_config.config_from_args(args), as_json=getattr(args, "json", False),
+                              process=process_settings(args))
     print(f"appo: scenario {cfg.scenario}, {cfg.num_workers} workers x {cfg.envs_per_worker} envs"
           f"{' (serial)' if cfg.serial else ''}, batch {cfg.batch_size}, out {cfg.out}", flush=True)
-    result = run(cfg, log=lambda line: print(line, flush=True))
+    result = run(cfg, log=lambda line: print(line, flush=True), process=process_settings(args))
     print(f"done: {result.env_frames} frames in {result.seconds:.1f} s ({result.fps:.0f} fps), mean episode reward "
           f"{result.mean_episode_reward:.3f}, checkpoint {result.checkpoint}", flush=True)
     if getattr(args, "json", False):

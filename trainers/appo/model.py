@@ -19,10 +19,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+from evaltk.checkpoint import Checkpoint, CheckpointSpec
 from trainers.appo import packed
 from trainers.appo.gru import gru_sequence
 from trainers.common.sampling import EpisodeGenerators
+from trainers.common.state_io import model_from_checkpoint
 
 MODEL_CLASS = "trainers.appo.model:AppoPolicy"
 
@@ -269,10 +270,7 @@ class AppoPolicy:
     @classmethod
     def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> AppoPolicy:
         """Rebuild the model named by ``ckpt.spec.model_kwargs`` and load its tensors (shapes checked)."""
-        model = build_model(ckpt.spec.model_kwargs)
-        check_tensor_shapes(ckpt, model.tensor_shapes())
-        model.load_state_dict(ckpt.tensors)
-        return cls(ckpt.spec, model, device)
+        return cls(ckpt.spec, model_from_checkpoint(ckpt, build_model), device)
 
     def reset(self, num_envs: int, rng: np.random.Generator) -> None:
         """Zero the recurrent state of ``num_envs`` envs; action sampling is seeded from ``rng``."""

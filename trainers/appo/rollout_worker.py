@@ -207,11 +207,12 @@ def free_orphaned(names: dict[str, str], stop: Any) -> None:
     Names are unlinked without opening them: on Python < 3.13 opening a block registers it again, and a
     worker's late "register" message after another's "unregister" is what the tracker then reports leaked.
     """
-    import _posixshmem  # type: ignore[import-not-found]  # CPython's POSIX shm module, behind shared_memory
     from multiprocessing import resource_tracker, synchronize
 
-    blocks = [(name if name.startswith("/") else "/" + name, "shared_memory", _posixshmem.shm_unlink)
-              for name in names.values()]
+    def shm_unlink(name: str) -> None:  # what shm_unlink(3) does on Linux: POSIX shm objects live in /dev/shm
+        os.unlink(os.path.join("/dev/shm", name.lstrip("/")))
+
+    blocks = [(name if name.startswith("/") else "/" + name, "shared_memory", shm_unlink) for name in names.values()]
     semaphores = [(name, "semaphore", synchronize.sem_unlink)  # type: ignore[attr-defined]  # from _multiprocessing
                   for name in _semaphore_names(stop)]
     for name, kind, unlink in blocks + semaphores:

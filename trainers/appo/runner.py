@@ -14,14 +14,11 @@ and engine, and writes a final checkpoint.
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import functools
-import gc
 import multiprocessing as mp
 import os
 import queue
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -32,7 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from evaltk.envs.doom import DoomScenario, action_spec, env_spec, get_scenario, obs_spec
+from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
+from evaltk.envs.shm_reaper import group_cpu_seconds, kill_groups, processes_in_groups
 from trainers.appo import checkpointing
 from trainers.appo.buffers import BufferLayout, SharedBuffers
 from trainers.appo.channels import PipeChannel
@@ -40,15 +38,10 @@ from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.inference import Inference
 from trainers.appo.learner import Learner, gather_batch
 from trainers.appo.model import ActorCritic, encoder_dtype
-from trainers.appo.monitor import (
-    MetricsWriter,
-    Stats,
-    group_cpu_seconds,
-    kill_groups,
-    processes_in_groups,
-    write_config,
-)
+from trainers.appo.monitor import Stats, write_config
 from trainers.appo.rollout_worker import Channel, RolloutWorker, WorkerSpec, worker_main
+from trainers.appo.scenario import resolve_scenario
+from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown, open_run_dir
 
 
 @dataclass
@@ -66,50 +59,6 @@ class RunResult:
     restarts: int
     stopped_by: str
     run_dir: str
-
-
-def tune_allocator() -> bool:
-    """Keep freed memory in glibc's heap instead of returning it to the kernel (Linux/glibc; no-op elsewhere).
-
-    Every training step allocates tens of large activation tensors; by default glibc serves each with a fresh
-    ``mmap`` and the kernel zero-fills it page by page. Raising the mmap and trim thresholds lets the
-    allocations reuse the same pages: about 15% less CPU per learner step measured here. Returns success.
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return False
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    return bool(libc.mallopt(m_mmap_threshold, 1 << 30)) and bool(libc.mallopt(m_trim_threshold, 1 << 30))
-
-
-def freeze_heap() -> None:
-    """Exempt every object alive now (torch, the model, buffers, channels) from the cyclic garbage collector.
-
-    Without it, every full collection rescans them all: ``perf`` of the trainer at Sample Factory's
-    configuration put 5 % of all samples, 8 % of the learner thread's, in ``gc_collect_main`` and its visitors;
-    after ``gc.freeze()`` they do not show (2-core AMD EPYC guest, 2026-12-02). Objects made later are collected
-    as usual.
-    """
-    gc.collect()
-    gc.freeze()
-
-
-def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
-    """Return the scenario named by ``cfg.scenario`` with the config's resolution/size/frameskip overrides."""
-    return with_overrides(get_scenario(cfg.scenario), cfg)
-
-
-def with_overrides(scenario: DoomScenario, cfg: AppoConfig) -> DoomScenario:
-    """Return ``scenario`` with the config's resolution/size/frameskip overrides (unchanged when none is set)."""
-    changes: dict[str, Any] = {}
-    if cfg.resolution:
-        changes["resolution"] = cfg.resolution
-    if cfg.obs_height or cfg.obs_width:
-        changes["obs_size"] = (cfg.obs_height or scenario.obs_size[0], cfg.obs_width or scenario.obs_size[1])
-    if cfg.frameskip:
-        changes["frameskip"] = cfg.frameskip
-    return scenario.replace(**changes) if changes else scenario
 
 
 def build_model(cfg: AppoConfig, scenario: DoomScenario) -> ActorCritic:
@@ -209,167 +158,201 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
     return system
 
 
-class _Shutdown:
-    """SIGINT/SIGTERM set a flag (installed only when running in the main thread)."""
-
-    def __init__(self) -> None:
-        self.signal: str | None = None
-        self._old: dict[int, Any] = {}
-
-    def __enter__(self) -> _Shutdown:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum: int, _frame: Any) -> None:
-        self.signal = signal.Signals(signum).name
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._old.items():
-            signal.signal(sig, handler)
-
-
 def _flushes_denormals() -> bool:
     """Whether float32 subnormals are flushed to zero in this thread now (flush-to-zero / denormals-are-zero)."""
     return float(torch.tensor(1e-39, dtype=torch.float32).mul(1.0).item()) == 0.0
 
 
-def run(cfg: AppoConfig, *, log: Callable[[str], None] = print, fault_crash_after_s: float = 0.0) -> RunResult:
+def run(cfg: AppoConfig, *, log: Callable[[str], None] = print, fault_crash_after_s: float = 0.0,
+        process: ProcessSettings = NO_PROCESS_SETTINGS) -> RunResult:
     """Train until ``max_seconds``/``env_frames`` or a signal; returns the run summary.
 
     ``fault_crash_after_s`` > 0 makes worker 0's first process crash after that many seconds (fault test).
-    Subnormal floats are flushed to zero while it runs (faster on the CPU); the caller's setting is
-    restored afterwards, since it is process state that other code (e.g. hypothesis) relies on.
+    ``process``: the process-wide settings the caller chose (the command line turns them on; recorded in
+    ``config.json``). Subnormal floats are flushed to zero while it runs (faster on the CPU); the caller's
+    setting is restored afterwards, since it is process state that other code (e.g. hypothesis) relies on.
     """
     previous = _flushes_denormals()
     torch.set_flush_denormal(True)
     try:
-        return _run(cfg, log=log, fault_crash_after_s=fault_crash_after_s)
+        return AppoRun(cfg, log=log, fault_crash_after_s=fault_crash_after_s, process=process).run()
     finally:
         torch.set_flush_denormal(previous)
 
 
-def _run(cfg: AppoConfig, *, log: Callable[[str], None], fault_crash_after_s: float) -> RunResult:
-    cfg.validate()
-    run_dir = Path(cfg.out)
-    if (run_dir / "config.json").exists() and not cfg.resume:
-        raise ConfigError(f"--out {run_dir} already holds a run: pass --resume to continue it or choose another "
-                          "--out")
-    scenario = resolve_scenario(cfg)
-    tune_allocator()
-    torch.set_num_threads(max(cfg.learner_threads, cfg.inference_threads))
-    model = build_model(cfg, scenario)
-    start_frames, start_step, resumes, prior_seconds = 0, 0, 0, 0.0
-    restored: checkpointing.TrainState | None = None
-    if cfg.resume and checkpointing.latest_policy_path(run_dir) is not None:
-        policy, restored = checkpointing.load_latest(run_dir)
-        model.load_state_dict(policy.tensors)
-        start_frames, start_step = restored.env_frames, restored.train_step
-        resumes, prior_seconds = restored.resumes + 1, restored.train_seconds
+class AppoRun:
+    """One APPO run as steps that can each be called (and tested) on their own.
+
+    Construction resumes and sets up (config.json, components); :meth:`start` starts workers and inference;
+    :meth:`step` is one pass of the loop (learn, health, log, save); :meth:`stop_reason` says when to end;
+    :meth:`stop` reaps everything; :meth:`finish` writes the last checkpoint. :meth:`run` chains them.
+    """
+
+    def __init__(self, cfg: AppoConfig, *, log: Callable[[str], None] = print, fault_crash_after_s: float = 0.0,
+                 process: ProcessSettings = NO_PROCESS_SETTINGS) -> None:
+        cfg.validate()
+        if (Path(cfg.out) / "config.json").exists() and not cfg.resume:
+            open_run_dir(cfg.out, resume=False, error=ConfigError)  # raises: the folder holds another run
+        self.cfg, self.log, self.process = cfg, log, process
+        self.scenario = resolve_scenario(cfg)
+        process.apply_allocator()
+        torch.set_num_threads(max(cfg.learner_threads, cfg.inference_threads))
+        self.model = build_model(cfg, self.scenario)
+        self.start_frames, start_step, self.resumes, self.prior_seconds = 0, 0, 0, 0.0
+        restored = self._restore()
+        if restored is not None:
+            self.start_frames, start_step = restored.env_frames, restored.train_step
+            self.resumes, self.prior_seconds = restored.resumes + 1, restored.train_seconds
+        self.run_dir = open_run_dir(cfg.out, resume=cfg.resume, error=ConfigError)
+        write_config(self.run_dir, cfg, self.scenario, resumed_from=self.start_frames if cfg.resume else None,
+                     process=process)
+        self.system = connect_components(dataclasses.replace(cfg, seed=cfg.seed + 1_000_003 * self.resumes),
+                                         self.scenario, self.model, fault_crash_after_s=fault_crash_after_s, log=log)
+        self.learner, self.inference = self.system.learner, self.system.inference
+        self.learner.version = self.inference.version = start_step
+        if restored is not None:
+            self.learner.load_optimizer_state(restored.optimizer)
+            self.inference.set_generator_state(restored.sampler_rng)
+        self.inference.publish(self.model.state_dict(), self.learner.version)
+        self.stats = Stats(cfg.stats_window, self.start_frames)
+        self.metrics = MetricsWriter(self.run_dir)
+        self.shutdown = Shutdown()
+        self.t0, self.cpu0 = time.monotonic(), time.process_time()
+        self.last_log = self.last_save = self.last_health = self.t0
+        self.restarts, self.worker_cpu, self.checkpoint_path = 0, 0.0, ""
+        self.last_metrics: dict[str, float] = {}
+        self.pending: list[int] = []
+        self.serial_pending: list[list[int]] = [[] for _ in range(cfg.num_workers)]
+        self.inference_error: list[BaseException] = []
+        self.serve_thread = threading.Thread(target=self._serve_forever, name="appo-inference", daemon=True)
+
+    def _restore(self) -> checkpointing.TrainState | None:
+        """With ``--resume`` and a checkpoint: load the weights and RNG, return the training state."""
+        if not self.cfg.resume or checkpointing.latest_policy_path(Path(self.cfg.out)) is None:
+            return None
+        policy, restored = checkpointing.load_latest(Path(self.cfg.out))
+        self.model.load_state_dict(policy.tensors)
         torch.set_rng_state(restored.torch_rng)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_config(run_dir, cfg, scenario, resumed_from=start_frames if cfg.resume else None)
-    system = connect_components(dataclasses.replace(cfg, seed=cfg.seed + 1_000_003 * resumes), scenario, model,
-                                fault_crash_after_s=fault_crash_after_s, log=log)
-    learner, inference, buffers = system.learner, system.inference, system.buffers
-    learner.version = start_step
-    inference.version = start_step
-    if restored is not None:
-        learner.load_optimizer_state(restored.optimizer)
-        inference.set_generator_state(restored.sampler_rng)
-    inference.publish(model.state_dict(), learner.version)
-    stats = Stats(cfg.stats_window, start_frames)
-    metrics = MetricsWriter(run_dir)
-    t0 = time.monotonic()
-    cpu0 = time.process_time()
-    restarts, stopped_by, checkpoint_path = 0, "", ""
-    last_metrics: dict[str, float] = {}
-    worker_cpu = 0.0
-    inference_error: list[BaseException] = []
+        return restored
 
-    def save() -> str:
+    def _serve_forever(self) -> None:
+        try:
+            while not self.system.stop.is_set():
+                self.inference.serve(timeout=self.cfg.queue_timeout_s)
+        except BaseException as exc:  # surfaced by step()
+            self.inference_error.append(exc)
+
+    def start(self) -> None:
+        """Start the workers and (unless serial) the inference thread; then the chosen GC freeze."""
+        for w in range(self.cfg.num_workers):
+            self.system.start_worker(w)
+        if not self.cfg.serial:
+            self.serve_thread.start()
+        self.process.freeze_heap()
+        self.last_log = self.last_save = self.last_health = time.monotonic()
+
+    def stop_reason(self, now: float) -> str:
+        """Why the loop should end now (a signal name, ``max_seconds``, ``env_frames``), or ``""``."""
+        if self.shutdown.signal:
+            return self.shutdown.signal
+        if self.cfg.max_seconds and now - self.t0 >= self.cfg.max_seconds:
+            return "max_seconds"
+        if self.cfg.env_frames and self.stats.env_frames >= self.cfg.env_frames:
+            return "env_frames"
+        return ""
+
+    def step(self, now: float) -> None:
+        """One pass of the loop: collect ready trajectories, learn, and at their periods check, log, save."""
+        if self.inference_error:
+            raise RuntimeError(f"inference thread failed: {self.inference_error[0]!r}") from self.inference_error[0]
+        if self.cfg.serial:
+            _serial_tick(self.system, self.serial_pending)
+        _drain_ready(self.system, self.pending, self.stats, timeout=0.0 if self.cfg.serial else 0.02)
+        self.learn()
+        if not self.cfg.serial and now - self.last_health >= 0.5:
+            self.last_health = now
+            self.check_health()
+        if now - self.last_log >= self.cfg.log_every_s:
+            self.last_log = now
+            self.write_metrics(now)
+        if self.cfg.save_every_s and now - self.last_save >= self.cfg.save_every_s:
+            self.last_save = now
+            self.checkpoint_path = self.save()
+
+    def learn(self) -> int:
+        """Take one SGD step per full batch of pending trajectories (sampler-only: free them); returns the count."""
+        size, steps = self.cfg.batch_trajectories, 0
+        while len(self.pending) >= size:
+            slots, self.pending[:] = self.pending[:size], self.pending[size:]
+            steps += 1
+            if self.cfg.sampler_only:  # nothing to learn: hand the slots straight back
+                self.system.buffers.np["slot_ready"][slots] = 0
+                continue
+            self.last_metrics = self.learner.train(gather_batch(self.system.buffers, slots))
+            self.inference.publish(self.model.state_dict(), self.learner.version)
+        return steps
+
+    def check_health(self) -> None:
+        """Restart dead or hung workers; raise once more than ``max_restarts`` were needed."""
+        self.restarts += _check_workers(self.system, self.pending, self.log)
+        if self.restarts > self.cfg.max_restarts:
+            raise RuntimeError(f"rollout workers were restarted {self.restarts} times (> --max-restarts "
+                               f"{self.cfg.max_restarts}); see the log above for the cause")
+
+    def record(self, now: float) -> dict[str, Any]:
+        """Return the metrics record at ``now`` (worker CPU included as last measured)."""
+        return _record(self.stats, self.learner.version, now - self.t0 + self.prior_seconds,
+                       time.process_time() - self.cpu0 + self.worker_cpu, self.restarts, self.last_metrics)
+
+    def write_metrics(self, now: float) -> dict[str, Any]:
+        """Write one metrics record and its console line; returns the record."""
+        if not self.cfg.serial:
+            self.worker_cpu = max(self.worker_cpu, group_cpu_seconds(self.system.worker_pgids()))
+        record = self.record(now)
+        self.metrics.write(record, self.stats.env_frames)
+        self.log(_console_line(record))
+        return record
+
+    def save(self) -> str:
+        """Write a checkpoint (policy + training state); returns its path."""
         state = checkpointing.TrainState(
-            train_step=learner.version, env_frames=stats.env_frames,
-            train_seconds=prior_seconds + time.monotonic() - t0, resumes=resumes,
-            optimizer=learner.optimizer.state_dict(), torch_rng=torch.get_rng_state(),
-            sampler_rng=inference.generator_state())
-        return str(checkpointing.save(run_dir, cfg, scenario, model, state))
+            train_step=self.learner.version, env_frames=self.stats.env_frames,
+            train_seconds=self.prior_seconds + time.monotonic() - self.t0, resumes=self.resumes,
+            optimizer=self.learner.optimizer.state_dict(), torch_rng=torch.get_rng_state(),
+            sampler_rng=self.inference.generator_state())
+        return str(checkpointing.save(self.run_dir, self.cfg, self.scenario, self.model, state))
 
-    def serve_forever() -> None:
-        try:
-            while not system.stop.is_set():
-                inference.serve(timeout=cfg.queue_timeout_s)
-        except BaseException as exc:  # surfaced by the main loop
-            inference_error.append(exc)
+    def stop(self) -> None:
+        """Stop and reap every worker and engine, the inference thread and the shared memory."""
+        self.worker_cpu = max(self.worker_cpu, group_cpu_seconds(self.system.worker_pgids()))
+        _stop_everything(self.system, self.serve_thread)
 
-    serve_thread = threading.Thread(target=serve_forever, name="appo-inference", daemon=True)
-    pending: list[int] = []
-    serial_pending: list[list[int]] = [[] for _ in range(cfg.num_workers)]
-    with _Shutdown() as shutdown:
-        try:
-            for w in range(cfg.num_workers):
-                system.start_worker(w)
-            if not cfg.serial:
-                serve_thread.start()
-            freeze_heap()
-            last_log = last_save = last_health = time.monotonic()
-            while True:
-                now = time.monotonic()
-                if shutdown.signal:
-                    stopped_by = shutdown.signal
-                    break
-                if cfg.max_seconds and now - t0 >= cfg.max_seconds:
-                    stopped_by = "max_seconds"
-                    break
-                if cfg.env_frames and stats.env_frames >= cfg.env_frames:
-                    stopped_by = "env_frames"
-                    break
-                if inference_error:
-                    raise RuntimeError(f"inference thread failed: {inference_error[0]!r}") from inference_error[0]
-                if cfg.serial:
-                    _serial_tick(system, serial_pending)
-                _drain_ready(system, pending, stats, timeout=0.0 if cfg.serial else 0.02)
-                while len(pending) >= cfg.batch_trajectories:
-                    if cfg.sampler_only:  # nothing to learn: hand the slots straight back
-                        buffers.np["slot_ready"][pending[: cfg.batch_trajectories]] = 0
-                        del pending[: cfg.batch_trajectories]
-                        continue
-                    batch = gather_batch(buffers, pending[: cfg.batch_trajectories])
-                    del pending[: cfg.batch_trajectories]
-                    last_metrics = learner.train(batch)
-                    inference.publish(model.state_dict(), learner.version)
-                if not cfg.serial and now - last_health >= 0.5:
-                    last_health = now
-                    restarts += _check_workers(system, pending, log)
-                    if restarts > cfg.max_restarts:
-                        raise RuntimeError(f"rollout workers were restarted {restarts} times (> --max-restarts "
-                                           f"{cfg.max_restarts}); see the log above for the cause")
-                if now - last_log >= cfg.log_every_s:
-                    last_log = now
-                    if not cfg.serial:
-                        worker_cpu = max(worker_cpu, group_cpu_seconds(system.worker_pgids()))
-                    record = _record(stats, learner.version, now - t0 + prior_seconds,
-                                     time.process_time() - cpu0 + worker_cpu, restarts, last_metrics)
-                    metrics.write(record, stats.env_frames)
-                    log(_console_line(record))
-                if cfg.save_every_s and now - last_save >= cfg.save_every_s:
-                    last_save = now
-                    checkpoint_path = save()
-        finally:
-            worker_cpu = max(worker_cpu, group_cpu_seconds(system.worker_pgids()))
-            _stop_everything(system, serve_thread)
-    seconds = time.monotonic() - t0
-    checkpoint_path = save()
-    record = _record(stats, learner.version, seconds + prior_seconds, time.process_time() - cpu0 + worker_cpu,
-                     restarts, last_metrics)
-    metrics.write(record, stats.env_frames)
-    metrics.close()
-    log(_console_line(record) + f"  [stopped by {stopped_by}]")
-    return RunResult(env_frames=stats.env_frames, train_step=learner.version, seconds=seconds,
-                     cpu_seconds=record["perf/cpu_seconds"], fps=(stats.env_frames - start_frames) / max(seconds, 1e-9),
-                     mean_episode_reward=stats.mean_reward(), episodes=stats.episodes, checkpoint=checkpoint_path,
-                     restarts=restarts, stopped_by=stopped_by, run_dir=str(run_dir))
+    def finish(self, stopped_by: str) -> RunResult:
+        """Write the final checkpoint and metrics record; returns the summary."""
+        now = time.monotonic()
+        seconds = now - self.t0
+        self.checkpoint_path = self.save()
+        record = self.record(now)
+        self.metrics.write(record, self.stats.env_frames)
+        self.metrics.close()
+        self.log(_console_line(record) + f"  [stopped by {stopped_by}]")
+        return RunResult(env_frames=self.stats.env_frames, train_step=self.learner.version, seconds=seconds,
+                         cpu_seconds=record["perf/cpu_seconds"],
+                         fps=(self.stats.env_frames - self.start_frames) / max(seconds, 1e-9),
+                         mean_episode_reward=self.stats.mean_reward(), episodes=self.stats.episodes,
+                         checkpoint=self.checkpoint_path, restarts=self.restarts, stopped_by=stopped_by,
+                         run_dir=str(self.run_dir))
+
+    def run(self) -> RunResult:
+        """Start, step until :meth:`stop_reason` says so (SIGINT/SIGTERM included), stop, finish."""
+        with self.shutdown:
+            try:
+                self.start()
+                while not (stopped_by := self.stop_reason(time.monotonic())):
+                    self.step(time.monotonic())
+            finally:
+                self.stop()
+        return self.finish(stopped_by)
 
 
 def _serial_tick(system: System, pending: list[list[int]]) -> None:

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaltk.tournament.match import tagged_pids
+from evaltk.envs.shm_reaper import tagged_pids
 
 TAG_VAR = "EVALTK_RAY_TEST_TAG"
 NODE_VAR = "EVALTK_RAY_TEST_NODE"
@@ -123,8 +123,8 @@ class LocalCluster:
     def pids(self, node: str | None = None) -> list[int]:
         """PIDs of the cluster's processes (of one node: ``head`` or ``second``)."""
         if node is None:
-            return [p for p in tagged_pids(self.tag, TAG_VAR) if p != os.getpid()]
-        return [p for p in tagged_pids(f"{self.tag}-{node}", NODE_VAR) if p != os.getpid()]
+            return [p for p in tagged_pids(TAG_VAR, self.tag) if p != os.getpid()]
+        return [p for p in tagged_pids(NODE_VAR, f"{self.tag}-{node}") if p != os.getpid()]
 
     def kill(self, node: str | None = None) -> list[int]:
         """SIGKILL every process of ``node`` (all nodes if None) until none is left; return the pids killed."""

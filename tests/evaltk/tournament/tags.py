@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from evaltk.tournament.match import tagged_pids
+from evaltk.envs.shm_reaper import tagged_pids
 
 TEST_VAR = "EVALTK_TEST_TAG"
 
 
 def tagged(value: str) -> list[int]:
     """PIDs (other than this one) whose environment carries ``EVALTK_TEST_TAG=value``."""
-    return [p for p in tagged_pids(value, TEST_VAR) if p != os.getpid()]
+    return [p for p in tagged_pids(TEST_VAR, value) if p != os.getpid()]
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -81,15 +83,19 @@ def test_action_to_buttons_spreads_turn_over_frameskip() -> None:
     assert len(buttons) == len(agents.BUILTIN_BUTTONS)
 
 
-def test_registered_with_evaltk_policies() -> None:
+def test_builtins_of_evaltk_policies_are_these_agents_on_the_feature_env(tmp_path: Path) -> None:
     from evaltk import policies
 
-    agents.register_builtins()
-    policy = policies.load_policy("builtin:doom_scripted", env=agents.builtin_env("map02"))
+    policy = policies.load_policy("builtin:scripted", env=agents.builtin_env("map02"))
     assert isinstance(policy, agents.ScriptedDoomAgent)
-    assert policy.spec.model_class == "builtin:doom_scripted"
+    assert policy.spec.model_class == "builtin:scripted"
     assert policy.spec.obs_spec == agents.obs_spec()
-    assert agents.is_builtin("builtin:doom_random")
-    assert not agents.is_builtin("/some/checkpoint")
+    assert policy.spec.env["kwargs"]["map"] == "map02"
+    assert isinstance(policies.make_builtin("random", agents.builtin_env()), agents.RandomDoomAgent)
+    saved = policies.save_builtin(tmp_path / "scripted", "scripted", agents.builtin_env())
+    assert isinstance(policies.load_policy(saved), agents.ScriptedDoomAgent)
+    assert policies.builtin_name("builtin:random") == "random"
+    assert policies.builtin_name("random") == "random"
+    assert policies.builtin_name("/some/checkpoint") is None
     with pytest.raises(ValueError, match="unknown built-in"):
-        agents.make_builtin("nope")
+        agents.make_agent("nope", agents.builtin_env())

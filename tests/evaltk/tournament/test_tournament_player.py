@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 
 from evaltk.tournament.player import ENGINE_DIED
 
@@ -14,12 +13,12 @@ from evaltk.tournament.player import ENGINE_DIED
 _PLAYER = textwrap.dedent("""
     import os, signal, subprocess, sys, time
     from evaltk.tournament.player import engine_watchdog
-    engine = subprocess.Popen(["sleep", "60"])
+    engine = subprocess.Popen(["sleep", "3600"])
     try:
         with engine_watchdog({engine.pid}, period_s=0.05):
             if sys.argv[1] == "kill":
                 os.kill(engine.pid, signal.SIGKILL)  # not reaped: a zombie, as an engine no one waited for
-                time.sleep(30)
+                time.sleep(3600)  # only the watchdog ends this
             else:
                 time.sleep(0.5)
     finally:
@@ -28,16 +27,14 @@ _PLAYER = textwrap.dedent("""
 """)
 
 
-def _run(mode: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    start = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", _PLAYER, mode], capture_output=True, text=True, timeout=60)
-    return done, time.monotonic() - start
+def _run(mode: str) -> subprocess.CompletedProcess[str]:
+    # The limit is far past anything but a real hang (the blocked main thread would sleep an hour).
+    return subprocess.run([sys.executable, "-c", _PLAYER, mode], capture_output=True, text=True, timeout=300)
 
 
 def test_a_dead_engine_ends_the_player_with_its_status_and_one_line() -> None:
-    done, seconds = _run("kill")
+    done = _run("kill")
     assert done.returncode == ENGINE_DIED
-    assert seconds < 20  # not the 30 s the blocked main thread would wait
     assert "left the block" not in done.stdout
     (line,) = done.stderr.splitlines()
     assert "ViZDoom engine" in line
@@ -45,6 +42,6 @@ def test_a_dead_engine_ends_the_player_with_its_status_and_one_line() -> None:
 
 
 def test_a_live_engine_lets_the_block_finish() -> None:
-    done, _ = _run("live")
+    done = _run("live")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "left the block"

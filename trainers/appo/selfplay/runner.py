@@ -34,20 +34,19 @@ import numpy as np
 import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
-from evaltk.envs.doom import DoomScenario
 from evaltk.tournament.match import MatchResult, MatchSpec, bot_names, run_match
 from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.learner import Learner
 from trainers.appo.model import ActorCritic
-from trainers.appo.monitor import MetricsWriter
-from trainers.appo.runner import _Shutdown, build_model, tune_allocator, with_overrides
+from trainers.appo.runner import build_model
+from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import opponents, pbt, trajectory
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
 from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
-from trainers.appo.selfplay.scenario import SCENARIOS
+from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown
 from trainers.common.state_io import latest_policy_path, write_run_config
 
 PLAYER_MODULE = "trainers.appo.selfplay.player"
@@ -103,14 +102,6 @@ class Live:
     last: dict[str, float] = field(default_factory=dict)
 
 
-def resolve_scenario(cfg: AppoConfig) -> DoomScenario:
-    """Return the self-play scenario named by ``cfg.scenario`` with the config's resolution/size/frameskip overrides."""
-    if cfg.scenario not in SCENARIOS:
-        raise ConfigError(f"--self-play needs a multiplayer scenario: --scenario {cfg.scenario!r} is not one of "
-                          f"{', '.join(SCENARIOS)}")
-    return with_overrides(SCENARIOS[cfg.scenario], cfg)
-
-
 def shaping_of(hyperparams: dict[str, float], base: dict[str, float]) -> dict[str, float]:
     """Return the member's reward shaping: each base weight's sign with the member's magnitude (``reward.<VAR>``)."""
     return {k: math.copysign(hyperparams.get(f"reward.{k}", abs(v)), v) if v else 0.0 for k, v in base.items()}
@@ -125,12 +116,13 @@ def member_config(cfg: AppoConfig, member: Member) -> AppoConfig:
 class PopulationRun:
     """One population run; :meth:`run` drives it (see the module docstring)."""
 
-    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None]) -> None:
+    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None],
+                 process: ProcessSettings = NO_PROCESS_SETTINGS) -> None:
         cfg.validate()
         sp.validate()
-        self.cfg, self.sp, self.log = cfg, sp, log
+        self.cfg, self.sp, self.log, self.process = cfg, sp, log, process
         self.run_dir = Path(cfg.out)
-        self.scenario = resolve_scenario(cfg)
+        self.scenario = resolve_scenario(cfg, self_play=True)
         self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
         self.abort = threading.Event()
         self.players: PlayerPool | None = None  # the long-lived player processes while run() runs
@@ -428,14 +420,14 @@ class PopulationRun:
     def run(self) -> SelfPlayResult:
         """Play and train until ``--max-seconds``/``--env-frames`` or a signal, then checkpoint everything."""
         write_run_config(self.run_dir, {"config": self.cfg.to_dict(), "selfplay": self.sp.to_dict(),
-                                        "scenario": self.scenario.to_dict()},
+                                        "scenario": self.scenario.to_dict(), "process": self.process.to_dict()},
                          resumed_from_key="resumed_from_total_frames",
                          resumed_from=self.state.total_frames if self.state.resumes else None)
         self.save()
         stopped_by = ""
         running: dict[Future[MatchResult], Planned] = {}
         last_save = time.monotonic()
-        with _Shutdown() as shutdown, self._player_pool(), \
+        with Shutdown() as shutdown, self._player_pool(), \
                 ThreadPoolExecutor(self.sp.concurrency, thread_name_prefix="match") as pool:
             try:
                 while True:
@@ -481,8 +473,13 @@ class PopulationRun:
                               run_dir=str(self.run_dir))
 
 
-def run(cfg: AppoConfig, sp: SelfPlayConfig, *, log: Callable[[str], None] = print) -> SelfPlayResult:
-    """Run (or resume, when ``<out>/population.json`` exists) a population; returns the summary."""
-    tune_allocator()
+def run(cfg: AppoConfig, sp: SelfPlayConfig, *, log: Callable[[str], None] = print,
+        process: ProcessSettings = NO_PROCESS_SETTINGS) -> SelfPlayResult:
+    """Run (or resume, when ``<out>/population.json`` exists) a population; returns the summary.
+
+    ``process``: the process-wide settings the caller chose (recorded in ``config.json``); the GC is not
+    frozen here (members and snapshots come and go), only the allocator setting applies.
+    """
+    process.apply_allocator()
     torch.set_num_threads(cfg.learner_threads)
-    return PopulationRun(cfg, sp, log).run()
+    return PopulationRun(cfg, sp, log, process).run()

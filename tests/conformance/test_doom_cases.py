@@ -1,0 +1,128 @@
+"""Doom suite kinds: bad input refused with one line before anything runs; bots and demo gates catch what they guard."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.suite import Case, Outcome, Suite, load_suite, run_case, write_junit
+from evaltk.cli.main import main
+from evaltk.errors import SuiteError
+
+pytestmark = pytest.mark.vizdoom
+SUITES = Path(__file__).resolve().parents[2] / "suites"
+DOOM_TRACE = SUITES / "doom_traces" / "basic_seed7_600.npz"
+ATARI_TRACE = SUITES / "traces" / "pong_seed0_2000.npz"
+BOTS = 'kind = "bots"\nname = "b"\ncheckpoint = "builtin:scripted"\n'
+
+
+def _suite(tmp_path: Path, case: str) -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(f'[suite]\nname = "s"\n\n[[case]]\n{case}')
+    return path
+
+
+@pytest.mark.parametrize(("case", "problem"), [
+    (f'kind = "doom_trace"\nname = "d"\ntrace_file = "{DOOM_TRACE}"\nscenario = "doom3"\nseed = 7\ntics = 5\n',
+     r"field 'scenario' = 'doom3' is not a known Doom scenario; choose one of basic"),
+    (f'kind = "doom_trace"\nname = "d"\ntrace_file = "{ATARI_TRACE}"\nscenario = "basic"\nseed = 7\ntics = 5\n',
+     r"is an Atari trace of ale-py \(suite kind \"trace\"\), not a ViZDoom trace"),
+    (f'kind = "trace"\nname = "a"\ntrace_file = "{DOOM_TRACE}"\nframes = 5\n',
+     r"is a ViZDoom trace \(suite kind \"doom_trace\"\), not an Atari trace"),
+    ('kind = "doom_trace"\nname = "d"\ntrace_file = "nope.npz"\nscenario = "basic"\nseed = 7\ntics = 5\n',
+     r"field 'trace_file': file .*nope\.npz does not exist"),
+    (BOTS + "matches = 4\nmap = \"e1m1\"\nmin_win_rate = 0.5\n", r"field 'map' = 'e1m1' is not a supported map"),
+    (BOTS + "matches = 4\n", r"declares exactly one expectation .*; it declares none"),
+    (BOTS + "matches = 4\nmin_win_rate = 0.5\nmin_frags_per_minute = 1.0\n",
+     r"it declares 2 \(min_win_rate, min_frags_per_minute\)"),
+    (BOTS + "matches = 0\nmin_win_rate = 0.5\n", r"field 'matches' = 0 must be >= 1"),
+    (BOTS + "matches = 4\nbaseline = \"builtin:random\"\nelo1 = 10.0\n", r"needs elo0 and elo1 \(missing elo0\)"),
+    (BOTS + "matches = 4\nmin_win_rate = 0.5\nelo0 = 0.0\n", r"elo0 belong to an SPRT against a baseline"),
+    ('kind = "bots"\nname = "b"\ncheckpoint = "no/such/dir"\nmatches = 2\nmin_win_rate = 0.1\n',
+     r"checkpoint: 'no/such/dir' is neither a built-in Doom agent"),
+    (BOTS + 'matches = 4\nbaseline = "builtin:nope"\nelo0 = 0.0\nelo1 = 10.0\n',
+     r"baseline: unknown built-in Doom agent 'builtin:nope'; use one of random, scripted"),
+    ('kind = "doom_demo"\nname = "m"\nresults = "nowhere"\n', r"field 'results': file .*nowhere does not exist"),
+])
+def test_bad_cases_are_refused_when_the_suite_loads(tmp_path: Path, case: str, problem: str) -> None:
+    with pytest.raises(SuiteError, match=problem) as err:
+        load_suite(_suite(tmp_path, case))
+    assert "\n" not in str(err.value)
+
+
+def test_a_truncated_trace_is_one_error_line_from_the_command_line(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(DOOM_TRACE.read_bytes()[:3000])
+    suite = _suite(tmp_path, f'kind = "doom_trace"\nname = "d"\ntrace_file = "{cut}"\nscenario = "basic"\n'
+                   "seed = 7\ntics = 5\n")
+    assert main(["conformance", "run", str(suite), "--workdir", str(tmp_path / "w")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("error: ")
+    assert "cut.npz is truncated or corrupt" in err[0]
+    assert not (tmp_path / "w").exists()
+
+
+def test_record_doom_command_writes_a_trace_and_refuses_an_unknown_scenario(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "t.npz"
+    assert main(["conformance", "record-doom", "--scenario", "basic", "--seed", "2", "--tics", "30",
+                 "--out", str(out), "--json"]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["tics"] == 30
+    assert out.is_file()
+    case = Case("doom_trace", "c", {"trace_file": str(out), "scenario": "basic", "seed": 2, "tics": 30})
+    assert run_case(case, tmp_path).outcome is Outcome.PASSED
+    assert main(["conformance", "record-doom", "--scenario", "doom3", "--tics", "3", "--out", str(out)]) == 2
+    assert "unknown Doom scenario 'doom3'" in capsys.readouterr().err
+
+
+def test_a_bots_case_expecting_competence_fails_for_the_random_agent(tmp_path: Path) -> None:
+    params = {"checkpoint": "builtin:random", "bots": 1, "matches": 2, "timelimit": 0.5, "seed": 1,
+              "min_frags_per_minute": -0.5}
+    result = run_case(Case("bots", "random-vs-bot", params), tmp_path)
+    assert result.outcome is Outcome.FAILED, result.message
+    assert "frags per minute" in result.message
+    assert "interval [" in result.message
+    assert "< min_frags_per_minute -0.5" in result.message
+    assert "2 matches played" in result.message
+    junit = write_junit(Suite(tmp_path, "s", "", (result.case,)), [result], tmp_path / "junit.xml")
+    failure = ET.parse(junit).getroot().find("testsuite/testcase/failure")
+    assert failure is not None
+    assert "interval [" in failure.get("message", "")
+    again = run_case(Case("bots", "random-vs-bot", params), tmp_path)  # resumes: nothing played again
+    assert again.message == result.message
+    assert again.seconds < result.seconds
+
+
+def test_a_demo_whose_recorded_frags_were_changed_fails(tmp_path: Path) -> None:
+    shipped = SUITES / "doom_demo"
+    copy = tmp_path / "demo"
+    shutil.copytree(shipped, copy)
+    rows = [json.loads(line) for line in (copy / "results.jsonl").read_text().splitlines()]
+    rows[0]["participants"][0]["frags"] += 5
+    (copy / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run_case(Case("doom_demo", "d", {"results": str(copy), "min_demos": 2}), tmp_path)
+    assert result.outcome is Outcome.FAILED
+    assert "1 of 2 demos did not reproduce their frags" in result.message
+    assert "recorded [" in result.message
+
+
+def test_the_pytest_plugin_carries_doom_cases_with_their_messages(tmp_path: Path) -> None:
+    body = "\n".join(f'[[case]]\nkind = "doom_trace"\nname = "{name}"\ntrace_file = "{DOOM_TRACE}"\n'
+                     f'scenario = "basic"\nseed = {seed}\ntics = 60\n' for name, seed in (("same", 7), ("other", 8)))
+    path = tmp_path / "doom_suite.toml"
+    path.write_text(f'[suite]\nname = "p"\n\n{body}')
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conformance.pytest_plugin", str(path),
+                             "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
+                            capture_output=True, text=True, cwd=SUITES.parent)
+    assert "1 failed, 1 passed" in result.stdout, result.stdout + result.stderr
+    assert "first divergence at tic" in result.stdout
+    assert "seed = 8 (recorded with 7)" in result.stdout
