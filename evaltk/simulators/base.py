@@ -8,13 +8,16 @@ so episode ``i`` of an evaluation is seeded the same way on every simulator and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from evaltk.envs import EnvInfo
 from evaltk.envs.vector import StepResult
 from evaltk.errors import SpecError
+
+if TYPE_CHECKING:
+    from evaltk.simulators.slots import EpisodeRunner
 
 
 class SimulatorError(SpecError):
@@ -51,6 +54,12 @@ class Simulator(Protocol):
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the effective settings for a resolved env dict, in :data:`evaltk.simulators.settings.FIELDS`."""
+
+    def deterministic(self) -> Simulator:
+        """Return this simulator at deterministic settings for a lockstep (the env dict turns sticky actions off)."""
+
+    def runner(self, info: EnvInfo) -> EpisodeRunner:
+        """One env of ``info``'s env, stepped alone (a lockstep's side)."""
 
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """``num_envs`` episode slots of ``info``'s env (``workers``/``fast_reset``: where the simulator has them)."""

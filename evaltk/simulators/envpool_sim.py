@@ -24,7 +24,7 @@ import numpy as np
 from evaltk.envs import EnvInfo, describe
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
 from evaltk.simulators.settings import Settings, noop_words, version
-from evaltk.simulators.slots import SerialSlots
+from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
 
 INSTALL_HINT = "pip install 'evaltk[envpool]' (EnvPool 1.2.5 wheels exist for Linux x86-64, CPython 3.8-3.12)"
 MAX_EPISODE_STEPS = 27_000
@@ -106,12 +106,12 @@ class EnvPoolRunner:
         obs, _ = self._pool.reset()
         return np.asarray(obs[0]).reshape(self.obs_shape)
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, int]:
+    def step(self, action: int) -> Transition:
         """Step the pool's one env; frames = ``elapsed_step`` x ``frame_skip``."""
         obs, reward, terminated, truncated, info = self._pool.step(np.array([action], np.int32))
         frames = int(info["elapsed_step"][0]) * int(self.config["frame_skip"])
-        return (np.asarray(obs[0]).reshape(self.obs_shape), float(reward[0]), bool(terminated[0]),
-                bool(truncated[0]), frames)
+        return Transition(np.asarray(obs[0]).reshape(self.obs_shape), float(reward[0]), bool(terminated[0]),
+                          bool(truncated[0]), frames, int(info["lives"][0]))
 
     def close(self) -> None:
         """Close the current pool, if any."""
@@ -121,17 +121,34 @@ class EnvPoolRunner:
 
 
 class EnvPoolSimulator:
-    """The real EnvPool (see the module docstring)."""
+    """The real EnvPool (see the module docstring); ``use_fire_reset`` False for :meth:`deterministic`."""
 
     name = "envpool"
+
+    def __init__(self, *, use_fire_reset: bool = True) -> None:
+        self.use_fire_reset = use_fire_reset
 
     def _config(self, info: EnvInfo) -> tuple[str, dict[str, Any]]:
         if info.env.get("family") != "atari":
             raise SimulatorError(f"--sim envpool runs Atari envs here, and {info.env.get('env_id')} is a "
                                  f"{info.env.get('family')} env: use --sim gym")
         import_envpool()
-        config = envpool_config(info.env)
-        return task_id(info.env), config
+        return task_id(info.env), self._make_config(info.env)
+
+    def _make_config(self, env: dict[str, Any]) -> dict[str, Any]:
+        config = envpool_config(env)
+        if not self.use_fire_reset:
+            config["use_fire_reset"] = False
+        return config
+
+    def deterministic(self) -> EnvPoolSimulator:
+        """EnvPool without FIRE on reset: with ``noop_max=1`` its reset is one NOOP, as AtariPreprocessing's."""
+        return EnvPoolSimulator(use_fire_reset=False)
+
+    def runner(self, info: EnvInfo) -> EpisodeRunner:
+        """One env for a lockstep: a pool of one env per episode."""
+        task, config = self._config(info)
+        return EnvPoolRunner(task, config, tuple(int(d) for d in info.obs_spec["shape"]))
 
     def check(self, info: EnvInfo, *, seed: int) -> None:
         """Check that the package imports, has the game and gives observations of the checkpoint's shape."""
@@ -144,8 +161,7 @@ class EnvPoolSimulator:
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """EnvPool's effective settings for ``env``."""
-        config = envpool_config(env)
-        return envpool_settings(env, config, task_id(env)).to_dict()
+        return envpool_settings(env, self._make_config(env), task_id(env)).to_dict()
 
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """``num_envs`` slots, each a pool of one env per episode (``workers``/``fast_reset`` do not apply)."""

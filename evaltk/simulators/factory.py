@@ -32,7 +32,7 @@ import numpy as np
 from evaltk.envs import EnvInfo
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
 from evaltk.simulators.settings import NOT_REPORTED
-from evaltk.simulators.slots import SerialSlots
+from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
 
 PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 """``MODULE:CALLABLE`` (a dotted module path, a colon, a name)."""
@@ -107,16 +107,18 @@ def check_spaces(name: str, env: Any, info: EnvInfo) -> None:
                              "build the env the checkpoint was trained on (see the spec argument)")
 
 
-def frames_of(info: dict[str, Any], vector: bool, steps: int, frameskip: int) -> int:
-    """Episode frames from ``info["episode_frame_number"]`` (ale-py reports it), else steps x frameskip."""
-    value = info.get("episode_frame_number")
-    if value is None:
-        return steps * frameskip
-    return int(np.asarray(value).reshape(-1)[0]) if vector else int(value)
+def info_int(info: dict[str, Any], key: str, default: int) -> int:
+    """``info[key]`` as an int (a vector env's first element), or ``default`` when the env does not report it."""
+    value = info.get(key)
+    return default if value is None else int(np.asarray(value).reshape(-1)[0])
 
 
 class FactoryRunner:
-    """One slot: the factory's env, built at the slot's first episode and reset with each episode's seed."""
+    """One slot: the factory's env, built at the slot's first episode and reset with each episode's seed.
+
+    ``frames`` is ``info["episode_frame_number"]`` where the env reports it (ale-py does), else steps x
+    frame skip; ``lives`` is ``info["lives"]``, else -1.
+    """
 
     def __init__(self, name: str, factory: Callable[..., Any], info: EnvInfo) -> None:
         self.name, self.factory, self.info = name, factory, info
@@ -135,15 +137,17 @@ class FactoryRunner:
         obs, _ = self.env.reset(seed=int(seed))
         return np.asarray(obs[0] if self.vector else obs)
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, int]:
+    def step(self, action: int) -> Transition:
         """Step the env once; a VectorEnv gets a batch of one action."""
         act: Any = np.array([action], np.int64) if self.vector else action
         obs, reward, terminated, truncated, info = self.env.step(act)
         self.steps += 1
-        frames = frames_of(info, self.vector, self.steps, self.frameskip)
+        frames = info_int(info, "episode_frame_number", self.steps * self.frameskip)
+        lives = info_int(info, "lives", -1)
         if self.vector:
-            return np.asarray(obs[0]), float(reward[0]), bool(terminated[0]), bool(truncated[0]), frames
-        return np.asarray(obs), float(reward), bool(terminated), bool(truncated), frames
+            return Transition(np.asarray(obs[0]), float(reward[0]), bool(terminated[0]), bool(truncated[0]), frames,
+                              lives)
+        return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated), frames, lives)
 
     def close(self) -> None:
         """Close the env, if built."""
@@ -165,6 +169,14 @@ class FactorySimulator:
         if self._factory is None:
             self._factory = load_factory(self.name)
         return self._factory
+
+    def deterministic(self) -> FactorySimulator:
+        """Return the same factory: determinism is in the ``spec`` it is given (sticky actions off, one NOOP)."""
+        return self
+
+    def runner(self, info: EnvInfo) -> EpisodeRunner:
+        """One env of the factory's, for a lockstep."""
+        return FactoryRunner(self.name, self.factory, info)
 
     def check(self, info: EnvInfo, *, seed: int) -> None:
         """Import the factory, build one env with ``seed`` and check its spaces (then close it)."""

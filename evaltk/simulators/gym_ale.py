@@ -9,9 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from evaltk.envs import EnvInfo
+from evaltk.envs.atari import make_env
 from evaltk.envs.vector import EpisodeVector
 from evaltk.simulators.base import EpisodeSlots
+from evaltk.simulators.factory import FactoryRunner
 from evaltk.simulators.settings import reference_settings, version
+from evaltk.simulators.slots import EpisodeRunner
 
 
 class GymSimulator:
@@ -21,6 +24,14 @@ class GymSimulator:
 
     def check(self, info: EnvInfo, *, seed: int) -> None:
         """Nothing to check beyond what :func:`evaltk.envs.describe` already did."""
+
+    def deterministic(self) -> GymSimulator:
+        """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""
+        return self
+
+    def runner(self, info: EnvInfo) -> EpisodeRunner:
+        """One ``make_env(env)`` for a lockstep, reset with each episode's seed."""
+        return FactoryRunner(self.name, lambda **_: make_env(info.env), info)
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return gymnasium + ale-py's settings for ``env`` (Doom scenarios: the package only)."""

@@ -8,6 +8,7 @@ each of its episodes with the episode's own seed and is stepped alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -16,14 +17,26 @@ from evaltk.envs.vector import StepResult
 from evaltk.simulators.base import SimulatorError
 
 
+@dataclass(frozen=True)
+class Transition:
+    """One step of one env: ``obs`` (the checkpoint's shape), reward, flags, episode frames so far, lives."""
+
+    obs: np.ndarray
+    reward: float
+    terminated: bool
+    truncated: bool
+    frames: int
+    lives: int
+
+
 class EpisodeRunner(Protocol):
     """One slot's env: episodes started with a seed, stepped one action at a time."""
 
     def start(self, seed: int) -> np.ndarray:
         """Start an episode seeded with ``seed``; return its first observation."""
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, int]:
-        """Apply ``action``; return ``(obs, reward, terminated, truncated, episode frames so far)``."""
+    def step(self, action: int) -> Transition:
+        """Apply ``action`` and return what it led to."""
 
     def close(self) -> None:
         """Release the env."""
@@ -58,9 +71,10 @@ class SerialSlots:
         reward, frames = np.zeros(k, np.float64), np.zeros(k, np.int64)
         terminated, truncated = np.zeros(k, np.bool_), np.zeros(k, np.bool_)
         for slot in np.flatnonzero(active).tolist():
-            obs, reward[slot], terminated[slot], truncated[slot], frames[slot] = self._runners[slot].step(
-                int(actions[slot]))
-            self._store(slot, obs)
+            t = self._runners[slot].step(int(actions[slot]))
+            reward[slot], terminated[slot], truncated[slot] = t.reward, t.terminated, t.truncated
+            frames[slot] = t.frames
+            self._store(slot, t.obs)
         return StepResult(reward=reward, terminated=terminated, truncated=truncated, frames=frames)
 
     def close(self) -> None:
