@@ -71,7 +71,8 @@ def factory_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def _validate(out: Path, sim: str) -> list[str]:
     return ["validate", "builtin:random", "--env-id", ENV_ID, "--episodes", "3", "--num-envs", "2", "--seed", "3",
-            "--resamples", "999", "--margin", "5", "--sim", sim, "--reference", "gym", "--workers", "0", "--out", str(out)]
+            "--resamples", "999", "--margin", "5", "--sim", sim, "--reference", "gym", "--workers", "0",
+            "--out", str(out)]
 
 
 @pytest.mark.parametrize("callable_name", ["make", pytest.param("as_vector", marks=pytest.mark.slow)])
@@ -91,7 +92,8 @@ def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, cal
     assert sorted(sim_rows) == sorted(gym_rows)
     assert {r["backend"] for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)} == {sim}
     call = my_sim.CALLS[0]
-    assert call["env_id"] == ENV_ID and call["num_envs"] == 1
+    assert call["env_id"] == ENV_ID
+    assert call["num_envs"] == 1
     assert set(call["spec"]) == {"family", "env_id", "kwargs", "preprocessing", "obs_spec", "action_spec"}
     assert call["spec"]["action_spec"] == {"type": "discrete", "n": 4}
     settings = report["simulator_settings"]
@@ -118,7 +120,8 @@ def test_bad_factories_are_one_error_line(factory_module: str, callable_name: st
 def test_unimportable_module_and_unknown_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "val"
     line = error_line(capsys, _validate(out, "no_such_module_here:make"))
-    assert "module 'no_such_module_here' does not import" in line and "PYTHONPATH" in line
+    assert "module 'no_such_module_here' does not import" in line
+    assert "PYTHONPATH" in line
     line = error_line(capsys, _validate(out, "envpoool"))
     assert "--sim 'envpoool' is not a simulator: use one of gym, gpu_env, envpool, or MODULE:CALLABLE" in line
     line = error_line(capsys, ["evaluate", "builtin:scripted", "--env-id", ENV_ID, "--against", "nope",
