@@ -167,6 +167,10 @@ def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
         elif key == "episodic_life" and ap is not None:
             ap["terminal_on_life_loss"] = bool(want)
         elif key == "noop_starts" and ap is not None and (noop_max := _noop_max(str(want))) is not None:
+            if noop_max == ap["noop_max"]:  # the same reset frames already: the difference is the FIRE press
+                missing.append((key, f"{want!r} takes as many reset frames as the reference's {have!r}; the FIRE "
+                                "press has no AtariPreprocessing option"))
+                continue
             ap["noop_max"] = noop_max
         else:
             missing.append((key, f"gymnasium + ale-py has no option for {key} = {want!r} (reference: {have!r})"))
