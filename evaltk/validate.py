@@ -31,19 +31,17 @@ from evaltk.atomic import write_json_atomic
 from evaltk.compare import Comparison, compare
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
-    SETTINGS_FILE,
-    TABLE_FILE,
     EvalConfig,
     EvalResult,
     Prepared,
     ProgressFn,
     check_simulator,
     prepare,
-    read_table,
     run_prepared,
     summarize,
 )
 from evaltk.margin import MarginKind
+from evaltk.scores import TABLE_FILE, read_table
 from evaltk.simulators import check_name
 from evaltk.simulators.compare_settings import aligned_reference_env, settings_section
 from evaltk.simulators.settings import Alignment
@@ -213,7 +211,7 @@ def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> 
     if environment.exists():  # the table is a side of an earlier `evaltk validate`
         with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError, ValueError):  # else: not recorded
             spec["versions"] = dict(json.loads(environment.read_text(encoding="utf-8"))["versions"])
-    if loaded.table.path.name == TABLE_FILE and (loaded.table.path.parent / SETTINGS_FILE).exists():
+    if loaded.table.path.name == TABLE_FILE and loaded.table.settings is not None:
         rows = sorted(read_table(loaded.table.path), key=lambda r: r["index"])  # with frames and steps
     else:
         seeds = [None] * loaded.returns.size if loaded.seeds is None else [int(x) for x in loaded.seeds]
