@@ -100,6 +100,7 @@ def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, cal
     assert settings["sim"]["package"] == sim
     assert settings["sim"].get("frameskip") is None  # not reported by this factory: never counted as a difference
     assert settings["differs"] == ["package"]
+    assert "## Simulator settings that differ" in (out / "report.md").read_text()
 
 
 @pytest.mark.parametrize(("callable_name", "needle"), [
