@@ -120,7 +120,7 @@ def _print_settings(console: Console, section: dict[str, Any] | None) -> None:
     else:
         print("simulator settings: no difference")
     if section["aligned"] is not None:
-        print(f"aligned (--align): {', '.join(section['aligned']['settings']) or 'nothing needed aligning'}")
+        print(f"aligned (--align): {', '.join(section['aligned']['settings']) or 'nothing'}")
         for item in section["aligned"]["not_aligned"]:
             print(f"not aligned: {item['setting']}: {item['why']}")
     if section["note"]:

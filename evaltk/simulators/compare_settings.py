@@ -30,8 +30,9 @@ def settings_section(sim: str, sim_env: dict[str, Any], reference: str | None, r
         section["aligned"] = {"settings": list(alignment.aligned),
                               "not_aligned": [{"setting": k, "why": why} for k, why in alignment.not_aligned]}
         if section["note"] is not None:
-            section["note"] = (f"the reference ran with the simulator's {', '.join(alignment.aligned) or 'settings'} "
-                               f"(--align); still different: {', '.join(_rest(rows))}")
+            done = (f"the reference ran with the simulator's {', '.join(alignment.aligned)}" if alignment.aligned
+                    else "no setting could be aligned")
+            section["note"] = f"{done} (--align); still different: {', '.join(_rest(rows))}"
     return section
 
 
