@@ -52,6 +52,8 @@ from evaltk.simulators import NAMES as SIMULATORS
 from evaltk.simulators import EpisodeSlots, check_name, get
 
 SUMMARY_FILE = "summary.json"
+SIMULATOR_FILE = "simulator.json"
+"""The simulator's effective settings (:mod:`evaltk.simulators.settings`), next to the score table."""
 BACKENDS = SIMULATORS
 """The built-in simulators (:data:`evaltk.simulators.NAMES`); ``MODULE:CALLABLE`` names a user's factory."""
 DOOM_BACKEND = "vizdoom"
@@ -287,6 +289,7 @@ def prepare(config: EvalConfig) -> Prepared:
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
     old_rows = _open_out(config.out, settings)
+    write_json_atomic(config.out / SIMULATOR_FILE, get(config.backend).settings(info.env))
     done = {r["index"] for r in old_rows}
     todo = [i for i in range(config.episodes) if i not in done]
     return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)

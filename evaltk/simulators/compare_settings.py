@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from evaltk.simulators import get
@@ -34,6 +36,30 @@ def settings_section(sim: str, sim_env: dict[str, Any], reference: str | None, r
                     else "no setting could be aligned")
             section["note"] = f"{done} (--align); still different: {', '.join(_rest(rows))}"
     return section
+
+
+def table_settings(table: Path, file_name: str = "simulator.json") -> dict[str, Any] | None:
+    """Return the settings ``evaltk evaluate`` recorded next to the score table ``table`` (None: not recorded)."""
+    path = (table if table.is_dir() else table.parent) / file_name
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return settings if isinstance(settings, dict) else None
+
+
+def difference_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+    """Text lines for ``evaltk compare``: the simulator settings that differ between tables A and B."""
+    if a is None or b is None:
+        return ["simulator settings: not recorded for both tables (evaltk evaluate writes simulator.json)"]
+    rows = [r for r in difference_rows(a, b) if r["differs"]]
+    if not rows:
+        return ["simulator settings: no difference"]
+    width = max(len(r["setting"]) for r in rows)
+    lines = ["simulator settings that differ (A | B):"]
+    lines += [f"  {r['setting']:<{width}}  {r['sim']} | {r['reference']}" for r in rows]
+    note = settings_note(rows)
+    return lines if note is None else [*lines, f"note: {note.replace('--align', 'evaltk validate --align')}"]
 
 
 def _rest(rows: list[dict[str, Any]]) -> list[str]:

@@ -133,3 +133,20 @@ def test_without_the_package_every_command_names_the_extra(command: str, tmp_pat
     assert lines[0].startswith("error: ")
     assert "pip install 'evaltk[envpool]'" in lines[0]
     assert not out.exists()
+
+
+def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from evaltk.simulators.compare_settings import difference_lines, table_settings
+
+    env = describe(_a2c_env()).env
+    for name in ("gym", "envpool"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "simulator.json").write_text(json.dumps(get(name).settings(env)))
+    lines = difference_lines(table_settings(tmp_path / "gym" / TABLE_FILE),
+                             table_settings(tmp_path / "envpool" / TABLE_FILE))
+    assert lines[0] == "simulator settings that differ (A | B):"
+    assert any(line.split() == ["repeat_action_probability", "0.25", "|", "0.0"] for line in lines)
+    assert lines[-1].startswith("note: the simulators differ in repeat_action_probability, noop_starts")
+    assert difference_lines(None, {}) == [
+        "simulator settings: not recorded for both tables (evaltk evaluate writes simulator.json)"]
