@@ -12,7 +12,8 @@ SUITES = Path(__file__).resolve().parents[2] / "suites"
 # transfer_breakout (100 episodes a side, ~45 s) is slow; the default run checks the transfer case on a
 # smaller one (tests/conformance/test_suite.py) and the same policies gym vs gpu_env in tests/evaltk/test_validate.py.
 @pytest.mark.parametrize("name", ["reference_drift.toml", "gpu_env_traces.toml",
-                                  pytest.param("transfer_breakout.toml", marks=pytest.mark.slow)])
+                                  pytest.param("transfer_breakout.toml", marks=pytest.mark.slow),
+                                  pytest.param("simulators.toml", marks=pytest.mark.slow)])
 def test_shipped_suite_passes(name: str, tmp_path: Path) -> None:
     suite = load_suite(SUITES / name)
     results = run_suite(suite, tmp_path)

@@ -130,3 +130,17 @@ def test_envpool_terminal_observation_keeps_the_last_frame_gym_drops_it(tmp_path
     assert np.array_equal(sim.obs, last_screen)
     gym_side.close()
     pool_side.close()
+
+
+def test_sim_lockstep_case_fields_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    from conformance.suite import load_suite
+    from evaltk.errors import SuiteError
+
+    path = tmp_path / "s.toml"
+    path.write_text("[suite]\nname='s'\n[[case]]\nkind='sim_lockstep'\nname='a'\nsim='envpoool'\n"
+                    "env_id='ALE/Pong-v5'\nsteps=10\n")
+    with pytest.raises(SuiteError, match="is not a simulator: use one of gym, gpu_env, envpool"):
+        load_suite(path)
+    path.write_text("[suite]\nname='s'\n[[case]]\nkind='sim_lockstep'\nname='a'\nsim='gpu_env'\nsteps=10\n")
+    with pytest.raises(SuiteError, match="missing required field 'env_id'"):
+        load_suite(path)
