@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from evaltk.simulators import get
-from evaltk.simulators.settings import Alignment, align_env, difference_rows, settings_note
+from evaltk.simulators.settings import Alignment as Alignment
+from evaltk.simulators.settings import align_env, difference_rows, settings_note
 
 
 def aligned_reference_env(sim: str, env: dict[str, Any]) -> Alignment:
@@ -19,11 +20,11 @@ def aligned_reference_env(sim: str, env: dict[str, Any]) -> Alignment:
     return align_env(env, get(sim).settings(env))
 
 
-def settings_section(sim: str, sim_env: dict[str, Any], reference: str | None, reference_env: dict[str, Any] | None,
+def settings_section(sim: str, sim_env: dict[str, Any], reference: str, reference_env: dict[str, Any] | None,
                      alignment: Alignment | None) -> dict[str, Any]:
     """Return both sides' settings, one row per setting, what differs, the note and the alignment (``--align``)."""
     sim_settings = get(sim).settings(sim_env)
-    ref_settings = {} if reference is None or reference_env is None else get(reference).settings(reference_env)
+    ref_settings = {} if reference_env is None else get(reference).settings(reference_env)
     rows = difference_rows(sim_settings, ref_settings)
     section: dict[str, Any] = {
         "sim": sim_settings, "reference": ref_settings, "rows": rows,
