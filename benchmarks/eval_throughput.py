@@ -7,7 +7,8 @@ same episodes, the same base seed and the same ``--num-envs``, so they play the 
 * ``--against gym``: gymnasium ``AtariEnv`` + the checkpoint's wrappers, one per slot, in evaltk's worker
   processes (``min(num_envs, cores)`` of them), each episode a ``reset(seed=...)`` that reloads the ROM;
 * ``--against gpu_env``: ``gpu_env.make_vec`` (cpu backend, its threads) through
-  ``evaltk.envs.gpu_vector.GpuEnvEpisodeVector``, each episode reset with its seed the same way.
+  the simulator registry (``evaltk.simulators.get("gpu_env")``: ``GpuEnvEpisodeVector``), each episode reset
+  with its seed the same way.
 
 Rows (``--policies``): ``builtin:random`` on ALE/Breakout-v5 (v5 settings: frameskip 4, sticky 0.25, 210x160
 RGB), and the shipped A2C checkpoint ``suites/checkpoints/a2c_breakout`` (84x84 gray, frame stack 4; its

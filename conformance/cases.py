@@ -102,15 +102,28 @@ def _get_trace(case: Case, workdir: Path, prob: float) -> tuple[Trace, str]:
 
 MARGIN_KINDS = tuple(k.value for k in MarginKind)
 VERDICTS = ("equivalent", "different", "inconclusive", "identical")  # evaltk.compare.Verdict values
-EVAL_BACKENDS = ("gym", "gpu_env")  # evaltk.evaluate.BACKENDS
+EVAL_BACKENDS = ("gym", "gpu_env", "envpool")  # evaltk.evaluate.BACKENDS; MODULE:CALLABLE is accepted too
+
+
+def simulator_name(value: Any) -> str | None:
+    """Return why ``value`` names no simulator (:func:`evaltk.simulators.check_name`), or None."""
+    from evaltk.simulators import SimulatorError, check_name
+
+    try:
+        check_name(str(value), option="simulator")
+    except SimulatorError as exc:
+        return str(exc).removeprefix("simulator ")
+    return None
+
+
 TRANSFER_FIELDS: dict[str, FieldSpec] = {
     "checkpoint": FieldSpec((str,), required=True, check=lambda v: None if v else "must not be empty"),
     "env_id": FieldSpec((str,)),
     "episodes": FieldSpec((int,), required=True, check=at_least(2)),
     "seed": FieldSpec((int,), required=True, check=at_least(0)),
     "seed_b": FieldSpec((int,), check=at_least(0)),
-    "backend_a": FieldSpec((str,), check=one_of(EVAL_BACKENDS)),
-    "backend_b": FieldSpec((str,), check=one_of(EVAL_BACKENDS)),
+    "backend_a": FieldSpec((str,), check=simulator_name),
+    "backend_b": FieldSpec((str,), check=simulator_name),
     "baseline": FieldSpec((str,)),
     "margin": FieldSpec((float, int), required=True, check=between(0.0, float("inf"), open_ends=True)),
     "margin_kind": FieldSpec((str,), required=True, check=one_of(MARGIN_KINDS)),
@@ -121,13 +134,14 @@ TRANSFER_FIELDS: dict[str, FieldSpec] = {
 
 
 def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
-    """Evaluate a checkpoint on two backends (or against a stored baseline table) and test the verdict.
+    """Evaluate a checkpoint on two simulators (or against a stored baseline table) and test the verdict.
 
     Side A is ``baseline`` (a score table) if given, else ``episodes`` episodes on ``backend_a``
     (default ``gym``, the reference) with base seed ``seed``; side B is ``episodes`` episodes on
     ``backend_b`` (default ``gpu_env``) with base seed ``seed_b`` (default ``seed + 1``: independent
-    episodes, so the check is statistical, not a replay). Passes when ``evaltk compare``'s verdict
-    equals ``expect`` (default ``equivalent``).
+    episodes, so the check is statistical, not a replay; ``seed_b = seed`` pairs the rows by seed, so
+    identical rows give the verdict ``identical``). Passes when ``evaltk compare``'s verdict equals ``expect``
+    (default ``equivalent``).
     """
     from evaltk.compare import compare
     from evaltk.evaluate import EvalConfig, evaluate
@@ -137,19 +151,22 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     p = case.params
     env_id = str(p["env_id"]) if "env_id" in p else None
 
-    def side(name: str, seed: int, backend: str) -> list[float]:
+    def side(name: str, seed: int, backend: str) -> tuple[list[float], list[int]]:
         config = EvalConfig(checkpoint=str(p["checkpoint"]), out=workdir / case.name / name,
                             episodes=int(p["episodes"]), seed=seed, num_envs=int(p.get("num_envs", 4)),
                             env_id=env_id, backend=backend)
-        return [float(r["return"]) for r in evaluate(config).rows]
+        rows = evaluate(config).rows
+        return [float(r["return"]) for r in rows], [int(r["seed"]) for r in rows]
 
+    seeds_a: list[int] | None = None
     if "baseline" in p:
         scores_a = [float(x) for x in read_scores(Path(str(p["baseline"]))).returns]
     else:
-        scores_a = side("a", int(p["seed"]), str(p.get("backend_a", "gym")))
-    scores_b = side("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("backend_b", "gpu_env")))
+        scores_a, seeds_a = side("a", int(p["seed"]), str(p.get("backend_a", "gym")))
+    scores_b, seeds_b = side("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("backend_b", "gpu_env")))
     result = compare(scores_a, scores_b, float(p["margin"]), str(p["margin_kind"]),
-                     alpha=float(p.get("alpha", 0.05)), seed=int(p["seed"]))
+                     alpha=float(p.get("alpha", 0.05)), seed=int(p["seed"]), seeds_a=seeds_a,
+                     seeds_b=None if seeds_a is None else seeds_b)
     expect = str(p.get("expect", "equivalent"))
     verdict = result.verdict.value
     outcome = Outcome.PASSED if verdict == expect else Outcome.FAILED
@@ -158,11 +175,44 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
                       {"verdict": verdict, "n_a": len(scores_a), "n_b": len(scores_b)})
 
 
+SIM_LOCKSTEP_FIELDS: dict[str, FieldSpec] = {
+    "sim": FieldSpec((str,), required=True, check=simulator_name),
+    "reference": FieldSpec((str,), check=simulator_name),
+    "env_id": FieldSpec((str,), required=True, check=lambda v: None if "/" in v or "-v" in v else
+                        "must be a gymnasium id such as ALE/Pong-v5"),
+    "steps": FieldSpec((int,), required=True, check=at_least(1)),
+    "seed": FieldSpec((int,), check=at_least(0)),
+    "terminal_obs": FieldSpec((bool,)),
+}
+
+
+def run_sim_lockstep_case(case: Case, workdir: Path) -> CaseResult:
+    """Step ``sim`` and ``reference`` (default ``gym``) side by side (:mod:`conformance.sim_lockstep`).
+
+    Passes when every step of ``steps`` is identical; fails with the first difference (its files go to
+    ``workdir/<case name>/``).
+    """
+    from conformance.sim_lockstep import SimLockstepConfig, run_sim_lockstep
+
+    start = time.perf_counter()
+    p = case.params
+    config = SimLockstepConfig(str(p["sim"]), str(p["env_id"]), int(p["steps"]),
+                               reference=str(p.get("reference", "gym")), seed=int(p.get("seed", 0)),
+                               terminal_obs=bool(p.get("terminal_obs", True)))
+    result = run_sim_lockstep(config, out=workdir / case.name)
+    outcome = Outcome.PASSED if result.identical else Outcome.FAILED
+    return CaseResult(case, outcome, result.summary(), time.perf_counter() - start,
+                      {"identical": result.identical, "steps": result.steps,
+                       "first_difference": None if result.first_difference is None
+                       else result.first_difference.as_dict()})
+
+
 def register_all() -> None:
     """Register every built-in case kind with the suite runner."""
     register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case,
                   path_fields=frozenset({"trace_file", "checkpoint"}))
     register_kind("transfer", TRANSFER_FIELDS, run_transfer_case)
+    register_kind("sim_lockstep", SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case)
     register_doom_kinds()
 
 

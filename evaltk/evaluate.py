@@ -16,6 +16,8 @@ Semantics (documented for users in ``docs/evaluation.md``):
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
   episode, ``frames`` counts game tics, ``truncated`` means ViZDoom's episode timeout, and the recorded
   backend is ``vizdoom`` (``--against gpu_env`` is Atari-only).
+* ``backend`` names the simulator (:mod:`evaltk.simulators`: ``gym``, ``gpu_env``, ``envpool`` or a user's
+  ``MODULE:CALLABLE``); every simulator starts episode ``i`` with the same seed, so rows pair by seed.
 * ``executor="ray"`` (``--executor ray``, ``docs/executor.md``) runs the missing episodes as Ray tasks of
   ``num_envs`` episodes each; this process still writes every row as it arrives, each index once, so the
   table equals the local one (for per-episode-seeded policies; a per-batch-seeded one is a single task).
@@ -40,8 +42,6 @@ import numpy as np
 from evaltk.atomic import write_json_atomic
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
-from evaltk.envs.gpu_vector import GpuEnvEpisodeVector
-from evaltk.envs.vector import EpisodeVector
 from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
 from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
@@ -49,9 +49,14 @@ from evaltk.scores import COLUMNS as COLUMNS
 from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
 from evaltk.scores import TABLE_FILE, TableWriter, open_table
 from evaltk.scores import read_table as read_table
+from evaltk.simulators import NAMES as SIMULATORS
+from evaltk.simulators import EpisodeSlots, check_name, get
 
 SUMMARY_FILE = "summary.json"
-BACKENDS = ("gym", "gpu_env")
+SIMULATOR_FILE = "simulator.json"
+"""The simulator's effective settings (:mod:`evaltk.simulators.settings`), next to the score table."""
+BACKENDS = SIMULATORS
+"""The built-in simulators (:data:`evaltk.simulators.NAMES`); ``MODULE:CALLABLE`` names a user's factory."""
 DOOM_BACKEND = "vizdoom"
 """Backend recorded for Doom evaluations (``--against gym``, the default, runs ViZDoom for Doom envs)."""
 
@@ -80,6 +85,7 @@ class EvalConfig:
     env_id: str | None = None
     """Env id; required for builtins, defaults to the checkpoint's own for checkpoints."""
     backend: str = "gym"
+    """The simulator (:func:`evaltk.simulators.get`): ``gym``, ``gpu_env``, ``envpool`` or ``MODULE:CALLABLE``."""
     workers: int | None = None
     """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
     fast_reset: bool = False
@@ -92,6 +98,8 @@ class EvalConfig:
     """Where episodes run: ``local`` (this process and its env workers) or ``ray`` (units of episodes as Ray tasks)."""
     ray_address: str | None = None
     """The Ray cluster for ``executor="ray"`` (None: ``RAY_ADDRESS``, or a local cluster)."""
+    env: dict[str, Any] | None = None
+    """An env dict run instead of the checkpoint's own (``evaltk validate --align``); checked against the policy."""
 
 
 @dataclass
@@ -116,6 +124,13 @@ def _digest(spec: CheckpointSpec, path: Path | None) -> str:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()
+
+
+def check_simulator(config: EvalConfig) -> None:
+    """Check that simulator ``config.backend`` can run the checkpoint's env, before anything is written."""
+    check_name(config.backend, option="--against")
+    _, info, _ = resolve_policy(config)
+    get(config.backend, option="--against").check(info, seed=episode_seed(config.seed, 0))
 
 
 def checkpoint_label(ref: str) -> str:
@@ -155,7 +170,7 @@ def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     else:
         policy = load_policy(ref)
         path = Path(ref)
-    env = dict(policy.spec.env)
+    env = dict(policy.spec.env if config.env is None else config.env)
     if env.get("family") == "doom":  # a Doom env is its scenario: --env-id picks another built-in scenario
         if config.env_id is not None and config.env_id != env.get("env_id"):
             env = env_for_cli_id(config.env_id)
@@ -242,8 +257,7 @@ def prepare(config: EvalConfig) -> Prepared:
 
     Every bad-input error (:class:`~evaltk.errors.EvaltkError`) is raised here, before anything runs.
     """
-    if config.backend not in BACKENDS:
-        raise SpecError(f"unknown backend {config.backend!r}: use one of {', '.join(BACKENDS)}")
+    check_name(config.backend, option="--against")
     if config.executor not in EXECUTORS:
         raise SpecError(f"unknown executor {config.executor!r}: use one of {', '.join(EXECUTORS)}")
     if config.executor == "ray":  # a missing Ray is bad input too: say so before anything runs
@@ -265,6 +279,7 @@ def prepare(config: EvalConfig) -> Prepared:
     elif info.env["family"] != "atari":
         raise EvaltkError(f"evaltk evaluate does not run {info.env['family']} envs (not implemented yet): "
                           "use an Atari or Doom checkpoint")
+    get(config.backend, option="--against").check(info, seed=episode_seed(config.seed, 0))
     seeded = isinstance(policy, EpisodeSeeded)
     settings: dict[str, Any] = {
         "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest,
@@ -275,6 +290,7 @@ def prepare(config: EvalConfig) -> Prepared:
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
     old_rows = _open_out(config.out, settings)
+    write_json_atomic(config.out / SIMULATOR_FILE, get(config.backend).settings(info.env))
     done = {r["index"] for r in old_rows}
     todo = [i for i in range(config.episodes) if i not in done]
     return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)
@@ -399,12 +415,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     steps = np.zeros(k, np.int64)
     label, backend = checkpoint_label(config.checkpoint), recorded_backend(config, info)
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
-    vec: EpisodeVector | GpuEnvEpisodeVector
-    if config.backend == "gpu_env":
-        vec = GpuEnvEpisodeVector(info.env, k, obs_shape=info.obs_spec["shape"], obs_dtype=info.obs_spec["dtype"])
-    else:
-        vec = EpisodeVector(info.env, k, num_workers=workers, obs_shape=info.obs_spec["shape"],
-                            obs_dtype=info.obs_spec["dtype"], fast_reset=config.fast_reset)
+    vec: EpisodeSlots = get(config.backend).episodes(info, k, workers=workers, fast_reset=config.fast_reset)
     with vec:
 
         def start(slots: list[int]) -> list[int]:

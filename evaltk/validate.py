@@ -34,17 +34,19 @@ from evaltk.compare import Comparison, Pairing, Verdict, compare
 from evaltk.compare.sequential import SequentialComparison, look_sizes, run_sequential, sequential_kind
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
-    BACKENDS,
     EvalConfig,
     EvalResult,
     Prepared,
     ProgressFn,
+    check_simulator,
     prepare,
     run_prepared,
     summarize,
 )
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, read_table
+from evaltk.simulators import check_name
+from evaltk.simulators.compare_settings import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.sequential import SequentialDesign
 
 ENVIRONMENT_FILE = "environment.json"
@@ -88,6 +90,8 @@ class ValidateConfig:
     sequential: bool = False
     """Evaluate both sides in ``looks`` batches and stop at the first deciding look (``--sequential``)."""
     looks: int = 10
+    align: bool = False
+    """Run the reference with the simulator's settings where gymnasium + ale-py can express them."""
 
 
 @dataclass
@@ -144,10 +148,12 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def _eval_config(config: ValidateConfig, backend: str) -> EvalConfig:
-    return EvalConfig(checkpoint=config.checkpoint, out=config.out / backend, episodes=config.episodes,
+def _eval_config(config: ValidateConfig, backend: str, env: dict[str, Any] | None = None) -> EvalConfig:
+    """Return the evaluation of one side, in ``out/<simulator>/`` (``out/<simulator>-aligned/`` for an aligned env)."""
+    folder = backend.replace(":", "_") + ("" if env is None else "-aligned")
+    return EvalConfig(checkpoint=config.checkpoint, out=config.out / folder, episodes=config.episodes,
                       seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, backend=backend,
-                      workers=config.workers)
+                      workers=config.workers, env=env)
 
 
 def _side_spec(prep: Prepared) -> dict[str, Any]:
@@ -176,6 +182,8 @@ class PreparedValidation:
     sim: Prepared
     reference: Prepared | Side
     """The reference evaluation to run, or the baseline table read as the reference side."""
+    alignment: Alignment | None = None
+    """With ``--align``: the reference's env rewritten to the simulator's settings, and what was not aligned."""
 
     @property
     def evaluations(self) -> dict[str, Prepared]:
@@ -241,8 +249,9 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
     if config.episodes < 2:
         raise ValidateError(f"--episodes must be at least 2 for a comparison, got {config.episodes}")
     for name, backend in (("--sim", config.sim), ("--reference", config.reference)):
-        if backend not in BACKENDS:
-            raise ValidateError(f"{name} {backend!r} is not one of {', '.join(BACKENDS)}")
+        check_name(backend, option=name)
+    if config.align and config.baseline is not None:
+        raise ValidateError("--align re-runs the reference with the simulator's settings: drop --baseline or --align")
     if config.baseline is None and config.sim == config.reference:
         raise ValidateError(f"--sim and --reference are both {config.sim}: validate one backend against another "
                             "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
@@ -262,12 +271,16 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
     if "gpu_env" in backends and _env_family(config) == "doom":
         raise ValidateError(f"{config.env_id or ref} is a ViZDoom scenario and gpu_env runs Atari only: validate a "
                             "Doom policy on ViZDoom against a table of scores, --sim gym --baseline TABLE")
+    for backend in sorted(backends):  # a simulator that cannot run says so before anything is written
+        check_simulator(_eval_config(config, backend))
     config.out.mkdir(parents=True, exist_ok=True)
     sim = prepare(_eval_config(config, config.sim))
     if config.baseline is not None:
         baseline = _baseline_side(config.baseline, sim, allow_different_envs=config.allow_different_envs)
         return PreparedValidation(config, kind, sim, baseline)
-    return PreparedValidation(config, kind, sim, prepare(_eval_config(config, config.reference)))
+    alignment = aligned_reference_env(config.sim, sim.info.env) if config.align else None
+    reference = prepare(_eval_config(config, config.reference, None if alignment is None else alignment.env))
+    return PreparedValidation(config, kind, sim, reference, alignment)
 
 
 def _check_sequential(config: ValidateConfig) -> None:
@@ -360,6 +373,7 @@ class Validation:
     """Reference (A) against simulator (B), with the episode seeds: its verdict is the report's."""
     pairs: dict[str, Any] | None
     files: dict[str, Path] = field(default_factory=dict)
+    settings: dict[str, Any] | None = None  # both simulators' settings: evaltk.simulators.compare_settings
     sequential: SequentialComparison | None = None
     """Set with ``--sequential``: the looks and their verdict, which is the report's; ``comparison`` then
     describes the episodes the looks used."""
@@ -437,7 +451,7 @@ class Validation:
                              "differs": [r["setting"] for r in rows if r["differs"]],
                              "not_recorded": [r["setting"] for r in rows
                                               if NOT_RECORDED in (r["sim"], r["reference"])]},
-            "pairs": self.pairs, "comparison": comparison,
+            "simulator_settings": self.settings, "pairs": self.pairs, "comparison": comparison,
             "files": {k: str(v) for k, v in self.files.items()},
         }
 
@@ -459,7 +473,9 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
     comparison = compare(reference.returns, sim.returns, c.margin, prep.kind, alpha=c.alpha, seed=c.seed,
                          n_resamples=c.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
                          paired="auto" if c.paired else "no", min_episodes=c.min_episodes)
-    return Validation(c, sim, reference, comparison, pair_rows(reference, sim), sequential=seq)
+    ref_env = None if isinstance(prep.reference, Side) else prep.reference.info.env
+    settings = settings_section(c.sim, prep.sim.info.env, c.reference, ref_env, prep.alignment)
+    return Validation(c, sim, reference, comparison, pair_rows(reference, sim), settings=settings, sequential=seq)
 
 
 def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> SequentialComparison:

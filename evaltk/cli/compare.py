@@ -9,6 +9,7 @@ and why; writes ``compare.json``, ``compare.md`` and ``compare.png`` when ``--ou
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from evaltk.cli.args import seed_type
@@ -80,6 +81,18 @@ def _print_sequential(result: Any) -> None:
     print(f"  {result.reason}")
 
 
+def _print_settings(a: Path, b: Path, payload: dict[str, Any]) -> None:
+    """Print the simulator settings that differ between the two tables (where evaltk evaluate recorded them)."""
+    from evaltk.simulators.compare_settings import difference_lines, table_settings
+    from evaltk.simulators.settings import difference_rows
+
+    sa, sb = table_settings(a), table_settings(b)
+    for line in difference_lines(sa, sb):
+        print(line)
+    if sa is not None and sb is not None:
+        payload["simulator_settings"] = {"a": sa, "b": sb, "rows": difference_rows(sb, sa)}
+
+
 def run(args: argparse.Namespace) -> int:
     """Read both tables, compare them, print (and optionally write) the result; returns 0."""
     if args.resamples < 100:
@@ -120,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"A (reference): {tables.table_a.table.describe()}")
     print(f"B (candidate): {tables.table_b.table.describe()}")
     print(tables.env_check.summary())
+    _print_settings(tables.table_a.table.path, tables.table_b.table.path, payload)
     if result.pairing is not None:
         print(f"pairing: {result.pairing.n_shared} shared seeds; {result.pairing.note}")
     for test in result.tests.values():

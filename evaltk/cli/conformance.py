@@ -6,6 +6,11 @@ reward, RAM, screen, lives, game over, truncation or the frame counters differ (
 ``conformance/lockstep.py``); ``--game all`` runs every playable ROM, one line each. Exit status 0
 when every frame matched, 1 on a divergence, 2 on bad input.
 
+``evaltk conformance lockstep --sim SIM --reference gym --env-id ID --steps N --seed S [--out DIR] [--json]``
+steps two simulators of the registry (:mod:`evaltk.simulators`) env step by env step at deterministic
+settings (``conformance/sim_lockstep.py``) and stops at the first difference in obs, reward, terminated,
+truncated or lives, writing both observations, a diff image and the values to ``--out``.
+
 ``evaltk conformance run SUITE [--junit FILE]`` runs a suite; ``evaltk conformance record (--rom R | --checkpoint
 CKPT) --frames N --seed S --out FILE`` records an ale-py trace (random play or a checkpoint's own play);
 ``evaltk conformance record-doom --scenario NAME --seed S --tics N [--checkpoint ...] --out FILE`` a ViZDoom trace.
@@ -35,7 +40,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Step gpu_env and ale-py from the same start (an imported ale-py state, or both sides' own "
         "loadROM) with the same random actions and compare every field every frame.",
     )
-    lock.add_argument("--game", required=True, help="ale-py ROM id, a comma-separated list, or 'all' (104 ROMs)")
+    lock.add_argument("--game", default=None,
+                      help="ale-py ROM id, a comma-separated list, or 'all' (104 ROMs): gpu_env against ale-py "
+                           "frame by frame (or use --sim to compare two simulators env step by env step)")
+    lock.add_argument("--sim", default=None, metavar="SIM",
+                      help="compare simulator SIM (gpu_env, envpool, gym or MODULE:CALLABLE) with --reference at "
+                           "deterministic settings, every env step (needs --env-id)")
+    lock.add_argument("--reference", default="gym", metavar="SIM", help="the other side of --sim (default gym)")
+    lock.add_argument("--env-id", default=None, help="with --sim: the gymnasium id both sides run, e.g. ALE/Pong-v5")
+    lock.add_argument("--steps", type=int, default=2000, help="with --sim: env steps to compare (default 2000)")
+    lock.add_argument("--skip-terminal-obs", action="store_true",
+                      help="with --sim: do not compare the observation of a step that ends an episode (count the ones "
+                           "that differ instead); gymnasium drops the last frame's screen there, EnvPool keeps it")
+    lock.add_argument("--out", default=None,
+                      help="with --sim: where the first difference's observations, diff image and values go "
+                           "(default: a temp folder)")
     lock.add_argument("--frames", type=int, default=5000, help="frames to compare (default 5000)")
     lock.add_argument("--seed", type=int, default=0, help="ALE random_seed (env i: seed + i) and action/warm-up seed")
     lock.add_argument("--start", choices=("ale-state", "boot"), default="ale-state",
@@ -101,12 +120,42 @@ def run_suite_command(args: argparse.Namespace) -> int:
     return 0 if counts["passed"] + counts["skipped"] == len(results) else 1
 
 
+def run_sim(args: argparse.Namespace) -> int:
+    """Run ``conformance lockstep --sim``: exit 0 when identical, 1 on a difference."""
+    from conformance.lockstep import default_png_dir
+    from conformance.sim_lockstep import SimLockstepConfig, run_sim_lockstep
+
+    if args.game is not None:
+        raise LockstepInputError("--game (gpu_env against ale-py, frame by frame) and --sim (two simulators, env step "
+                                 "by env step) are two modes: drop one")
+    if args.env_id is None:
+        raise LockstepInputError("--sim needs --env-id, the gymnasium id both sides run (e.g. ALE/Pong-v5)")
+    if args.steps < 1:
+        raise LockstepInputError(f"--steps must be >= 1, got {args.steps}")
+    out = Path(args.out) if args.out else default_png_dir()
+    config = SimLockstepConfig(args.sim, args.env_id, args.steps, reference=args.reference, seed=args.seed,
+                               terminal_obs=not args.skip_terminal_obs)
+    result = run_sim_lockstep(config, out=out)
+    print(result.summary(), flush=True)
+    if result.first_difference is not None:
+        for kind, path in result.first_difference.files.items():
+            print(f"  {kind}: {path}")
+    if args.json:
+        emit_json(result.as_dict())
+    return 0 if result.identical else 1
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``conformance lockstep``."""
     from conformance.lockstep import LockstepConfig, LockstepError, default_png_dir, run_lockstep
     from conformance.report import playable_roms
     from gpu_env.errors import GpuEnvError
 
+    if args.sim is not None:
+        return run_sim(args)
+    if args.game is None:
+        raise LockstepInputError("name a ROM with --game (gpu_env against ale-py) or two simulators with --sim SIM "
+                                 "--env-id ID")
     games = playable_roms() if args.game == "all" else [g for g in args.game.split(",") if g]
     if not games:
         raise LockstepInputError(f"--game {args.game!r}: name a ROM id, a comma-separated list or 'all'")

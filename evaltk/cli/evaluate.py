@@ -45,9 +45,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_episode_options(p, seed_help="base seed; episode i gets a recorded seed derived from it",
                         workers_help="worker processes stepping the envs (default: min(num-envs, CPUs); 0 = "
                                      "in-process)")
-    p.add_argument("--against", default="gym", choices=("gym", "gpu_env"),
-                   help="reference backend (default gym: gymnasium + ale-py, or ViZDoom for Doom envs; "
-                        "gpu_env is Atari-only)")
+    p.add_argument("--sim", "--against", dest="against", default="gym", metavar="SIM",
+                   help="simulator: gym (default: gymnasium + ale-py, or ViZDoom for Doom envs), gpu_env, envpool "
+                        "(pip install 'evaltk[envpool]') or MODULE:CALLABLE, your own factory (docs/simulators.md)")
     p.add_argument("--fast-reset", action="store_true",
                    help="opt-in, Atari only: seeded resets restore a cached post-load ALE state instead of reloading "
                         "the ROM (checked byte-identical at start; same rows, less CPU per episode)")

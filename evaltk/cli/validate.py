@@ -37,10 +37,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
                    help="checkpoint directory, or a builtin: builtin:scripted, builtin:random (builtins need --env-id)")
-    p.add_argument("--sim", default="gpu_env", choices=("gpu_env", "gym"),
-                   help="simulator backend the policy is validated on (default gpu_env)")
-    p.add_argument("--reference", default=None, choices=("gym", "gpu_env"),
-                   help="reference backend (default gym: gymnasium + ale-py)")
+    p.add_argument("--sim", default="gpu_env", metavar="SIM",
+                   help="simulator the policy is validated on: gpu_env (default), envpool (pip install "
+                        "'evaltk[envpool]'), gym, or MODULE:CALLABLE, your own factory (docs/simulators.md)")
+    p.add_argument("--reference", default=None, metavar="SIM",
+                   help="reference simulator (default gym: gymnasium + ale-py); any name --sim takes")
+    p.add_argument("--align", action="store_true",
+                   help="run the reference with the simulator's settings wherever gymnasium + ale-py can express "
+                        "them (sticky actions, NOOP starts, frame cap, ...); the report lists what could not be "
+                        "aligned. The aligned reference goes to OUT/<reference>-aligned/")
     p.add_argument("--baseline", type=Path, default=None, metavar="TABLE",
                    help="a table of baseline scores (CSV/JSONL with a 'return' column, or an `evaltk evaluate` "
                         "directory) used as the reference instead of running --reference")
@@ -104,6 +109,28 @@ def _comparison_table(report: dict[str, Any]) -> Table:
     return t
 
 
+def _print_settings(console: Console, section: dict[str, Any] | None) -> None:
+    """Print the simulator settings that differ as a table, the note, and what --align could not align."""
+    if section is None:
+        return
+    differing = [r for r in section["rows"] if r["differs"]]
+    if differing:
+        t = Table(title="simulator settings that differ", show_header=True, header_style="bold")
+        for name in ("setting", "sim", "reference"):
+            t.add_column(name)
+        for row in differing:
+            t.add_row(row["setting"], str(row["sim"]), str(row["reference"]))
+        console.print(t)
+    else:
+        print("simulator settings: no difference")
+    if section["aligned"] is not None:
+        print(f"aligned (--align): {', '.join(section['aligned']['settings']) or 'nothing'}")
+        for item in section["aligned"]["not_aligned"]:
+            print(f"not aligned: {item['setting']}: {item['why']}")
+    if section["note"]:
+        print(f"note: {section['note']}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run both sides with a progress bar, compare, write the report, print the summary ending with the verdict."""
     from evaltk.report.validate_report import write_report
@@ -118,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                             sim=args.sim, reference=args.reference or "gym", baseline=args.baseline,
                             alpha=args.alpha, resamples=args.resamples, min_episodes=args.min_episodes,
                             paired=not args.unpaired, allow_different_envs=args.allow_different_envs,
-                            workers=args.workers, sequential=args.sequential, looks=args.looks)
+                            workers=args.workers, sequential=args.sequential, looks=args.looks, align=args.align)
     prep = prepare_validation(config)  # every bad-input error surfaces here, before anything runs
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(args.torch_threads)
@@ -140,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     console.print(_side_table(report, (validation.label("sim"), validation.label("reference"))))
     console.print(_comparison_table(report))
+    _print_settings(console, report["simulator_settings"])
     print(f"explanation: {report['explanation']}")
     print(f"episodes needed: {report['episodes_needed_line']}")
     for side in ("sim", "reference"):

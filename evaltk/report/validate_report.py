@@ -68,6 +68,26 @@ def side_table(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
+def simulator_settings_lines(section: dict[str, Any] | None) -> list[str]:
+    """Markdown lines: the simulator settings that differ, the note, and what ``--align`` could not align."""
+    if section is None:
+        return []
+    lines = ["## Simulator settings that differ", ""]
+    differing = [r for r in section["rows"] if r["differs"]]
+    if differing:
+        lines += ["| setting | sim | reference |", "| --- | --- | --- |"]
+        lines += [f"| `{r['setting']}` | {r['sim']} | {r['reference']} |" for r in differing]
+    else:
+        lines.append("None.")
+    if section["aligned"] is not None:
+        aligned = ", ".join(section["aligned"]["settings"]) or "nothing"
+        lines += ["", f"Aligned with --align: {aligned}."]
+        lines += [f"Not aligned: `{a['setting']}`: {a['why']}." for a in section["aligned"]["not_aligned"]]
+    if section["note"]:
+        lines += ["", f"Note: {section['note']}."]
+    return [*lines, ""]
+
+
 def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
     """Return ``report.md``: verdict, per-side summary, specs side by side, pairing, then compare's Markdown."""
     from evaltk.report.compare_report import render_markdown as compare_markdown
@@ -83,6 +103,7 @@ def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
         lines.append(f"| `{row['setting']}` | {_spec_text(row['sim'])} | {_spec_text(row['reference'])} | "
                      f"{'**differs**' if row['differs'] else ''} |")
     lines += ["", f"What differs: {differs_text(report['environments'])}.", ""]
+    lines += simulator_settings_lines(report.get("simulator_settings"))
     pairs = report["pairs"]
     if pairs is None:
         lines += ["Rows do not pair by seed (the reference table records no seeds): the comparison is unpaired.", ""]

@@ -15,7 +15,8 @@ SUITES = Path(__file__).resolve().parents[2] / "suites"
 # on a loaded 2-core machine; docs/conformance.md states its bound.
 @pytest.mark.parametrize("name", ["reference_drift.toml", "gpu_env_traces.toml",
                                   pytest.param("doom.toml", marks=pytest.mark.vizdoom),
-                                  pytest.param("transfer_breakout.toml", marks=pytest.mark.slow)])
+                                  pytest.param("transfer_breakout.toml", marks=pytest.mark.slow),
+                                  pytest.param("simulators.toml", marks=pytest.mark.slow)])
 def test_shipped_suite_passes(name: str, tmp_path: Path) -> None:
     suite = load_suite(SUITES / name)
     results = run_suite(suite, tmp_path)

@@ -1,0 +1,48 @@
+"""The simulator registry: one answer wherever a simulator or reference is chosen.
+
+``evaltk evaluate --against``, ``evaltk validate --sim/--reference``, the suite ``transfer`` and
+``sim_lockstep`` cases and ``evaltk conformance lockstep --sim/--reference`` all call :func:`get`:
+
+* ``gym`` — the reference: gymnasium + ale-py for Atari env dicts, ViZDoom for Doom ones;
+* ``gpu_env`` — this project's emulator (CPU backend);
+* ``envpool`` — the real EnvPool package (``pip install 'evaltk[envpool]'``);
+* ``MODULE:CALLABLE`` — a user's factory (:mod:`evaltk.simulators.factory`).
+
+"Simulator" is evaltk's word for these; "backend" stays gpu_env's word for where it emulates
+(``cpu``, ``cuda``, ``ale_py``). Score tables keep their ``backend`` column, holding the simulator name.
+Each simulator reports its effective settings in one schema (:mod:`evaltk.simulators.settings`).
+"""
+
+from __future__ import annotations
+
+from evaltk.simulators.base import EpisodeSlots, Simulator, SimulatorError
+from evaltk.simulators.envpool_sim import EnvPoolSimulator
+from evaltk.simulators.factory import FactorySimulator, is_factory_name
+from evaltk.simulators.gpu_env_sim import GpuEnvSimulator
+from evaltk.simulators.gym_ale import GymSimulator
+
+NAMES = ("gym", "gpu_env", "envpool")
+"""The built-in simulators; anything else must be ``MODULE:CALLABLE``."""
+REFERENCE = "gym"
+
+__all__ = ["NAMES", "REFERENCE", "EpisodeSlots", "Simulator", "SimulatorError", "check_name", "get"]
+
+
+def check_name(name: str, *, option: str = "--sim") -> str:
+    """Return ``name`` if it names a simulator; :class:`SimulatorError` naming the choices otherwise."""
+    if name in NAMES or is_factory_name(name):
+        return name
+    raise SimulatorError(f"{option} {name!r} is not a simulator: use one of {', '.join(NAMES)}, or MODULE:CALLABLE "
+                         "for your own factory (e.g. mysim:make_env; see docs/simulators.md)")
+
+
+def get(name: str, *, option: str = "--sim") -> Simulator:
+    """Return the simulator called ``name`` (built-in or ``MODULE:CALLABLE``); :class:`SimulatorError` if unknown."""
+    check_name(name, option=option)
+    if name == "gym":
+        return GymSimulator()
+    if name == "gpu_env":
+        return GpuEnvSimulator()
+    if name == "envpool":
+        return EnvPoolSimulator()
+    return FactorySimulator(name)

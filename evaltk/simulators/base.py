@@ -1,0 +1,65 @@
+"""What every simulator provides: the :class:`Simulator` protocol, the episode-slot protocol and the error.
+
+A simulator turns a checkpoint's env dict (:mod:`evaltk.envs.atari` documents its layout) into
+:class:`EpisodeSlots`: ``num_envs`` slots whose episodes start only when told, each with its own seed,
+so episode ``i`` of an evaluation is seeded the same way on every simulator and rows pair by seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from evaltk.envs import EnvInfo
+from evaltk.envs.vector import StepResult
+from evaltk.errors import SpecError
+
+if TYPE_CHECKING:
+    from evaltk.simulators.slots import EpisodeRunner
+
+
+class SimulatorError(SpecError):
+    """A simulator cannot run as asked: unknown name, missing package, bad factory, env id it does not have."""
+
+
+class EpisodeSlots(Protocol):
+    """``num_envs`` slots stepped together; ``obs`` holds every slot's latest observation ``[K, *obs_shape]``."""
+
+    obs: np.ndarray
+
+    def reset(self, slots: Sequence[int], seeds: Sequence[int]) -> None:
+        """Start a new episode in each slot of ``slots`` with the matching seed."""
+
+    def step(self, actions: np.ndarray, active: np.ndarray) -> StepResult:
+        """Step every active slot (bool[K]) with ``actions`` (int64[K]); inactive slots' results are zero."""
+
+    def close(self) -> None:
+        """Release the envs."""
+
+    def __enter__(self) -> EpisodeSlots: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class Simulator(Protocol):
+    """One entry of the registry (:func:`evaltk.simulators.get`)."""
+
+    name: str
+    """How the simulator is named on the command line and recorded in score tables (``backend`` column)."""
+
+    def check(self, info: EnvInfo, *, seed: int) -> None:
+        """Raise :class:`SimulatorError` if this simulator cannot run ``info``'s env; runs nothing else."""
+
+    def settings(self, env: dict[str, Any]) -> dict[str, Any]:
+        """Return the effective settings for a resolved env dict, in :data:`evaltk.simulators.settings.FIELDS`."""
+
+    def deterministic(self) -> Simulator:
+        """Return this simulator at deterministic settings for a lockstep (the env dict turns sticky actions off)."""
+
+    def runner(self, info: EnvInfo) -> EpisodeRunner:
+        """One env of ``info``'s env, stepped alone (a lockstep's side)."""
+
+    def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
+        """``num_envs`` episode slots of ``info``'s env (``workers``/``fast_reset``: where the simulator has them)."""

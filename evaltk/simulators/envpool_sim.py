@@ -1,0 +1,171 @@
+"""``envpool``: the real EnvPool package (``pip install 'evaltk[envpool]'``), as its users run it.
+
+The checkpoint's observation pipeline is passed to ``envpool.make`` (``frame_skip``, ``noop_max``,
+``img_height``/``img_width``, ``stack_num``, ``gray_scale``, ``episodic_life``, ``full_action_space``,
+``mode``/``difficulty``); everything else is EnvPool's own default, as a user who calls
+``envpool.make(task_id)`` gets it: ``repeat_action_probability=0``, ``use_fire_reset=True`` (FIRE after
+every reset in games that have it), ``max_episode_steps=27000``, ``reward_clip=False``, INTER_AREA resize.
+The settings table shows each of these next to the reference's.
+
+Seeding: EnvPool seeds an env only when its pool is built (ALE ``random_seed`` = the seed, and its NOOP
+draw from ``std::mt19937(seed)``), so every episode gets a pool of one env built with the episode's seed
+(``envpool.make(..., num_envs=1, seed=episode_seed)``): episode ``i`` is the same whatever ran before it.
+``frames`` in score rows is EnvPool's ``elapsed_step`` x ``frame_skip`` (the reset's NOOP/FIRE frames are
+not counted: EnvPool does not report them).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from evaltk.envs import EnvInfo, describe
+from evaltk.simulators.base import EpisodeSlots, SimulatorError
+from evaltk.simulators.settings import Settings, noop_words, version
+from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
+
+INSTALL_HINT = "pip install 'evaltk[envpool]' (EnvPool 1.2.5 wheels exist for Linux x86-64, CPython 3.8-3.12)"
+MAX_EPISODE_STEPS = 27_000
+"""EnvPool's default episode cap, in env steps."""
+
+
+def import_envpool() -> Any:
+    """Import EnvPool; :class:`SimulatorError` naming the extra when it is not installed or does not load."""
+    try:
+        return importlib.import_module("envpool")
+    except ImportError as exc:
+        raise SimulatorError(f"the envpool simulator needs the envpool package, which does not import here "
+                             f"({exc}): {INSTALL_HINT}") from None
+
+
+def task_id(env: dict[str, Any]) -> str:
+    """EnvPool's task id for an Atari env dict (``ALE/MsPacman-v5``, ``MsPacmanNoFrameskip-v4`` -> ``MsPacman-v5``)."""
+    import gymnasium as gym
+
+    envpool = import_envpool()
+    game = str(gym.spec(env["env_id"]).kwargs.get("game", "")).replace("_", "").lower()
+    tasks = {t.removesuffix("-v5").lower(): t for t in envpool.list_all_envs() if t.endswith("-v5")}
+    if game not in tasks:
+        raise SimulatorError(f"envpool has no Atari task for {env['env_id']} (game {game!r}): choose a game EnvPool "
+                             "ships (python -c \"import envpool; print(envpool.list_all_envs())\") or another --sim")
+    return str(tasks[game])
+
+
+def envpool_config(env: dict[str, Any]) -> dict[str, Any]:
+    """``envpool.make`` keyword arguments for a resolved Atari env dict; :class:`SimulatorError` if inexpressible."""
+    ap = env["preprocessing"]["atari_preprocessing"]
+    env_id = env["env_id"]
+    if ap is None:
+        raise SimulatorError(f"{env_id} here has raw observations (no atari_preprocessing), and EnvPool always "
+                             "resizes, converts and stacks: validate a checkpoint trained on preprocessed frames, "
+                             "or use --sim gym/gpu_env")
+    if ap["scale_obs"] or not ap["grayscale_obs"] or ap["grayscale_newaxis"]:
+        raise SimulatorError(f"the checkpoint's observations (grayscale_obs={ap['grayscale_obs']}, grayscale_newaxis="
+                             f"{ap['grayscale_newaxis']}, scale_obs={ap['scale_obs']}) are not EnvPool's uint8 "
+                             "grayscale [stack, height, width] frames: use --sim gym/gpu_env for this checkpoint")
+    size = ap["screen_size"]
+    height, width = (size, size) if isinstance(size, int) else (size[1], size[0])
+    kwargs = env["kwargs"]
+    return {"frame_skip": int(ap["frame_skip"]), "noop_max": max(1, int(ap["noop_max"])), "img_height": int(height),
+            "img_width": int(width), "stack_num": int(env["preprocessing"]["frame_stack"]), "gray_scale": True,
+            "episodic_life": bool(ap["terminal_on_life_loss"]), "reward_clip": False,
+            "full_action_space": bool(kwargs["full_action_space"]),
+            "mode": -1 if kwargs["mode"] is None else int(kwargs["mode"]),
+            "difficulty": -1 if kwargs["difficulty"] is None else int(kwargs["difficulty"])}
+
+
+def envpool_settings(env: dict[str, Any], config: dict[str, Any], task: str) -> Settings:
+    """EnvPool's effective :class:`Settings` for ``config`` (as :func:`envpool_config` builds it) on ``task``."""
+    fire = bool(config.get("use_fire_reset", True)) and "FIRE" in (describe(env).action_meanings or [])
+    skip = int(config["frame_skip"])
+    return Settings(
+        package=f"envpool {version('envpool')}", env_id=task, frameskip=skip, max_pool=skip > 1,
+        repeat_action_probability=float(config.get("repeat_action_probability", 0.0)),
+        full_action_space=bool(config["full_action_space"]),
+        max_episode_frames=int(config.get("max_episode_steps", MAX_EPISODE_STEPS)) * skip,
+        noop_starts=noop_words(int(config["noop_max"]), fire), episodic_life=bool(config["episodic_life"]),
+        reward_clip=bool(config["reward_clip"]), fire_on_reset=fire, obs_type="grayscale",
+        obs_size=[int(config["img_height"]), int(config["img_width"])], frame_stack=int(config["stack_num"]),
+        grayscale="ALE grayscale palette", resize="cv2 INTER_AREA")
+
+
+class EnvPoolRunner:
+    """One slot: a pool of one env per episode, built with the episode's seed."""
+
+    def __init__(self, task: str, config: dict[str, Any], obs_shape: tuple[int, ...]) -> None:
+        self._envpool = import_envpool()
+        self.task, self.config, self.obs_shape = task, config, obs_shape
+        self._pool: Any = None
+
+    def start(self, seed: int) -> np.ndarray:
+        """Build a fresh pool seeded with ``seed`` and reset it."""
+        self.close()
+        self._pool = self._envpool.make(self.task, env_type="gymnasium", num_envs=1, seed=int(seed), **self.config)
+        obs, _ = self._pool.reset()
+        return np.asarray(obs[0]).reshape(self.obs_shape)
+
+    def step(self, action: int) -> Transition:
+        """Step the pool's one env; frames = ``elapsed_step`` x ``frame_skip``."""
+        obs, reward, terminated, truncated, info = self._pool.step(np.array([action], np.int32))
+        frames = int(info["elapsed_step"][0]) * int(self.config["frame_skip"])
+        return Transition(np.asarray(obs[0]).reshape(self.obs_shape), float(reward[0]), bool(terminated[0]),
+                          bool(truncated[0]), frames, int(info["lives"][0]))
+
+    def close(self) -> None:
+        """Close the current pool, if any."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+
+class EnvPoolSimulator:
+    """The real EnvPool (see the module docstring); ``use_fire_reset`` False for :meth:`deterministic`."""
+
+    name = "envpool"
+
+    def __init__(self, *, use_fire_reset: bool = True) -> None:
+        self.use_fire_reset = use_fire_reset
+
+    def _config(self, info: EnvInfo) -> tuple[str, dict[str, Any]]:
+        if info.env.get("family") != "atari":
+            raise SimulatorError(f"--sim envpool runs Atari envs here, and {info.env.get('env_id')} is a "
+                                 f"{info.env.get('family')} env: use --sim gym")
+        import_envpool()
+        return task_id(info.env), self._make_config(info.env)
+
+    def _make_config(self, env: dict[str, Any]) -> dict[str, Any]:
+        config = envpool_config(env)
+        if not self.use_fire_reset:
+            config["use_fire_reset"] = False
+        return config
+
+    def deterministic(self) -> EnvPoolSimulator:
+        """EnvPool without FIRE on reset: with ``noop_max=1`` its reset is one NOOP, as AtariPreprocessing's."""
+        return EnvPoolSimulator(use_fire_reset=False)
+
+    def runner(self, info: EnvInfo) -> EpisodeRunner:
+        """One env for a lockstep: a pool of one env per episode."""
+        task, config = self._config(info)
+        return EnvPoolRunner(task, config, tuple(int(d) for d in info.obs_spec["shape"]))
+
+    def check(self, info: EnvInfo, *, seed: int) -> None:
+        """Check that the package imports, has the game and gives observations of the checkpoint's shape."""
+        _, config = self._config(info)
+        shape = [config["stack_num"], config["img_height"], config["img_width"]]
+        want = list(info.obs_spec["shape"])
+        if int(np.prod(shape)) != int(np.prod(want)) or info.obs_spec["dtype"] != "uint8":
+            raise SimulatorError(f"envpool gives uint8{shape} observations, the checkpoint expects "
+                                 f"{info.obs_spec['dtype']}{want}: use --sim gym/gpu_env for this checkpoint")
+
+    def settings(self, env: dict[str, Any]) -> dict[str, Any]:
+        """EnvPool's effective settings for ``env``."""
+        return envpool_settings(env, self._make_config(env), task_id(env)).to_dict()
+
+    def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
+        """``num_envs`` slots, each a pool of one env per episode (``workers``/``fast_reset`` do not apply)."""
+        task, config = self._config(info)
+        shape = tuple(int(d) for d in info.obs_spec["shape"])
+        return SerialSlots(lambda: EnvPoolRunner(task, config, shape), num_envs, obs_shape=shape,
+                           obs_dtype=info.obs_spec["dtype"], label=f"envpool {task}")

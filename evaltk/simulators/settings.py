@@ -1,0 +1,192 @@
+"""One schema for a simulator's effective env settings, the table of differences and ``--align``.
+
+Every simulator reports a :class:`Settings` (``to_dict`` keys in :data:`FIELDS` order):
+
+============================  ====================================================================
+``package``                   the package that emulates, with its version (``ale-py 0.12.1``, ...)
+``env_id``                    the id the package was given (``ALE/Breakout-v5``, ``Breakout-v5``)
+``frameskip``                 emulator frames per env step
+``max_pool``                  the observation is the max of the step's last two frames
+``repeat_action_probability`` sticky actions
+``full_action_space``         18 actions (true) or the game's minimal set (false)
+``max_episode_frames``        episode frame cap (null: none)
+``noop_starts``               the reset sequence after ``reset_game``: NOOP count (and FIRE), in words
+``episodic_life``             a lost life ends the episode
+``reward_clip``               rewards clipped to -1/0/1 (evaluation scores should be raw)
+``fire_on_reset``             FIRE is pressed after every reset
+``obs_type``                  ``grayscale``, ``rgb`` or ``ram``
+``obs_size``                  ``[height, width]`` after resizing (null: the raw screen)
+``frame_stack``               observations stacked
+``grayscale``                 how grayscale is made (``ALE grayscale palette``; ``none`` for RGB)
+``resize``                    how the screen is resized (``cv2 INTER_AREA``; ``none``)
+============================  ====================================================================
+
+:func:`reference_settings` derives them for gymnasium + ale-py from an env dict; :func:`difference_rows`
+puts two side by side; :func:`align_env` rewrites a reference env dict to a simulator's settings where
+gymnasium + ale-py can express them and lists the rest.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import asdict, dataclass
+from typing import Any
+
+NOT_REPORTED = "not reported"
+"""The value of a setting a simulator does not report (a user factory that declares nothing)."""
+IDENTITY_FIELDS = ("package", "env_id")
+"""Fields that name the simulator rather than change what it computes."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A simulator's effective env settings (the schema in the module docstring)."""
+
+    package: str
+    env_id: str
+    frameskip: int | str
+    max_pool: bool | str
+    repeat_action_probability: float | str
+    full_action_space: bool | str
+    max_episode_frames: int | str | None
+    noop_starts: str
+    episodic_life: bool | str
+    reward_clip: bool | str
+    fire_on_reset: bool | str
+    obs_type: str
+    obs_size: list[int] | str | None
+    frame_stack: int | str
+    grayscale: str
+    resize: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as a plain dict (JSON-ready), keys in :data:`FIELDS` order."""
+        return asdict(self)
+
+
+FIELDS = tuple(Settings.__dataclass_fields__)
+
+
+def version(package: str) -> str:
+    """Return ``package``'s installed version, or ``not installed``."""
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def noop_words(noop_max: int, fire: bool) -> str:
+    """Return the reset sequence in words: ``uniform 1..30 NOOPs``, ``uniform 0..29 NOOPs, then FIRE``, ``none``."""
+    if noop_max <= 0:
+        return "FIRE" if fire else "none"
+    return f"uniform {0 if fire else 1}..{noop_max - 1 if fire else noop_max} NOOPs" + (", then FIRE" if fire else "")
+
+
+def reference_settings(env: dict[str, Any], *, package: str) -> Settings:
+    """Return the settings of gymnasium + ale-py (or an emulator reproducing it, ``package``) for an env dict."""
+    import gymnasium as gym
+
+    kwargs, pre = env["kwargs"], env["preprocessing"]
+    ap = pre["atari_preprocessing"]
+    frameskip = int(ap["frame_skip"]) if ap is not None else int(kwargs["frameskip"])
+    cap = kwargs["max_num_frames_per_episode"]
+    limit = gym.spec(env["env_id"]).max_episode_steps
+    if limit is not None:  # gymnasium's TimeLimit counts base-env steps of kwargs.frameskip frames
+        frames = int(limit) * int(kwargs["frameskip"])
+        cap = frames if cap is None else min(int(cap), frames)
+    if ap is not None:
+        gray = bool(ap["grayscale_obs"])
+        size = ap["screen_size"]
+        obs_size: list[int] | None = [int(size), int(size)] if isinstance(size, int) else [int(size[1]), int(size[0])]
+        obs_type = "grayscale" if gray else "rgb"
+        noop = noop_words(int(ap["noop_max"]), False)
+        life = bool(ap["terminal_on_life_loss"])
+    else:
+        obs_type, obs_size, noop, life = str(kwargs["obs_type"]), None, "none", False
+    return Settings(
+        package=package, env_id=str(env["env_id"]), frameskip=frameskip, max_pool=ap is not None and frameskip > 1,
+        repeat_action_probability=float(kwargs["repeat_action_probability"]),
+        full_action_space=bool(kwargs["full_action_space"]), max_episode_frames=None if cap is None else int(cap),
+        noop_starts=noop, episodic_life=life, reward_clip=False, fire_on_reset=False, obs_type=obs_type,
+        obs_size=obs_size, frame_stack=int(pre["frame_stack"]),
+        grayscale="ALE grayscale palette" if obs_type == "grayscale" else "none",
+        resize="cv2 INTER_AREA" if ap is not None else "none")
+
+
+def difference_rows(sim: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per setting: ``{setting, sim, reference, differs}``; unreported settings never count as differing."""
+    rows = []
+    for key in FIELDS:
+        a, b = sim.get(key, NOT_REPORTED), reference.get(key, NOT_REPORTED)
+        differs = NOT_REPORTED not in (a, b) and a != b
+        rows.append({"setting": key, "sim": a, "reference": b, "differs": differs})
+    return rows
+
+
+def settings_note(rows: list[dict[str, Any]]) -> str | None:
+    """Return the sentence a report prints when settings (not only the package) differ, else None."""
+    differ = [r["setting"] for r in rows if r["differs"] and r["setting"] not in IDENTITY_FIELDS]
+    if not differ:
+        return None
+    return (f"the simulators differ in {', '.join(differ)}: a difference in scores may come from these settings "
+            "rather than from the emulation; re-run with --align to compare on aligned settings")
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """A reference env dict rewritten to a simulator's settings, and what could not be aligned (with why)."""
+
+    env: dict[str, Any]
+    aligned: tuple[str, ...]
+    not_aligned: tuple[tuple[str, str], ...]
+
+
+def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
+    """Rewrite the resolved env dict ``env`` to the simulator's settings ``sim`` where gymnasium + ale-py can.
+
+    Aligned: sticky actions, the action set, the frame cap, the NOOP count, episodic life. The rest
+    (FIRE on reset, reward clipping, other grayscale/resize methods, other observation pipelines) is
+    listed in ``not_aligned`` with the reason.
+    """
+    ref = reference_settings(env, package="gymnasium")
+    kwargs = dict(env["kwargs"])
+    pre = dict(env["preprocessing"])
+    ap = None if pre["atari_preprocessing"] is None else dict(pre["atari_preprocessing"])
+    aligned: list[str] = []
+    missing: list[tuple[str, str]] = []
+    for key in FIELDS:
+        want, have = sim.get(key, NOT_REPORTED), getattr(ref, key)
+        if key in IDENTITY_FIELDS or want in (NOT_REPORTED, have):
+            continue
+        if key == "repeat_action_probability":
+            kwargs[key] = float(want)
+        elif key == "full_action_space":
+            kwargs[key] = bool(want)
+        elif key == "max_episode_frames":
+            kwargs["max_num_frames_per_episode"] = want
+        elif key == "episodic_life" and ap is not None:
+            ap["terminal_on_life_loss"] = bool(want)
+        elif key == "noop_starts" and ap is not None and (noop_max := _noop_max(str(want))) is not None:
+            if noop_max == ap["noop_max"]:  # the same reset frames already: the difference is the FIRE press
+                missing.append((key, f"{want!r} takes as many reset frames as the reference's {have!r}; the FIRE "
+                                "press has no AtariPreprocessing option"))
+                continue
+            ap["noop_max"] = noop_max
+        else:
+            missing.append((key, f"gymnasium + ale-py has no option for {key} = {want!r} (reference: {have!r})"))
+            continue
+        aligned.append(key)
+    if ap is not None:
+        pre["atari_preprocessing"] = ap
+    out = {**env, "kwargs": kwargs, "preprocessing": pre}
+    return Alignment(env=out, aligned=tuple(aligned), not_aligned=tuple(missing))
+
+
+def _noop_max(words: str) -> int | None:
+    """Return the AtariPreprocessing ``noop_max`` with the most reset frames of ``noop_starts`` (FIRE: +1)."""
+    if words == "none":
+        return 0
+    if not words.startswith("uniform "):
+        return None
+    high = int(words.removeprefix("uniform ").split(" ")[0].split("..")[1])
+    return high + (1 if "FIRE" in words else 0)

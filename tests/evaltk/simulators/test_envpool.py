@@ -1,0 +1,152 @@
+"""The ``envpool`` simulator with the real EnvPool package: settings, evaluation, resume, and bad input.
+
+Without the package (a real child process whose ``sitecustomize`` blocks ``import envpool``) every
+command says which extra to install, exits 2 and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evaltk.cli.main import main
+from evaltk.envs import describe
+from evaltk.evaluate import TABLE_FILE, read_table
+from evaltk.simulators import get
+from evaltk.simulators.settings import align_env, difference_rows, settings_note
+from tests.evaltk.cli_helpers import error_line
+
+pytest.importorskip("envpool")
+
+REPO = Path(__file__).resolve().parents[3]
+A2C = REPO / "suites" / "checkpoints" / "a2c_breakout"
+
+
+def _a2c_env() -> dict[str, object]:
+    return dict(json.loads((A2C / "policy.json").read_text())["env"])
+
+
+def test_settings_table_lists_what_envpool_does_differently() -> None:
+    env = describe(_a2c_env()).env
+    sim, ref = get("envpool").settings(env), get("gym").settings(env)
+    rows = difference_rows(sim, ref)
+    assert [r["setting"] for r in rows if r["differs"]] == [
+        "package", "env_id", "repeat_action_probability", "noop_starts", "fire_on_reset"]
+    assert sim["noop_starts"] == "uniform 0..29 NOOPs, then FIRE"
+    assert ref["noop_starts"] == "uniform 1..30 NOOPs"
+    assert sim["max_episode_frames"] == ref["max_episode_frames"] == 108_000
+    assert sim["resize"] == ref["resize"] == "cv2 INTER_AREA"
+    assert "re-run with --align" in str(settings_note(rows))
+    assert get("gpu_env").settings(env) | {"package": ref["package"]} == ref  # gpu_env reproduces gym's settings
+
+    aligned = align_env(env, sim)
+    assert aligned.env["kwargs"]["repeat_action_probability"] == 0.0
+    assert aligned.env["preprocessing"]["atari_preprocessing"]["noop_max"] == 30
+    assert aligned.aligned == ("repeat_action_probability",)
+    assert [k for k, _ in aligned.not_aligned] == ["noop_starts", "fire_on_reset"]
+
+
+@pytest.fixture
+def cleanrl_checkpoint(tmp_path: Path) -> Path:
+    """Import a seeded, untrained CleanRL ``ppo_atari_envpool`` model with sampled actions (short episodes)."""
+    import torch
+
+    from evaltk.importers import import_checkpoint
+    from tests.evaltk.importers.test_cleanrl import Agent
+
+    torch.manual_seed(0)
+    model = tmp_path / "ppo.cleanrl_model"
+    torch.save(Agent(4).state_dict(), model)
+    out = tmp_path / "ckpt"
+    import_checkpoint(model, out, fmt="cleanrl", env_id="Breakout-v5", script="ppo_atari_envpool", actions="sample")
+    return out
+
+
+@pytest.mark.slow
+def test_evaluate_on_envpool_writes_rows_and_resumes(cleanrl_checkpoint: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ev"
+    argv = ["evaluate", str(cleanrl_checkpoint), "--sim", "envpool", "--episodes", "3", "--num-envs", "2",
+            "--seed", "1", "--out", str(out)]
+    assert main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["backend"] == "envpool"
+    assert summary["new_episodes"] == 3
+    rows = read_table(out / TABLE_FILE)
+    assert {r["backend"] for r in rows} == {"envpool"}
+    assert all(r["steps"] > 0 for r in rows)
+    assert main(argv) == 0  # the same command again: every episode resumed, none re-run
+    again = json.loads((out / "summary.json").read_text())
+    assert again["new_episodes"] == 0
+    assert again["resumed_episodes"] == 3
+    assert read_table(out / TABLE_FILE) == rows
+
+
+def test_env_ids_envpool_cannot_run_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ev"
+    line = error_line(capsys, ["evaluate", "builtin:random", "--env-id", "ALE/Pong-v5", "--sim", "envpool",
+                               "--out", str(out)])
+    assert "has raw observations" in line
+    assert "use --sim gym/gpu_env" in line
+    line = error_line(capsys, ["evaluate", "builtin:random", "--env-id", "ALE/Pongg-v5", "--sim", "envpool",
+                               "--out", str(out)])
+    assert "unknown Atari env id 'ALE/Pongg-v5'" in line
+    assert not out.exists()
+
+
+COMMANDS = {
+    "validate": ["validate", str(A2C), "--sim", "envpool", "--reference", "gym", "--margin", "5"],
+    "evaluate": ["evaluate", str(A2C), "--sim", "envpool"],
+    "lockstep": ["conformance", "lockstep", "--sim", "envpool", "--env-id", "ALE/Pong-v5", "--steps", "10"],
+}
+
+
+@pytest.mark.parametrize("command", ["validate", pytest.param("evaluate", marks=pytest.mark.slow),
+                                     pytest.param("lockstep", marks=pytest.mark.slow)])
+def test_without_the_package_every_command_names_the_extra(command: str, tmp_path: Path) -> None:
+    block = tmp_path / "block"
+    block.mkdir()
+    (block / "sitecustomize.py").write_text(textwrap.dedent('''
+        import sys
+
+        class _NoEnvpool:
+            def find_spec(self, name, path=None, target=None):
+                if name == "envpool" or name.startswith("envpool."):
+                    raise ModuleNotFoundError("No module named 'envpool'", name="envpool")
+                return None
+
+        sys.meta_path.insert(0, _NoEnvpool())
+    '''), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(block), str(REPO)])}
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "evaltk", *COMMANDS[command], "--out", str(out)], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: ")
+    assert "pip install 'evaltk[envpool]'" in lines[0]
+    assert not out.exists()
+
+
+def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from evaltk.simulators.compare_settings import difference_lines, table_settings
+
+    env = describe(_a2c_env()).env
+    for name in ("gym", "envpool"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "simulator.json").write_text(json.dumps(get(name).settings(env)))
+    lines = difference_lines(table_settings(tmp_path / "gym" / TABLE_FILE),
+                             table_settings(tmp_path / "envpool" / TABLE_FILE))
+    assert lines[0] == "simulator settings that differ (A | B):"
+    assert any(line.split() == ["repeat_action_probability", "0.25", "|", "0.0"] for line in lines)
+    assert lines[-1].startswith("note: the simulators differ in repeat_action_probability, noop_starts")
+    assert difference_lines(None, {}) == [
+        "simulator settings: not recorded for both tables (evaltk evaluate writes simulator.json)"]

@@ -1,0 +1,156 @@
+"""A user's ``MODULE:CALLABLE`` simulator, from a module written into a temporary folder on ``sys.path``.
+
+The factory wraps gymnasium itself, so ``validate`` against ``gym`` on the same seeds must find every row
+identical, and a suite ``transfer`` case must run it; each way a factory can be wrong is one ``error:`` line,
+exit status 2, and nothing written to ``--out``.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.suite import Outcome, load_suite, run_case
+from evaltk.cli.main import main
+from evaltk.evaluate import TABLE_FILE, read_table
+from tests.evaltk.cli_helpers import error_line
+
+ENV_ID = "ALE/Breakout-v5"
+ROW_KEYS = ("index", "seed", "return", "frames", "steps", "truncated")
+MODULE = textwrap.dedent('''
+    """A user's simulator: gymnasium + ale-py built from the spec evaltk passes."""
+    import ale_py
+    import gymnasium as gym
+
+    gym.register_envs(ale_py)
+    CALLS = []
+
+
+    def make(*, env_id, num_envs, seed, spec):
+        CALLS.append({"env_id": env_id, "num_envs": num_envs, "seed": seed, "spec": spec})
+        env = gym.make(env_id, **spec["kwargs"])
+        ap = spec["preprocessing"]["atari_preprocessing"]
+        if ap is not None:
+            env = gym.wrappers.AtariPreprocessing(env, **ap)
+        if spec["preprocessing"]["frame_stack"] > 1:
+            env = gym.wrappers.FrameStackObservation(env, spec["preprocessing"]["frame_stack"])
+        return env
+
+
+    def as_vector(*, env_id, num_envs, seed, spec):
+        return gym.vector.SyncVectorEnv([lambda: make(env_id=env_id, num_envs=1, seed=seed, spec=spec)])
+
+
+    def broken(**kwargs):
+        raise RuntimeError("no licence for this ROM")
+
+
+    def grayscale(*, env_id, num_envs, seed, spec):
+        return gym.make(env_id, obs_type="grayscale")
+
+
+    def not_an_env(**kwargs):
+        return 42
+
+
+    NOT_CALLABLE = 3
+''')
+
+
+@pytest.fixture
+def factory_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    folder = tmp_path / "user_code"
+    folder.mkdir()
+    (folder / "my_sim.py").write_text(MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    return "my_sim"
+
+
+def _validate(out: Path, sim: str) -> list[str]:
+    return ["validate", "builtin:random", "--env-id", ENV_ID, "--episodes", "3", "--num-envs", "2", "--seed", "3",
+            "--resamples", "999", "--margin", "5", "--sim", sim, "--reference", "gym", "--workers", "0",
+            "--out", str(out)]
+
+
+@pytest.mark.parametrize("callable_name", ["make", pytest.param("as_vector", marks=pytest.mark.slow)])
+def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, callable_name: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import my_sim  # type: ignore[import-not-found]
+
+    out = tmp_path / "val"
+    sim = f"{factory_module}:{callable_name}"
+    assert main([*_validate(out, sim), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    assert report["verdict"] == "identical"
+    assert lines[-2].startswith("verdict: identical")
+    sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)]
+    gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / "gym" / TABLE_FILE)]
+    assert sorted(sim_rows) == sorted(gym_rows)
+    assert {r["backend"] for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)} == {sim}
+    call = my_sim.CALLS[0]
+    assert call["env_id"] == ENV_ID
+    assert call["num_envs"] == 1
+    assert set(call["spec"]) == {"family", "env_id", "kwargs", "preprocessing", "obs_spec", "action_spec"}
+    assert call["spec"]["action_spec"] == {"type": "discrete", "n": 4}
+    settings = report["simulator_settings"]
+    assert settings["sim"]["package"] == sim
+    assert settings["sim"].get("frameskip") is None  # not reported by this factory: never counted as a difference
+    assert settings["differs"] == ["package"]
+    assert "## Simulator settings that differ" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("callable_name", "needle"), [
+    ("missing_function", "has no attribute 'missing_function'"),
+    ("NOT_CALLABLE", "'NOT_CALLABLE' is a int, not callable"),
+    ("broken", "raised RuntimeError: no licence for this ROM; fix the factory"),
+    ("grayscale", "the checkpoint expects uint8[210, 160, 3]"),
+    ("not_an_env", "returned a int, not a gymnasium Env or VectorEnv"),
+])
+def test_bad_factories_are_one_error_line(factory_module: str, callable_name: str, needle: str, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "val"
+    line = error_line(capsys, _validate(out, f"{factory_module}:{callable_name}"))
+    assert needle in line
+    assert not out.exists()
+
+
+def test_unimportable_module_and_unknown_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "val"
+    line = error_line(capsys, _validate(out, "no_such_module_here:make"))
+    assert "module 'no_such_module_here' does not import" in line
+    assert "PYTHONPATH" in line
+    line = error_line(capsys, _validate(out, "envpoool"))
+    assert "--sim 'envpoool' is not a simulator: use one of gym, gpu_env, envpool, or MODULE:CALLABLE" in line
+    line = error_line(capsys, ["evaluate", "builtin:scripted", "--env-id", ENV_ID, "--against", "nope",
+                               "--out", str(out)])
+    assert "--against 'nope' is not a simulator" in line
+    assert not out.exists()
+
+
+def test_factory_runs_in_a_suite_transfer_case(factory_module: str, tmp_path: Path) -> None:
+    suite = tmp_path / "s.toml"
+    suite.write_text(textwrap.dedent(f'''
+        [suite]
+        name = "factory"
+        [[case]]
+        kind = "transfer"
+        name = "my-sim-vs-gym"
+        checkpoint = "builtin:random"
+        env_id = "{ENV_ID}"
+        episodes = 3
+        seed = 5
+        seed_b = 5
+        backend_a = "gym"
+        backend_b = "{factory_module}:make"
+        margin = 5
+        margin_kind = "absolute"
+        expect = "identical"
+        num_envs = 2
+    '''), encoding="utf-8")
+    result = run_case(load_suite(suite).cases[0], tmp_path / "work")
+    assert result.outcome is Outcome.PASSED, result.message
+    assert result.details["verdict"] == "identical"
