@@ -6,8 +6,12 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,3 +33,21 @@ def build_site(config: Path, site: Path) -> SiteBuild:
                            "--site-dir", str(site)], cwd=config.parent, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     return SiteBuild(site, proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start)
+
+
+def mkdocs_config() -> dict[str, Any]:
+    """Return ``mkdocs.yml`` as data (it uses no YAML tags)."""
+    data: dict[str, Any] = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    return data
+
+
+def nav_files(node: Any) -> Iterator[str]:
+    """Yield every page file named in a ``nav`` tree (titles and sections are walked through)."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, list):
+        for child in node:
+            yield from nav_files(child)
+    elif isinstance(node, dict):
+        for child in node.values():
+            yield from nav_files(child)

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-import yaml
 
 from tests.chromium import chromium_path, start, stop
-from tests.docs.site import ROOT, SiteBuild
+from tests.docs.site import SiteBuild, mkdocs_config, nav_files
 
 HARNESS = Path(__file__).with_name("harness.html")
 OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
@@ -123,19 +122,8 @@ def run_walk(chromium: str, server: tuple[str, Walk], start_path: str, tmp_path:
 
 def nav_paths() -> list[str]:
     """URL paths of the pages in ``mkdocs.yml``'s nav (``a2c.md`` -> ``/a2c/``, ``api/index.md`` -> ``/api/``)."""
-    def files(node: Any) -> Iterator[str]:
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, list):
-            for child in node:
-                yield from files(child)
-        elif isinstance(node, dict):
-            for child in node.values():
-                yield from files(child)
-
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     paths = []
-    for name in files(config["nav"]):
+    for name in nav_files(mkdocs_config()["nav"]):
         stem = name.removesuffix(".md").removesuffix("index").rstrip("/")
         paths.append("/" + (stem + "/" if stem else ""))
     return paths

@@ -9,14 +9,13 @@ import html
 import importlib.util
 import inspect
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from conformance import cases, suite
-from tests.docs.site import ROOT, SiteBuild, build_site
+from tests.docs.site import ROOT, SiteBuild, build_site, mkdocs_config, nav_files
 
 DOCS = ROOT / "docs"
 NOT_PAGES = ("hooks/",)
@@ -37,24 +36,6 @@ API = {
 """Built page -> objects it documents (anchor ids mkdocstrings gives them)."""
 
 
-def config() -> dict[str, Any]:
-    """``mkdocs.yml`` as data (it uses no YAML tags)."""
-    data: dict[str, Any] = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    return data
-
-
-def nav_files(node: Any) -> Iterator[str]:
-    """Every page file named in a ``nav`` tree (titles and sections are walked through)."""
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, list):
-        for child in node:
-            yield from nav_files(child)
-    elif isinstance(node, dict):
-        for child in node.values():
-            yield from nav_files(child)
-
-
 def text_of(page: str) -> str:
     """Return the text of an HTML page: tags dropped (so ``a <code>b</code>`` reads ``a b``), whitespace collapsed."""
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", page)).split())
@@ -72,7 +53,7 @@ def test_site_builds_strictly(built_site: SiteBuild) -> None:
 def test_every_page_of_docs_is_in_the_navigation() -> None:
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     pages = {p for p in pages if not p.startswith(NOT_PAGES)}
-    in_nav = list(nav_files(config()["nav"]))
+    in_nav = list(nav_files(mkdocs_config()["nav"]))
     missing = sorted(pages - set(in_nav))
     assert not missing, (
         f"pages of docs/ missing from the site's navigation: {', '.join(missing)}. Add each one to `nav:` in "
@@ -84,14 +65,14 @@ def test_every_page_of_docs_is_in_the_navigation() -> None:
 
 
 def test_the_navigation_is_by_task() -> None:
-    sections = [next(iter(entry)) for entry in config()["nav"] if isinstance(entry, dict)]
+    sections = [next(iter(entry)) for entry in mkdocs_config()["nav"] if isinstance(entry, dict)]
     for task in ("Install", "Validate a checkpoint", "Validate a simulator", "Run the suites in CI", "Tournaments",
                  "Train", "API reference"):
         assert task in sections, sections
 
 
 def test_the_site_fetches_nothing_from_other_hosts(built_site: SiteBuild) -> None:
-    assert config()["theme"]["font"] is False  # no Google Fonts
+    assert mkdocs_config()["theme"]["font"] is False  # no Google Fonts
     fetched = re.compile(r"""<(?:script|img|iframe|source)\b[^>]*\bsrc=["']([^"']+)|<link\b[^>]*\bhref=["']([^"']+)""")
     outside = []
     for page in built_site.site.rglob("*.html"):
@@ -151,7 +132,7 @@ def test_a_page_left_out_of_the_navigation_fails_the_strict_build(mkdocs_install
     docs.mkdir()
     (docs / "index.md").write_text("# Home\n\nSee [the other page](other.md).\n", encoding="utf-8")
     (docs / "orphan.md").write_text("# Not in the nav\n", encoding="utf-8")
-    real = config()
+    real = mkdocs_config()
     small = {"site_name": "control", "docs_dir": "docs", "theme": real["theme"], "validation": real["validation"],
              "plugins": ["search"], "nav": [{"Home": "index.md"}]}
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(small), encoding="utf-8")
