@@ -142,16 +142,32 @@ def test_a_page_left_out_of_the_navigation_fails_the_strict_build(mkdocs_install
     assert "other.md" in result.log  # and the broken link
 
 
-def test_sphinx_roles_hook() -> None:
-    spec = importlib.util.spec_from_file_location("sphinx_roles", DOCS / "hooks" / "sphinx_roles.py")
+def load_hook(name: str) -> Any:
+    """Import ``docs/hooks/NAME.py`` (the build's hooks are files, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, DOCS / "hooks" / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     hook = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hook)
+    return hook
+
+
+def test_sphinx_roles_hook() -> None:
+    hook = load_hook("sphinx_roles")
     assert hook.strip_roles("see :func:<code>prepare</code>.") == "see <code>prepare</code>."
     assert hook.strip_roles(":class:<code>~evaltk.errors.EvaltkError</code>") == "<code>EvaltkError</code>"
     assert hook.strip_roles(":mod:<code>gpu_env.presets</code>") == "<code>gpu_env.presets</code>"
     assert hook.strip_roles("a <code>b</code> c") == "a <code>b</code> c"
+
+
+def test_list_breaks_hook() -> None:
+    add = load_hook("list_breaks").add_list_breaks
+    assert add("Commands:\n- a\n- b\n") == "Commands:\n\n- a\n- b\n"  # a list right under a paragraph line
+    assert add("Steps:\n1. a\n2. b") == "Steps:\n\n1. a\n2. b"
+    unchanged = ["text\n\n- a", "# Head\n- a", "| t |\n- a", "```\ncode:\n- a\n```", "text ends in\n2026. Next",
+                 "* item\n  more\n\n  second paragraph\n* next", "* item\nlazy line\n* next"]
+    for markdown in unchanged:
+        assert add(markdown) == markdown, markdown
 
 
 def test_nav_files_walks_sections() -> None:
