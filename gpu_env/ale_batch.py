@@ -146,8 +146,9 @@ class AtariBatch:
             ``None`` draws them from OS entropy (kept in :attr:`seeds`).
         repeat_action_probability: ALE's sticky-action probability (0.25 as ALE's default).
         frameskip: ALE's ``frame_skip``: frames per :meth:`act`, rewards summed.
-        mode, difficulty: ALE ``setMode`` / ``setDifficulty`` (``None``: the ROM's default). They
-            take effect through one extra ``reset_game`` after ``loadROM``, as in gymnasium's AtariEnv.
+        mode: ALE ``setMode`` (``None``: the ROM's default). Takes effect through one extra
+            ``reset_game`` after ``loadROM``, as in gymnasium's AtariEnv.
+        difficulty: ALE ``setDifficulty`` (``None``: the ROM's default), applied the same way as ``mode``.
         max_num_frames_per_episode: truncation (``game_over(with_truncation=True)``); 0 disables.
         num_threads: CPU threads of the ``"cpu"`` backend (default: all cores).
 

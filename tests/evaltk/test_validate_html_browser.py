@@ -10,7 +10,7 @@ own). Control pages with a broken image, a blocked external URL and an exception
 check fails when it should.
 
 Chromium missing: with ``CI=true`` the fixture installs it (``apt-get install -y chromium``, as
-root); elsewhere the tests are skipped with the command to install it.
+root); elsewhere the tests are skipped with the command to install it (:mod:`tests.chromium`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +28,8 @@ from matplotlib import image as mpimg
 from evaltk.cli.main import main
 from evaltk.envs import env_for_id
 from evaltk.policies import save_builtin
+from tests.chromium import browse, chromium_path
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--hide-scrollbars")
-CONSOLE = re.compile(r":CONSOLE[:(]\d+\)?\] (.*)")
 SCREENSHOT_SIZE = (1280, 2400)
 GREEN = (0x1A, 0x7F, 0x37)
 """The verdict colour of ``identical`` (``evaltk.report.html_report.VERDICT_COLOURS``)."""
@@ -42,24 +38,7 @@ GREEN = (0x1A, 0x7F, 0x37)
 @pytest.fixture(scope="session")
 def chromium() -> str:
     """Path of the ``chromium`` binary; installed from Debian's packages on CI when missing."""
-    path = shutil.which("chromium")
-    if path is None and os.environ.get("CI") == "true":
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True, timeout=600)
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, env=env, capture_output=True,
-                       timeout=1200)
-        path = shutil.which("chromium")
-    if path is None:
-        pytest.skip("chromium is not installed: apt-get update && apt-get install -y chromium (CI=true installs it)")
-    return path
-
-
-def _browse(chromium: str, page: Path, profile: Path, *extra: str) -> tuple[str, list[str]]:
-    """Run chromium on ``page``; return stdout and the console lines of its log."""
-    proc = subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout, [m.group(1) for m in CONSOLE.finditer(proc.stderr)]
+    return chromium_path()
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +62,7 @@ def test_report_is_self_contained(report_dir: Path) -> None:
 
 
 def test_page_renders_with_images_and_no_console_output(chromium: str, report_dir: Path, tmp_path: Path) -> None:
-    dom, console = _browse(chromium, report_dir / "report.html", tmp_path / "profile", "--dump-dom")
+    dom, console = browse(chromium, report_dir / "report.html", tmp_path / "profile", "--dump-dom")
     verdict = json.loads((report_dir / "report.json").read_text())["verdict_line"]
     assert verdict.startswith("verdict: identical - identical episode for episode, n = 4 shared seeds")
     assert verdict in dom.replace("&amp;", "&")
@@ -94,8 +73,8 @@ def test_page_renders_with_images_and_no_console_output(chromium: str, report_di
 
 def test_screenshot_is_not_blank(chromium: str, report_dir: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
-    _, console = _browse(chromium, report_dir / "report.html", tmp_path / "profile", f"--screenshot={shot}",
-                         f"--window-size={SCREENSHOT_SIZE[0]},{SCREENSHOT_SIZE[1]}")
+    _, console = browse(chromium, report_dir / "report.html", tmp_path / "profile", f"--screenshot={shot}",
+                        f"--window-size={SCREENSHOT_SIZE[0]},{SCREENSHOT_SIZE[1]}")
     assert console == []
     pixels = np.round(np.asarray(mpimg.imread(shot))[..., :3] * 255).astype(np.uint8)  # PNG: floats in [0, 1]
     assert pixels.shape == (SCREENSHOT_SIZE[1], SCREENSHOT_SIZE[0], 3)
@@ -112,12 +91,12 @@ def test_checks_catch_a_broken_page(chromium: str, report_dir: Path, tmp_path: P
     broken_image = tmp_path / "broken_image.html"  # one plot's PNG data cut short: it cannot decode
     broken_image.write_text(re.sub(r"(data:image/png;base64,)[A-Za-z0-9+/=]+", r"\1iVBORw0KGgo=", page, count=1),
                             encoding="utf-8")
-    dom, _ = _browse(chromium, broken_image, tmp_path / "p1", "--dump-dom")
+    dom, _ = browse(chromium, broken_image, tmp_path / "p1", "--dump-dom")
     assert 'data-images="broken 1/2"' in dom
     external = tmp_path / "external.html"  # an outside URL and a script error: both reach the console
     external.write_text(page.replace("<h2>Files</h2>", '<img src="https://example.invalid/x.png">'
                                      "<script>undefinedFunction();</script><h2>Files</h2>"), encoding="utf-8")
-    dom, console = _browse(chromium, external, tmp_path / "p2", "--dump-dom")
+    dom, console = browse(chromium, external, tmp_path / "p2", "--dump-dom")
     assert any("Content Security Policy" in line for line in console), console
     assert any("undefinedFunction is not defined" in line for line in console), console
     assert 'data-images="broken 1/3"' in dom
