@@ -20,7 +20,7 @@ from tests.docs.site import ROOT, SiteBuild, build_site, mkdocs_config, nav_file
 DOCS = ROOT / "docs"
 NOT_PAGES = ("hooks/",)
 """Folders of docs/ that mkdocs.yml's ``exclude_docs`` keeps out of the site (they hold no pages)."""
-TYPE_WORDS = {str: "string", int: "integer", float: "float", bool: "boolean"}
+TYPE_WORDS = {str: "string", int: "integer", float: "float", bool: "boolean", list: "list"}
 API = {
     "api/gpu_env/index.html": ("gpu_env.AtariBatch", "gpu_env.AtariBatch.act", "gpu_env.AtariBatch.reset_game",
                                "gpu_env.AtariBatch.get_screen", "gpu_env.AtariBatch.load_ale_state",
