@@ -45,6 +45,7 @@ from evaltk.envs.gpu_vector import GpuEnvEpisodeVector
 from evaltk.envs.vector import EpisodeVector
 from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
+from evaltk.locations import pin, resolve, source_record
 from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
 
 COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
@@ -72,7 +73,7 @@ class EvalConfig:
     """What ``evaltk evaluate`` was asked to do (see :func:`evaluate`)."""
 
     checkpoint: str
-    """A checkpoint directory or a builtin (``random``, ``builtin:scripted``, ...)."""
+    """A checkpoint location (:mod:`evaltk.locations`): a path, a builtin (``builtin:scripted``) or ``hf://ORG/REPO``."""
     out: Path
     """Output directory: ``episodes.csv``, ``evaluation.json``, ``summary.json``."""
     episodes: int = 20
@@ -142,10 +143,8 @@ def env_for_cli_id(env_id: str) -> dict[str, Any]:
 
 def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     """Load the policy, build the env dict and check they fit; returns (policy, env info, digest)."""
-    from evaltk.importers import resolve_foreign_checkpoint
-
-    # another library's checkpoint (SB3, CleanRL, Sample Factory) is imported once into a cache
-    ref = resolve_foreign_checkpoint(config.checkpoint, config.checkpoint_format, env_id=config.env_id)
+    # a Hub location is fetched into the Hub cache; another library's checkpoint is imported once into a cache
+    ref = resolve(config.checkpoint, fmt=config.checkpoint_format, env_id=config.env_id).ref
     is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
     if is_builtin:
         if config.env_id is None:
@@ -326,6 +325,7 @@ def prepare(config: EvalConfig) -> Prepared:
         raise SpecError(f"--ray-address {config.ray_address} needs --executor ray")
     if config.episodes < 1 or config.num_envs < 1:
         raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
+    config = dataclasses.replace(config, checkpoint=pin(config.checkpoint))  # hf://: the commit sha is recorded
     policy, info, digest = resolve_policy(config)
     if info.env["family"] == "doom":
         if config.backend != "gym":
@@ -342,7 +342,7 @@ def prepare(config: EvalConfig) -> Prepared:
         "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest,
         "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
         "seed": config.seed, "backend": recorded_backend(config, info),
-        "policy_seeding": "per-episode" if seeded else "per-batch",
+        "policy_seeding": "per-episode" if seeded else "per-batch", **source_record(config.checkpoint),
     }
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
@@ -362,7 +362,8 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
     wall = time.perf_counter() - t0
     rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
     summary = summarize(rows)
-    summary.update({"checkpoint": checkpoint_label(config.checkpoint), "env_id": info.env["env_id"],
+    summary.update({"checkpoint": checkpoint_label(config.checkpoint), **source_record(config.checkpoint),
+                    "env_id": info.env["env_id"],
                     "backend": recorded_backend(config, info), "seed": config.seed,
                     "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),

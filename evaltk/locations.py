@@ -1,0 +1,66 @@
+"""Checkpoint locations (``docs/hub.md``): every command turns what the user typed into a local checkpoint here.
+
+A location is a local path (an evaltk checkpoint directory, or another library's checkpoint that
+:mod:`evaltk.importers` converts into its cache), a built-in policy (``random``, ``builtin:NAME``),
+or ``hf://ORG/REPO[@REVISION][/PATH]`` on the Hugging Face Hub (:mod:`evaltk.hub`). :func:`resolve`
+returns the evaltk checkpoint directory (or built-in name) the loaders read, and the label score
+tables record: for the Hub, ``hf://ORG/REPO@<commit sha>[/PATH]`` naming the exact checkpoint (the
+same label reads back offline from the cache). :func:`pin` gives that label alone, and
+:func:`source_record` the provenance fields tables and reports store for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evaltk import hub
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved location: ``ref`` (an evaltk checkpoint directory or a built-in name), ``label``, ``source``.
+
+    ``source`` is the Hub record (:meth:`evaltk.hub.HubCheckpoint.provenance`), None for local paths and builtins.
+    """
+
+    ref: str
+    label: str
+    source: dict[str, Any] | None = None
+
+
+def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> Resolved:
+    """Resolve ``ref`` to a local evaltk checkpoint (importing another library's file into the cache).
+
+    ``fmt`` forces an importer format; ``env_id`` (the user's ``--env-id``) wins over the one the
+    Hub repo's metadata names. Bad locations raise :class:`~evaltk.errors.CheckpointError` subclasses.
+    """
+    from evaltk.importers import resolve_foreign_checkpoint
+
+    if not hub.is_hub(ref):
+        return Resolved(resolve_foreign_checkpoint(ref, fmt, env_id=env_id), ref)
+    found = hub.fetch(ref)
+    source = found.provenance()
+    if found.fmt == "evaltk" and fmt is None:
+        return Resolved(str(found.local), str(found.pinned), {**source, "env_id": None, "env_id_from": None})
+    used = env_id or found.env_id
+    local = resolve_foreign_checkpoint(str(found.local), fmt or found.fmt, env_id=used)
+    if env_id is not None:
+        source = {**source, "env_id": env_id, "env_id_from": "--env-id"}
+    return Resolved(local, str(found.pinned), source)
+
+
+def pin(ref: str) -> str:
+    """The label tables record for ``ref``: ``hf://ORG/REPO@SHA[/PATH]`` for the Hub, else ``ref`` itself."""
+    return str(hub.fetch(ref).pinned) if hub.is_hub(ref) else ref
+
+
+def source_record(label: str) -> dict[str, Any]:
+    """The provenance fields a score table or report stores for the checkpoint ``label`` (``{}`` if local).
+
+    A Hub label gives ``{"source": {"hub": "huggingface", "repo": ..., "revision": <sha>, "path": ...}}``.
+    """
+    if not hub.is_hub(label):
+        return {}
+    where = hub.parse(label)
+    return {"source": {"hub": "huggingface", "repo": where.repo, "revision": where.revision, "path": where.path}}
