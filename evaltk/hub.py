@@ -41,7 +41,10 @@ class HubError(CheckpointError):
 
 @dataclass(frozen=True)
 class HubLocation:
-    """A parsed ``hf://ORG/REPO[@REVISION][/PATH]``: ``repo`` (``ORG/REPO``), ``revision`` (None: ``main``), ``path``."""
+    """A parsed ``hf://ORG/REPO[@REVISION][/PATH]``.
+
+    ``repo``: ``ORG/REPO``; ``revision``: a branch, tag or commit sha (None: ``main``); ``path``: inside the repo.
+    """
 
     repo: str
     revision: str | None = None
@@ -56,10 +59,11 @@ class HubLocation:
 class HubCheckpoint:
     """A checkpoint found in a downloaded repo.
 
-    ``local``: the file or folder in the snapshot; ``fmt``: ``evaltk`` or an importer format
-    (``sb3``, ``cleanrl``, ``sample-factory``); ``snapshot``: the cache folder of the commit; ``env_id``/``env_id_file``: the env id read from the
-    repo's metadata and the file it came from (None when none says); ``pinned``: the location with
-    the commit sha and the checkpoint's path in the repo, which every table records.
+    ``snapshot``: the cache folder of the commit; ``local``: the checkpoint file or folder in it;
+    ``fmt``: ``evaltk`` or an importer format (``sb3``, ``cleanrl``, ``sample-factory``);
+    ``env_id``/``env_id_file``: the env id read from the repo's metadata and the file it came from
+    (None when none says); :attr:`pinned`: the location with the commit sha and the checkpoint's
+    path in the repo, which every table records.
     """
 
     location: HubLocation
@@ -82,7 +86,7 @@ class HubCheckpoint:
         return HubLocation(self.location.repo, self.revision, self.path_in_repo)
 
     def provenance(self) -> dict[str, Any]:
-        """The source record: repo, commit sha, path in the repo, format and where the env id came from."""
+        """Return the source record: repo, commit sha, path in the repo, format and where the env id came from."""
         return {"hub": "huggingface", "repo": self.location.repo, "revision": self.revision,
                 "path": self.path_in_repo, "format": self.fmt, "env_id": self.env_id,
                 "env_id_from": self.env_id_file}
@@ -131,10 +135,10 @@ def _import_hub() -> Any:
 
 
 def _quiet_tqdm() -> type:
-    """A tqdm class that never draws (the download's progress bars would interleave with evaltk's output)."""
+    """Return a tqdm class that never draws (the download's progress bars would interleave with evaltk's output)."""
     from tqdm.auto import tqdm
 
-    class Quiet(tqdm):  # type: ignore[misc, valid-type]
+    class Quiet(tqdm):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
@@ -189,7 +193,7 @@ def _repo_files(location: HubLocation, revision: str) -> list[str]:
 
     try:
         return sorted(f.path for f in get_cached_repo_tree(location.repo, revision=revision))
-    except Exception:  # noqa: BLE001 - the listing only improves an error message: fall back to nothing
+    except Exception:  # the listing only improves an error message: fall back to nothing
         return []
 
 
@@ -258,7 +262,7 @@ def fetch(ref: str) -> HubCheckpoint:
     if not _SHA.fullmatch(revision):
         raise HubError(f"{location}: the Hugging Face cache folder {snapshot} is not a commit snapshot")
     local, fmt = _find_checkpoint(snapshot, location, revision)
-    env_id, source = metadata_env_id(snapshot)
+    env_id, source = metadata_env_id(snapshot) if fmt != "evaltk" else (None, None)  # evaltk's records its env
     return HubCheckpoint(location=location, revision=revision, snapshot=snapshot, local=local, fmt=fmt, env_id=env_id,
                          env_id_file=source)
 
@@ -270,7 +274,7 @@ def safe_yaml(text: str, where: str) -> Any:
     """Parse YAML with a safe loader; RL Zoo's OrderedDict tag becomes a dict, any other Python tag is refused."""
     import yaml
 
-    class Loader(yaml.SafeLoader):
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]
         """SafeLoader plus the one Python tag RL Zoo writes (a list of [key, value] pairs)."""
 
     def ordered_dict(loader: yaml.SafeLoader, node: yaml.Node) -> dict[Any, Any]:
@@ -284,7 +288,7 @@ def safe_yaml(text: str, where: str) -> Any:
 
     Loader.add_constructor("tag:yaml.org,2002:python/object/apply:collections.OrderedDict", ordered_dict)
     try:
-        return yaml.load(text, Loader=Loader)  # noqa: S506 - Loader is a SafeLoader subclass
+        return yaml.load(text, Loader=Loader)  # Loader is a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise HubError(f"{where} is not YAML evaltk reads ({str(exc).splitlines()[0]}): fix or remove it, or pass "
                        "--env-id") from None
@@ -323,7 +327,7 @@ def _card_env_id(card: Any) -> str | None:
 
 
 def metadata_env_id(snapshot: Path) -> tuple[str | None, str | None]:
-    """The env id the repo's metadata names and the file that names it; (None, None) if none does.
+    """Return the env id the repo's metadata names and the file that names it; (None, None) if none does.
 
     Read, in order: ``args.yml`` ``env`` (RL Zoo), ``config.json``/``cfg.json`` ``env`` (Sample
     Factory), ``README.md`` front matter ``model-index[].results[].dataset.type|name``.

@@ -18,15 +18,37 @@ from evaltk import hub
 
 
 @dataclass(frozen=True)
-class Resolved:
-    """A resolved location: ``ref`` (an evaltk checkpoint directory or a built-in name), ``label``, ``source``.
+class Located:
+    """Where a location's checkpoint lies here, before any import.
 
-    ``source`` is the Hub record (:meth:`evaltk.hub.HubCheckpoint.provenance`), None for local paths and builtins.
+    ``path``: the local path (or built-in name) as found; ``fmt``: the Hub checkpoint's format
+    (``evaltk``, ``sb3``, ``cleanrl``, ``sample-factory``; None for local paths: the importers
+    detect it); ``env_id``: the env id the Hub repo's metadata names; ``label``: what tables record;
+    ``source``: the Hub record (:meth:`evaltk.hub.HubCheckpoint.provenance`), None for local paths.
     """
+
+    path: str
+    label: str
+    fmt: str | None = None
+    env_id: str | None = None
+    source: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved location: ``ref`` (an evaltk checkpoint directory or a built-in name), ``label``, ``source``."""
 
     ref: str
     label: str
     source: dict[str, Any] | None = None
+
+
+def locate(ref: str) -> Located:
+    """Find ``ref``'s checkpoint on this machine: a Hub location is fetched into the Hub cache, others pass through."""
+    if not hub.is_hub(ref):
+        return Located(ref, ref)
+    found = hub.fetch(ref)
+    return Located(str(found.local), str(found.pinned), found.fmt, found.env_id, found.provenance())
 
 
 def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> Resolved:
@@ -37,26 +59,20 @@ def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> R
     """
     from evaltk.importers import resolve_foreign_checkpoint
 
-    if not hub.is_hub(ref):
-        return Resolved(resolve_foreign_checkpoint(ref, fmt, env_id=env_id), ref)
-    found = hub.fetch(ref)
-    source = found.provenance()
-    if found.fmt == "evaltk" and fmt is None:
-        return Resolved(str(found.local), str(found.pinned), {**source, "env_id": None, "env_id_from": None})
-    used = env_id or found.env_id
-    local = resolve_foreign_checkpoint(str(found.local), fmt or found.fmt, env_id=used)
-    if env_id is not None:
-        source = {**source, "env_id": env_id, "env_id_from": "--env-id"}
-    return Resolved(local, str(found.pinned), source)
+    where = locate(ref)
+    if where.fmt == "evaltk" and fmt is None:
+        return Resolved(where.path, where.label, where.source)
+    local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id)
+    return Resolved(local, where.label, where.source)
 
 
 def pin(ref: str) -> str:
-    """The label tables record for ``ref``: ``hf://ORG/REPO@SHA[/PATH]`` for the Hub, else ``ref`` itself."""
+    """Return the label tables record for ``ref``: ``hf://ORG/REPO@SHA[/PATH]`` for the Hub, else ``ref`` itself."""
     return str(hub.fetch(ref).pinned) if hub.is_hub(ref) else ref
 
 
 def source_record(label: str) -> dict[str, Any]:
-    """The provenance fields a score table or report stores for the checkpoint ``label`` (``{}`` if local).
+    """Return the provenance fields a score table or report stores for the checkpoint ``label`` (``{}`` if local).
 
     A Hub label gives ``{"source": {"hub": "huggingface", "repo": ..., "revision": <sha>, "path": ...}}``.
     """

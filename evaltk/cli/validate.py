@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "one report with the verdict, the CIs, the episodes needed and the two env specs side by side.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
-                   help="checkpoint directory, or a builtin: builtin:scripted, builtin:random (builtins need --env-id)")
+                   help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] (Hugging "
+                        "Face Hub), or a builtin: builtin:scripted, builtin:random (builtins need --env-id)")
     p.add_argument("--sim", default="gpu_env", choices=("gpu_env", "gym"),
                    help="simulator backend the policy is validated on (default gpu_env)")
     p.add_argument("--reference", default=None, choices=("gym", "gpu_env"),

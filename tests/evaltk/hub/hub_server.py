@@ -27,18 +27,19 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 LFS_SUFFIXES = (".zip", ".pth", ".safetensors", ".cleanrl_model", ".bin", ".pt")
 
 
 def git_blob_sha1(data: bytes) -> str:
-    """The git object id of a blob holding ``data`` (what the Hub reports as a file's ``oid``)."""
+    """Return the git object id of a blob holding ``data`` (what the Hub reports as a file's ``oid``)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def commit_sha(files: Mapping[str, bytes]) -> str:
-    """A 40-hex commit id determined by the files (the server's stand-in for a git commit)."""
+    """Return a 40-hex commit id determined by the files (the server's stand-in for a git commit)."""
     h = hashlib.sha1()
     for path in sorted(files):
         h.update(path.encode() + b"\0" + git_blob_sha1(files[path]).encode())
@@ -60,15 +61,15 @@ class Repo:
         return sha
 
     def commit(self, rev: str) -> str | None:
-        """The sha ``rev`` names (a branch, a tag or a sha of this repo), None if none."""
+        """Return the sha ``rev`` names (a branch, a tag or a sha of this repo), None if none."""
         return rev if rev in self.commits else self.refs.get(rev)
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: HubServer.HTTPServer
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        """Requests go to the server's log, not to stderr."""
+    def log_message(self, format: str, *args: object) -> None:
+        """Log nothing to stderr (requests go to :attr:`HubServer.log`)."""
 
     def do_HEAD(self) -> None:
         """Answer a HEAD (file metadata)."""
@@ -182,9 +183,11 @@ class HubServer:
         self.lfs: dict[str, bytes] = {}
         self.log: list[tuple[str, str]] = []
         self.cdn = ""
+        self.marker = Path("/nonexistent")
+        """A file a hostile repo's pickle would create if it were run (set by the fixture that adds one)."""
 
     def repo(self, repo_id: str) -> Repo:
-        """The repo ``repo_id`` (created empty on first use)."""
+        """Return the repo ``repo_id`` (created empty on first use)."""
         return self.repos.setdefault(repo_id, Repo())
 
     @contextmanager

@@ -27,6 +27,10 @@ from typing import Any
 import torch
 
 ENV_ID = "BreakoutNoFrameskip-v4"
+SB3_REPO = f"evaltk-tests/ppo-{ENV_ID}"
+SF_REPO = "evaltk-tests/sf-atari-breakout"
+EVIL_REPO = "evaltk-tests/ppo-CartPole-v1"
+EMPTY_REPO = "evaltk-tests/notes"
 FIRE_BIAS = [0.0, 50.0, 0.0, 0.0]
 
 
@@ -47,7 +51,7 @@ def _card(library: str, algo: str, env: str) -> bytes:
 
 
 def sb3_zip_bytes(tmp: Path) -> bytes:
-    """A real SB3 PPO CnnPolicy on Breakout (32 steps of ``learn``), greedy action FIRE, as ``model.save`` writes it."""
+    """Return a real SB3 PPO CnnPolicy on Breakout (32 steps of ``learn``, greedy action FIRE), as SB3 saves it."""
     import ale_py
     import gymnasium as gym
     import stable_baselines3 as sb3
@@ -69,7 +73,7 @@ def sb3_zip_bytes(tmp: Path) -> bytes:
 
 
 def sb3_repo(tmp: Path) -> dict[str, bytes]:
-    """The files of an RL Zoo Hub repo around a real SB3 model."""
+    """Return the files of an RL Zoo Hub repo around a real SB3 model."""
     metrics = io.BytesIO()
     with zipfile.ZipFile(metrics, "w") as zf:
         zf.writestr("evaluations.npz", b"\x93NUMPY not read")
@@ -84,7 +88,7 @@ def sb3_repo(tmp: Path) -> dict[str, bytes]:
 
 
 def sample_factory_repo() -> dict[str, bytes]:
-    """The files of a Sample Factory experiment pushed to the Hub (an Atari Breakout APPO run, one checkpoint)."""
+    """Return the files of a Sample Factory experiment pushed to the Hub (Atari Breakout, one checkpoint)."""
     import gymnasium as gym
     import numpy as np
     from sample_factory.algo.learning.learner import Learner
@@ -122,7 +126,7 @@ class RunsCode:
 
 
 def hostile_sb3_repo(tmp: Path, marker: Path) -> dict[str, bytes]:
-    """An RL Zoo-shaped repo whose SB3 zip's ``policy.pth`` runs ``touch marker`` when unpickled."""
+    """Return an RL Zoo-shaped repo whose SB3 zip's ``policy.pth`` runs ``touch marker`` when unpickled."""
     import gymnasium as gym
     from stable_baselines3 import PPO
 
