@@ -14,17 +14,15 @@ Run: ``python benchmarks/stats_calibration.py`` (``--sims 2000`` pairs per row b
 3. How often each verdict comes out for the must-show cases (identical distributions and a +1 SD
    shift at n = 300, identical at n = 6) over ``--seeds`` seeds, for normal, lognormal and discrete
    scores.
-4. ``--only sequential``: the group-sequential TOST (:mod:`evaltk.stats.sequential`, margin 0.5 SD,
-   ``--looks`` looks (default 10), O'Brien-Fleming alpha-spending, Pocock beta-spending binding
-   futility, budget planned for beta = 0.16) next to the fixed-N TOST:
-   false "equivalent" at the margin, false "different" at equality, power at equality, average
-   episodes per side, for normal, t3 and Atari-like bimodal scores (vectorised: all sequences at once).
-5. ``--only design``: the design search for the "30 % fewer episodes" must-show: the shipped
-   design and per-side group-sequential TOSTs (each one-sided test with its own efficacy and
-   beta-spending futility boundaries, :func:`evaltk.stats.boundaries.efficacy_futility_bounds`),
-   5 and 10 looks, at 10,000 sequences per cell by default, with expected episodes over a grid of
-   true differences (see :func:`design_table` for what "average" means).
-6. ``--only paired``: paired (per-seed differences) vs unpaired designs when the per-seed scores
+4. ``--only sequential``: the three-outcome sequential comparison (:mod:`evaltk.stats.sequential`,
+   margin 0.5 SD, ``--looks`` looks (default 10), O'Brien-Fleming alpha-spending, budget planned
+   for 80 % power to show equivalence at a true 0) at true differences 0, 0.25, 0.5 (the margin)
+   and 1.0 SD: the rate of each outcome (false "equivalent" at the margin, false "different"
+   inside or on it, the power of each), the average episodes per side, and the fixed-N rule at the
+   same power (closed-form size, with its simulated power on the same sequences), for normal,
+   t3 (heavy-tailed) and Atari-like bimodal scores, absolute and sd margins (vectorised: all
+   sequences of a cell at once).
+5. ``--only paired``: paired (per-seed differences) vs unpaired designs when the per-seed scores
    correlate (rho = 0.75, 0.9): error rates and average episodes.
 
 Every row uses its own ``numpy.random.Generator`` seeded from ``--seed`` and the row, so a rerun
@@ -254,211 +252,137 @@ SEQ_DISTS: list[tuple[str, Callable[[np.random.Generator, tuple[int, int]], np.n
     ("normal", _standard_normal), ("t3 (heavy tails)", _standard_t3), ("Atari-like bimodal", _standard_bimodal)]
 
 
-def _fixed_tost_rate(a: np.ndarray, b: np.ndarray, n: int, kind: str, margin: float, paired: bool) -> float:
-    from evaltk.stats.sequential import look_stats
-
-    st = look_stats(a[:, :n], b[:, :n], -margin, margin, kind, paired=paired)
-    return float(np.mean(np.maximum(st.p_lower, st.p_upper) < ALPHA))
-
 
 SEQ_LOOKS = 10
-"""Looks of the benchmarked sequential design (the 30 % must-show needs 10; 5 is the CLI default)."""
-PLAN_BETA = 0.16
-"""Futility spending used to size the budget: planned power 0.82, since the fixed-N TOST's n = 70 is
-rounded up and its t-test power at 0 is 0.80-0.82; the sequential design must not have less."""
+"""Looks of the benchmarked sequential design (``evaltk compare --sequential``'s default)."""
+SEQ_MARGIN = 0.5
+"""Margin of the sequential table, in SD units of the scores."""
+SEQ_DELTAS = (0.0, 0.25, 0.5, 1.0)
+"""True differences (SD units): equality, inside the margin, on it, and twice it."""
+Draw = Callable[[np.random.Generator, tuple[int, int]], np.ndarray]
 
 
-def _sequential_rows(label: str, draw: Callable[[np.random.Generator, tuple[int, int]], np.ndarray], kind: str,
-                     sims: int, seed: int, rho: float, paired: bool, looks: int = SEQ_LOOKS,
-                     futility: str = "pocock") -> dict[str, float]:
-    """Run the sequential design and the fixed-N TOST at delta = margin and delta = 0; return the measurements."""
-    from evaltk.compare_tables import look_sizes
-    from evaltk.stats.power import tost_sample_size
+@dataclass(frozen=True)
+class SequentialRow:
+    """The measurements of one (scores, kind, design) row of the sequential table; rates per true difference."""
+
+    n_max: int
+    equivalent: dict[float, float]
+    different: dict[float, float]
+    inconclusive: dict[float, float]
+    episodes: dict[float, float]
+    fixed_n_equivalence: int
+    fixed_n_difference: int
+    fixed_equivalent_power: float
+    fixed_different_power: float
+
+
+def _fixed_rates(a: np.ndarray, b: np.ndarray, n: int, kind: str, paired: bool) -> tuple[float, float]:
+    """Rates of the fixed-N rule at ``n`` per side: TOST at alpha, and "beyond the margin" at alpha / 2."""
+    from evaltk.stats.sequential import look_stats
+
+    st = look_stats(a[:, :n], b[:, :n], -SEQ_MARGIN, SEQ_MARGIN, kind, paired=paired)
+    return (float(np.mean(np.maximum(st.p_lower, st.p_upper) < ALPHA)),
+            float(np.mean(np.minimum(st.p_above, st.p_below) < ALPHA / 2)))
+
+
+def sequential_row(label: str, draw: Draw, kind: str, sims: int, seed: int, *, rho: float = 0.0,
+                   paired: bool = False, looks: int = SEQ_LOOKS) -> SequentialRow:
+    """Run the three-outcome sequential design at each true difference of :data:`SEQ_DELTAS`.
+
+    The budget is planned for 80 % power to show equivalence at a true 0
+    (:func:`evaltk.stats.sequential.design_max_episodes`). The fixed-N comparators have the same
+    power as the design measured here: the closed-form TOST size at the design's power at 0, and the
+    closed-form "beyond the margin" size at its power at twice the margin; their own simulated power
+    on the same sequences is reported next to them.
+    """
+    from evaltk.compare.sequential import look_sizes
+    from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size
     from evaltk.stats.sequential import Outcome, SequentialDesign, design_max_episodes, simulate
 
-    margin = 0.5
     plan_rho = rho if paired else 0.0
-    n_max = max(design_max_episodes(margin, looks=looks, beta=PLAN_BETA, futility_spending=futility, rho=plan_rho),
-                10)
+    n_max = max(design_max_episodes(SEQ_MARGIN, looks=looks, alpha=ALPHA, rho=plan_rho), 10)
     sizes = look_sizes(n_max, looks, 10)
-    design = SequentialDesign.build([s / n_max for s in sizes], alpha=ALPHA, beta=PLAN_BETA,
-                                    futility_spending=futility)
+    design = SequentialDesign.build([s / n_max for s in sizes], alpha=ALPHA)
     sd_plan = math.sqrt(1.0 - plan_rho)
-    n_fixed = tost_sample_size(margin, sd=sd_plan, alpha=ALPHA, power=0.8).n_per_side
-    n_draw = max(n_max, n_fixed)
-    out: dict[str, float] = {"n_max": n_max, "n_fixed": n_fixed}
-    for name, delta in (("margin", margin), ("zero", 0.0)):
-        rng = np.random.default_rng([seed, 17, int(1000 * rho), int(paired), len(label), int(delta * 10),
-                                     SEQUENTIAL_KIND_CODE[kind]])
-        z = draw(rng, (sims, n_draw))
-        e = draw(rng, (sims, n_draw))
-        a = z
-        b = rho * z + math.sqrt(1.0 - rho**2) * e + delta
-        res = simulate(design, a, b, sizes, kind, margin, paired=paired)
-        out[f"{name}_equivalent"] = res.rate(Outcome.EQUIVALENT)
-        out[f"{name}_different"] = res.rate(Outcome.DIFFERENT)
-        out[f"{name}_episodes"] = float(res.episodes.mean())
-        out[f"{name}_fixed_equivalent"] = _fixed_tost_rate(a, b, n_fixed, kind, margin, paired)
-    power = out["zero_equivalent"]
-    out["n_fixed_same_power"] = tost_sample_size(margin, sd=sd_plan, alpha=ALPHA,
-                                                 power=min(max(power, 0.05), 0.999)).n_per_side
-    return out
+    rates: dict[Outcome, dict[float, float]] = {o: {} for o in Outcome}
+    episodes: dict[float, float] = {}
+    data: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+    for delta in SEQ_DELTAS:
+        rng = np.random.default_rng([seed, 31, int(1000 * rho), int(paired), SEQ_DIST_CODE[label],
+                                     int(1000 * delta), SEQUENTIAL_KIND_CODE[kind], looks])
+        z, e = draw(rng, (sims, 4 * n_max)), draw(rng, (sims, 4 * n_max))
+        a, b = z, rho * z + math.sqrt(1.0 - rho**2) * e + delta
+        res = simulate(design, a, b, sizes, kind, SEQ_MARGIN, paired=paired)
+        for outcome in Outcome:
+            rates[outcome][delta] = res.rate(outcome)
+        episodes[delta] = float(res.episodes.mean())
+        data[delta] = (a, b)
+    power_eq = min(max(rates[Outcome.EQUIVALENT][0.0], 0.05), 0.999)
+    power_diff = min(max(rates[Outcome.DIFFERENT][1.0], 0.05), 0.999)
+    n_eq = tost_sample_size(SEQ_MARGIN, sd=sd_plan, alpha=ALPHA, power=power_eq).n_per_side
+    n_diff = beyond_margin_sample_size(SEQ_MARGIN, 1.0, sd=sd_plan, alpha=ALPHA, power=power_diff).n_per_side
+    fixed_eq = _fixed_rates(*data[0.0], min(n_eq, 4 * n_max), kind, paired)[0]
+    fixed_diff = _fixed_rates(*data[1.0], min(n_diff, 4 * n_max), kind, paired)[1]
+    return SequentialRow(n_max, rates[Outcome.EQUIVALENT], rates[Outcome.DIFFERENT], rates[Outcome.INCONCLUSIVE],
+                         episodes, n_eq, n_diff, fixed_eq, fixed_diff)
 
 
 SEQUENTIAL_KIND_CODE = {"absolute": 0, "sd": 1}
+SEQ_DIST_CODE = {label: i for i, (label, _) in enumerate(SEQ_DISTS)}
 
 
-def sequential_table(sims: int, seed: int, looks: int = SEQ_LOOKS) -> None:
-    """Table 4: sequential TOST vs fixed-N TOST (unpaired), margin 0.5 SD."""
-    print(f"\n## Sequential TOST ({looks} looks, OBF / Pocock, planned beta {PLAN_BETA}) vs fixed-N TOST, "
-          f"margin 0.5 SD, unpaired, {sims} sequences per cell")
-    print("| scores | kind | max N | false equiv. at margin (seq / fixed) | false different at 0 | power at 0 "
-          "(seq / fixed N=70) | avg episodes at margin | avg episodes at 0 | fixed N at equal power | saving at "
-          "margin / at 0 / mean | CPU s |")
-    print("| --- | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | --- | ---: |")
+def _se(rate: float, sims: int) -> float:
+    return math.sqrt(max(rate * (1.0 - rate), 1e-12) / sims)
+
+
+def sequential_table(sims: int, seed: int, looks: int = SEQ_LOOKS) -> list[tuple[str, str, SequentialRow]]:
+    """Table 4: the three-outcome sequential comparison next to the fixed-N rule at equal power (unpaired)."""
+    print(f"\n## Sequential comparison ({looks} looks, O'Brien-Fleming, margin {SEQ_MARGIN} SD, unpaired) vs "
+          f"fixed N at equal power, {sims} sequences per cell")
+    print("Error rates: false equivalent at the margin (bound alpha = 0.05), false different inside or on the margin "
+          "(bound alpha/2 = 0.025 at the margin, 0 at 0.25 and 0 SD). Outcomes as equivalent / different / "
+          "inconclusive.\n")
+    print("| scores | kind | max N | d = 0 (power eq.) | d = 0.25 | d = 0.5 (margin) | d = 1.0 (power diff.) | "
+          "avg N at d = 0 / 0.25 / 0.5 / 1.0 | fixed N eq. (its power) | fixed N diff. (its power) | "
+          "saving at 0 / at 1.0 | CPU s |")
+    print("| --- | --- | ---: | --- | --- | --- | --- | --- | ---: | ---: | --- | ---: |")
+    out = []
     for label, draw in SEQ_DISTS:
         for kind in ("absolute", "sd"):
             t0 = time.process_time()
-            r = _sequential_rows(label, draw, kind, sims, seed, 0.0, False, looks)
-            n_eq = r["n_fixed_same_power"]
-            s_m, s_0 = 1 - r["margin_episodes"] / n_eq, 1 - r["zero_episodes"] / n_eq
-            print(f"| {label} | {kind} | {r['n_max']:.0f} | {r['margin_equivalent']:.4f} / "
-                  f"{r['margin_fixed_equivalent']:.4f} | {r['zero_different']:.4f} | {r['zero_equivalent']:.3f} / "
-                  f"{r['zero_fixed_equivalent']:.3f} | {r['margin_episodes']:.1f} | {r['zero_episodes']:.1f} | "
-                  f"{n_eq:.0f} | {s_m:.1%} / {s_0:.1%} / {(s_m + s_0) / 2:.1%} | {time.process_time() - t0:.1f} |",
-                  flush=True)
+            r = sequential_row(label, draw, kind, sims, seed, looks=looks)
+            cells = [f"{r.equivalent[d]:.3f} / {r.different[d]:.3f} / {r.inconclusive[d]:.3f}" for d in SEQ_DELTAS]
+            save_eq = 1.0 - r.episodes[0.0] / r.fixed_n_equivalence
+            save_diff = 1.0 - r.episodes[1.0] / r.fixed_n_difference
+            print(f"| {label} | {kind} | {r.n_max} | " + " | ".join(cells) + " | "
+                  + " / ".join(f"{r.episodes[d]:.1f}" for d in SEQ_DELTAS)
+                  + f" | {r.fixed_n_equivalence} ({r.fixed_equivalent_power:.3f}) | {r.fixed_n_difference} "
+                  f"({r.fixed_different_power:.3f}) | {save_eq:.1%} / {save_diff:.1%} | "
+                  f"{time.process_time() - t0:.1f} |", flush=True)
+            out.append((label, kind, r))
+    worst_eq = max(r.equivalent[SEQ_MARGIN] for _, _, r in out)
+    worst_diff = max(max(r.different[d] for d in SEQ_DELTAS if d <= SEQ_MARGIN) for _, _, r in out)
+    print(f"\nworst false equivalent at the margin: {worst_eq:.4f} (MC SE {_se(worst_eq, sims):.4f}); worst false "
+          f"different inside or on the margin: {worst_diff:.4f} (MC SE {_se(worst_diff, sims):.4f}); "
+          f"bound 0.05 + 0.01 = 0.06", flush=True)
+    return out
 
 
 def paired_table(sims: int, seed: int) -> None:
     """Table 5: paired vs unpaired sequential designs when per-seed scores correlate."""
-    print(f"\n## Paired vs unpaired sequential TOST, margin 0.5 SD, {sims} sequences per cell")
-    print("| scores | rho | design | max N | false equiv. at margin | power at 0 | avg episodes at margin | "
-          "avg episodes at 0 | fixed-N TOST n (power 0.8) |")
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"\n## Paired vs unpaired sequential comparison, margin {SEQ_MARGIN} SD, absolute, {sims} sequences per cell")
+    print("| scores | rho | design | max N | false equiv. at margin | false diff. at margin | power eq. at 0 | "
+          "power diff. at 1.0 | avg N at 0 / 0.5 / 1.0 |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for label, draw in SEQ_DISTS[:2]:
-        for rho in (0.75, 0.9):
-            for paired in (False, True):
-                # unpaired: A and B on different seeds, i.e. independent episodes (what pairing replaces)
-                r = _sequential_rows(label, draw, "absolute", sims, seed, rho if paired else 0.0, paired)
-                print(f"| {label} | {rho:g} | {'paired' if paired else 'unpaired'} | {r['n_max']:.0f} | "
-                      f"{r['margin_equivalent']:.4f} | {r['zero_equivalent']:.3f} | {r['margin_episodes']:.1f} | "
-                      f"{r['zero_episodes']:.1f} | {r['n_fixed']:.0f} |", flush=True)
-
-
-GRID = (0.0, 0.125, 0.25, 0.375, 0.5)
-"""True differences (SD units) of the design table; 0.5 is the margin."""
-
-
-@dataclass(frozen=True)
-class PerSide:
-    """A per-side group-sequential TOST: each one-sided test has its own efficacy / futility boundaries."""
-
-    name: str
-    looks: int
-    beta_side: float
-    binding: bool
-    separate: bool  # a side that has rejected stays rejected ("both rejected, at possibly different looks")
-
-
-def _per_side_run(a: np.ndarray, b: np.ndarray, sizes: list[int], upper: np.ndarray, lower: np.ndarray,
-                  separate: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Return (equivalent?, episodes used) per sequence for the per-side design (absolute margin 0.5)."""
-    from evaltk.stats.sequential import look_stats
-
-    n_seq = a.shape[0]
-    live_mask = np.ones(n_seq, bool)
-    equivalent = np.zeros(n_seq, bool)
-    used = np.zeros(n_seq, np.int64)
-    rej_low, rej_up = np.zeros(n_seq, bool), np.zeros(n_seq, bool)
-    for k, n in enumerate(sizes):
-        live = np.flatnonzero(live_mask)
-        if live.size == 0:
-            break
-        st = look_stats(a[live, :n], b[live, :n], -0.5, 0.5, "absolute", paired=False)
-        z_low, z_up = stats.norm.isf(st.p_lower), stats.norm.isf(st.p_upper)
-        used[live] = n
-        if separate:
-            rej_low[live] |= z_low >= upper[k]
-            rej_up[live] |= z_up >= upper[k]
-            rl, ru = rej_low[live], rej_up[live]
-        else:
-            rl, ru = z_low >= upper[k], z_up >= upper[k]
-        eq = rl & ru
-        futile = (~rl & (z_low <= lower[k])) | (~ru & (z_up <= lower[k]))
-        equivalent[live[eq]] = True
-        stop = eq | futile | (k == len(sizes) - 1)
-        live_mask[live[stop]] = False
-    return equivalent, used
-
-
-def design_table(sims: int, seed: int) -> None:
-    """Table: shipped design vs per-side designs, margin 0.5 SD, absolute kind, unpaired.
-
-    "Average episodes" is defined two ways, both printed: (1) the mean of the expected episodes per
-    side at a true difference equal to the margin and at 0 (the must-show's two cases); (2) the mean
-    over the grid ``GRID`` of true differences (0, 1/4, 1/2, 3/4 and 1 times the margin). Savings are
-    against the fixed-N TOST whose (closed-form) power equals the design's measured power at 0; the
-    fixed-N column "power at 0" is the fixed-N TOST with 70 per side (power 0.8 planned) on the same data.
-    """
-    from evaltk.compare_tables import look_sizes
-    from evaltk.stats.boundaries import efficacy_futility_bounds
-    from evaltk.stats.power import tost_sample_size
-    from evaltk.stats.sequential import Outcome, SequentialDesign, design_max_episodes, simulate
-
-    margin = 0.5
-    designs: list[PerSide | tuple[str, int, str]] = [
-        ("shipped, K=5, OBF / Pocock", 5, "pocock"), ("shipped, K=10, OBF / Pocock", 10, "pocock"),
-        ("shipped, K=10, OBF / linear", 10, "linear"),
-        PerSide("per-side non-binding OBF / linear, K=5, beta 0.1", 5, 0.1, False, True),
-        PerSide("per-side binding OBF / linear, K=10, beta 0.09, drop a rejected side", 10, 0.09, True, True)]
-    print(f"\n## Design search: sequential TOST designs vs fixed-N TOST, margin 0.5 SD, absolute, unpaired, "
-          f"{sims} sequences per cell")
-    print("| design | scores | max N | false equiv. at margin | power at 0 (seq / fixed N=70) | E[N] at "
-          + " / ".join(f"{d:g}" for d in GRID)
-          + " | fixed N at equal power | saving: margin & 0 mean / grid mean | CPU s |")
-    print("| --- | --- | ---: | ---: | --- | --- | ---: | --- | ---: |")
-    n_fixed = tost_sample_size(margin, alpha=ALPHA, power=0.8).n_per_side
-    for design in designs:
-        if isinstance(design, PerSide):
-            t = np.arange(1, design.looks + 1) / design.looks
-            _, _, theta = efficacy_futility_bounds(t, ALPHA, design.beta_side, "obrien-fleming", "linear",
-                                                   binding=design.binding)
-            n_max = math.ceil(2.0 * (theta / margin) ** 2)
-            sizes = look_sizes(n_max, design.looks, 10)
-            upper, lower, _ = efficacy_futility_bounds([s / n_max for s in sizes], ALPHA, design.beta_side,
-                                                       "obrien-fleming", "linear", binding=design.binding)
-            name = design.name
-        else:
-            name, looks, futility = design
-            n_max = design_max_episodes(margin, looks=looks, beta=PLAN_BETA, futility_spending=futility)
-            sizes = look_sizes(n_max, looks, 10)
-            shipped = SequentialDesign.build([s / n_max for s in sizes], alpha=ALPHA, beta=PLAN_BETA,
-                                             futility_spending=futility)
-        for label, draw in SEQ_DISTS:
-            t0 = time.process_time()
-            equiv: dict[float, float] = {}
-            episodes: dict[float, float] = {}
-            fixed_power = 0.0
-            for delta in GRID:
-                rng = np.random.default_rng([seed, 23, SEQ_DISTS.index((label, draw)), int(1000 * delta)])
-                n_draw = max(n_max, n_fixed)
-                a, b = draw(rng, (sims, n_draw)), draw(rng, (sims, n_draw)) + delta
-                if isinstance(design, PerSide):
-                    eq, used = _per_side_run(a, b, sizes, upper, lower, design.separate)
-                    equiv[delta], episodes[delta] = float(eq.mean()), float(used.mean())
-                else:
-                    res = simulate(shipped, a, b, sizes, "absolute", margin, paired=False)
-                    equiv[delta], episodes[delta] = res.rate(Outcome.EQUIVALENT), float(res.episodes.mean())
-                if delta == 0.0:
-                    fixed_power = _fixed_tost_rate(a, b, n_fixed, "absolute", margin, False)
-            power = equiv[0.0]
-            n_eq = tost_sample_size(margin, alpha=ALPHA, power=min(max(power, 0.05), 0.999)).n_per_side
-            two = 1 - (episodes[0.0] + episodes[margin]) / 2 / n_eq
-            grid = 1 - float(np.mean(list(episodes.values()))) / n_eq
-            se = math.sqrt(power * (1 - power) / sims)
-            print(f"| {name} | {label} | {n_max} | {equiv[margin]:.4f} | {power:.3f} ± {se:.3f} / "
-                  f"{fixed_power:.3f} | " + " / ".join(f"{episodes[d]:.1f}" for d in GRID)
-                  + f" | {n_eq} | {two:.1%} / {grid:.1%} | {time.process_time() - t0:.0f} |", flush=True)
+        # unpaired: A and B on different seeds, i.e. independent episodes (what pairing replaces)
+        for rho, paired in ((0.0, False), (0.75, True), (0.9, True)):
+            r = sequential_row(label, draw, "absolute", sims, seed, rho=rho, paired=paired)
+            print(f"| {label} | {rho:g} | {'paired' if paired else 'unpaired'} | {r.n_max} | "
+                  f"{r.equivalent[0.5]:.4f} | {r.different[0.5]:.4f} | {r.equivalent[0.0]:.3f} | "
+                  f"{r.different[1.0]:.3f} | {r.episodes[0.0]:.1f} / {r.episodes[0.5]:.1f} / "
+                  f"{r.episodes[1.0]:.1f} |", flush=True)
 
 
 def main() -> None:
@@ -472,7 +396,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     parser.add_argument("--resamples", type=int, default=499, help="permutation resamples (default 499)")
     parser.add_argument("--quick", action="store_true", help="300 pairs per row")
-    parser.add_argument("--only", choices=["type1", "tost", "verdicts", "sequential", "design", "paired"],
+    parser.add_argument("--only", choices=["type1", "tost", "verdicts", "sequential", "paired"],
                         help="run one table only")
     parser.add_argument("--looks", type=int, default=SEQ_LOOKS,
                         help=f"looks of the sequential design in --only sequential (default {SEQ_LOOKS})")
@@ -489,8 +413,6 @@ def main() -> None:
         verdict_sweep(args.seeds)
     if args.only in (None, "sequential"):
         sequential_table(sims, args.seed, args.looks)
-    if args.only == "design":
-        design_table(args.sims, args.seed)
     if args.only in (None, "paired"):
         paired_table(sims, args.seed)
 

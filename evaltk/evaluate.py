@@ -22,11 +22,9 @@ Semantics (documented for users in ``docs/evaluation.md``):
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import hashlib
 import importlib.util
-import io
 import json
 import math
 import os
@@ -47,15 +45,15 @@ from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecErr
 from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
 from evaltk.locations import pin, resolve, source_record
 from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
+from evaltk.scores import COLUMNS as COLUMNS
+from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
+from evaltk.scores import TABLE_FILE, TableWriter, open_table
+from evaltk.scores import read_table as read_table
 
-COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
-TABLE_FILE = "episodes.csv"
-SETTINGS_FILE = "evaluation.json"
 SUMMARY_FILE = "summary.json"
 BACKENDS = ("gym", "gpu_env")
 DOOM_BACKEND = "vizdoom"
 """Backend recorded for Doom evaluations (``--against gym``, the default, runs ViZDoom for Doom envs)."""
-MANIFEST_FORMAT = "evaltk-evaluation/1"
 
 
 def episode_seed(seed: int, index: int) -> int:
@@ -173,84 +171,13 @@ def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     return policy, info, _digest(policy.spec, path)
 
 
-def _format_row(row: dict[str, Any]) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(
-        [row[c] if c != "truncated" else ("true" if row[c] else "false") for c in COLUMNS])
-    return buf.getvalue()
-
-
-def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
-    try:
-        row: dict[str, Any] = {"checkpoint": raw["checkpoint"], "env_id": raw["env_id"], "backend": raw["backend"],
-                               "index": int(raw["index"]), "seed": int(raw["seed"]), "return": float(raw["return"]),
-                               "frames": int(raw["frames"]), "steps": int(raw["steps"])}
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ScoreTableError(f"{where} is malformed ({exc}): delete that line (or the file) and re-run") from None
-    if raw.get("truncated") not in ("true", "false"):
-        raise ScoreTableError(f"{where} has truncated={raw.get('truncated')!r}, expected true/false: "
-                              "delete that line (or the file) and re-run")
-    row["truncated"] = raw["truncated"] == "true"
-    return row
-
-
-def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """Read an ``episodes.csv``; with ``repair``, drop a partial last line left by a killed writer."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        if not repair:
-            raise ScoreTableError(f"{path} ends with a partial row: re-run the evaluation to repair it")
-        keep = data.rfind(b"\n") + 1
-        with open(path, "r+b") as fh:
-            fh.truncate(keep)
-            os.fsync(fh.fileno())
-        data = data[:keep]
-    text = data.decode("utf-8", errors="replace")
-    if not text.strip():
-        return []
-    reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != COLUMNS:
-        raise ScoreTableError(f"{path} has columns {reader.fieldnames}, expected {list(COLUMNS)}: it was not written "
-                              "by evaltk evaluate; use another --out directory")
-    return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
-
-
-def _prepare_out(out: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
-    """Create or reopen ``out``; refuse different settings; return the finished rows already there."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest_path, table = out / SETTINGS_FILE, out / TABLE_FILE
-    if manifest_path.exists():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            old = manifest["settings"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and "
-                                  "re-run") from None
-        if old != settings:
-            diff = sorted(k for k in set(old) | set(settings) if old.get(k) != settings.get(k))
-            raise ScoreTableError(
-                f"{out} holds an evaluation with different settings ({', '.join(diff)}: "
-                f"{[old.get(k) for k in diff]} there vs {[settings.get(k) for k in diff]} now): refusing to mix; "
-                "use another --out or delete that directory")
-    elif table.exists() and table.stat().st_size > 0:
-        raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
-    else:
-        write_json_atomic(manifest_path, {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS)})
-    if not table.exists() or table.stat().st_size == 0:
-        with open(table, "w", encoding="utf-8") as fh:
-            fh.write(",".join(COLUMNS) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        return []
-    rows = read_table(table, repair=True)
-    seen: set[int] = set()
+def _open_out(out: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation."""
+    rows = open_table(out, settings)
     for row in rows:
-        if row["index"] in seen:
-            raise ScoreTableError(f"{table} has episode {row['index']} twice: delete the duplicate line and re-run")
-        seen.add(row["index"])
         if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
-            raise ScoreTableError(f"{table} row for episode {row['index']} does not belong to this evaluation "
-                                  "(seed/env differ): use another --out or delete that directory")
+            raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
+                                  "evaluation (seed/env differ): use another --out or delete that directory")
     return rows
 
 
@@ -346,7 +273,7 @@ def prepare(config: EvalConfig) -> Prepared:
     }
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
-    old_rows = _prepare_out(config.out, settings)
+    old_rows = _open_out(config.out, settings)
     done = {r["index"] for r in old_rows}
     todo = [i for i in range(config.episodes) if i not in done]
     return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)
@@ -393,27 +320,7 @@ def _check_actions(actions: Any, info: EnvInfo, batch: int) -> np.ndarray:
     return acts.astype(np.int64, copy=False)
 
 
-class _TableWriter:
-    """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once."""
-
-    def __init__(self, path: Path, done: set[int]) -> None:
-        self.path, self.done = path, set(done)
-        self.rows: list[dict[str, Any]] = []
-
-    def write(self, row: dict[str, Any]) -> bool:
-        """Write ``row`` unless its episode is already in the table; return whether it was written."""
-        if row["index"] in self.done:
-            return False
-        with open(self.path, "a", encoding="utf-8") as table:
-            table.write(_format_row(row))
-            table.flush()
-            os.fsync(table.fileno())
-        self.done.add(row["index"])
-        self.rows.append(row)
-        return True
-
-
-def episode_units(prep: Prepared, *, in_process: bool, writer: _TableWriter | None = None,
+def episode_units(prep: Prepared, *, in_process: bool, writer: TableWriter | None = None,
                   progress: ProgressFn | None = None) -> list[WorkUnit]:
     """Split the missing episodes of ``prep`` into work units keyed by their episode indices.
 
@@ -462,7 +369,7 @@ def run_episode_unit(config: EvalConfig, indices: list[int], digest: str) -> tup
 def _run_units(prep: Prepared, progress: ProgressFn | None) -> tuple[list[dict[str, Any]], int]:
     """Run the missing episodes on ``prep.config.executor``; rows go to the table as they arrive."""
     config = prep.config
-    writer = _TableWriter(config.out / TABLE_FILE, {r["index"] for r in prep.old_rows})
+    writer = TableWriter(config.out / TABLE_FILE, {r["index"] for r in prep.old_rows})
     steps_total = 0
     with make_executor(config.executor, ray_address=config.ray_address) as executor:
         units = episode_units(prep, in_process=executor.in_process, writer=writer, progress=progress)

@@ -1,6 +1,6 @@
-"""Reading score tables: one row per episode with a numeric ``return`` column.
+"""Score tables, the one module that reads and writes them: one row per episode with a numeric ``return`` column.
 
-Accepted inputs:
+Reading (:func:`read_scores`, used by compare, validate, until-verdict and the suites) accepts:
 
 * a CSV/TSV file with a header row that has a ``return`` column (other columns are kept as
   labels: ``checkpoint``, ``env_id``, ``backend``... as ``evaltk evaluate`` writes them);
@@ -10,13 +10,33 @@ Accepted inputs:
 
 Anything missing, empty or malformed raises :class:`~evaltk.errors.ScoreTableError` naming the
 file, the line and the fix.
+
+The table ``evaltk evaluate`` writes (schema :data:`COLUMNS`, file :data:`TABLE_FILE`) lives in a
+directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
+
+    {"format": "evaltk-evaluation/1", "settings": {...}, "columns": [...], "provenance": {...}}
+
+* ``settings`` - what the rows depend on (checkpoint, policy digest, env spec, base seed, backend);
+  :func:`open_table` refuses to add rows to a table of other settings (resume, never mix);
+* ``provenance`` - where the inputs came from, recorded once when the table is created and read
+  back with every table (:attr:`ScoreTable.provenance`, :func:`read_manifest`). It is a JSON
+  object whose keys name a source, e.g. ``{"checkpoint": {"source": "hf", "repo": "ORG/REPO",
+  "revision": "<commit sha>", "path": "sub/dir"}}`` for a Hugging Face checkpoint; a reopened
+  table with a different provenance is refused like different settings. Tables written before the
+  field existed read back with ``{}``.
+
+Writing: :func:`open_table` creates or reopens the directory (a partial last line left by a killed
+writer is cut off: repair), :class:`TableWriter` appends rows as episodes finish (flushed, fsynced,
+each episode index once), :func:`read_table` reads the typed rows back.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +45,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from evaltk.atomic import write_json_atomic
 from evaltk.errors import ScoreTableError
+
+COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
+"""Columns of the table ``evaltk evaluate`` writes, in order."""
+TABLE_FILE = "episodes.csv"
+SETTINGS_FILE = "evaluation.json"
+"""The manifest next to :data:`TABLE_FILE` (format, settings, columns, provenance)."""
+MANIFEST_FORMAT = "evaltk-evaluation/1"
 
 CONVENTIONAL_NAMES = ("episodes.csv", "scores.csv", "episodes.jsonl", "scores.jsonl")
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
@@ -42,6 +70,10 @@ class ScoreTable:
         column: the column the scores came from.
         returns: ``float64[n_episodes]`` in file order.
         labels: distinct values of identifying columns present in the file (e.g. ``checkpoint``).
+        seeds: ``int64[n_episodes]`` episode seeds in file order (``None`` unless every row has one).
+        index: ``int64[n_episodes]`` episode indices in file order (``None`` unless every row has one).
+        settings: the manifest's ``settings`` when the table has one (``None`` otherwise).
+        provenance: the manifest's ``provenance`` (``{}`` when none was recorded; module docstring).
 
     """
 
@@ -49,6 +81,10 @@ class ScoreTable:
     column: str
     returns: npt.NDArray[np.float64] = field(repr=False)
     labels: dict[str, list[str]]
+    seeds: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    index: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    settings: dict[str, Any] | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -222,4 +258,143 @@ def read_scores(path: str | Path, *, column: str = "return") -> ScoreTable:
         seen = sorted({str(r[key]) for r in rows if key in r and r[key] not in (None, "")})
         if seen:
             labels[key] = seen
-    return ScoreTable(table, column, np.asarray(values, dtype=np.float64), labels)
+    manifest = read_manifest(table)
+    return ScoreTable(table, column, np.asarray(values, dtype=np.float64), labels, _int_column(rows, "seed"),
+                      _int_column(rows, "index"), None if manifest is None else manifest.get("settings"),
+                      {} if manifest is None else dict(manifest.get("provenance") or {}))
+
+
+def _int_column(rows: list[dict[str, Any]], column: str) -> npt.NDArray[np.int64] | None:
+    """``column`` as integers when every row has it (types were checked while reading), else ``None``."""
+    if not all(r.get(column) not in (None, "") for r in rows):
+        return None
+    return np.asarray([int(r[column]) for r in rows], dtype=np.int64)
+
+
+def read_manifest(table: str | Path) -> dict[str, Any] | None:
+    """Return the manifest (:data:`SETTINGS_FILE`) next to ``table`` as a dict, or ``None`` when there is none.
+
+    An unreadable manifest reads as ``None`` here (a table read for comparing stays usable);
+    :func:`open_table` refuses it instead.
+    """
+    path = Path(table).parent / SETTINGS_FILE
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, OSError, UnicodeDecodeError):
+        return None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("settings"), dict):
+        return None
+    return manifest
+
+
+def format_row(row: dict[str, Any]) -> str:
+    """One CSV line of :data:`COLUMNS` for ``row`` (``truncated`` as ``true``/``false``)."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(
+        [row[c] if c != "truncated" else ("true" if row[c] else "false") for c in COLUMNS])
+    return buf.getvalue()
+
+
+def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
+    try:
+        row: dict[str, Any] = {"checkpoint": raw["checkpoint"], "env_id": raw["env_id"], "backend": raw["backend"],
+                               "index": int(raw["index"]), "seed": int(raw["seed"]), "return": float(raw["return"]),
+                               "frames": int(raw["frames"]), "steps": int(raw["steps"])}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ScoreTableError(f"{where} is malformed ({exc}): delete that line (or the file) and re-run") from None
+    if raw.get("truncated") not in ("true", "false"):
+        raise ScoreTableError(f"{where} has truncated={raw.get('truncated')!r}, expected true/false: "
+                              "delete that line (or the file) and re-run")
+    row["truncated"] = raw["truncated"] == "true"
+    return row
+
+
+def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """Read the typed rows of an ``episodes.csv``; ``repair`` cuts off a partial last line (a killed writer's)."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        if not repair:
+            raise ScoreTableError(f"{path} ends with a partial row: re-run the evaluation to repair it")
+        keep = data.rfind(b"\n") + 1
+        with open(path, "r+b") as fh:
+            fh.truncate(keep)
+            os.fsync(fh.fileno())
+        data = data[:keep]
+    text = data.decode("utf-8", errors="replace")
+    if not text.strip():
+        return []
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != COLUMNS:
+        raise ScoreTableError(f"{path} has columns {reader.fieldnames}, expected {list(COLUMNS)}: it was not written "
+                              "by evaltk evaluate; use another --out directory")
+    return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
+
+
+def _refuse_change(out: Path, what: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    if old != new:
+        diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        raise ScoreTableError(
+            f"{out} holds an evaluation with different {what} ({', '.join(diff)}: "
+            f"{[old.get(k) for k in diff]} there vs {[new.get(k) for k in diff]} now): refusing to mix; "
+            "use another --out or delete that directory")
+
+
+def open_table(out: Path, settings: dict[str, Any], *,
+               provenance: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Create or reopen the table directory ``out``; return the rows already there (resume).
+
+    Refuses a manifest of other settings or provenance, a table without a manifest, and an episode
+    index twice; a partial last line is cut off (:func:`read_table` with ``repair``).
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path, table = out / SETTINGS_FILE, out / TABLE_FILE
+    recorded = dict(provenance or {})
+    if manifest_path.exists():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            old, old_provenance = manifest["settings"], manifest.get("provenance", {})
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and "
+                                  "re-run") from None
+        _refuse_change(out, "settings", old, settings)
+        _refuse_change(out, "provenance", old_provenance, recorded)
+    elif table.exists() and table.stat().st_size > 0:
+        raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
+    else:
+        write_json_atomic(manifest_path, {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS),
+                                          "provenance": recorded})
+    if not table.exists() or table.stat().st_size == 0:
+        with open(table, "w", encoding="utf-8") as fh:
+            fh.write(",".join(COLUMNS) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return []
+    rows = read_table(table, repair=True)
+    seen: set[int] = set()
+    for row in rows:
+        if row["index"] in seen:
+            raise ScoreTableError(f"{table} has episode {row['index']} twice: delete the duplicate line and re-run")
+        seen.add(row["index"])
+    return rows
+
+
+class TableWriter:
+    """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once."""
+
+    def __init__(self, path: Path, done: set[int]) -> None:
+        self.path, self.done = path, set(done)
+        self.rows: list[dict[str, Any]] = []
+
+    def write(self, row: dict[str, Any]) -> bool:
+        """Write ``row`` unless its episode is already in the table; return whether it was written."""
+        if row["index"] in self.done:
+            return False
+        with open(self.path, "a", encoding="utf-8") as table:
+            table.write(format_row(row))
+            table.flush()
+            os.fsync(table.fileno())
+        self.done.add(row["index"])
+        self.rows.append(row)
+        return True

@@ -11,25 +11,20 @@ resumable ``OUT/episodes.csv`` (a rerun resumes and re-decides).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evaltk.compare import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict, _kind
-from evaltk.compare_tables import (
-    OUTCOME_VERDICT,
-    LoadedTable,
-    SequentialComparison,
-    _reason,
-    check_envs,
-    load_table,
-    look_sizes,
-)
-from evaltk.evaluate import TABLE_FILE, EvalConfig, episode_seed, prepare, run_prepared
-from evaltk.stats.sequential import SEQUENTIAL_KINDS, Look, Outcome, SequentialDesign, information_fraction, look_once
+from evaltk.compare import MIN_EPISODES, CompareError, Pairing
+from evaltk.compare.sequential import LookFn, SequentialComparison, look_sizes, run_sequential, sequential_kind
+from evaltk.compare_tables import LoadedTable, check_envs, load_table
+from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
+from evaltk.scores import TABLE_FILE
+from evaltk.stats.sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
+from evaltk.stats.validate import FloatArray
 
 
 @dataclass(frozen=True)
@@ -47,12 +42,8 @@ class UntilVerdictConfig:
     min_episodes: int = MIN_EPISODES
 
 
-LookFn = Callable[[Look], None]
-
-
 def _validate(uv: UntilVerdictConfig) -> None:
-    if _kind(uv.kind).value not in SEQUENTIAL_KINDS:
-        raise CompareError(f"--until-verdict supports margin kinds {list(SEQUENTIAL_KINDS)}, got {uv.kind!r}")
+    sequential_kind(uv.kind, "--until-verdict")
     if not uv.margin > 0:
         raise CompareError(f"--margin must be positive, got {uv.margin!r}")
     if uv.max_episodes < uv.min_episodes:
@@ -92,28 +83,16 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
     env = first.settings["env"]
     check_envs(base, LoadedTable(base.table, np.zeros(0), None, str(env.get("env_id")), env),
                allow_different_envs=uv.allow_different_envs)
-    made: list[Look] = []
     pairing = Pairing(n_max, 0, 0, True, None, "baseline holds every seed of this evaluation") if paired else None
-    for k, size in enumerate(sizes):
-        result = run_prepared(prepare(dataclasses.replace(config, episodes=size)))
-        b_k = np.array([r["return"] for r in result.rows[:size]], dtype=np.float64)
-        a_k = a_pairs[:size] if a_pairs is not None else base.returns
-        if paired and np.array_equal(a_k, b_k):
-            rows = IdenticalRows(size)
-            return _finish(SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT,
-                                                made, design, uv.kind, uv.margin, True, n_max, n_max,
-                                                f"{rows.summary()} (after look {k + 1}): no test needed", rows,
-                                                pairing), config, base, uv)
-        look = look_once(design, k, a_k, b_k, uv.kind, uv.margin, paired=paired)
-        made.append(look)
-        if on_look is not None:
-            on_look(look)
-        if look.outcome is not Outcome.CONTINUE:
-            break
-    last = made[-1]
-    seq = SequentialComparison(OUTCOME_VERDICT[last.outcome], last.outcome, made, design, uv.kind, uv.margin, paired,
-                               n_max if paired else n_a, n_max, _reason(last.outcome, last, design.looks, paired),
-                               None, pairing)
+
+    def batches() -> Iterator[tuple[FloatArray, FloatArray]]:
+        for size in sizes:
+            result = run_prepared(prepare(dataclasses.replace(config, episodes=size)))
+            b_k = np.array([r["return"] for r in result.rows[:size]], dtype=np.float64)
+            yield (a_pairs[:size] if a_pairs is not None else base.returns), b_k
+
+    seq = run_sequential(batches(), design, sequential_kind(uv.kind, "--until-verdict"), uv.margin, paired=paired,
+                         budget=(n_max if paired else n_a, n_max), pairing=pairing, on_look=on_look)
     return _finish(seq, config, base, uv)
 
 

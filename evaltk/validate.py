@@ -32,20 +32,18 @@ from evaltk.compare import Comparison, compare
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
     BACKENDS,
-    SETTINGS_FILE,
-    TABLE_FILE,
     EvalConfig,
     EvalResult,
     Prepared,
     ProgressFn,
     prepare,
-    read_table,
     run_prepared,
     summarize,
 )
 from evaltk.hub import is_hub
 from evaltk.locations import resolve, source_record
 from evaltk.margin import MarginKind
+from evaltk.scores import TABLE_FILE, read_table
 
 ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
@@ -206,7 +204,7 @@ def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> 
     if environment.exists():  # the table is a side of an earlier `evaltk validate`
         with contextlib.suppress(json.JSONDecodeError, KeyError, TypeError, ValueError):  # else: not recorded
             spec["versions"] = dict(json.loads(environment.read_text(encoding="utf-8"))["versions"])
-    if loaded.table.path.name == TABLE_FILE and (loaded.table.path.parent / SETTINGS_FILE).exists():
+    if loaded.table.path.name == TABLE_FILE and loaded.table.settings is not None:
         rows = sorted(read_table(loaded.table.path), key=lambda r: r["index"])  # with frames and steps
     else:
         seeds = [None] * loaded.returns.size if loaded.seeds is None else [int(x) for x in loaded.seeds]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["CHECKPOINT_FORMATS", "seed_type"]
+__all__ = ["CHECKPOINT_FORMATS", "add_episode_options", "seed_type"]
 
 #: ``--format`` choices: the formats of :mod:`evaltk.importers` (equal to ``evaltk.importers.FORMATS``, tested), kept
 #: here so that parsing arguments does not import torch.
@@ -22,3 +22,10 @@ def seed_type(text: str) -> int:
     if not 0 <= value <= _MAX_SEED:
         raise argparse.ArgumentTypeError(f"{value} is out of range; a seed is an integer in [0, 2**63 - 1]")
     return value
+
+
+def add_episode_options(parser: argparse.ArgumentParser, *, seed_help: str, workers_help: str) -> None:
+    """Add ``--seed``, ``--num-envs`` and ``--workers``, which every command that runs episodes takes."""
+    parser.add_argument("--seed", type=seed_type, default=0, help=seed_help)
+    parser.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
+    parser.add_argument("--workers", type=int, default=None, help=workers_help)

@@ -29,8 +29,9 @@ differences (absolute and sd margins), which needs far fewer episodes when the s
 turns it off. Tables of different env ids or env specs are refused unless --allow-different-envs.
 
 --sequential reads both tables in episode order as if they arrived in --looks batches and stops at the first
-look that decides (group-sequential TOST, Lan-DeMets alpha-spending; futility stop: "cannot be shown
-equivalent within the budget"); margin kinds absolute and sd.
+look that decides: equivalent (both one-sided tests cross their alpha-spending boundaries) or different (the
+difference is shown beyond the margin, at alpha/2 as the fixed-N rule); inconclusive only when the last look
+is reached undecided. Margin kinds absolute and sd.
 
 Margin kinds (the margin M is in the units of the compared quantity):
   absolute  mean(B) - mean(A) in score units, region (-M, M)     [Welch + bootstrap-t TOST; Welch t]
@@ -85,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
         raise EvaltkError(f"--resamples must be at least 100, got {args.resamples}; the default is 9999")
     if args.min_episodes < 2:
         raise EvaltkError(f"--min-episodes must be at least 2, got {args.min_episodes}; the default is 10")
-    from evaltk.compare_tables import check_envs, compare_sequential, compare_tables, load_table
+    from evaltk.compare.sequential import compare_sequential
+    from evaltk.compare_tables import check_envs, compare_tables, load_table
 
     paired = "no" if args.unpaired else "auto"
     if args.sequential:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import CHECKPOINT_FORMATS, seed_type
+from evaltk.cli.args import CHECKPOINT_FORMATS, add_episode_options
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.executor.options import add_executor_arguments
@@ -43,11 +43,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="gymnasium env id, e.g. ALE/Breakout-v5, or a ViZDoom scenario, e.g. basic (required for "
                         "builtins; default: the checkpoint's)")
     p.add_argument("--episodes", type=int, default=20, help="number of episodes (default 20)")
-    p.add_argument("--seed", type=seed_type, default=0,
-                   help="base seed; episode i gets a recorded seed derived from it")
-    p.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="worker processes stepping the envs (default: min(num-envs, CPUs); 0 = in-process)")
+    add_episode_options(p, seed_help="base seed; episode i gets a recorded seed derived from it",
+                        workers_help="worker processes stepping the envs (default: min(num-envs, CPUs); 0 = "
+                                     "in-process)")
     p.add_argument("--against", default="gym", choices=("gym", "gpu_env"),
                    help="reference backend (default gym: gymnasium + ale-py, or ViZDoom for Doom envs; "
                         "gpu_env is Atari-only)")

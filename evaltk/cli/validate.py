@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import seed_type
+from evaltk.cli.args import add_episode_options
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
@@ -51,11 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--margin-kind", choices=[k.value for k in MarginKind], default="absolute",
                    help="units of the margin, as in evaltk compare (default absolute: score units)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default 0.05)")
-    p.add_argument("--seed", type=seed_type, default=0,
-                   help="base seed: episode i has the same recorded seed on both sides (default 0)")
-    p.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="Gym worker processes (default: min(num-envs, CPUs); 0 = in-process)")
+    add_episode_options(p, seed_help="base seed: episode i has the same recorded seed on both sides (default 0)",
+                        workers_help="Gym worker processes (default: min(num-envs, CPUs); 0 = in-process)")
     p.add_argument("--resamples", type=int, default=9999, help="permutation/bootstrap resamples (default 9999)")
     p.add_argument("--min-episodes", type=int, default=10,
                    help="fewest episodes (pairs) per side for a statistical verdict, as in compare (default 10)")

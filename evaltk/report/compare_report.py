@@ -145,19 +145,20 @@ def render_sequential_markdown(payload: dict[str, Any]) -> str:
     if payload.get("inputs"):
         lines += [f"- A (reference): `{payload['inputs']['a']}`", f"- B (candidate): `{payload['inputs']['b']}`", ""]
     if payload["looks"]:
-        lines += ["| look | n A | n B | info fraction | estimate | SE | TOST p | needs < | futility z0 / bound | "
-                  "outcome |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+        lines += ["| look | n A | n B | info fraction | estimate | SE | TOST p | needs < | beyond-margin p | needs < | "
+                  "outcome |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for look in payload["looks"]:
             lines.append(f"| {look['k']} | {look['n_a']} | {look['n_b']} | {look['fraction']:.3f} | "
                          f"{_num(look['estimate'])} | {_num(look['se'])} | {_num(look['p_tost'])} | "
-                         f"{_num(look['nominal_alpha'])} | {_num(look['z0'])} / {_num(look['futility_z'])} | "
-                         f"{look['outcome']} |")
+                         f"{_num(look['nominal_alpha'])} | {_num(look['p_beyond'])} | "
+                         f"{_num(look['nominal_alpha_beyond'])} | {look['outcome']} |")
         lines.append("")
     if payload.get("boundaries"):
         b = payload["boundaries"]
-        lines += [f"Boundaries: {b['spending']} alpha-spending (alpha {b['alpha']:g} per TOST side), "
-                  f"{b['futility_spending']} beta-spending for futility (beta {b['beta']:g}); Z boundaries "
-                  + ", ".join(f"{z:.3f}" for z in b["equivalence_z"]) + ".", ""]
+        lines += [f"Boundaries: {b['spending']} alpha-spending, alpha {b['alpha']:g} per TOST side and "
+                  f"{b['alpha'] / 2:g} for \"beyond the margin\"; equivalence Z boundaries "
+                  + ", ".join(f"{z:.3f}" for z in b["equivalence_z"]) + "; difference Z boundaries "
+                  + ", ".join(f"{z:.3f}" for z in b["difference_z"]) + ". Inconclusive only at the last look.", ""]
     return "\n".join(lines)
 
 

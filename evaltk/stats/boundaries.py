@@ -170,6 +170,43 @@ def _spending_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str, 
     return out
 
 
+def inner_outer_bounds(fractions: ArrayLike, alpha_inner: float, alpha_outer: float,
+                       shape: Spending | str) -> tuple[FloatArray, FloatArray]:
+    """Boundaries of a test of one point with early stopping on either side, each side with its own level.
+
+    The continuation region at look ``k`` is ``-outer_k < Z_k < inner_k``. Under the null (drift 0)
+    the exits above ``inner_k`` spend ``alpha_inner`` and the exits below ``-outer_k`` spend
+    ``alpha_outer``, each by the alpha-spending ``shape``. A path that leaves on one side is never
+    counted on the other (the exits at one look are disjoint, and the recursion carries only paths
+    still inside), so the two levels hold jointly: ``P(exit above) = spent(t_K, alpha_inner)`` and
+    ``P(exit below) = spent(t_K, alpha_outer)``. With one look at ``t = 1`` the boundaries are
+    ``z_{1 - alpha_inner}`` and ``z_{1 - alpha_outer}``, the fixed-sample tests.
+    Returns ``(inner, outer)``, both positive.
+    """
+    t = check_fractions(fractions)
+    if not (0.0 < alpha_inner < 0.5 and 0.0 < alpha_outer < 0.5):
+        raise StatsInputError(f"levels must be in (0, 0.5), got {alpha_inner!r} and {alpha_outer!r}")
+    shape_ = parse_spending(shape)
+    rec = _Recursion(0.0)
+    inner, outer = np.empty(t.size), np.empty(t.size)
+    spent_in = spent_out = 0.0
+    for k, tk in enumerate(t):
+        tk_ = float(tk)
+
+        def above(z: float, tk_: float = tk_) -> float:
+            return rec.exit_upper(tk_, z)
+
+        def below(z: float, tk_: float = tk_) -> float:
+            return rec.exit_lower(tk_, -z)
+
+        inner[k] = _solve(above, spent(tk_, alpha_inner, shape_) - spent_in)
+        outer[k] = _solve(below, spent(tk_, alpha_outer, shape_) - spent_out)
+        spent_in += above(float(inner[k]))
+        spent_out += below(float(outer[k]))
+        rec.advance(tk_, -float(outer[k]), float(inner[k]))
+    return inner, outer
+
+
 def _efficacy_futility(t: FloatArray, alpha: float, beta: float, shape: Spending, futility_shape: Spending,
                        drift: float, binding: bool) -> tuple[FloatArray, FloatArray]:
     """Upper and lower boundaries for a given drift under the alternative (see :func:`efficacy_futility_bounds`)."""

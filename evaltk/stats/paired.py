@@ -107,11 +107,13 @@ def paired_t(x: ArrayLike, y: ArrayLike) -> TestResult:
 
 
 def paired_ci(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> ConfidenceInterval:
-    """Student-t CI of ``mean(x - y)`` from the paired differences."""
+    """Student-t CI of ``mean(x - y)`` from the paired differences (exact, zero width, when they are constant)."""
     xs, ys = _check_pairs(x, y)
     check_level(level)
     diff = xs - ys
     est = float(diff.mean())
+    if diff.var() == 0.0:
+        return ConfidenceInterval(est, est, est, level, "exact (constant differences)", "mean(x - y)")
     half = float(stats.t.ppf(0.5 + level / 2.0, diff.size - 1)) * float(diff.std(ddof=1)) / math.sqrt(diff.size)
     return ConfidenceInterval(est, est - half, est + half, level, "paired-t", "mean(x - y)")
 
@@ -127,8 +129,7 @@ def tost_paired(x: ArrayLike, y: ArrayLike, low: float, high: float, *, alpha: f
         raise StatsInputError(f"equivalence bounds must be finite with low < high, got ({low!r}, {high!r})")
     diff = xs - ys
     est = float(diff.mean())
-    ci = paired_ci(xs, ys, level=1.0 - 2.0 * alpha) if diff.var() > 0.0 else ConfidenceInterval(
-        est, est, est, 1.0 - 2.0 * alpha, "exact (constant differences)", "mean(x - y)")
+    ci = paired_ci(xs, ys, level=1.0 - 2.0 * alpha)
     if diff.var() == 0.0:
         p_lower, p_upper = (0.0 if est > low else 1.0), (0.0 if est < high else 1.0)
         note = "every pair differs by the same amount: the mean difference is known exactly"
@@ -156,6 +157,15 @@ def standardized_paired_parts(x: FloatArray, y: FloatArray) -> tuple[float, floa
     dev_var = ((x - x.mean()) ** 2 - vx + (y - y.mean()) ** 2 - vy) / 2.0
     influence = (diff - diff.mean()) / s - d * dev_var / (2.0 * pooled)
     return d, math.sqrt(float(np.mean(influence**2)) / n), float(n - 1)
+
+
+def standardized_paired_ci(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> ConfidenceInterval:
+    """Delta-method t CI (``t_{n-1}``) of ``mean(x - y) / sqrt((s_x^2 + s_y^2) / 2)`` for paired samples."""
+    xs, ys = _check_pairs(x, y)
+    check_level(level)
+    d, se, df = standardized_paired_parts(xs, ys)
+    half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se if se > 0.0 else 0.0
+    return ConfidenceInterval(d, d - half, d + half, level, "paired delta-method t", "mean(x - y) / pooled SD")
 
 
 def tost_paired_standardized(x: ArrayLike, y: ArrayLike, low: float, high: float, *,

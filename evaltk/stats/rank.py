@@ -19,9 +19,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 from statsmodels.stats.nonparametric import rank_compare_2indep
 
-from evaltk.stats.validate import FloatArray
+from evaltk.stats.results import ConfidenceInterval
+from evaltk.stats.validate import FloatArray, check_level
 
 
 @dataclass(frozen=True)
@@ -78,3 +80,12 @@ def prob_superior(xs: FloatArray, ys: FloatArray) -> ProbSuperior:
             "is used instead")
     return ProbSuperior(estimate, math.sqrt(null_variance(xs.size, ys.size)), float(xs.size + ys.size - 2),
                         0.0, 0.0, xs.size, ys.size, True, note)
+
+
+def prob_superior_ci(xs: FloatArray, ys: FloatArray, *, level: float = 0.95) -> ConfidenceInterval:
+    """Brunner-Munzel t CI of ``P(X > Y) + 0.5 P(X = Y)``: ``estimate +- t_{df, (1 + level) / 2} se``."""
+    check_level(level)
+    ps = prob_superior(xs, ys)
+    half = float(stats.t.ppf(0.5 + level / 2.0, ps.df)) * ps.se
+    return ConfidenceInterval(ps.estimate, ps.estimate - half, ps.estimate + half, level, "brunner-munzel-t",
+                              "P(x > y) + 0.5 P(x = y)")

@@ -1,28 +1,26 @@
-"""Group-sequential TOST: look at the episodes as they come and stop as soon as the verdict is decided.
+"""Group-sequential comparison with three outcomes: equivalent, different, or inconclusive when the budget is spent.
 
-The two one-sided tests of the TOST (H0- "quantity <= low", H0+ "quantity >= high") are each run
-as a one-sided group-sequential test with early stopping for either hypothesis (Jennison and
-Turnbull 2000, sec. 4.2 and ch. 6), boundaries from
-:func:`evaltk.stats.boundaries.efficacy_futility_bounds`: an efficacy boundary ``u_k`` spends
-``alpha`` under the test's null by the alpha-spending shape, a futility boundary ``l_k`` spends
-``beta / 2`` under a true difference of 0 by the beta-spending shape, and the two meet at the last
-look of the planned budget. At look ``k`` a side rejects when its t-test p-value is below
-``1 - Phi(u_k)`` and is futile when its p-value is at least ``1 - Phi(l_k)`` (the boundaries
-translated to p-values so that the estimated variance is accounted for, the "significance level"
-approach, Jennison and Turnbull 2000, sec. 3.3). The design stops:
+The quantity ``theta`` (``B - A`` in the margin's units) is compared with the margin region
+``(low, high)`` at each look. At each margin point (``high``, and ``low`` mirrored) one
+group-sequential test of that point runs with early stopping on both sides
+(:func:`evaltk.stats.boundaries.inner_outer_bounds`, Lan-DeMets alpha-spending, O'Brien-Fleming
+shape by default): its *inner* boundary ``u_k`` spends ``alpha`` (the TOST half "theta < high") and
+its *outer* boundary ``d_k`` spends ``alpha / 2`` ("theta > high"). A look stops with
 
-* ``equivalent`` - both one-sided tests reject at the same look. Each side alone is a level-alpha
-  group-sequential test, so "equivalent" at some look implies a crossing of probability <= alpha
-  under either null and the intersection-union argument keeps the level at alpha;
-* ``different`` - the quantity is shown to lie beyond the margin: a one-sided test of "quantity <=
-  high" (or ">= low") rejects at its own boundary for alpha/2 (the sequential form of "the 1 - alpha
-  CI lies outside the region");
-* ``futile`` ("cannot be shown equivalent within the budget") - at an interim look either side's
-  statistic is at or below its futility boundary, i.e. the TOST p-value is at least ``1 - Phi(l_k)``.
-  The futility rule is *binding*: the efficacy boundaries count on it (which makes them lower than
-  without futility), and the level holds because every look obeys it - a run must not be continued
-  past a futility stop;
-* ``inconclusive`` - the last look is reached without "equivalent" or "different".
+* ``equivalent`` - both TOST halves cross their inner boundaries at the same look. Each half is a
+  level-alpha group-sequential test whose continuation region counts on the stops at the outer
+  boundary (the procedure always stops there), so the intersection-union argument keeps the level:
+  P(equivalent) <= alpha whenever theta lies on or outside the margin;
+* ``different`` - either margin point is crossed outwards: the p-value of "theta <= high" (or
+  "theta >= low") is below ``1 - Phi(d_k)``. Inside the region at most one of the two can happen
+  with any probability, so P(different) <= alpha / 2 whenever theta lies inside (or on) the margin;
+  this is the sequential form of the fixed-N rule "the difference test rejects and the ``1 - alpha``
+  CI lies entirely outside the region" (with one look the boundaries are ``z_{1-alpha}`` and
+  ``z_{1-alpha/2}``, exactly that rule);
+* ``inconclusive`` - only at the last look, when neither has happened: the budget is spent.
+
+There is no futility stop: an interim look that decides nothing continues, so "inconclusive" always
+means "the budget ran out". Boundaries at look ``k`` depend on the fractions ``t_1..t_k`` only.
 
 Statistics per look (``x`` = candidate B, ``y`` = reference A), vectorised over a leading axis so
 that the calibration benchmark runs thousands of sequences at once:
@@ -38,19 +36,19 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from evaltk.stats.boundaries import (
     Spending,
     check_fractions,
-    efficacy_futility_bounds,
-    one_sided_bounds,
+    crossing_probability,
+    inner_outer_bounds,
     parse_spending,
 )
 from evaltk.stats.validate import ArrayLike, FloatArray, StatsInputError, check_alpha
@@ -59,60 +57,45 @@ SEQUENTIAL_KINDS = ("absolute", "sd")
 
 
 class Outcome(Enum):
-    """What a look decided."""
+    """What a look decided (``continue`` at interim looks that decide nothing)."""
 
     CONTINUE = "continue"
     EQUIVALENT = "equivalent"
     DIFFERENT = "different"
-    FUTILE = "futile"
     INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
 class SequentialDesign:
-    """Boundaries of a group-sequential TOST at given information fractions.
+    """Boundaries of the three-outcome sequential comparison at given information fractions.
 
     Attributes:
         fractions: information fractions of the looks, increasing, the last one 1 for a full budget.
-        alpha: level of each one-sided test of the TOST (and of "different", two-sided).
-        beta: futility spending, ``beta / 2`` per side (about the design's type-II error at a true
-            difference of 0 when the budget is the planned one, :func:`design_max_episodes`).
-        spending: alpha-spending shape.
-        futility_spending: beta-spending shape.
-        equivalence_z: ``u_k``, each side's efficacy boundaries (Z scale, level ``alpha`` with the
-            binding futility boundaries).
-        difference_z: one-sided boundaries at level ``alpha / 2`` for "beyond the margin".
-        futility_z: ``l_k``, each side's futility boundaries (Z scale; ``l_K = u_K``).
-        drift: ``theta`` at which the boundaries meet: a true difference of 0 gives each side's
-            statistic the mean ``theta sqrt(t_k)`` at the planned budget.
+        alpha: level of each TOST half (and of "different", two-sided).
+        spending: alpha-spending shape of both boundaries.
+        equivalence_z: ``u_k``, each TOST half's inner boundaries (Z scale, level ``alpha``).
+        difference_z: ``d_k``, the outer boundaries at each margin point (level ``alpha / 2``).
 
     """
 
     fractions: tuple[float, ...]
     alpha: float
-    beta: float
     spending: Spending
-    futility_spending: Spending
     equivalence_z: tuple[float, ...]
     difference_z: tuple[float, ...]
-    futility_z: tuple[float, ...]
-    drift: float = math.nan
 
     @classmethod
-    def build(cls, fractions: ArrayLike, *, alpha: float = 0.05, beta: float = 0.2,
-              spending: Spending | str = Spending.OBRIEN_FLEMING,
-              futility_spending: Spending | str = Spending.POCOCK) -> SequentialDesign:
+    def build(cls, fractions: ArrayLike, *, alpha: float = 0.05,
+              spending: Spending | str = Spending.OBRIEN_FLEMING) -> SequentialDesign:
         """Compute the boundaries for looks at ``fractions`` (see the module docstring)."""
         check_alpha(alpha)
-        if not 0.0 < beta < 1.0:
-            raise StatsInputError(f"beta must be in (0, 1), got {beta!r}; 0.2 is the usual choice (80% power)")
+        if alpha >= 0.5:
+            raise StatsInputError(f"alpha must be below 0.5 for a sequential comparison, got {alpha!r}")
         t = check_fractions(fractions)
-        shape, fshape = parse_spending(spending), parse_spending(futility_spending)
-        upper, lower, drift = efficacy_futility_bounds(t, alpha, beta / 2.0, shape, fshape, binding=True)
-        return cls(tuple(float(v) for v in t), float(alpha), float(beta), shape, fshape,
-                   tuple(float(v) for v in upper),
-                   tuple(float(v) for v in one_sided_bounds(t, alpha / 2.0, shape)),
-                   tuple(float(v) for v in lower), float(drift))
+        shape = parse_spending(spending)
+        inner, outer = inner_outer_bounds(t, alpha, alpha / 2.0, shape)
+        return cls(tuple(float(v) for v in t), float(alpha), shape, tuple(float(v) for v in inner),
+                   tuple(float(v) for v in outer))
 
     @property
     def looks(self) -> int:
@@ -123,35 +106,47 @@ class SequentialDesign:
         """One-sided p-value threshold of each TOST half at look ``k`` (0-based)."""
         return float(stats.norm.sf(self.equivalence_z[k]))
 
-    def futility_alpha(self, k: int) -> float:
-        """TOST p-value at or above which look ``k`` (0-based) stops for futility (interim looks)."""
-        return float(stats.norm.sf(self.futility_z[k]))
+    def nominal_alpha_beyond(self, k: int) -> float:
+        """One-sided p-value threshold of "beyond the margin" at look ``k`` (0-based)."""
+        return float(stats.norm.sf(self.difference_z[k]))
+
+    def power_at(self, drift: float) -> float:
+        """Probability that one TOST half crosses its inner boundary when its statistic has drift ``drift``.
+
+        ``drift`` is the half's mean Z at the full budget (``E[Z_k] = drift sqrt(t_k)``); the paths
+        that stop at the outer boundary first do not count.
+        """
+        up, _ = crossing_probability(self.fractions, self.equivalence_z, lower=[-d for d in self.difference_z],
+                                     drift=drift)
+        return up
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
         d = asdict(self)
-        d["spending"], d["futility_spending"] = self.spending.value, self.futility_spending.value
+        d["spending"] = self.spending.value
         d["nominal_alpha"] = [self.nominal_alpha(k) for k in range(self.looks)]
-        d["futility_alpha"] = [self.futility_alpha(k) for k in range(self.looks)]
+        d["nominal_alpha_beyond"] = [self.nominal_alpha_beyond(k) for k in range(self.looks)]
         return d
 
 
 def design_max_episodes(margin_sd: float, *, looks: int = 5, alpha: float = 0.05, beta: float = 0.2,
-                        spending: Spending | str = Spending.OBRIEN_FLEMING,
-                        futility_spending: Spending | str = Spending.POCOCK, rho: float = 0.0) -> int:
-    """Episodes per side (equal looks) so that a true difference of 0 passes with power about ``1 - beta``.
+                        spending: Spending | str = Spending.OBRIEN_FLEMING, rho: float = 0.0) -> int:
+    """Episodes per side (equal looks) so that a true difference of 0 is called equivalent with power ``1 - beta``.
 
-    Normal approximation: each side's statistic has mean ``margin / se_K = theta`` at the last look
-    (``theta`` = the design's drift); ``se_K = sd sqrt(2 (1 - rho) / N)``, ``rho`` the per-seed
-    correlation of a paired design (0 unpaired).
+    Normal approximation: at a true difference of 0 each TOST half's statistic has drift
+    ``margin / se_K`` at the last look, ``se_K = sd sqrt(2 (1 - rho) / N)`` (``rho`` the per-seed
+    correlation of a paired design, 0 unpaired). The two halves fail on opposite tails, so the power
+    is ``1 - 2 (1 - p)`` for a per-half power ``p``; the drift with ``p = 1 - beta / 2`` gives ``N``.
     """
     if not (math.isfinite(margin_sd) and margin_sd > 0):
         raise StatsInputError(f"margin_sd must be a positive number, got {margin_sd!r}")
     if not -1.0 < rho < 1.0:
         raise StatsInputError(f"rho must be in (-1, 1), got {rho!r}")
-    design = SequentialDesign.build(np.arange(1, looks + 1) / looks, alpha=alpha, beta=beta, spending=spending,
-                                    futility_spending=futility_spending)
-    return max(2, math.ceil(2.0 * (1.0 - rho) * (design.drift / margin_sd) ** 2))
+    if not 0.0 < beta < 1.0:
+        raise StatsInputError(f"beta must be in (0, 1), got {beta!r}; 0.2 is the usual choice (80% power)")
+    design = SequentialDesign.build(np.arange(1, looks + 1) / looks, alpha=alpha, spending=spending)
+    drift = float(optimize.brentq(lambda th: design.power_at(th) - (1.0 - beta / 2.0), 0.0, 20.0, xtol=1e-8))
+    return max(2, math.ceil(2.0 * (1.0 - rho) * (drift / margin_sd) ** 2))
 
 
 @dataclass(frozen=True)
@@ -165,7 +160,6 @@ class LookStats:
         p_upper: p-value of "quantity >= high".
         p_above: p-value of "quantity <= high" (small when the quantity exceeds the margin).
         p_below: p-value of "quantity >= low".
-        z0: ``|estimate / se|`` as a normal score (via the t distribution).
 
     """
 
@@ -175,7 +169,6 @@ class LookStats:
     p_upper: FloatArray
     p_above: FloatArray
     p_below: FloatArray
-    z0: FloatArray
 
 
 def _t_tests(est: FloatArray, se: FloatArray, df: FloatArray, low: float, high: float) -> LookStats:
@@ -186,8 +179,7 @@ def _t_tests(est: FloatArray, se: FloatArray, df: FloatArray, low: float, high: 
         p_upper = np.where(zero, np.where(est < high, 0.0, 1.0), stats.t.cdf((est - high) / safe, df))
         p_above = np.where(zero, np.where(est > high, 0.0, 1.0), stats.t.sf((est - high) / safe, df))
         p_below = np.where(zero, np.where(est < low, 0.0, 1.0), stats.t.cdf((est - low) / safe, df))
-        z0 = np.where(zero, np.where(est == 0.0, 0.0, np.inf), stats.norm.isf(stats.t.sf(np.abs(est) / safe, df)))
-    return LookStats(est, se, p_lower, p_upper, p_above, p_below, z0)
+    return LookStats(est, se, p_lower, p_upper, p_above, p_below)
 
 
 def _nct_cdf(t: FloatArray, df: FloatArray, ncp: FloatArray) -> FloatArray:
@@ -232,8 +224,7 @@ def _sd_unpaired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookS
                      merge(base.p_lower, 1.0 - _nct_cdf(t_obs, dfa, np.full_like(d, low * scale))),
                      merge(base.p_upper, _nct_cdf(t_obs, dfa, np.full_like(d, high * scale))),
                      merge(base.p_above, 1.0 - _nct_cdf(t_obs, dfa, np.full_like(d, high * scale))),
-                     merge(base.p_below, _nct_cdf(t_obs, dfa, np.full_like(d, low * scale))),
-                     base.z0)
+                     merge(base.p_below, _nct_cdf(t_obs, dfa, np.full_like(d, low * scale))))
 
 
 def _sd_paired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookStats:
@@ -281,16 +272,12 @@ def look_stats(a: FloatArray, b: FloatArray, low: float, high: float, kind: str,
     return _t_tests(x.mean(axis=1) - y.mean(axis=1), se, df, low, high)
 
 
-def decide_look(design: SequentialDesign, k: int, st: LookStats, margin: float) -> np.ndarray:
+def decide_look(design: SequentialDesign, k: int, st: LookStats) -> np.ndarray:
     """Outcome codes (index into ``list(Outcome)``) of look ``k`` (0-based) for each sequence."""
     equivalent = np.maximum(st.p_lower, st.p_upper) < design.nominal_alpha(k)
-    different = np.minimum(st.p_above, st.p_below) < float(stats.norm.sf(design.difference_z[k]))
-    codes = np.full(st.estimate.shape, list(Outcome).index(Outcome.CONTINUE))
-    if k == design.looks - 1:
-        codes[:] = list(Outcome).index(Outcome.INCONCLUSIVE)
-    else:
-        futile = np.maximum(st.p_lower, st.p_upper) >= design.futility_alpha(k)
-        codes[futile] = list(Outcome).index(Outcome.FUTILE)
+    different = np.minimum(st.p_above, st.p_below) < design.nominal_alpha_beyond(k)
+    undecided = Outcome.INCONCLUSIVE if k == design.looks - 1 else Outcome.CONTINUE
+    codes = np.full(st.estimate.shape, list(Outcome).index(undecided))
     codes[different] = list(Outcome).index(Outcome.DIFFERENT)
     codes[equivalent] = list(Outcome).index(Outcome.EQUIVALENT)
     return codes
@@ -307,12 +294,10 @@ class Look:
         fraction: information fraction.
         estimate: estimate of the quantity.
         se: its standard error.
-        p_tost: ``max(p_lower, p_upper)``.
-        nominal_alpha: the p-value threshold for equivalence at this look.
-        p_beyond: ``min(p_above, p_below)``.
-        nominal_alpha_beyond: the threshold for "different".
-        z0: the weaker one-sided test's statistic as a normal score, ``Phi^-1(1 - p_tost)``.
-        futility_z: its futility boundary ``l_k`` (``-inf`` at the last look).
+        p_tost: ``max(p_lower, p_upper)``, the TOST p-value.
+        nominal_alpha: the threshold for "equivalent" at this look (``1 - Phi(u_k)``).
+        p_beyond: ``min(p_above, p_below)``, the p-value of "inside or on the margin".
+        nominal_alpha_beyond: the threshold for "different" (``1 - Phi(d_k)``).
         outcome: what this look decided.
 
     """
@@ -327,15 +312,13 @@ class Look:
     nominal_alpha: float
     p_beyond: float
     nominal_alpha_beyond: float
-    z0: float
-    futility_z: float
     outcome: Outcome
 
     def summary(self) -> str:
         """One line for people."""
         return (f"look {self.k}: n_a={self.n_a} n_b={self.n_b} (t={self.fraction:.2f}) estimate={self.estimate:.4g} "
-                f"se={self.se:.3g} TOST p={self.p_tost:.3g} (needs < {self.nominal_alpha:.3g}) -> "
-                f"{self.outcome.value}")
+                f"se={self.se:.3g} TOST p={self.p_tost:.3g} (needs < {self.nominal_alpha:.3g}), beyond-margin "
+                f"p={self.p_beyond:.3g} (needs < {self.nominal_alpha_beyond:.3g}) -> {self.outcome.value}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
@@ -348,26 +331,31 @@ def look_once(design: SequentialDesign, k: int, a_k: FloatArray, b_k: FloatArray
               paired: bool) -> Look:
     """Make look ``k`` (0-based) on the cumulative samples ``a_k`` (reference) and ``b_k`` (``float64[n]``)."""
     st = look_stats(a_k[None, :], b_k[None, :], -margin, margin, kind, paired=paired)
-    outcome = list(Outcome)[int(decide_look(design, k, st, margin)[0])]
-    last = k == design.looks - 1
+    outcome = list(Outcome)[int(decide_look(design, k, st)[0])]
     return Look(k + 1, int(a_k.size), int(b_k.size), design.fractions[k], float(st.estimate[0]), float(st.se[0]),
                 float(max(st.p_lower[0], st.p_upper[0])), design.nominal_alpha(k),
-                float(min(st.p_above[0], st.p_below[0])), float(stats.norm.sf(design.difference_z[k])),
-                float(stats.norm.isf(max(st.p_lower[0], st.p_upper[0]))), -math.inf if last else design.futility_z[k],
-                outcome)
+                float(min(st.p_above[0], st.p_below[0])), design.nominal_alpha_beyond(k), outcome)
 
 
-def run_sequence(design: SequentialDesign, looks: Sequence[tuple[FloatArray, FloatArray]], kind: str,
-                 margin: float, *, paired: bool) -> list[Look]:
-    """Run the looks in order (``(a_k, b_k)`` cumulative samples, ``float64[n]``); stop at the first decision."""
-    if len(looks) != design.looks:
-        raise StatsInputError(f"the design has {design.looks} looks but {len(looks)} were given")
-    out: list[Look] = []
+def run_sequence(design: SequentialDesign, looks: Iterable[tuple[FloatArray, FloatArray]], kind: str,
+                 margin: float, *, paired: bool) -> Iterator[Look]:
+    """Make the looks in order and stop after the first that decides.
+
+    ``looks`` yields the cumulative samples ``(a_k, b_k)`` (``float64[n]``) one look at a time and is
+    consumed lazily, so a caller may produce each look's episodes only when the previous look
+    continued (``evaltk evaluate --until-verdict``). It must yield ``design.looks`` looks unless one
+    decides first.
+    """
+    made = 0
     for k, (a_k, b_k) in enumerate(looks):
-        out.append(look_once(design, k, a_k, b_k, kind, margin, paired=paired))
-        if out[-1].outcome is not Outcome.CONTINUE:
-            break
-    return out
+        if k >= design.looks:
+            raise StatsInputError(f"the design has {design.looks} looks but more were given")
+        look = look_once(design, k, a_k, b_k, kind, margin, paired=paired)
+        made += 1
+        yield look
+        if look.outcome is not Outcome.CONTINUE:
+            return
+    raise StatsInputError(f"the design has {design.looks} looks but only {made} were given")
 
 
 def information_fraction(n_a: int, n_b: int, max_a: int, max_b: int, *, paired: bool) -> float:
@@ -409,6 +397,6 @@ def simulate(design: SequentialDesign, a: FloatArray, b: FloatArray, sizes: Sequ
         if live.size == 0:
             break
         st = look_stats(a[live, :n], b[live, :n], -margin, margin, kind, paired=paired)
-        outcome[live] = decide_look(design, k, st, margin)
+        outcome[live] = decide_look(design, k, st)
         used[live] = n
     return SimulatedOutcomes(outcome, used)

@@ -1,4 +1,4 @@
-"""Issue 17 / 20.3: minimum-information rule, identical rows, pairing by seed, env checks, sequential compare."""
+"""Minimum-information rule, identical rows, pairing by seed, env checks, the sequential compare."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from statsmodels.stats.weightstats import ttost_paired
 
 from evaltk.cli.main import main
 from evaltk.compare import CompareError, Verdict, compare
-from evaltk.compare_tables import compare_sequential, compare_tables
+from evaltk.compare.sequential import compare_sequential
+from evaltk.compare_tables import compare_tables
 
 HEADER = "checkpoint,env_id,backend,index,seed,return,frames,steps,truncated"
 
@@ -141,12 +142,34 @@ def test_sequential_rejects_kinds_it_does_not_support() -> None:
         compare_sequential(np.arange(20.0), np.arange(20.0), 0.1, "prob")
 
 
-def test_sequential_futility_on_a_clear_difference() -> None:
+def test_sequential_clear_difference_is_different_before_the_budget() -> None:
     rng = np.random.default_rng(8)
     result = compare_sequential(rng.normal(0, 1, 100), rng.normal(1.0, 1, 100), 0.5, "sd")
-    assert result.verdict is not Verdict.EQUIVALENT
+    assert result.verdict is Verdict.DIFFERENT
     assert result.episodes_used[1] < 100  # stopped before the budget
-    assert "cannot be shown equivalent" in result.reason or result.verdict is Verdict.DIFFERENT
+    assert "beyond the margin" in result.reason
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sequential_cli_300_vs_300_one_sd_apart_is_different_early(tmp_path: Path, seed: int,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Means 1 SD apart, margin 0.5 SD: "different" before the last look; equal means: "equivalent" early."""
+    rng = np.random.default_rng(seed)
+    a = _table(tmp_path / "a.csv", rng.normal(10.0, 2.0, 300).tolist())
+    far = _table(tmp_path / "far.csv", rng.normal(12.0, 2.0, 300).tolist(), seeds=[5000 + i for i in range(300)])
+    same = _table(tmp_path / "same.csv", rng.normal(10.0, 2.0, 300).tolist(), seeds=[5000 + i for i in range(300)])
+    common = ["--margin", "0.5", "--margin-kind", "sd", "--sequential", "--json"]
+    assert main(["compare", str(a), str(far), *common]) == 0
+    payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert payload["verdict"] == "different"
+    assert len(payload["looks"]) < 10
+    assert payload["episodes_used"]["b"] < 300
+    assert main(["compare", str(a), str(far), "--margin", "0.5", "--margin-kind", "sd", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["verdict"] == "different"  # fixed N agrees
+    assert main(["compare", str(a), str(same), *common]) == 0
+    payload = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert payload["verdict"] == "equivalent"
+    assert len(payload["looks"]) < 10
 
 
 def test_evaluate_until_verdict_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,18 +15,9 @@ from hypothesis import strategies as st
 from evaltk.envs import env_for_id
 from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import ScoreTableError, SpecError
-from evaltk.evaluate import (
-    COLUMNS,
-    SETTINGS_FILE,
-    TABLE_FILE,
-    EvalConfig,
-    EvalResult,
-    episode_seed,
-    evaluate,
-    mean_ci,
-    read_table,
-)
+from evaltk.evaluate import EvalConfig, EvalResult, episode_seed, evaluate, mean_ci
 from evaltk.policies import episode_policy_rng, load_policy, save_builtin
+from evaltk.scores import COLUMNS, SETTINGS_FILE, TABLE_FILE, read_table
 
 
 def _replay_random(env: gym.Env[np.ndarray, int], seed: int, n_actions: int) -> tuple[float, int, int]:

@@ -10,7 +10,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaltk.errors import ScoreTableError
-from evaltk.scores import read_scores
+from evaltk.scores import (
+    COLUMNS,
+    MANIFEST_FORMAT,
+    TABLE_FILE,
+    TableWriter,
+    open_table,
+    read_manifest,
+    read_scores,
+    read_table,
+)
 
 _CSV = ("checkpoint,env_id,backend,index,seed,return,frames,steps,truncated\n"
         "builtin:random,ALE/Pong-v5,gym,0,11,-21.0,3000,750,false\n"
@@ -96,3 +105,47 @@ def test_mutated_tables_read_or_fail_cleanly(tmp_path: Path, data: st.DataObject
 @given(data=st.data())
 def test_mutated_tables_long(tmp_path: Path, data: st.DataObject) -> None:
     _fuzz_table(tmp_path, data)
+
+
+def _row(index: int, ret: float) -> dict[str, object]:
+    return {"checkpoint": "hf://org/repo", "env_id": "ALE/Pong-v5", "backend": "gym", "index": index,
+            "seed": 100 + index, "return": ret, "frames": 40, "steps": 10, "truncated": index == 1}
+
+
+def test_written_table_reads_back_with_its_provenance_and_resumes(tmp_path: Path) -> None:
+    settings = {"checkpoint": "hf://org/repo", "seed": 100, "env": {"env_id": "ALE/Pong-v5"}}
+    provenance = {"checkpoint": {"source": "hf", "repo": "org/repo", "revision": "0123abcd", "path": ""}}
+    assert open_table(tmp_path, settings, provenance=provenance) == []
+    writer = TableWriter(tmp_path / TABLE_FILE, set())
+    assert writer.write(_row(0, -21.0))
+    assert writer.write(_row(1, -20.5))
+    assert not writer.write(_row(1, 99.0))  # each episode index once
+    table = read_scores(tmp_path)
+    assert table.returns.tolist() == [-21.0, -20.5]
+    assert table.seeds is not None
+    assert table.seeds.tolist() == [100, 101]
+    assert table.provenance == provenance
+    assert table.settings == settings
+    assert read_manifest(tmp_path / TABLE_FILE) == {"format": MANIFEST_FORMAT, "settings": settings,
+                                                    "columns": list(COLUMNS), "provenance": provenance}
+    assert [r["truncated"] for r in read_table(tmp_path / TABLE_FILE)] == [False, True]
+    with (tmp_path / TABLE_FILE).open("a") as fh:
+        fh.write("hf://org/repo,ALE/Pong-v5,gym,2,10")  # a killed writer's partial line
+    with pytest.raises(ScoreTableError, match="partial row"):
+        read_table(tmp_path / TABLE_FILE)
+    resumed = open_table(tmp_path, settings, provenance=provenance)  # repairs, returns the finished rows
+    assert [r["index"] for r in resumed] == [0, 1]
+    other = {"checkpoint": {**provenance["checkpoint"], "revision": "fedc9876"}}
+    with pytest.raises(ScoreTableError, match="different provenance"):
+        open_table(tmp_path, settings, provenance=other)
+    with pytest.raises(ScoreTableError, match="different settings"):
+        open_table(tmp_path, {**settings, "seed": 1}, provenance=provenance)
+
+
+def test_a_table_without_manifest_has_empty_provenance(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text(_CSV)
+    table = read_scores(tmp_path / "t.csv")
+    assert table.provenance == {}
+    assert table.settings is None
+    assert table.index is not None
+    assert table.index.tolist() == [0, 1]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.main import main
-from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
 from evaltk.validate import ENVIRONMENT_FILE, NOT_RECORDED, Side, pair_rows, spec_rows
 from tests.evaltk.cli_helpers import error_line
 

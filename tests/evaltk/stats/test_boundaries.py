@@ -12,6 +12,7 @@ from evaltk.stats.boundaries import (
     classical_constant,
     crossing_probability,
     efficacy_futility_bounds,
+    inner_outer_bounds,
     one_sided_bounds,
     spent,
     two_sided_bounds,
@@ -113,3 +114,31 @@ def test_efficacy_futility_spends_alpha_under_null_and_beta_under_alternative(bi
 def test_efficacy_futility_rejects_bad_levels() -> None:
     with pytest.raises(StatsInputError, match="alpha and beta"):
         efficacy_futility_bounds([0.5, 1.0], 0.05, 0.7, "pocock", "pocock")
+
+
+def test_inner_outer_bounds_spend_each_level_jointly() -> None:
+    t = np.arange(1, 11) / 10
+    inner, outer = inner_outer_bounds(t, 0.05, 0.025, "obrien-fleming")
+    up, down = crossing_probability(t, inner, lower=-outer)
+    assert up == pytest.approx(0.05, abs=1e-6)
+    assert down == pytest.approx(0.025, abs=1e-6)
+    assert np.all(np.diff(inner) < 0)
+    assert np.all(np.diff(outer) < 0)
+    one_in, one_out = inner_outer_bounds([1.0], 0.05, 0.025, "pocock")
+    assert one_in[0] == pytest.approx(stats.norm.isf(0.05), abs=1e-7)
+    assert one_out[0] == pytest.approx(stats.norm.isf(0.025), abs=1e-7)
+
+
+def test_inner_outer_two_looks_agree_with_scipy_multivariate_normal() -> None:
+    t = np.array([0.5, 1.0])
+    inner, outer = inner_outer_bounds(t, 0.05, 0.025, "pocock")
+    corr = math.sqrt(t[0] / t[1])
+    mvn = stats.multivariate_normal(mean=[0, 0], cov=[[1, corr], [corr, 1]])
+    first_up = stats.norm.sf(inner[0])
+    assert first_up == pytest.approx(0.05 * math.log(1 + (math.e - 1) * 0.5), abs=1e-7)  # Pocock spending at 0.5
+    # P(-outer_1 < Z_1 < inner_1, Z_2 >= inner_2) by inclusion-exclusion on the bivariate normal CDF
+    def box(lo1: float, hi1: float, hi2: float) -> float:
+        return float(mvn.cdf([hi1, hi2]) - mvn.cdf([lo1, hi2]))
+
+    second_up = box(-outer[0], inner[0], math.inf) - box(-outer[0], inner[0], inner[1])
+    assert first_up + second_up == pytest.approx(0.05, abs=1e-4)

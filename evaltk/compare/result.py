@@ -1,0 +1,309 @@
+"""Result types of a transfer comparison: the verdict, the decision behind it, pairing, information and plans.
+
+Plain frozen dataclasses with ``to_dict`` for JSON; no statistics run here (:mod:`evaltk.compare.decision`
+decides, :mod:`evaltk.compare.plan` plans, :func:`evaltk.compare.compare` assembles a :class:`Comparison`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from evaltk.errors import EvaltkError
+from evaltk.margin import MarginKind
+from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, TestResult
+from evaltk.stats.validate import FloatArray
+
+TARGET_POWER = 0.8
+MIN_EPISODES = 10
+"""Fewest episodes per side (pairs when paired) for any verdict but ``inconclusive`` (rule of three:
+ten equal episodes still leave room for outcomes of probability up to 0.3 that were never seen)."""
+PAIRED_KINDS = (MarginKind.ABSOLUTE, MarginKind.SD)
+
+
+class CompareError(EvaltkError):
+    """The comparison cannot be made as asked (bad margin, too few episodes, undefined relative margin)."""
+
+
+class Verdict(Enum):
+    """The three possible outcomes of a comparison."""
+
+    EQUIVALENT = "equivalent"
+    DIFFERENT = "different"
+    INCONCLUSIVE = "inconclusive"
+    IDENTICAL = "identical"
+
+
+QUANTITY = {
+    MarginKind.ABSOLUTE: "mean(B) - mean(A)",
+    MarginKind.RELATIVE: "(mean(B) - mean(A)) / |mean(A)|",
+    MarginKind.SD: "(mean(B) - mean(A)) / pooled SD",
+    MarginKind.PROB: "P(B > A) + 0.5 P(B = A)",
+}
+
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """How many episodes per side would give 80 % power to reach a conclusion.
+
+    Attributes:
+        target: ``"equivalence"`` (show the TOST passes) or ``"difference"`` (show it exceeds the margin).
+        episodes_per_side: total episodes needed per side for ``target``.
+        more_a: additional episodes for A (``episodes_per_side - n_a``, at least 0).
+        more_b: additional episodes for B.
+        assumption: what ``episodes_per_side`` assumes (true difference, SD).
+        equivalence_if_no_difference: episodes per side for 80 % TOST power if the true difference is 0.
+        equivalence_if_observed: the same if the true difference equals the observed one (``None`` when the
+            observed difference is not inside the margin).
+
+    """
+
+    target: str
+    episodes_per_side: int
+    more_a: int
+    more_b: int
+    assumption: str
+    equivalence_if_no_difference: int | None = None
+    equivalence_if_observed: int | None = None
+
+    def summary(self) -> str:
+        """One line for people."""
+        extra = ""
+        if self.target == "equivalence" and self.equivalence_if_observed is not None:
+            extra = f" ({self.equivalence_if_observed} per side if the true difference equals the observed one)"
+        elif self.target == "difference" and self.equivalence_if_no_difference is not None:
+            extra = f" (to show equivalence if the true difference is 0: {self.equivalence_if_no_difference} per side)"
+        return (f"for 80% power to show {self.target}: {self.episodes_per_side} episodes per side "
+                f"(+{self.more_a} for A, +{self.more_b} for B), assuming {self.assumption}{extra}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict and the two primary tests behind it.
+
+    Attributes:
+        verdict: the outcome.
+        kind: margin kind.
+        margin: ``M`` as given.
+        low: lower bound of the equivalence region (quantity units).
+        high: upper bound.
+        quantity: what is compared (see module docstring).
+        estimate: point estimate of the quantity.
+        tost: the equivalence test (its ``ci`` is the ``1 - 2 alpha`` interval).
+        difference: the primary difference test (Welch t, or Brunner-Munzel for ``prob``).
+        ci: ``1 - alpha`` interval of the quantity.
+        alpha: the level.
+        explanation: why this verdict, in words.
+        n_a: episodes in A.
+        n_b: episodes in B.
+        constant: True when both samples were constant (quantity known exactly).
+        design: ``"unpaired"`` or ``"paired"`` (tests on the per-seed differences; ``n_a == n_b`` pairs).
+        too_little_information: True when the minimum-information rule withheld a verdict.
+
+    """
+
+    verdict: Verdict
+    kind: MarginKind
+    margin: float
+    low: float
+    high: float
+    quantity: str
+    estimate: float
+    tost: EquivalenceResult | None
+    difference: TestResult | None
+    ci: ConfidenceInterval
+    alpha: float
+    explanation: str
+    n_a: int
+    n_b: int
+    constant: bool = False
+    design: str = "unpaired"
+    too_little_information: bool = False
+
+
+@dataclass(frozen=True)
+class IdenticalRows:
+    """Every shared seed gave exactly the same return in A and in B (e.g. frame-exact backends).
+
+    Attributes:
+        n_shared: number of shared seeds.
+        only_a: rows of A whose seed B lacks (not part of the finding).
+        only_b: rows of B whose seed A lacks.
+
+    """
+
+    n_shared: int
+    only_a: int = 0
+    only_b: int = 0
+
+    def summary(self) -> str:
+        """One line, e.g. ``identical episode for episode, n = 20 shared seeds``."""
+        extra = ""
+        if self.only_a or self.only_b:
+            extra = f" ({self.only_a} rows of A and {self.only_b} of B have seeds the other side lacks)"
+        return f"identical episode for episode, n = {self.n_shared} shared seeds{extra}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output (with the one-line ``message``)."""
+        return {**asdict(self), "message": self.summary()}
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """How the rows of A and B matched by episode seed.
+
+    Attributes:
+        n_shared: seeds present on both sides.
+        only_a: rows of A whose seed B lacks.
+        only_b: rows of B whose seed A lacks.
+        used: True when the verdict came from the paired tests.
+        correlation: Pearson correlation of the paired returns (``None`` if undefined).
+        note: why pairing was or was not used.
+
+    """
+
+    n_shared: int
+    only_a: int
+    only_b: int
+    used: bool
+    correlation: float | None
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class InformationCheck:
+    """Why the minimum-information rule withheld a verdict, and what would decide.
+
+    Attributes:
+        n_a: episodes of A (pairs when paired).
+        n_b: episodes of B.
+        min_episodes: the rule's minimum per side.
+        episodes_to_decide: episodes per side that would decide (at least ``min_episodes``).
+        reason: in words.
+
+    """
+
+    n_a: int
+    n_b: int
+    min_episodes: int
+    episodes_to_decide: int
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        return asdict(self)
+
+
+
+def fmt(v: float) -> str:
+    """Four significant digits, as every explanation prints its numbers."""
+    return f"{v:.4g}"
+
+
+def describe(x: FloatArray) -> dict[str, float | int]:
+    """Summary statistics of one sample (``n``, ``mean``, ``sd``, ``median``, ``min``, ``max``)."""
+    return {"n": int(x.size), "mean": float(x.mean()), "sd": float(x.std(ddof=1)), "median": float(np.median(x)),
+            "min": float(x.min()), "max": float(x.max())}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``evaltk compare`` reports: the decision, diagnostics and a recommendation.
+
+    Attributes:
+        decision: verdict and primary tests.
+        tests: diagnostic two-sample tests by name (B vs A), each with its own p-value.
+        holm: Holm-Bonferroni adjusted p-values of the diagnostic difference tests, by name.
+        bootstrap_ci: BCa bootstrap ``1 - alpha`` CI of ``mean(B) - mean(A)``.
+        recommendation: episodes needed when inconclusive.
+        describe_a: summary statistics of A.
+        describe_b: summary statistics of B.
+        seed: the seed the generator for permutation and bootstrap steps was made from.
+        a: the reference scores.
+        b: the candidate scores.
+        identical: set when every shared seed gives the same return in A and B (verdict ``identical``).
+        pairing: how the rows matched by seed (``None`` without seeds).
+        information: set when the minimum-information rule withheld the verdict.
+
+    """
+
+    decision: Decision
+    tests: dict[str, TestResult]
+    holm: dict[str, float]
+    bootstrap_ci: ConfidenceInterval
+    recommendation: Recommendation | None
+    describe_a: dict[str, float | int]
+    describe_b: dict[str, float | int]
+    seed: int
+    a: FloatArray = field(repr=False)
+    b: FloatArray = field(repr=False)
+    identical: IdenticalRows | None = None
+    pairing: Pairing | None = None
+    information: InformationCheck | None = None
+
+    @property
+    def verdict(self) -> Verdict:
+        """Shortcut for ``decision.verdict``."""
+        return self.decision.verdict
+
+    def summary(self) -> str:
+        """One line: verdict and the reason."""
+        line = f"{self.verdict.value}: {self.decision.explanation}"
+        if self.information is not None:
+            line += f"; {self.information.reason}"
+        elif self.recommendation is not None:
+            line += f"; {self.recommendation.summary()}"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON object ``evaltk compare --json`` prints (``verdict``, ``margin``, ``ci``, ``tests``...)."""
+        d = self.decision
+        tests: dict[str, Any] = {}
+        for name, res in self.tests.items():
+            entry = res.to_dict()
+            entry["p_holm"] = self.holm.get(name)
+            tests[name] = entry
+        if d.tost is not None:
+            tests["tost"] = d.tost.to_dict()
+        return {
+            "verdict": d.verdict.value,
+            "margin": d.margin,
+            "margin_kind": d.kind.value,
+            "margin_region": [d.low, d.high],
+            "quantity": d.quantity,
+            "estimate": d.estimate,
+            "alpha": d.alpha,
+            "n_a": d.n_a,
+            "n_b": d.n_b,
+            "ci": [d.ci.low, d.ci.high],
+            "ci_level": d.ci.level,
+            "ci_method": d.ci.method,
+            "ci_tost": [d.tost.ci.low, d.tost.ci.high] if d.tost is not None else [d.ci.low, d.ci.high],
+            "ci_tost_level": 1.0 - 2.0 * d.alpha,
+            "primary_difference_test": d.difference.name if d.difference is not None else None,
+            "tests": tests,
+            "bootstrap_ci_mean_difference": self.bootstrap_ci.to_dict(),
+            "recommendation": None if self.recommendation is None else self.recommendation.to_dict(),
+            "explanation": d.explanation,
+            "constant_samples": d.constant,
+            "design": d.design,
+            "identical": None if self.identical is None else self.identical.to_dict(),
+            "pairing": None if self.pairing is None else self.pairing.to_dict(),
+            "information": None if self.information is None else self.information.to_dict(),
+            "a": self.describe_a,
+            "b": self.describe_b,
+            "seed": self.seed,
+        }
+

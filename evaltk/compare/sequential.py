@@ -1,0 +1,203 @@
+"""The one sequential comparison: looks in episode order, three outcomes, behind every sequential entry point.
+
+:func:`run_sequential` takes the looks (cumulative samples, produced lazily if the caller likes) and
+the design (:mod:`evaltk.stats.sequential`: equivalent, different, or inconclusive only when the
+budget is spent) and returns a :class:`SequentialComparison`. ``evaltk compare --sequential``
+(:func:`compare_sequential`, over two complete samples as if they had arrived in batches) and
+``evaltk evaluate --until-verdict`` (:mod:`evaltk.until_verdict`, evaluating each batch only when
+the previous look continued) both call it, so they decide and explain alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evaltk.compare.decision import margin_kind, pair_rows
+from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
+from evaltk.margin import MarginKind
+from evaltk.stats.boundaries import Spending
+from evaltk.stats.sequential import (
+    SEQUENTIAL_KINDS,
+    Look,
+    Outcome,
+    SequentialDesign,
+    information_fraction,
+    run_sequence,
+)
+from evaltk.stats.validate import FloatArray, StatsInputError
+
+OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
+                   Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}
+LookFn = Callable[[Look], None]
+
+
+@dataclass(frozen=True)
+class SequentialComparison:
+    """A sequential verdict over samples in episode order.
+
+    Attributes:
+        verdict: the verdict (``identical`` rows, or equivalent / different / inconclusive).
+        outcome: what the last look decided.
+        looks: the looks made, in order.
+        design: the boundaries (``None`` when no look was made).
+        kind: margin kind (``absolute`` or ``sd``).
+        margin: the margin.
+        paired: True when the looks used the per-seed differences.
+        max_a: A's budget (episodes, or pairs when paired).
+        max_b: B's budget.
+        reason: why, in words.
+        identical: set when every shared seed gave the same return.
+        pairing: how the rows matched by seed.
+
+    """
+
+    verdict: Verdict
+    outcome: Outcome
+    looks: list[Look]
+    design: SequentialDesign | None
+    kind: str
+    margin: float
+    paired: bool
+    max_a: int
+    max_b: int
+    reason: str
+    identical: IdenticalRows | None = None
+    pairing: Pairing | None = None
+
+    @property
+    def episodes_used(self) -> tuple[int, int]:
+        """Episodes of A and of B the verdict used (pairs when paired)."""
+        if not self.looks:
+            return self.max_a, self.max_b
+        return self.looks[-1].n_a, self.looks[-1].n_b
+
+    def summary(self) -> str:
+        """One line: verdict and reason."""
+        return f"{self.verdict.value}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output."""
+        used = self.episodes_used
+        return {"verdict": self.verdict.value, "outcome": self.outcome.value, "sequential": True,
+                "margin": self.margin, "margin_kind": self.kind, "design": "paired" if self.paired else "unpaired",
+                "episodes_used": {"a": used[0], "b": used[1]}, "budget": {"a": self.max_a, "b": self.max_b},
+                "looks": [look.to_dict() for look in self.looks],
+                "boundaries": None if self.design is None else self.design.to_dict(),
+                "explanation": self.reason,
+                "identical": None if self.identical is None else self.identical.to_dict(),
+                "pairing": None if self.pairing is None else self.pairing.to_dict()}
+
+
+def look_sizes(n: int, looks: int, min_episodes: int) -> list[int]:
+    """Episodes at each of ``looks`` equally spaced looks over ``n``, dropping looks below ``min_episodes``."""
+    sizes = sorted({max(1, round(n * k / looks)) for k in range(1, looks + 1)})
+    return [s for s in sizes if s >= min_episodes]
+
+
+def sequential_kind(kind: MarginKind | str, what: str) -> MarginKind:
+    """Return the margin kind after checking that the sequential design supports it (``what`` names the option)."""
+    kind_ = margin_kind(kind)
+    if kind_.value not in SEQUENTIAL_KINDS:
+        raise CompareError(f"{what} supports margin kinds {list(SEQUENTIAL_KINDS)}, got {kind_.value!r}; "
+                           "use --margin-kind absolute or sd")
+    return kind_
+
+
+def explain(look: Look, total_looks: int, paired: bool) -> str:
+    """Why the sequence ended at ``look``, in words."""
+    unit = "pairs" if paired else f"{look.n_a} / {look.n_b} episodes (A / B)"
+    where = (f"at look {look.k} of {total_looks} after {look.n_b} {unit}" if paired
+             else f"at look {look.k} of {total_looks} after {unit}")
+    if look.outcome is Outcome.EQUIVALENT:
+        return (f"equivalent {where}: both one-sided tests reject (TOST p = {look.p_tost:.3g} < nominal "
+                f"{look.nominal_alpha:.3g} from the alpha-spending boundary)")
+    if look.outcome is Outcome.DIFFERENT:
+        return (f"different {where}: the difference is shown to lie beyond the margin (p = {look.p_beyond:.3g} < "
+                f"nominal {look.nominal_alpha_beyond:.3g}; estimate {look.estimate:.4g})")
+    return (f"inconclusive {where}: the budget is spent without a decision (TOST p = {look.p_tost:.3g} needs < "
+            f"{look.nominal_alpha:.3g}; beyond-margin p = {look.p_beyond:.3g} needs < "
+            f"{look.nominal_alpha_beyond:.3g}); more episodes would decide")
+
+
+def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: SequentialDesign, kind: MarginKind,
+                   margin: float, *, paired: bool, budget: tuple[int, int], pairing: Pairing | None = None,
+                   on_look: LookFn | None = None) -> SequentialComparison:
+    """Make the looks in order until one decides; the one sequential comparison every entry point calls.
+
+    ``looks`` yields the cumulative samples ``(a_k, b_k)`` (reference, candidate; ``float64[n]``), at
+    most ``design.looks`` of them, and is consumed lazily. Paired looks whose rows are equal episode
+    for episode end at once with the verdict ``identical``. ``on_look`` sees each look as it is made.
+    """
+    made: list[Look] = []
+    identical_at: list[int] = []
+
+    def until_identical() -> Iterator[tuple[FloatArray, FloatArray]]:
+        for a_k, b_k in looks:
+            if paired and np.array_equal(a_k, b_k):
+                identical_at.append(int(a_k.size))
+                return
+            yield a_k, b_k
+
+    try:
+        for look in run_sequence(design, until_identical(), kind.value, float(margin), paired=paired):
+            made.append(look)
+            if on_look is not None:
+                on_look(look)
+    except StatsInputError as exc:
+        if not identical_at:
+            raise CompareError(str(exc)) from exc
+    if identical_at:
+        rows = IdenticalRows(identical_at[0])
+        where = f" (at look {len(made) + 1})"
+        return SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT, made, design, kind.value, float(margin),
+                                    True, budget[0], budget[1], f"{rows.summary()}{where}: no test needed", rows,
+                                    pairing)
+    last = made[-1]
+    return SequentialComparison(OUTCOME_VERDICT[last.outcome], last.outcome, made, design, kind.value, float(margin),
+                                paired, budget[0], budget[1], explain(last, design.looks, paired), None, pairing)
+
+
+def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *, looks: int = 10,
+                       alpha: float = 0.05, spending: Spending | str = Spending.OBRIEN_FLEMING,
+                       seeds_a: Any = None, seeds_b: Any = None, paired: str = "auto",
+                       min_episodes: int = MIN_EPISODES) -> SequentialComparison:
+    """Sequential comparison over ``a`` and ``b`` taken in the given (episode) order, ``looks`` equal batches.
+
+    The budget is the samples' lengths (pairs when paired); the first looks are dropped when they
+    would have fewer than ``min_episodes`` per side.
+    """
+    kind_ = sequential_kind(kind, "--sequential")
+    if not (isinstance(looks, int) and 1 <= looks <= 50):
+        raise CompareError(f"looks must be an integer in [1, 50], got {looks!r}; 10 is the default")
+    if not (math.isfinite(margin) and margin > 0):
+        raise CompareError(f"margin must be a positive number, got {margin!r}")
+    xa, xb = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    pairs, pairing = pair_rows(xa, xb, seeds_a, seeds_b, paired, kind_)
+    if pairs is not None and pairs.n >= 2 and pairs.identical:
+        rows = IdenticalRows(pairs.n, pairs.only_a, pairs.only_b)
+        return SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT, [], None, kind_.value, float(margin), True,
+                                    pairs.n, pairs.n, rows.summary() + ": no test needed", rows, pairing)
+    use_pairs = pairs is not None and pairing is not None and pairing.used
+    if use_pairs and pairs is not None:
+        xa, xb = pairs.a, pairs.b
+        plan = [(s, s) for s in look_sizes(pairs.n, looks, min_episodes)]
+    else:
+        plan = [(round(xa.size * s / xb.size), s) for s in look_sizes(xb.size, looks, min_episodes)]
+        plan = [(na, nb) for na, nb in plan if na >= min_episodes]
+    if not plan:
+        return SequentialComparison(Verdict.INCONCLUSIVE, Outcome.INCONCLUSIVE, [], None, kind_.value, float(margin),
+                                    use_pairs, xa.size, xb.size,
+                                    f"too little information: {xa.size} vs {xb.size} episodes, a verdict needs at "
+                                    f"least {min_episodes} per side", None, pairing)
+    fractions = [information_fraction(na, nb, xa.size, xb.size, paired=use_pairs) for na, nb in plan]
+    try:
+        design = SequentialDesign.build(fractions, alpha=alpha, spending=spending)
+    except StatsInputError as exc:
+        raise CompareError(str(exc)) from exc
+    return run_sequential(((xa[:na], xb[:nb]) for na, nb in plan), design, kind_, float(margin), paired=use_pairs,
+                          budget=(xa.size, xb.size), pairing=pairing)
