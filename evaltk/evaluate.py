@@ -43,7 +43,7 @@ from evaltk.envs.gpu_vector import GpuEnvEpisodeVector
 from evaltk.envs.vector import EpisodeVector
 from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
-from evaltk.locations import pin, resolve, source_record
+from evaltk.locations import pin, resolve, table_provenance
 from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
 from evaltk.scores import COLUMNS as COLUMNS
 from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
@@ -171,9 +171,9 @@ def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     return policy, info, _digest(policy.spec, path)
 
 
-def _open_out(out: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
+def _open_out(out: Path, settings: dict[str, Any], provenance: dict[str, Any]) -> list[dict[str, Any]]:
     """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation."""
-    rows = open_table(out, settings)
+    rows = open_table(out, settings, provenance=provenance)
     for row in rows:
         if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
             raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
@@ -269,11 +269,11 @@ def prepare(config: EvalConfig) -> Prepared:
         "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest,
         "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
         "seed": config.seed, "backend": recorded_backend(config, info),
-        "policy_seeding": "per-episode" if seeded else "per-batch", **source_record(config.checkpoint),
+        "policy_seeding": "per-episode" if seeded else "per-batch",
     }
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
-    old_rows = _open_out(config.out, settings)
+    old_rows = _open_out(config.out, settings, table_provenance(config.checkpoint))
     done = {r["index"] for r in old_rows}
     todo = [i for i in range(config.episodes) if i not in done]
     return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)
@@ -289,8 +289,8 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
     wall = time.perf_counter() - t0
     rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
     summary = summarize(rows)
-    summary.update({"checkpoint": checkpoint_label(config.checkpoint), **source_record(config.checkpoint),
-                    "env_id": info.env["env_id"],
+    summary.update({"checkpoint": checkpoint_label(config.checkpoint),
+                    "provenance": table_provenance(config.checkpoint), "env_id": info.env["env_id"],
                     "backend": recorded_backend(config, info), "seed": config.seed,
                     "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),

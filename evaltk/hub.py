@@ -87,7 +87,7 @@ class HubCheckpoint:
 
     def provenance(self) -> dict[str, Any]:
         """Return the source record: repo, commit sha, path in the repo, format and where the env id came from."""
-        return {"hub": "huggingface", "repo": self.location.repo, "revision": self.revision,
+        return {"source": "hf", "repo": self.location.repo, "revision": self.revision,
                 "path": self.path_in_repo, "format": self.fmt, "env_id": self.env_id,
                 "env_id_from": self.env_id_file}
 

@@ -6,7 +6,7 @@ or ``hf://ORG/REPO[@REVISION][/PATH]`` on the Hugging Face Hub (:mod:`evaltk.hub
 returns the evaltk checkpoint directory (or built-in name) the loaders read, and the label score
 tables record: for the Hub, ``hf://ORG/REPO@<commit sha>[/PATH]`` naming the exact checkpoint (the
 same label reads back offline from the cache). :func:`pin` gives that label alone, and
-:func:`source_record` the provenance fields tables and reports store for it.
+:func:`table_provenance` the provenance score tables and reports record for it.
 """
 
 from __future__ import annotations
@@ -71,12 +71,13 @@ def pin(ref: str) -> str:
     return str(hub.fetch(ref).pinned) if hub.is_hub(ref) else ref
 
 
-def source_record(label: str) -> dict[str, Any]:
-    """Return the provenance fields a score table or report stores for the checkpoint ``label`` (``{}`` if local).
+def table_provenance(label: str) -> dict[str, Any]:
+    """Return the provenance a score table, its summary and reports record for the checkpoint ``label``.
 
-    A Hub label gives ``{"source": {"hub": "huggingface", "repo": ..., "revision": <sha>, "path": ...}}``.
+    A Hub label gives ``{"checkpoint": {"source": "hf", "repo": ..., "revision": <commit sha>, "path": ...}}``
+    (the manifest's ``provenance`` field, :func:`evaltk.scores.open_table`); a local path or builtin ``{}``.
     """
     if not hub.is_hub(label):
         return {}
     where = hub.parse(label)
-    return {"source": {"hub": "huggingface", "repo": where.repo, "revision": where.revision, "path": where.path}}
+    return {"checkpoint": {"source": "hf", "repo": where.repo, "revision": where.revision, "path": where.path}}

@@ -41,7 +41,7 @@ from evaltk.evaluate import (
     summarize,
 )
 from evaltk.hub import is_hub
-from evaltk.locations import resolve, source_record
+from evaltk.locations import resolve, table_provenance
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, read_table
 
@@ -396,7 +396,7 @@ class Validation:
             "command": "validate", "format": "evaltk-validate/1",
             "verdict": self.verdict, "verdict_line": self.verdict_line(), "identical": self.identical,
             "explanation": comparison["explanation"], "design": comparison["design"],
-            "checkpoint": checkpoint, **source_record(checkpoint),
+            "checkpoint": checkpoint, "provenance": table_provenance(checkpoint),
             "env_id": self.sim.spec["env_id"], "episodes": c.episodes, "seed": c.seed,
             "margin": c.margin, "margin_kind": comparison["margin_kind"], "alpha": c.alpha,
             "ci": comparison["ci"], "ci_level": comparison["ci_level"], "ci_tost": comparison["ci_tost"],

@@ -143,7 +143,7 @@ def _check_checkpoint(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the tournament described by ``args``; print progress, the Markdown report and (``--json``) the summary."""
     from evaltk.hub import is_hub
-    from evaltk.locations import pin, source_record
+    from evaltk.locations import pin, table_provenance
     from evaltk.tournament.report import markdown
     from evaltk.tournament.run import RunOptions, default_out
 
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     hub = {agent_path(a): pin(a) for a in _agents(args) if is_hub(a)}  # shown and recorded as hf://ORG/REPO@SHA
     summary = play_tournament(config, out, options, hub)
     if hub:
-        summary["sources"] = {label: source_record(label)["source"] for label in hub.values()}
+        summary["sources"] = {label: table_provenance(label)["checkpoint"] for label in hub.values()}
     print(markdown(summary))
     if args.json:
         emit_json(summary)

@@ -74,8 +74,8 @@ def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
 
     sim, ref = validation.label("sim"), validation.label("reference")
     lines = [f"# evaltk validate: `{report['checkpoint']}` on {report['env_id']}", ""]
-    if "source" in report:  # a Hub checkpoint: the repo and the exact commit it was read from
-        src = report["source"]
+    src = report.get("provenance", {}).get("checkpoint")
+    if src is not None:  # a Hub checkpoint: the repo and the exact commit it was read from
         file = f", file `{src['path']}`" if src["path"] else ""
         lines += [f"Checkpoint from the Hugging Face Hub: repo `{src['repo']}` at revision `{src['revision']}`{file}.",
                   ""]

@@ -6,7 +6,7 @@ import pytest
 
 from tests.evaltk.hub import repos
 from tests.evaltk.hub.hub_server import HubServer
-from tests.evaltk.hub.repos import EMPTY_REPO, EVIL_REPO, SB3_REPO, SF_REPO
+from tests.evaltk.hub.repos import EMPTY_REPO, EVALTK_REPO, EVIL_REPO, SB3_REPO, SF_REPO
 
 
 def _has_sample_factory() -> bool:
@@ -19,7 +19,7 @@ def _has_sample_factory() -> bool:
 
 @pytest.fixture(scope="session")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> HubServer:
-    """Return the repos (an RL Zoo SB3 model, a Sample Factory run, a hostile SB3 zip, notes) to ``serve()``."""
+    """Return the repos to ``serve()``: RL Zoo SB3, Sample Factory, a hostile SB3 zip, notes, evaltk checkpoints."""
     pytest.importorskip("huggingface_hub", reason="needs huggingface_hub (pip install 'evaltk[hub]')")
     pytest.importorskip("stable_baselines3", reason="needs stable-baselines3 (pip install stable-baselines3)")
     tmp = tmp_path_factory.mktemp("repos")
@@ -31,4 +31,5 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> HubServer:
     server.repo(EVIL_REPO).push(repos.hostile_sb3_repo(tmp, server.marker))
     server.repo(EMPTY_REPO).push({"README.md": b"# notes\n", "notes.txt": b"nothing to run\n",
                                   "replay.mp4": b"\x00video"})
+    server.repo(EVALTK_REPO).push(repos.evaltk_repo(tmp))
     return server

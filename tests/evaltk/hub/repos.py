@@ -31,6 +31,7 @@ SB3_REPO = f"evaltk-tests/ppo-{ENV_ID}"
 SF_REPO = "evaltk-tests/sf-atari-breakout"
 EVIL_REPO = "evaltk-tests/ppo-CartPole-v1"
 EMPTY_REPO = "evaltk-tests/notes"
+EVALTK_REPO = "evaltk-tests/two-evaltk-checkpoints"
 FIRE_BIAS = [0.0, 50.0, 0.0, 0.0]
 
 
@@ -113,6 +114,18 @@ def sample_factory_repo() -> dict[str, bytes]:
             "checkpoint_p0/checkpoint_000000001_1.pth": buf.getvalue(),
             "README.md": _card("sample-factory", "APPO", "atari_breakout"), "sf_log.txt": b"[2026] done\n",
             ".summary/0/events.out.tfevents.1.host": b"\x00not read"}
+
+
+def evaltk_repo(tmp: Path) -> dict[str, bytes]:
+    """Return a repo of two evaltk checkpoint folders (``random/``, ``scripted/``: built-ins saved for Breakout)."""
+    from evaltk.envs import env_for_id
+    from evaltk.policies import save_builtin
+
+    files = {"README.md": b"# two policies\n"}
+    for name in ("random", "scripted"):
+        folder = save_builtin(tmp / name, name, env_for_id("ALE/Breakout-v5"))
+        files.update({f"{name}/{p.name}": p.read_bytes() for p in sorted(folder.iterdir())})
+    return files
 
 
 class RunsCode:

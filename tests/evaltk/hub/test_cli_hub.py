@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from evaltk.scores import read_scores
 from tests.evaltk.hub.hub_server import HubServer
 from tests.evaltk.hub.repos import EMPTY_REPO, ENV_ID, EVIL_REPO, SB3_REPO, SF_REPO
 from tests.evaltk.hub.run import error_of, evaltk, rows, snapshot
@@ -42,10 +43,9 @@ def test_evaluate_downloads_an_sb3_repo_then_replays_it_offline(hub: HubServer, 
     assert [r["checkpoint"] for r in online_rows] == [label, label]
     assert [r["env_id"] for r in online_rows] == [ENV_ID, ENV_ID]  # read from the repo's args.yml
     assert all(int(r["frames"]) > 0 for r in online_rows)
-    source = {"hub": "huggingface", "repo": SB3_REPO, "revision": sha, "path": f"ppo-{ENV_ID}.zip"}
-    settings = json.loads((tmp_path / "online" / "evaluation.json").read_text())["settings"]
-    assert settings["source"] == source
-    assert json.loads((tmp_path / "online" / "summary.json").read_text())["source"] == source
+    provenance = {"checkpoint": {"source": "hf", "repo": SB3_REPO, "revision": sha, "path": f"ppo-{ENV_ID}.zip"}}
+    assert read_scores(tmp_path / "online").provenance == provenance  # the manifest's provenance field
+    assert json.loads((tmp_path / "online" / "summary.json").read_text())["provenance"] == provenance
 
     offline = evaltk(["evaluate", f"hf://{SB3_REPO}", *EPISODES, "--out", str(tmp_path / "offline")], hf_home,
                      offline=True)

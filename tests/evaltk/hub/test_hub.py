@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evaltk.hub import HubError, HubLocation, metadata_env_id, parse, safe_yaml
-from evaltk.locations import source_record
+from evaltk.locations import table_provenance
 from tests.evaltk.cli_helpers import error_line
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -95,7 +95,8 @@ def test_a_card_without_front_matter_names_nothing(tmp_path: Path) -> None:
     assert metadata_env_id(tmp_path) == (None, None)
 
 
-def test_source_record_is_read_from_the_pinned_label() -> None:
-    assert source_record("runs/a2c/final") == {}
-    assert source_record(f"hf://org/repo@{SHA}/m.zip") == {
-        "source": {"hub": "huggingface", "repo": "org/repo", "revision": SHA, "path": "m.zip"}}
+def test_table_provenance_is_read_from_the_pinned_label() -> None:
+    assert table_provenance("runs/a2c/final") == {}
+    assert table_provenance("builtin:random") == {}
+    assert table_provenance(f"hf://org/repo@{SHA}/m.zip") == {
+        "checkpoint": {"source": "hf", "repo": "org/repo", "revision": SHA, "path": "m.zip"}}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.evaltk.hub.hub_server import HubServer
-from tests.evaltk.hub.repos import ENV_ID, SB3_REPO
-from tests.evaltk.hub.run import evaltk, rows
+from tests.evaltk.hub.repos import ENV_ID, EVALTK_REPO, SB3_REPO
+from tests.evaltk.hub.run import error_of, evaltk, rows
 
 FILE = f"ppo-{ENV_ID}.zip"
 
@@ -24,8 +24,21 @@ def test_import_records_the_origin_in_policy_json(hub: HubServer, tmp_path: Path
     spec = json.loads((out / "policy.json").read_text())
     assert spec["env"]["env_id"] == ENV_ID
     assert spec["provenance"]["import"]["origin"] == {
-        "hub": "huggingface", "repo": SB3_REPO, "revision": sha, "path": FILE, "format": "sb3", "env_id": ENV_ID,
+        "source": "hf", "repo": SB3_REPO, "revision": sha, "path": FILE, "format": "sb3", "env_id": ENV_ID,
         "env_id_from": "args.yml"}
+
+
+def test_a_repo_of_two_checkpoints_asks_for_a_path_and_an_evaltk_one_needs_no_import(hub: HubServer,
+                                                                                    tmp_path: Path) -> None:
+    sha = hub.repos[EVALTK_REPO].refs["main"]
+    with hub.serve() as url:
+        both = evaltk(["import", f"hf://{EVALTK_REPO}", "--out", str(tmp_path / "o")], tmp_path / "hf", endpoint=url)
+        one = evaltk(["import", f"hf://{EVALTK_REPO}/scripted", "--out", str(tmp_path / "o")], tmp_path / "hf",
+                     endpoint=url)
+    assert error_of(both) == (f"error: hf://{EVALTK_REPO}@{sha} holds 2 checkpoints (random, scripted): pick one with "
+                              f"hf://{EVALTK_REPO}@{sha}/PATH")
+    assert error_of(one) == (f"error: hf://{EVALTK_REPO}@{sha}/scripted is already an evaltk checkpoint: pass it to "
+                             "evaltk evaluate or validate as it is")
 
 
 @pytest.mark.slow
@@ -44,7 +57,7 @@ def test_validate_and_a_suite_case_read_a_hub_checkpoint_offline(hub: HubServer,
     assert validate.returncode == 0, validate.stderr
     report = json.loads((tmp_path / "v" / "report.json").read_text())
     assert report["checkpoint"] == f"hf://{SB3_REPO}@{sha}/{FILE}"
-    assert report["source"] == {"hub": "huggingface", "repo": SB3_REPO, "revision": sha, "path": FILE}
+    assert report["provenance"] == {"checkpoint": {"source": "hf", "repo": SB3_REPO, "revision": sha, "path": FILE}}
     assert (f"Checkpoint from the Hugging Face Hub: repo `{SB3_REPO}` at revision `{sha}`, file `{FILE}`."
             in (tmp_path / "v" / "report.md").read_text())
 
