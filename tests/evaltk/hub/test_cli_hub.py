@@ -89,6 +89,7 @@ def test_a_repo_without_a_checkpoint_lists_what_it_holds(hub: HubServer, tmp_pat
                             "Sample Factory run or a CleanRL .cleanrl_model")
 
 
+@pytest.mark.slow
 def test_unknown_repo_and_revision_are_one_error_line(hub: HubServer, tmp_path: Path) -> None:
     with hub.serve() as url:
         repo = evaltk(["evaluate", "hf://evaltk-tests/absent", "--out", str(tmp_path / "a")], tmp_path / "hf",
