@@ -69,3 +69,25 @@ def test_validate_and_a_suite_case_read_a_hub_checkpoint_offline(hub: HubServer,
     run = evaltk(["conformance", "run", str(suite), "--workdir", str(tmp_path / "w")], hf_home, offline=True)
     assert run.returncode == 0, run.stdout + run.stderr  # 2 episodes a side: inconclusive (a verdict needs 10)
     assert {r["checkpoint"] for r in rows(tmp_path / "w" / "sb3-from-hub" / "b")} == {f"hf://{SB3_REPO}@{sha}/{FILE}"}
+
+
+@pytest.mark.slow
+def test_a_tournament_plays_a_hub_agent_and_names_it_by_its_commit(hub: HubServer, tmp_path: Path) -> None:
+    pytest.importorskip("vizdoom", reason="needs vizdoom (pip install 'evaltk[doom]')")
+    from evaltk import policies
+    from evaltk.tournament.agents import builtin_env, register_builtins
+
+    register_builtins()
+    folder = policies.save_builtin(tmp_path / "doom", "doom_scripted", builtin_env())
+    sha = hub.repo("evaltk-tests/doom-scripted").push({p.name: p.read_bytes() for p in folder.iterdir()})
+    label = f"hf://evaltk-tests/doom-scripted@{sha}"
+    with hub.serve() as url:
+        proc = evaltk(["tournament", "gauntlet", "--agent", "hf://evaltk-tests/doom-scripted", "--bots", "1",
+                       "--matches", "1", "--timelimit", "0.25", "--concurrency", "1", "--out", str(tmp_path / "t"),
+                       "--json"], tmp_path / "hf", endpoint=url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["matches_played"] == 1
+    assert summary["sources"] == {label: {"source": "hf", "repo": "evaltk-tests/doom-scripted", "revision": sha,
+                                          "path": None}}
+    assert f"{label}=" in proc.stdout  # the match line names the agent by its pinned label
