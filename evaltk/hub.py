@@ -26,8 +26,10 @@ from evaltk.errors import CheckpointError
 
 SCHEME = "hf://"
 EXTRA = "evaltk[hub]"
-#: files fetched from a repo: checkpoints (evaltk, SB3, Sample Factory, CleanRL) and the metadata read for the env id
-ALLOW_PATTERNS = ("*.json", "*.yml", "*.yaml", "*.md", "*.safetensors", "*.zip", "*.pth", "*.cleanrl_model")
+#: files fetched from a repo: checkpoints (evaltk, SB3, Sample Factory, CleanRL), the metadata read for the env id,
+#: and ``.gitattributes`` (every Hub repo has one, so a repo of none of these still matches a pattern: no warning)
+ALLOW_PATTERNS = ("*.json", "*.yml", "*.yaml", "*.md", "*.safetensors", "*.zip", "*.pth", "*.cleanrl_model",
+                  ".gitattributes")
 METADATA_FILES = ("args.yml", "config.json", "cfg.json", "README.md")
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?")
 _SHA = re.compile(r"[0-9a-f]{40}")

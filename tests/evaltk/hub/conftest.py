@@ -29,7 +29,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> HubServer:
         server.repo(SF_REPO).push(repos.sample_factory_repo())
     server.marker = tmp / "PWNED_hub"
     server.repo(EVIL_REPO).push(repos.hostile_sb3_repo(tmp, server.marker))
-    server.repo(EMPTY_REPO).push({"README.md": b"# notes\n", "notes.txt": b"nothing to run\n",
+    server.repo(EMPTY_REPO).push({".gitattributes": b"*.mp4 filter=lfs\n", "notes.txt": b"nothing to run\n",
                                   "replay.mp4": b"\x00video"})
     server.repo(EVALTK_REPO).push(repos.evaltk_repo(tmp))
     return server
