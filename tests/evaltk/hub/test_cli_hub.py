@@ -85,8 +85,8 @@ def test_a_repo_without_a_checkpoint_lists_what_it_holds(hub: HubServer, tmp_pat
         proc = evaltk(["evaluate", f"hf://{EMPTY_REPO}", "--out", str(tmp_path / "e")], tmp_path / "hf",
                       endpoint=url)
     assert error_of(proc) == (f"error: hf://{EMPTY_REPO}@{sha} holds no checkpoint evaltk can read (found: "
-                            ".gitattributes, notes.txt, replay.mp4): point /PATH at an evaltk checkpoint folder, an SB3 .zip, a "
-                            "Sample Factory run or a CleanRL .cleanrl_model")
+                            ".gitattributes, notes.txt, replay.mp4): point /PATH at an evaltk checkpoint folder, an "
+                            "SB3 .zip, a Sample Factory run or a CleanRL .cleanrl_model")
 
 
 @pytest.mark.slow
