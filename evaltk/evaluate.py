@@ -9,7 +9,8 @@ Semantics (documented for users in ``docs/evaluation.md``):
   episode's randomness from ``episode_policy_rng(episode_seed)``, so an episode can be replayed from
   its row alone and results do not depend on ``num_envs``.
 * Rows are appended to ``OUT/episodes.csv`` as episodes finish, each flushed and fsynced; the
-  settings are in ``OUT/evaluation.json``. Re-running the same command skips finished episodes;
+  settings are in ``OUT/evaluation.json``. The table is opened, resumed, repaired and written by
+  :mod:`evaltk.scores` (the one score-table module). Re-running the same command skips finished episodes;
   different settings in the same ``OUT`` are refused.
 * Doom (ViZDoom) env dicts run through the same engine with
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``

@@ -17,10 +17,12 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.metadata
 import json
 import math
 import platform
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from evaltk.atomic import write_json_atomic
-from evaltk.compare import Comparison, compare
+from evaltk.compare import Comparison, Pairing, Verdict, compare
+from evaltk.compare.sequential import SequentialComparison, look_sizes, run_sequential, sequential_kind
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
     BACKENDS,
@@ -44,6 +47,7 @@ from evaltk.hub import is_hub
 from evaltk.locations import resolve, table_provenance
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, read_table
+from evaltk.stats.sequential import SequentialDesign
 
 ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
@@ -83,6 +87,9 @@ class ValidateConfig:
     allow_different_envs: bool = False
     """Accept a baseline whose recorded env spec differs from the checkpoint's (the report lists the differences)."""
     workers: int | None = None
+    sequential: bool = False
+    """Evaluate both sides in ``looks`` batches and stop at the first deciding look (``--sequential``)."""
+    looks: int = 10
 
 
 @dataclass
@@ -247,6 +254,8 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         raise ValidateError(f"--min-episodes must be at least 2, got {config.min_episodes}; the default is 10")
     if config.resamples < 100:
         raise ValidateError(f"--resamples must be at least 100, got {config.resamples}; the default is 9999")
+    if config.sequential:
+        _check_sequential(config)
     ref = config.checkpoint
     if not ref.startswith("builtin:") and not is_hub(ref) and "/" in ref and not Path(ref).exists():
         raise ValidateError(f"checkpoint {ref!r} does not exist: pass a checkpoint directory (with policy.json) or "
@@ -261,6 +270,18 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         baseline = _baseline_side(config.baseline, sim, allow_different_envs=config.allow_different_envs)
         return PreparedValidation(config, kind, sim, baseline)
     return PreparedValidation(config, kind, sim, prepare(_eval_config(config, config.reference)))
+
+
+def _check_sequential(config: ValidateConfig) -> None:
+    sequential_kind(config.margin_kind, "--sequential")
+    if config.baseline is not None:
+        raise ValidateError("--sequential evaluates both sides in batches and cannot use a --baseline table: drop "
+                            "--sequential, or run evaltk evaluate --until-verdict --baseline TABLE")
+    if not 1 <= config.looks <= 50:
+        raise ValidateError(f"--looks must be in [1, 50], got {config.looks}; 10 is the default")
+    if config.episodes < config.min_episodes:
+        raise ValidateError(f"--episodes {config.episodes} is below the {config.min_episodes} episodes a verdict "
+                            "needs; raise it (e.g. --episodes 100)")
 
 
 def _evaluated_side(role: str, prep: Prepared, progress: ProgressFn | None) -> Side:
@@ -341,15 +362,22 @@ class Validation:
     """Reference (A) against simulator (B), with the episode seeds: its verdict is the report's."""
     pairs: dict[str, Any] | None
     files: dict[str, Path] = field(default_factory=dict)
+    sequential: SequentialComparison | None = None
+    """Set with ``--sequential``: the looks and their verdict, which is the report's; ``comparison`` then
+    describes the episodes the looks used."""
 
     @property
     def verdict(self) -> str:
-        """Compare's verdict: ``identical``, ``equivalent``, ``different`` or ``inconclusive``."""
+        """The verdict: ``identical``, ``equivalent``, ``different`` or ``inconclusive``."""
+        if self.sequential is not None:
+            return str(self.sequential.verdict.value)
         return str(self.comparison.verdict.value)
 
     @property
     def identical(self) -> dict[str, Any] | None:
         """Compare's identical-rows finding (``n_shared``, ``only_a``, ``only_b``, ``message``), if any."""
+        if self.sequential is not None and self.sequential.verdict is not Verdict.IDENTICAL:
+            return None
         return None if self.comparison.identical is None else self.comparison.identical.to_dict()
 
     def label(self, role: str) -> str:
@@ -361,6 +389,9 @@ class Validation:
         """Return the one line that ends the printed summary."""
         d = self.comparison.decision
         identical = self.identical
+        if self.sequential is not None and identical is None:
+            return (f"verdict: {self.verdict} (sequential, margin {d.margin:g}, {d.kind.value}; "
+                    f"{self.sequential.reason})")
         if identical is not None:
             line = f"verdict: identical - {identical['message']} ({self.label('sim')} vs {self.label('reference')}"
             if self.pairs is not None and self.pairs["same"]["frames"] == identical["n_shared"]:
@@ -395,7 +426,9 @@ class Validation:
         return {
             "command": "validate", "format": "evaltk-validate/1",
             "verdict": self.verdict, "verdict_line": self.verdict_line(), "identical": self.identical,
-            "explanation": comparison["explanation"], "design": comparison["design"],
+            "explanation": comparison["explanation"] if self.sequential is None else self.sequential.reason,
+            "design": comparison["design"],
+            "sequential": None if self.sequential is None else self.sequential.to_dict(),
             "checkpoint": checkpoint, "provenance": table_provenance(checkpoint),
             "env_id": self.sim.spec["env_id"], "episodes": c.episodes, "seed": c.seed,
             "margin": c.margin, "margin_kind": comparison["margin_kind"], "alpha": c.alpha,
@@ -415,11 +448,40 @@ class Validation:
 def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | None = None) -> Validation:
     """Run (or resume) the evaluations, compare them and pair the rows by seed; no files besides the tables."""
     progress = progress or {}
-    sim = _evaluated_side("sim", prep.sim, progress.get("sim"))
-    reference = (prep.reference if isinstance(prep.reference, Side)
-                 else _evaluated_side("reference", prep.reference, progress.get("reference")))
     c = prep.config
+    seq = _run_looks(prep, progress) if c.sequential else None
+    sim_prep, ref_prep = prep.sim, prep.reference
+    if seq is not None:  # the sides are the episodes the looks used
+        used = seq.episodes_used[1]
+        sim_prep = prepare(dataclasses.replace(prep.sim.config, episodes=used))
+        if not isinstance(prep.reference, Side):
+            ref_prep = prepare(dataclasses.replace(prep.reference.config, episodes=used))
+    sim = _evaluated_side("sim", sim_prep, progress.get("sim"))
+    reference = (ref_prep if isinstance(ref_prep, Side)
+                 else _evaluated_side("reference", ref_prep, progress.get("reference")))
     comparison = compare(reference.returns, sim.returns, c.margin, prep.kind, alpha=c.alpha, seed=c.seed,
                          n_resamples=c.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
                          paired="auto" if c.paired else "no", min_episodes=c.min_episodes)
-    return Validation(c, sim, reference, comparison, pair_rows(reference, sim))
+    return Validation(c, sim, reference, comparison, pair_rows(reference, sim), sequential=seq)
+
+
+def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> SequentialComparison:
+    """Evaluate both sides in batches (same seeds, so looks pair episode for episode) until a look decides."""
+    c = prep.config
+    if isinstance(prep.reference, Side):
+        raise ValidateError("--sequential needs two evaluated sides, not a --baseline table")
+    sides = {"sim": prep.sim.config, "reference": prep.reference.config}
+    sizes = look_sizes(c.episodes, c.looks, c.min_episodes)
+
+    def looks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for size in sizes:
+            returns = {}
+            for role, config in sides.items():
+                rows = run_prepared(prepare(dataclasses.replace(config, episodes=size)), progress.get(role)).rows
+                returns[role] = np.array([float(r["return"]) for r in rows[:size]], dtype=np.float64)
+            yield returns["reference"], returns["sim"]
+
+    design = SequentialDesign.build([s / c.episodes for s in sizes], alpha=c.alpha)
+    pairing = (Pairing(c.episodes, 0, 0, True, None, "both sides run the same episode seeds") if c.paired else None)
+    return run_sequential(looks(), design, prep.kind, c.margin, paired=c.paired, budget=(c.episodes, c.episodes),
+                          pairing=pairing)

@@ -62,6 +62,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "report)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch threads for a checkpoint's batched inference (default 1)")
+    p.add_argument("--sequential", action="store_true",
+                   help="evaluate both sides in --looks batches and stop at the first look that decides (absolute "
+                        "and sd margins; --episodes is the budget)")
+    p.add_argument("--looks", type=int, default=10, help="number of looks for --sequential (default 10)")
     p.add_argument("--out", type=Path, required=True, help="report directory (created; resumed if it exists)")
     p.add_argument("--json", action="store_true", help="print one JSON object (report.json's) as the last line")
     p.set_defaults(func=run)
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                             sim=args.sim, reference=args.reference or "gym", baseline=args.baseline,
                             alpha=args.alpha, resamples=args.resamples, min_episodes=args.min_episodes,
                             paired=not args.unpaired, allow_different_envs=args.allow_different_envs,
-                            workers=args.workers)
+                            workers=args.workers, sequential=args.sequential, looks=args.looks)
     prep = prepare_validation(config)  # every bad-input error surfaces here, before anything runs
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(args.torch_threads)

@@ -72,6 +72,8 @@ class SequentialComparison:
     @property
     def episodes_used(self) -> tuple[int, int]:
         """Episodes of A and of B the verdict used (pairs when paired)."""
+        if self.identical is not None:
+            return self.identical.n_shared, self.identical.n_shared
         if not self.looks:
             return self.max_a, self.max_b
         return self.looks[-1].n_a, self.looks[-1].n_b

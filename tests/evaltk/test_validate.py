@@ -88,6 +88,20 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     assert "env.kwargs.repeat_action_probability" in allowed["environments"]["differs"]
 
 
+def test_sequential_validation_stops_at_the_first_deciding_look(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Frame-exact backends: the first look (10 of a budget of 20 per side) already decides, so only 10 run."""
+    out = tmp_path / "seq"
+    report, text = _run(capsys, _argv(out, "--margin", "5", "--sequential", "--looks", "2", episodes=20))
+    assert report["verdict"] == "identical"
+    assert report["sequential"]["verdict"] == "identical"
+    assert report["sequential"]["budget"] == {"a": 20, "b": 20}
+    assert len(read_table(out / "gpu_env" / TABLE_FILE)) == 10
+    assert len(read_table(out / "gym" / TABLE_FILE)) == 10
+    assert report["identical"]["n_shared"] == 10
+    assert text[-1].startswith("verdict: identical")
+
+
 def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = tmp_path / "published.csv"  # a table of baseline scores: no seeds, no settings recorded
     table.write_text("env_id,return\n" + "".join(f"{ENV_ID},{v}\n" for v in (400, 410, 395, 405, 398, 402)))
@@ -126,6 +140,10 @@ def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (["--margin", "5", "--sim", "gym"], "--sim and --reference are both gym"),
     (["--margin", "5", "--reference", "gym", "--baseline", "x.csv"], "--baseline TABLE replaces the reference run"),
     (["--margin", "5", "--alpha", "0.7"], "--alpha must be in (0, 0.5)"),
+    (["--margin", "0.1", "--margin-kind", "prob", "--sequential"], "--sequential supports margin kinds"),
+    (["--margin", "5", "--sequential", "--baseline", "x.csv"], "cannot use a --baseline table"),
+    (["--margin", "5", "--sequential", "--looks", "0"], "--looks must be in [1, 50]"),
+    (["--margin", "5", "--sequential"], "--episodes 4 is below the 10 episodes a verdict needs"),
 ])
 def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str],
                                      needle: str) -> None:

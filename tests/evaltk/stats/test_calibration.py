@@ -13,6 +13,7 @@ import pytest
 
 from evaltk.compare import Verdict, decide
 from evaltk.stats import brunner_munzel, mann_whitney_u, welch_t
+from tests.benchmark_modules import load_benchmark
 
 ALPHA = 0.05
 
@@ -47,3 +48,22 @@ def test_tost_false_equivalence_at_the_margin(kind: str, margin: float, shift: f
         hits += decide(a + 10, b + 10, margin, kind, rng=rng).verdict is Verdict.EQUIVALENT
     assert hits / sims <= ALPHA + _mc_band(sims)
 
+
+
+@pytest.mark.parametrize("dist", [0, 2])  # normal and Atari-like bimodal scores
+def test_sequential_calibration_benchmark_small(dist: int) -> None:
+    """The benchmark's sequential row at 600 sequences: each outcome's error rate and the saving against fixed N."""
+    bench = load_benchmark("stats_calibration")
+    label, draw = bench.SEQ_DISTS[dist]
+    sims = 600
+    row = bench.sequential_row(label, draw, "absolute", sims, 0)
+    band = 3.0 * math.sqrt(ALPHA * (1 - ALPHA) / sims)
+    assert row.equivalent[0.5] <= ALPHA + band  # false "equivalent" on the margin
+    assert row.different[0.5] <= ALPHA / 2 + band  # false "different" on the margin
+    assert row.different[0.0] == 0.0
+    assert row.equivalent[0.0] > 0.72  # planned 0.8
+    assert row.different[1.0] > 0.75
+    assert row.equivalent[1.0] == 0.0
+    assert row.episodes[0.5] > 0.95 * row.n_max  # on the margin the budget runs out
+    assert row.episodes[1.0] < row.fixed_n_difference  # fewer episodes than fixed N at equal power
+    assert row.episodes[0.0] < row.fixed_n_equivalence

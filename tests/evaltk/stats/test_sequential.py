@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
@@ -150,3 +152,19 @@ def test_monte_carlo_ten_looks_level_and_power() -> None:
                        paired=False)
     assert at_zero.rate(Outcome.EQUIVALENT) > 0.77
     assert at_zero.episodes.mean() < 69  # the fixed-N TOST needs 69 per side for 80 %
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shift=st.floats(-3.0, 3.0), offset=st.floats(-50.0, 50.0),
+       kind=st.sampled_from(["absolute", "sd"]))
+def test_outcomes_are_symmetric_in_a_and_b_and_invariant_to_a_common_offset(seed: int, shift: float, offset: float,
+                                                                            kind: str) -> None:
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(0.0, 1.0, (8, 40)), rng.normal(shift, 1.0, (8, 40))
+    design = SequentialDesign.build([0.5, 1.0])
+    forward = simulate(design, a, b, [20, 40], kind, 0.5, paired=False)
+    swapped = simulate(design, b, a, [20, 40], kind, 0.5, paired=False)
+    moved = simulate(design, a + offset, b + offset, [20, 40], kind, 0.5, paired=False)
+    assert np.array_equal(forward.outcome, swapped.outcome)  # the region is symmetric: B - A and A - B decide alike
+    assert np.array_equal(forward.episodes, swapped.episodes)
+    assert np.array_equal(forward.outcome, moved.outcome)
