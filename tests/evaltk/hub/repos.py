@@ -1,6 +1,6 @@
 """Model repos laid out as their libraries push them to the Hub, holding real checkpoints trained or built here.
 
-* :func:`sb3_repo`: an RL Zoo repo (``ppo-BreakoutNoFrameskip-v4.zip`` saved by SB3 itself after a
+* :func:`sb3_repo`: an RL Zoo repo (``a2c-BreakoutNoFrameskip-v4.zip`` saved by SB3 itself after a
   short ``learn``, ``args.yml``/``config.yml`` as RL Zoo dumps them with its OrderedDict tag,
   ``env_kwargs.yml``, the model card, ``results.json``, a ``train_eval_metrics.zip`` and a
   ``replay.mp4``). The env id is in ``args.yml`` only: the zip does not record it.
@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 ENV_ID = "BreakoutNoFrameskip-v4"
-SB3_REPO = f"evaltk-tests/ppo-{ENV_ID}"
+SB3_REPO = f"evaltk-tests/a2c-{ENV_ID}"
 SF_REPO = "evaltk-tests/sf-atari-breakout"
 EVIL_REPO = "evaltk-tests/ppo-CartPole-v1"
 EMPTY_REPO = "evaltk-tests/notes"
@@ -52,7 +52,7 @@ def _card(library: str, algo: str, env: str) -> bytes:
 
 
 def sb3_zip_bytes(tmp: Path) -> bytes:
-    """Return a real SB3 PPO CnnPolicy on Breakout (32 steps of ``learn``, greedy action FIRE), as SB3 saves it."""
+    """Return a real SB3 A2C CnnPolicy on Breakout (32 steps of ``learn``, greedy action FIRE), as SB3 saves it."""
     import ale_py
     import gymnasium as gym
     import stable_baselines3 as sb3
@@ -61,9 +61,8 @@ def sb3_zip_bytes(tmp: Path) -> bytes:
 
     gym.register_envs(ale_py)
     env = VecFrameStack(make_atari_env(ENV_ID, n_envs=1, seed=0), n_stack=4)
-    model = sb3.PPO("CnnPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    model = sb3.A2C("CnnPolicy", env, n_steps=16, seed=0, device="cpu")
+    with warnings.catch_warnings(action="ignore"):
         model.learn(total_timesteps=32)
     with torch.no_grad():
         model.policy.action_net.bias.copy_(torch.tensor(FIRE_BIAS))
@@ -78,12 +77,12 @@ def sb3_repo(tmp: Path) -> dict[str, bytes]:
     metrics = io.BytesIO()
     with zipfile.ZipFile(metrics, "w") as zf:
         zf.writestr("evaluations.npz", b"\x93NUMPY not read")
-    args = [("algo", "ppo"), ("env", ENV_ID), ("seed", 0), ("n_timesteps", 32), ("device", "cpu")]
-    config = [("batch_size", 32), ("env_wrapper", ["stable_baselines3.common.atari_wrappers.AtariWrapper"]),
-              ("frame_stack", 4), ("n_steps", 32), ("policy", "CnnPolicy")]
-    return {f"ppo-{ENV_ID}.zip": sb3_zip_bytes(tmp), "args.yml": _ordered_yaml(args),
+    args = [("algo", "a2c"), ("env", ENV_ID), ("seed", 0), ("n_timesteps", 32), ("device", "cpu")]
+    config = [("env_wrapper", ["stable_baselines3.common.atari_wrappers.AtariWrapper"]),
+              ("frame_stack", 4), ("n_steps", 16), ("policy", "CnnPolicy")]
+    return {f"a2c-{ENV_ID}.zip": sb3_zip_bytes(tmp), "args.yml": _ordered_yaml(args),
             "config.yml": _ordered_yaml(config), "env_kwargs.yml": b"{}\n",
-            "README.md": _card("stable-baselines3", "PPO", ENV_ID), "results.json": b'{"mean_reward": 1.0}',
+            "README.md": _card("stable-baselines3", "A2C", ENV_ID), "results.json": b'{"mean_reward": 1.0}',
             "train_eval_metrics.zip": metrics.getvalue(), "replay.mp4": b"\x00\x00\x00\x18ftypmp42 not a video",
             ".gitattributes": b"*.zip filter=lfs diff=lfs merge=lfs -text\n"}
 

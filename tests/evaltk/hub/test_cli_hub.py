@@ -31,19 +31,19 @@ def test_evaluate_downloads_an_sb3_repo_then_replays_it_offline(hub: HubServer, 
     asked = {(method, path.split("/resolve/")[-1]) for method, path in hub.log}
     assert ("GET", f"/api/models/{SB3_REPO}/revision/main") in asked
     assert ("GET", f"/api/models/{SB3_REPO}/tree/{sha}") in asked
-    assert ("HEAD", f"{sha}/ppo-{ENV_ID}.zip") in asked
+    assert ("HEAD", f"{sha}/a2c-{ENV_ID}.zip") in asked
     assert ("GET", f"{sha}/args.yml") in asked
     assert not any("replay.mp4" in path for _, path in asked)  # only what evaltk reads is downloaded
     snap = snapshot(hf_home, SB3_REPO, sha)
-    assert (snap / f"ppo-{ENV_ID}.zip").is_file()
+    assert (snap / f"a2c-{ENV_ID}.zip").is_file()
     assert not (snap / "replay.mp4").exists()
 
-    label = f"hf://{SB3_REPO}@{sha}/ppo-{ENV_ID}.zip"
+    label = f"hf://{SB3_REPO}@{sha}/a2c-{ENV_ID}.zip"
     online_rows = rows(tmp_path / "online")
     assert [r["checkpoint"] for r in online_rows] == [label, label]
     assert [r["env_id"] for r in online_rows] == [ENV_ID, ENV_ID]  # read from the repo's args.yml
     assert all(int(r["frames"]) > 0 for r in online_rows)
-    provenance = {"checkpoint": {"source": "hf", "repo": SB3_REPO, "revision": sha, "path": f"ppo-{ENV_ID}.zip"}}
+    provenance = {"checkpoint": {"source": "hf", "repo": SB3_REPO, "revision": sha, "path": f"a2c-{ENV_ID}.zip"}}
     assert read_scores(tmp_path / "online").provenance == provenance  # the manifest's provenance field
     assert json.loads((tmp_path / "online" / "summary.json").read_text())["provenance"] == provenance
 

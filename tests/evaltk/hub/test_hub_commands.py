@@ -11,7 +11,7 @@ from tests.evaltk.hub.hub_server import HubServer
 from tests.evaltk.hub.repos import ENV_ID, EVALTK_REPO, SB3_REPO
 from tests.evaltk.hub.run import error_of, evaltk, rows
 
-FILE = f"ppo-{ENV_ID}.zip"
+FILE = f"a2c-{ENV_ID}.zip"
 
 
 def test_import_records_the_origin_in_policy_json(hub: HubServer, tmp_path: Path) -> None:
