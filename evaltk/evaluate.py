@@ -44,6 +44,7 @@ from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
 from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
+from evaltk.locations import pin, resolve, table_provenance
 from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
 from evaltk.scores import COLUMNS as COLUMNS
 from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
@@ -76,7 +77,7 @@ class EvalConfig:
     """What ``evaltk evaluate`` was asked to do (see :func:`evaluate`)."""
 
     checkpoint: str
-    """A checkpoint directory or a builtin (``random``, ``builtin:scripted``, ...)."""
+    """A checkpoint location (:mod:`evaltk.locations`): a path, a builtin (``builtin:scripted``) or ``hf://ORG/REPO``."""
     out: Path
     """Output directory: ``episodes.csv``, ``evaluation.json``, ``summary.json``."""
     episodes: int = 20
@@ -156,10 +157,8 @@ def env_for_cli_id(env_id: str) -> dict[str, Any]:
 
 def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     """Load the policy, build the env dict and check they fit; returns (policy, env info, digest)."""
-    from evaltk.importers import resolve_foreign_checkpoint
-
-    # another library's checkpoint (SB3, CleanRL, Sample Factory) is imported once into a cache
-    ref = resolve_foreign_checkpoint(config.checkpoint, config.checkpoint_format, env_id=config.env_id)
+    # a Hub location is fetched into the Hub cache; another library's checkpoint is imported once into a cache
+    ref = resolve(config.checkpoint, fmt=config.checkpoint_format, env_id=config.env_id).ref
     is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
     if is_builtin:
         if config.env_id is None:
@@ -188,9 +187,9 @@ def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     return policy, info, _digest(policy.spec, path)
 
 
-def _open_out(out: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
+def _open_out(out: Path, settings: dict[str, Any], provenance: dict[str, Any]) -> list[dict[str, Any]]:
     """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation."""
-    rows = open_table(out, settings)
+    rows = open_table(out, settings, provenance=provenance)
     for row in rows:
         if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
             raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
@@ -268,6 +267,7 @@ def prepare(config: EvalConfig) -> Prepared:
         raise SpecError(f"--ray-address {config.ray_address} needs --executor ray")
     if config.episodes < 1 or config.num_envs < 1:
         raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
+    config = dataclasses.replace(config, checkpoint=pin(config.checkpoint))  # hf://: the commit sha is recorded
     policy, info, digest = resolve_policy(config)
     if info.env["family"] == "doom":
         if config.backend != "gym":
@@ -289,7 +289,7 @@ def prepare(config: EvalConfig) -> Prepared:
     }
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
-    old_rows = _open_out(config.out, settings)
+    old_rows = _open_out(config.out, settings, table_provenance(config.checkpoint))
     write_json_atomic(config.out / SIMULATOR_FILE, get(config.backend).settings(info.env))
     done = {r["index"] for r in old_rows}
     todo = [i for i in range(config.episodes) if i not in done]
@@ -306,7 +306,8 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
     wall = time.perf_counter() - t0
     rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
     summary = summarize(rows)
-    summary.update({"checkpoint": checkpoint_label(config.checkpoint), "env_id": info.env["env_id"],
+    summary.update({"checkpoint": checkpoint_label(config.checkpoint),
+                    "provenance": table_provenance(config.checkpoint), "env_id": info.env["env_id"],
                     "backend": recorded_backend(config, info), "seed": config.seed,
                     "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),

@@ -43,6 +43,8 @@ from evaltk.evaluate import (
     run_prepared,
     summarize,
 )
+from evaltk.hub import is_hub
+from evaltk.locations import resolve, table_provenance
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, read_table
 from evaltk.simulators import check_name
@@ -65,7 +67,7 @@ class ValidateConfig:
     """What ``evaltk validate`` was asked to do (see :func:`prepare_validation`)."""
 
     checkpoint: str
-    """A checkpoint directory or a builtin (``builtin:scripted``, ...)."""
+    """A checkpoint location (:mod:`evaltk.locations`): a directory, a builtin (``builtin:scripted``) or ``hf://``."""
     out: Path
     """Report directory; each evaluated side's score table goes to ``out/<backend>/``."""
     margin: float
@@ -238,7 +240,7 @@ def _env_family(config: ValidateConfig) -> str | None:
     try:
         if ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists()):
             return None if config.env_id is None else str(env_for_cli_id(config.env_id).get("family"))
-        return str(load_spec(ref).env.get("family"))
+        return str(load_spec(resolve(ref, env_id=config.env_id).ref).env.get("family"))
     except EvaltkError:
         return None
 
@@ -264,7 +266,7 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
     if config.sequential:
         _check_sequential(config)
     ref = config.checkpoint
-    if not ref.startswith("builtin:") and "/" in ref and not Path(ref).exists():
+    if not ref.startswith("builtin:") and not is_hub(ref) and "/" in ref and not Path(ref).exists():
         raise ValidateError(f"checkpoint {ref!r} does not exist: pass a checkpoint directory (with policy.json) or "
                             "a builtin such as builtin:scripted")
     backends = {config.sim} if config.baseline is not None else {config.sim, config.reference}
@@ -434,13 +436,14 @@ class Validation:
         rec = self.comparison.recommendation
         rows = spec_rows(self.sim.spec, self.reference.spec)
         c = self.config
+        checkpoint = self.sim.rows[0]["checkpoint"] if self.sim.rows else c.checkpoint
         return {
             "command": "validate", "format": "evaltk-validate/1",
             "verdict": self.verdict, "verdict_line": self.verdict_line(), "identical": self.identical,
             "explanation": comparison["explanation"] if self.sequential is None else self.sequential.reason,
             "design": comparison["design"],
             "sequential": None if self.sequential is None else self.sequential.to_dict(),
-            "checkpoint": self.sim.rows[0]["checkpoint"] if self.sim.rows else c.checkpoint,
+            "checkpoint": checkpoint, "provenance": table_provenance(checkpoint),
             "env_id": self.sim.spec["env_id"], "episodes": c.episodes, "seed": c.seed,
             "margin": c.margin, "margin_kind": comparison["margin_kind"], "alpha": c.alpha,
             "ci": comparison["ci"], "ci_level": comparison["ci_level"], "ci_tost": comparison["ci_tost"],

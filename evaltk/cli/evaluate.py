@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "ViZDoom for Doom) and write one row per episode to OUT/episodes.csv, resumably.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
-                   help="checkpoint directory, or a builtin: random, scripted (also builtin:random, ...)")
+                   help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] "
+                        "(Hugging Face Hub) or a builtin: random, scripted (also builtin:random, ...)")
     p.add_argument("--format", dest="checkpoint_format", choices=CHECKPOINT_FORMATS, default=None,
                    help="CKPT is another library's checkpoint file in this format (default: detected; see "
                         "evaltk import --help)")

@@ -27,8 +27,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Read a foreign checkpoint without unpickling it, rebuild its network and preprocessing "
                     "spec, and write evaltk's own checkpoint directory (policy.safetensors + policy.json).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", metavar="PATH", type=Path,
-                   help="SB3 model .zip, CleanRL .cleanrl_model, Sample Factory experiment folder or checkpoint_*.pth")
+    p.add_argument("path", metavar="PATH",
+                   help="SB3 model .zip, CleanRL .cleanrl_model, Sample Factory experiment folder or checkpoint_*.pth, "
+                        "local or hf://ORG/REPO[@REVISION][/PATH] (Hugging Face Hub)")
     p.add_argument("--out", type=Path, required=True, help="evaltk checkpoint directory to write")
     p.add_argument("--format", dest="fmt", choices=CHECKPOINT_FORMATS, default=None,
                    help="source format (default: detected from the file)")
@@ -47,12 +48,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Import the checkpoint, print what was read and what is not equivalent."""
-    from evaltk.importers import describe_import, import_checkpoint
+    from evaltk.importers import ForeignCheckpointError, describe_import, import_checkpoint
+    from evaltk.locations import locate
 
-    out, imported = import_checkpoint(args.path, args.out, fmt=args.fmt, env_id=args.env_id, script=args.script,
-                                      actions=args.actions)
+    where = locate(args.path)
+    if where.fmt == "evaltk":
+        raise ForeignCheckpointError(f"{where.label} is already an evaltk checkpoint: pass it to evaltk evaluate or "
+                                     "validate as it is")
+    out, imported = import_checkpoint(where.path, args.out, fmt=args.fmt or where.fmt,
+                                      env_id=args.env_id or where.env_id, script=args.script, actions=args.actions,
+                                      origin=where.source)
     src = imported.source
-    print(f"imported {args.path} ({src['format']}) -> {out}")
+    print(f"imported {where.label} ({src['format']}) -> {out}")
     print(f"  env {imported.env['env_id']}: obs {imported.obs_spec['dtype']}{imported.obs_spec['shape']}, "
           f"{imported.action_spec['n']} actions, {len(imported.tensors)} tensors")
     for caveat in imported.caveats:

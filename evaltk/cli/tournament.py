@@ -56,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     formats = parser.add_subparsers(dest="format", metavar="FORMAT", required=True)
     g = formats.add_parser("gauntlet", help="one agent against bots, N matches")
-    g.add_argument("--agent", required=True, help="random, scripted or a checkpoint directory")
+    g.add_argument("--agent", required=True,
+                   help="random, scripted, a checkpoint directory or hf://ORG/REPO[@REVISION][/PATH]")
     g.add_argument("--matches", type=int, default=100, help="matches to play (default 100)")
     _common(g)
     rr = formats.add_parser("round-robin", help="every pair of agents plays --matches games (slots swapped in pairs)")
@@ -85,20 +86,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tournament_population.register(formats)
 
 
+def _agents(args: argparse.Namespace) -> tuple[str, ...]:
+    """Return the agents as given on the command line."""
+    if args.format == "gauntlet":
+        return (args.agent,)
+    if args.format == "round-robin":
+        return tuple(args.agents)
+    return (args.a, args.b)
+
+
+def agent_path(agent: str) -> str:
+    """Return ``agent`` as the players load it: a built-in name or an absolute evaltk checkpoint directory.
+
+    A location (:mod:`evaltk.locations`) is resolved: ``hf://`` fetched, another library's file imported.
+    """
+    if builtin_name(agent) is not None:
+        return agent
+    from evaltk.locations import resolve
+
+    return str(Path(resolve(agent).ref).resolve())
+
+
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     """Build the tournament config from parsed arguments."""
     from evaltk.tournament.formats import SprtConfig, TournamentConfig
 
-    if args.format == "gauntlet":
-        agents: tuple[str, ...] = (args.agent,)
-    elif args.format == "round-robin":
-        agents = tuple(args.agents)
-    else:
-        agents = (args.a, args.b)
+    agents = _agents(args)
     sprt = None
     if getattr(args, "sprt", False):
         sprt = SprtConfig(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta, pairs=args.pairs)
-    agents = tuple(a if builtin_name(a) is not None else str(Path(a).resolve()) for a in agents)
+    agents = tuple(agent_path(a) for a in agents)
     config = TournamentConfig(format=args.format, agents=agents, matches=args.matches, bots=args.bots,
                               bot_names=tuple(args.bot_names), maps=tuple(args.maps), timelimit_min=args.timelimit,
                               fraglimit=args.fraglimit, frameskip=args.frameskip, seed=args.seed, record=args.record,
@@ -125,6 +142,8 @@ def _check_checkpoint(path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the tournament described by ``args``; print progress, the Markdown report and (``--json``) the summary."""
+    from evaltk.hub import is_hub
+    from evaltk.locations import pin, table_provenance
     from evaltk.tournament.report import markdown
     from evaltk.tournament.run import RunOptions, default_out
 
@@ -135,7 +154,10 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts,
                          executor=args.executor, ray_address=args.ray_address)
 
-    summary = play_tournament(config, out, options)
+    hub = {agent_path(a): pin(a) for a in _agents(args) if is_hub(a)}  # shown and recorded as hf://ORG/REPO@SHA
+    summary = play_tournament(config, out, options, hub)
+    if hub:
+        summary["sources"] = {label: table_provenance(label)["checkpoint"] for label in hub.values()}
     print(markdown(summary))
     if args.json:
         emit_json(summary)

@@ -21,7 +21,6 @@ from pathlib import Path
 from evaltk.cli.args import seed_type
 from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
-from evaltk.policies import builtin_name
 from evaltk.tournament.match import SUPPORTED_MAPS
 
 
@@ -71,14 +70,18 @@ def population_agents(run_dir: Path, *, first_snapshots: bool) -> dict[str, str]
 
 def run(args: argparse.Namespace) -> int:
     """Play the population round-robin; print progress, the report with a legend, and (``--json``) the summary."""
+    from evaltk.cli.tournament import agent_path
+    from evaltk.hub import is_hub
+    from evaltk.locations import pin
     from evaltk.tournament.formats import TournamentConfig
     from evaltk.tournament.report import markdown
     from evaltk.tournament.run import RunOptions
 
     run_dir = args.run_dir.resolve()
     members = population_agents(run_dir, first_snapshots=args.first_snapshots)
-    baselines = [b if builtin_name(b) is not None else str(Path(b).resolve()) for b in args.baselines]
-    names = {path: name for name, path in members.items()} | {b: b for b in baselines}
+    baselines = [agent_path(b) for b in args.baselines]  # hf:// baselines are named by hf://ORG/REPO@SHA
+    given = {path: pin(b) if is_hub(b) else path for path, b in zip(baselines, args.baselines, strict=True)}
+    names = {path: name for name, path in members.items()} | given
     config = TournamentConfig(format="round-robin", agents=(*members.values(), *baselines), matches=args.matches,
                               bots=args.bots, maps=tuple(args.maps), timelimit_min=args.timelimit, seed=args.seed)
     config.validate()

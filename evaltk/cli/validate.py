@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "one report with the verdict, the CIs, the episodes needed and the two env specs side by side.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", metavar="CKPT",
-                   help="checkpoint directory, or a builtin: builtin:scripted, builtin:random (builtins need --env-id)")
+                   help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] (Hugging "
+                        "Face Hub), or a builtin: builtin:scripted, builtin:random (builtins need --env-id)")
     p.add_argument("--sim", default="gpu_env", metavar="SIM",
                    help="simulator the policy is validated on: gpu_env (default), envpool (pip install "
                         "'evaltk[envpool]'), gym, or MODULE:CALLABLE, your own factory (docs/simulators.md)")

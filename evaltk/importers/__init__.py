@@ -83,11 +83,13 @@ def read_foreign(path: str | Path, *, fmt: str | None = None, env_id: str | None
 
 
 def import_checkpoint(path: str | Path, out: str | Path, *, fmt: str | None = None, env_id: str | None = None,
-                      script: str | None = None, actions: str = "greedy") -> tuple[Path, Imported]:
+                      script: str | None = None, actions: str = "greedy",
+                      origin: dict[str, Any] | None = None) -> tuple[Path, Imported]:
     """Convert the foreign checkpoint ``path`` and write it as the evaltk checkpoint directory ``out``.
 
     ``actions``: ``"greedy"`` (argmax) or ``"sample"`` (from the policy's softmax; not for Q-networks),
-    recorded in ``model_kwargs`` (see :class:`~evaltk.importers.nets.ImportedPolicy`).
+    recorded in ``model_kwargs`` (see :class:`~evaltk.importers.nets.ImportedPolicy`). ``origin``
+    (where ``path`` was downloaded from, e.g. the Hub repo and commit) goes to ``provenance.import.origin``.
     """
     from evaltk.checkpoint import CheckpointSpec, default_provenance, save
     from evaltk.importers.nets import ACTION_MODES, MODEL_CLASS
@@ -99,7 +101,8 @@ def import_checkpoint(path: str | Path, out: str | Path, *, fmt: str | None = No
         raise ForeignCheckpointError(f"{path} is a Q-network: its actions are greedy; drop --actions sample")
     env = {**imported.env, "not_equivalent": list(imported.caveats)}
     provenance = default_provenance(trainer=f"imported from {imported.source['format']}",
-                                    **{"import": {**imported.source, "caveats": list(imported.caveats)}})
+                                    **{"import": {**imported.source, "caveats": list(imported.caveats),
+                                                  **({"origin": origin} if origin else {})}})
     spec = CheckpointSpec(model_class=MODEL_CLASS, model_kwargs={**imported.model_kwargs, "actions": actions},
                           obs_spec=imported.obs_spec,
                           action_spec=imported.action_spec, env=env, provenance=provenance)

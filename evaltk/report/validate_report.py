@@ -93,10 +93,15 @@ def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
     from evaltk.report.compare_report import render_markdown as compare_markdown
 
     sim, ref = validation.label("sim"), validation.label("reference")
-    lines = [f"# evaltk validate: `{report['checkpoint']}` on {report['env_id']}", "",
-             f"**{report['verdict_line']}**", "", report["explanation"], "",
-             f"Episodes needed: {report['episodes_needed_line']}.", "",
-             f"| metric | {sim} | {ref} |", "| --- | --- | --- |"]
+    lines = [f"# evaltk validate: `{report['checkpoint']}` on {report['env_id']}", ""]
+    src = report.get("provenance", {}).get("checkpoint")
+    if src is not None:  # a Hub checkpoint: the repo and the exact commit it was read from
+        file = f", file `{src['path']}`" if src["path"] else ""
+        lines += [f"Checkpoint from the Hugging Face Hub: repo `{src['repo']}` at revision `{src['revision']}`{file}.",
+                  ""]
+    lines += [f"**{report['verdict_line']}**", "", report["explanation"], "",
+              f"Episodes needed: {report['episodes_needed_line']}.", "",
+              f"| metric | {sim} | {ref} |", "| --- | --- | --- |"]
     lines += [f"| {m} | {a} | {b} |" for m, a, b in side_table(report)]
     lines += ["", "## Environments side by side", "", f"| setting | {sim} | {ref} | |", "| --- | --- | --- | --- |"]
     for row in report["environments"]["rows"]:

@@ -1,0 +1,83 @@
+"""Checkpoint locations (``docs/hub.md``): every command turns what the user typed into a local checkpoint here.
+
+A location is a local path (an evaltk checkpoint directory, or another library's checkpoint that
+:mod:`evaltk.importers` converts into its cache), a built-in policy (``random``, ``builtin:NAME``),
+or ``hf://ORG/REPO[@REVISION][/PATH]`` on the Hugging Face Hub (:mod:`evaltk.hub`). :func:`resolve`
+returns the evaltk checkpoint directory (or built-in name) the loaders read, and the label score
+tables record: for the Hub, ``hf://ORG/REPO@<commit sha>[/PATH]`` naming the exact checkpoint (the
+same label reads back offline from the cache). :func:`pin` gives that label alone, and
+:func:`table_provenance` the provenance score tables and reports record for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from evaltk import hub
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a location's checkpoint lies here, before any import.
+
+    ``path``: the local path (or built-in name) as found; ``fmt``: the Hub checkpoint's format
+    (``evaltk``, ``sb3``, ``cleanrl``, ``sample-factory``; None for local paths: the importers
+    detect it); ``env_id``: the env id the Hub repo's metadata names; ``label``: what tables record;
+    ``source``: the Hub record (:meth:`evaltk.hub.HubCheckpoint.provenance`), None for local paths.
+    """
+
+    path: str
+    label: str
+    fmt: str | None = None
+    env_id: str | None = None
+    source: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved location: ``ref`` (an evaltk checkpoint directory or a built-in name), ``label``, ``source``."""
+
+    ref: str
+    label: str
+    source: dict[str, Any] | None = None
+
+
+def locate(ref: str) -> Located:
+    """Find ``ref``'s checkpoint on this machine: a Hub location is fetched into the Hub cache, others pass through."""
+    if not hub.is_hub(ref):
+        return Located(ref, ref)
+    found = hub.fetch(ref)
+    return Located(str(found.local), str(found.pinned), found.fmt, found.env_id, found.provenance())
+
+
+def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> Resolved:
+    """Resolve ``ref`` to a local evaltk checkpoint (importing another library's file into the cache).
+
+    ``fmt`` forces an importer format; ``env_id`` (the user's ``--env-id``) wins over the one the
+    Hub repo's metadata names. Bad locations raise :class:`~evaltk.errors.CheckpointError` subclasses.
+    """
+    from evaltk.importers import resolve_foreign_checkpoint
+
+    where = locate(ref)
+    if where.fmt == "evaltk" and fmt is None:
+        return Resolved(where.path, where.label, where.source)
+    local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id)
+    return Resolved(local, where.label, where.source)
+
+
+def pin(ref: str) -> str:
+    """Return the label tables record for ``ref``: ``hf://ORG/REPO@SHA[/PATH]`` for the Hub, else ``ref`` itself."""
+    return str(hub.fetch(ref).pinned) if hub.is_hub(ref) else ref
+
+
+def table_provenance(label: str) -> dict[str, Any]:
+    """Return the provenance a score table, its summary and reports record for the checkpoint ``label``.
+
+    A Hub label gives ``{"checkpoint": {"source": "hf", "repo": ..., "revision": <commit sha>, "path": ...}}``
+    (the manifest's ``provenance`` field, :func:`evaltk.scores.open_table`); a local path or builtin ``{}``.
+    """
+    if not hub.is_hub(label):
+        return {}
+    where = hub.parse(label)
+    return {"checkpoint": {"source": "hf", "repo": where.repo, "revision": where.revision, "path": where.path}}
