@@ -45,7 +45,7 @@ $(VENV)/.build-tools:
 wheel: $(VENV)/.build-tools
 	rm -rf $(DIST)
 	$(PY) -m build --outdir $(DIST)/raw .
-	$(VENV)/bin/auditwheel repair --wheel-dir $(DIST) $(DIST)/raw/*.whl
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/auditwheel repair --strip --wheel-dir $(DIST) $(DIST)/raw/*.whl
 	mv $(DIST)/raw/*.tar.gz $(DIST)/ && rm -rf $(DIST)/raw
 	$(VENV)/bin/auditwheel show $(DIST)/*.whl
 

@@ -5,9 +5,8 @@ Every ``gpu_env/native/*.cpp`` file is one translation unit of a single shared l
 so nothing is compiled at run time on the CPU. Test-only entry points (RIOT/cartridge access replay)
 are not in it: ``tests/gpu_env/native/cart_test.cpp`` is compiled by the tests themselves.
 
-The library is built for baseline x86-64 (its AVX-512 kernels are chosen at run time, ``native/simd.h``) and
-links the C++ runtime statically, so a wheel needs only the C library of the machine it runs on (see the
-README's packaging section). The top-level ``suites/`` folder (suite files, traces, the shipped checkpoint) is
+The library is built for baseline x86-64 (its AVX-512 kernels are chosen at run time, ``native/simd.h``), so
+one wheel runs on any x86-64 machine (see the README's packaging section). The top-level ``suites/`` folder (suite files, traces, the shipped checkpoint) is
 copied into the built package as ``evaltk/data/suites/`` (:class:`BuildPyWithSuites`).
 """
 
@@ -28,9 +27,6 @@ SUITES = "suites"
 SHIPPED_SUITES = Path("evaltk", "data", "suites")
 # Baseline x86-64 code (the AVX-512 kernels carry their own target attribute); other machines use the compiler's own.
 BASELINE_ARCH = ["-march=x86-64", "-mtune=generic"] if platform.machine() in ("x86_64", "AMD64") else []
-# The C++ runtime linked in and kept private: the library then needs only glibc, whatever libstdc++ the
-# user's machine (or another wheel in the process, such as torch) has.
-STATIC_RUNTIME = ["-static-libstdc++", "-static-libgcc", "-Wl,--exclude-libs,ALL"]
 
 
 class ParallelBuildExt(build_ext):
@@ -65,7 +61,7 @@ native = Extension(
                         "-ffp-contract=off",
                         # each cartridge scheme's CPU loop in its own unit (native/run_cpu_*.cpp; see core/console.h)
                         "-DGPU_ENV_SPLIT_CPU", *BASELINE_ARCH],
-    extra_link_args=["-pthread", *STATIC_RUNTIME],
+    extra_link_args=["-pthread"],
 )
 
 

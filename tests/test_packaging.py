@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 import gymnasium
@@ -200,3 +201,73 @@ def test_shipped_outside_a_checkout_without_packaged_data_is_one_error(tmp_path:
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: this evaltk")
     assert "has no suite folder" in line
+
+
+COMPILERS = ("gcc", "g++", "cc", "c++", "clang", "clang++")
+
+
+def _path_without_compilers(folder: Path) -> str:
+    """Build ``folder``: links to every program on this PATH except C/C++ compilers; return it as a PATH."""
+    folder.mkdir()
+    for directory in os.environ["PATH"].split(os.pathsep):
+        for program in Path(directory).glob("*") if Path(directory).is_dir() else []:
+            name = program.name
+            if re.fullmatch(r"(.*-)?(gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+)(-[0-9.]+)?|cc1.*", name):
+                continue
+            if not (folder / name).exists() and os.access(program, os.X_OK):
+                (folder / name).symlink_to(program)
+    assert all(shutil.which(c, path=str(folder)) is None for c in COMPILERS)
+    return str(folder)
+
+
+def _run(argv: list[str], cwd: Path, path: str, timeout: int = 1800,
+         status: int = 0) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` with PATH ``path`` and no PYTHONPATH (nothing of the checkout leaks in); assert its status."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env={**env, "PATH": path}, timeout=timeout)
+    assert result.returncode == status, f"{argv}: {result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(7200)
+def test_the_wheel_installs_and_validates_without_a_compiler(tmp_path: Path) -> None:
+    """`make wheel`, then a fresh venv with no compiler on PATH: pip install, validate, a suite, bench, SIMD choice."""
+    import evaltk
+
+    dist = tmp_path / "dist"
+    _run(["make", "wheel", f"VENV={tmp_path / 'tools'}", f"DIST={dist}"], ROOT, os.environ["PATH"], timeout=5400)
+    (wheel,) = dist.glob("*.whl")
+    assert re.fullmatch(rf"evaltk-{re.escape(evaltk.__version__)}-cp311-cp311-manylinux_2_\d+_x86_64\.whl", wheel.name)
+    assert (dist / f"evaltk-{evaltk.__version__}.tar.gz").is_file()
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert {"evaltk/data/suites/checkpoints/a2c_breakout/policy.safetensors", "evaltk/data/suites/gpu_env_traces.toml",
+            "gpu_env/core/cuda/kernels.h", "gpu_env/data/games.json"} <= names
+    assert any(re.fullmatch(r"gpu_env/_native\..*\.so", name) for name in names)
+
+    path = _path_without_compilers(tmp_path / "bin")
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], tmp_path, path)
+    bin_path = os.pathsep.join([str(venv / "bin"), path])
+    python, evaltk_cmd = str(venv / "bin" / "python"), str(venv / "bin" / "evaltk")
+    _run([python, "-m", "pip", "install", "-q", "torch==2.13.0"], tmp_path, bin_path)
+    _run([python, "-m", "pip", "install", "-q", str(wheel)], tmp_path, bin_path)
+
+    work = tmp_path / "work"
+    work.mkdir()
+    version = _run([evaltk_cmd, "--version"], work, bin_path).stdout.splitlines()
+    assert version[0].startswith(f"evaltk {evaltk.__version__} ({venv}/lib/")
+    checkpoint = _run([evaltk_cmd, "shipped", "a2c_breakout"], work, bin_path).stdout.strip()
+    assert checkpoint == str(Path(version[0].split("(")[1].rstrip(")")) / "data/suites/checkpoints/a2c_breakout")
+    validated = _run([evaltk_cmd, "validate", checkpoint, "--episodes", "10", "--seed", "0", "--num-envs", "4",
+                      "--margin", "2", "--out", str(work / "quickstart")], work, bin_path)
+    assert "verdict: identical" in validated.stdout.splitlines()[-1]
+    _run([evaltk_cmd, "conformance", "run", "--builtin", "gpu_env_traces", "--workdir", str(work / "c")], work,
+         bin_path)
+    bench = _run([evaltk_cmd, "bench", "atari_cpu"], work, bin_path, status=2)
+    assert bench.stderr.startswith("error: evaltk bench runs the scripts in benchmarks/ of a source checkout")
+    kernels = _run([python, "-c", "from gpu_env._lib import simd_kernels; print(simd_kernels())"], work, bin_path)
+    flags = set(re.findall(r"\bavx512\w+", Path("/proc/cpuinfo").read_text(encoding="utf-8")))
+    expected = "avx512" if {"avx512f", "avx512bw", "avx512vl", "avx512vbmi"} <= flags else "scalar"
+    assert kernels.stdout.strip() == expected
