@@ -6,8 +6,9 @@ so nothing is compiled at run time on the CPU. Test-only entry points (RIOT/cart
 are not in it: ``tests/gpu_env/native/cart_test.cpp`` is compiled by the tests themselves.
 
 The library is built for baseline x86-64 (its AVX-512 kernels are chosen at run time, ``native/simd.h``), so
-one wheel runs on any x86-64 machine (see the README's packaging section). The top-level ``suites/`` folder (suite files, traces, the shipped checkpoint) is
-copied into the built package as ``evaltk/data/suites/`` (:class:`BuildPyWithSuites`).
+one wheel runs on any x86-64 machine (docs/packaging.md). The top-level ``suites/`` folder (suite files,
+traces, the shipped checkpoint) is copied into the built package as ``evaltk/data/suites/``
+(:class:`BuildPyWithSuites`).
 """
 
 import os
