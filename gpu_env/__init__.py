@@ -27,12 +27,22 @@ if TYPE_CHECKING:
     from gpu_env.ale_batch import AtariBatch
     from gpu_env.vector import make_vec
 
-__version__ = "0.1.0"
 __all__ = ["AtariBatch", "errors", "make_vec"]
 
 
 def __getattr__(name: str) -> Any:
-    """Import the heavy parts (torch, gymnasium) only when they are first used."""
+    """Import the heavy parts (torch, gymnasium) only when they are first used.
+
+    ``__version__`` is the installed distribution's (gpu_env ships in evaltk's, versioned in one place).
+    """
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("evaltk")
+        except PackageNotFoundError:
+            raise AttributeError("gpu_env.__version__ is the evaltk distribution's version, and evaltk is not "
+                                 "installed here: `pip install -e .` in the checkout") from None
     if name == "AtariBatch":
         from gpu_env.ale_batch import AtariBatch
 

@@ -78,7 +78,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Validate SUITE, run every case (trace replays, transfer verdicts, ...), print one line per "
         "case and exit 0 only if all passed.",
     )
-    suite.add_argument("suite", help="suite file, e.g. suites/reference_drift.toml")
+    suite.add_argument("suite", nargs="?", default=None, help="suite file, e.g. suites/reference_drift.toml")
+    suite.add_argument("--builtin", metavar="NAME", default=None,
+                       help="a suite shipped with evaltk instead of a file, e.g. gpu_env_traces (see `evaltk shipped`)")
     suite.add_argument("--junit", default=None, help="write a JUnit XML report here")
     suite.add_argument("--workdir", default="runs/conformance", help="scratch folder: recorded traces, evaluations")
     suite.add_argument("--json", action="store_true", help="print one JSON object as the last line")
@@ -94,11 +96,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=usage)
 
 
+def _suite_file(args: argparse.Namespace) -> str | Path:
+    """Return the suite file ``run`` names: SUITE, or the shipped suite of ``--builtin``; exactly one of the two."""
+    from evaltk.shipped import suite_path
+
+    if (args.suite is None) == (args.builtin is None):
+        raise EvaltkError("conformance run: name a suite file (SUITE) or a shipped suite (--builtin NAME), "
+                          "not both and not neither; `evaltk shipped` lists the shipped ones")
+    return suite_path(args.builtin) if args.builtin is not None else str(args.suite)
+
+
 def run_suite_command(args: argparse.Namespace) -> int:
     """Run ``conformance run SUITE``."""
     from conformance.suite import Outcome, load_suite, stream_suite, suite_executor, write_junit
 
-    suite = load_suite(args.suite)
+    suite = load_suite(_suite_file(args))
     workdir = Path(args.workdir)
     with suite_executor(suite, args.executor, args.ray_address) as executor:
         print(f"suite {suite.name}: {len(suite.cases)} cases ({suite.path}; executor {executor.name})")

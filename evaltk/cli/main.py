@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 import traceback
@@ -26,7 +27,40 @@ DEBUG_ENV = "EVALTK_DEBUG"
 BUG_URL = "https://github.com/evaltk/evaltk/issues"
 _PACKAGES = ("evaltk", "trainers", "conformance", "gpu_env")
 
-SUBCOMMANDS = ("evaluate", "validate", "import_cmd", "compare", "tournament", "conformance", "bench", "train")
+SUBCOMMANDS = ("evaluate", "validate", "import_cmd", "compare", "tournament", "conformance", "bench", "train",
+               "shipped")
+# What `evaltk --version` reports besides evaltk: (name shown, the distributions that provide it, first found wins).
+VERSION_REPORT = (("ale-py", ("ale-py",)), ("ViZDoom", ("vizdoom",)), ("torch", ("torch",)),
+                  ("CuPy", ("cupy-cuda12x", "cupy-cuda13x", "cupy-cuda11x", "cupy")))
+
+
+def version_text() -> str:
+    """Return the ``--version`` report: evaltk's version and folder, then a line per :data:`VERSION_REPORT` entry."""
+    lines = [f"evaltk {__version__} ({Path(__file__).resolve().parents[1]})"]
+    for shown, distributions in VERSION_REPORT:
+        found = "not installed"
+        for distribution in distributions:
+            try:
+                version = importlib.metadata.version(distribution)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            found = version if distribution == shown.lower() else f"{version} ({distribution})"
+            break
+        lines.append(f"{shown} {found}")
+    return "\n".join(lines)
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` as it is (argparse's own action rewraps lines) and exit 0."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        """Print the report on stdout and exit."""
+        print(version_text())
+        parser.exit(0)
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -47,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Policy-transfer validation and evaluation for RL "
         "(gpu_env Atari emulator, Gym/ViZDoom evaluation, statistics, tournaments).",
     )
-    parser.add_argument("--version", action="version", version=f"evaltk {__version__}")
+    parser.add_argument("--version", action=VersionAction,
+                        help="print evaltk's version and those of ale-py, ViZDoom, torch and CuPy found, then exit")
     parser.add_argument("--debug", action="store_true",
                         help=f"show the full traceback of an unexpected error (same as {DEBUG_ENV}=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
