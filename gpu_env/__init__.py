@@ -25,7 +25,7 @@ from gpu_env import errors
 
 if TYPE_CHECKING:
     from gpu_env.ale_batch import AtariBatch
-    from gpu_env.vector import make_vec
+    from gpu_env.make import make_vec
 
 __version__ = "0.1.0"
 __all__ = ["AtariBatch", "errors", "make_vec"]
@@ -38,7 +38,7 @@ def __getattr__(name: str) -> Any:
 
         return AtariBatch
     if name == "make_vec":
-        from gpu_env.vector import make_vec
+        from gpu_env.make import make_vec
 
         return make_vec
     raise AttributeError(f"module 'gpu_env' has no attribute {name!r}")

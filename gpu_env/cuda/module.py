@@ -46,7 +46,6 @@ KERNEL_NAMES: tuple[str, ...] = (
     "gpu_env_load",
     "gpu_env_reset",
     "gpu_env_act",
-    "gpu_env_act_preprocessed",
     "gpu_env_vec_step",
     "gpu_env_set_mode",
     "gpu_env_status",
