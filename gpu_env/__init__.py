@@ -32,7 +32,7 @@ __all__ = ["AtariBatch", "errors", "make_vec"]
 
 
 def __getattr__(name: str) -> Any:
-    """Import the heavy parts (torch, gymnasium) only when they are first used."""
+    """Import on first use: ``AtariBatch`` (numpy, ale-py for its ROMs) and ``make_vec`` (also torch, gymnasium)."""
     if name == "AtariBatch":
         from gpu_env.ale_batch import AtariBatch
 

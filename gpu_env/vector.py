@@ -441,8 +441,12 @@ class AtariVecEnv(VectorEnv):
         stacked = False
         if self._preprocess and self._one_act_per_frame:
             reward, term, trunc, frame, stacked = self._preprocessed_step(ale_actions, stepping, resetting)
-        elif self._preprocess:
-            reward, term, trunc = self._preprocessed_loop(ale_actions, stepping)
+        elif self._preprocess:  # several acts per frame (a stochastic or inner frame skip): the loop of env steps
+            buf0, buf1 = self._buffers()
+            total, term, trunc = step_loop(
+                lambda m: self._env_step(ale_actions, m), self.batch.lives, self._pp_screen, stepping,
+                int(self._pp["frame_skip"]), bool(self._pp["terminal_on_life_loss"]), self._pp_lives, buf0, buf1)
+            reward = total.astype(np.float64)
         else:
             reward, term, trunc = self._env_step(ale_actions, stepping)
         reward[resetting] = 0.0
@@ -518,15 +522,6 @@ class AtariVecEnv(VectorEnv):
             raise GpuEnvError("internal: step_preprocessed returned no observation")
         self._start_episode_stats(resetting)
         return rewards.astype(np.float64), term, trunc, frame, stack is not None
-
-    def _preprocessed_loop(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]
-                           ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-        """``AtariPreprocessing.step`` on the envs in ``mask`` as a loop of env steps (stochastic, inner skips)."""
-        buf0, buf1 = self._buffers()
-        total, term, trunc = step_loop(
-            lambda m: self._env_step(actions, m), self.batch.lives, self._pp_screen, mask,
-            int(self._pp["frame_skip"]), bool(self._pp["terminal_on_life_loss"]), self._pp_lives, buf0, buf1)
-        return total.astype(np.float64), term, trunc
 
     def _buffers(self) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
         """AtariPreprocessing's two screen buffers (only with preprocessing)."""

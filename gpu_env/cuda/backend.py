@@ -72,7 +72,7 @@ class CudaAtariBatch:
         rom = roms.load_rom(self.rom_path)
         self._info = game_lookup.game_for_rom(rom)
         cp = require_cuda(device)
-        self._cp = cp
+        self.cp = cp  # the CuPy module this batch's arrays belong to
         self.device = device
         self.num_envs = num_envs
         self.backend = "cuda"
@@ -137,7 +137,7 @@ class CudaAtariBatch:
 
     # ----------------------------------------------------------------------------- plumbing
     def _device_array(self, x: Any, dtype: Any, name: str) -> Any:
-        cp = self._cp
+        cp = self.cp
         if hasattr(x, "__cuda_array_interface__") or isinstance(x, cp.ndarray):
             arr = cp.asarray(x)
         elif hasattr(x, "detach"):  # a torch tensor on the CPU
@@ -152,8 +152,8 @@ class CudaAtariBatch:
         """(index array or null pointer, count) of the envs a launch runs."""
         if mask is None:
             return _NULL, self.num_envs
-        m = self._device_array(mask, self._cp.bool_, "mask")
-        idx = self._cp.flatnonzero(m).astype(self._cp.int32)
+        m = self._device_array(mask, self.cp.bool_, "mask")
+        idx = self.cp.flatnonzero(m).astype(self.cp.int32)
         return idx, int(idx.size)
 
     def _grid(self, count: int) -> tuple[int]:
@@ -166,11 +166,12 @@ class CudaAtariBatch:
     def _env_launch(self, name: str, idx: Any, count: int, *extra: Any) -> None:
         if count == 0:
             return
-        with self._cp.cuda.Device(self.device):
+        with self.cp.cuda.Device(self.device):
             self._k[name](self._grid(count), (self.block_size,),
                           (*self._rom_args(), idx, np.int32(count), np.int32(self.num_envs), *extra))
 
-    def _elementwise_grid(self, total: int) -> tuple[tuple[int], tuple[int]]:
+    def elementwise_grid(self, total: int) -> tuple[tuple[int], tuple[int]]:
+        """(grid, block) of a grid-stride kernel over ``total`` elements."""
         return (min((total + 255) // 256, 1 << 20),), (256,)
 
     def _program(self, mode: int) -> int:
@@ -178,7 +179,7 @@ class CudaAtariBatch:
 
     def _load(self, mask: Any, seeds: npt.NDArray[np.uint32]) -> None:
         idx, count = self._indices(mask)
-        seeds_d = self._cp.asarray(seeds.astype(np.uint32))
+        seeds_d = self.cp.asarray(seeds.astype(np.uint32))
         self._env_launch("gpu_env_load", idx, count, seeds_d, np.int32(self._program(self._info.default_mode)))
         host_mask = np.ones(self.num_envs, dtype=np.bool_) if mask is None else np.asarray(self._host(mask))
         for m in np.unique(self._modes[host_mask]):
@@ -187,7 +188,7 @@ class CudaAtariBatch:
             self._set(host_mask & (self._difficulties == d), difficulty=int(d))
 
     def _host(self, x: Any) -> Any:
-        if isinstance(x, self._cp.ndarray):
+        if isinstance(x, self.cp.ndarray):
             return x.get()
         if hasattr(x, "detach"):
             return x.detach().cpu().numpy()
@@ -197,24 +198,15 @@ class CudaAtariBatch:
         idx, count = self._indices(mask)
         if count == 0:
             return
-        with self._cp.cuda.Device(self.device):
+        with self.cp.cuda.Device(self.device):
             self._k["gpu_env_set_mode"](self._grid(count), (self.block_size,), (
                 self._envs, idx, np.int32(count), np.int32(mode if mode is not None else 0),
                 np.int32(self._program(mode) if mode is not None else -1), np.int32(mode is not None),
                 np.int32(difficulty if difficulty is not None else 0), np.int32(difficulty is not None)))
 
-    @property
-    def cp(self) -> Any:
-        """The CuPy module this batch's arrays belong to."""
-        return self._cp
-
     def kernel(self, name: str) -> Any:
         """Kernel ``name`` of ``core/cuda/kernels.h`` from this batch's compiled module."""
         return self._module.get_function(name)
-
-    def elementwise_grid(self, total: int) -> tuple[tuple[int], tuple[int]]:
-        """(grid, block) of a grid-stride kernel over ``total`` elements."""
-        return self._elementwise_grid(total)
 
     def vec_step(self, actions: Any, resetting: Any, preprocessor: Any, noop_table: Any, noop_depth: int,
                  noop_cursor: Any, noop_action: int, rewards: Any, terminated: Any, truncated: Any) -> None:
@@ -233,7 +225,7 @@ class CudaAtariBatch:
         else:
             pp = (np.int32(0), np.int32(1), np.int32(0), _NULL, _NULL, _NULL, np.uint64(0), _NULL)
         table = _NULL if noop_table is None else noop_table
-        with self._cp.cuda.Device(self.device):
+        with self.cp.cuda.Device(self.device):
             self._k["gpu_env_vec_step"](self._grid(self.num_envs), (self.block_size,), (
                 *self._rom_args(), np.int32(self.num_envs), _NULL if actions is None else actions,
                 _NULL if resetting is None else resetting, *pp, table, np.int32(noop_depth), noop_cursor,
@@ -245,7 +237,7 @@ class CudaAtariBatch:
 
         ``check``: verify actions are in [0, 18) (one device-to-host sync for device inputs).
         """
-        cp = self._cp
+        cp = self.cp
         with cp.cuda.Device(self.device):
             a = self._device_array(actions, cp.int32, "actions")
             if check and bool(((a < 0) | (a >= NUM_ACTIONS)).any()):
@@ -319,19 +311,19 @@ class CudaAtariBatch:
 
     def get_ram(self) -> Any:
         """uint8[N, 128]: ALE ``getRAM()``."""
-        cp = self._cp
+        cp = self.cp
         with cp.cuda.Device(self.device):
             out = cp.empty((self.num_envs, 128), dtype=cp.uint8)
-            grid, block = self._elementwise_grid(out.size)
+            grid, block = self.elementwise_grid(out.size)
             self._module.get_function("gpu_env_ram")(grid, block, (self._envs, np.int32(self.num_envs), out))
             return out
 
     def _screen(self, table: Any, channels: int) -> Any:
-        cp = self._cp
+        cp = self.cp
         with cp.cuda.Device(self.device):
             shape = (self.num_envs, self.screen_height, 160) + ((3,) if channels == 3 else ())
             out = cp.empty(shape, dtype=cp.uint8)
-            grid, block = self._elementwise_grid(self.num_envs * self.screen_height * 160)
+            grid, block = self.elementwise_grid(self.num_envs * self.screen_height * 160)
             self._k["gpu_env_screen"](grid, block, (
                 self._envs, np.int32(self.num_envs), self._buffers, np.uint64(self.stride),
                 np.int32(self.screen_height), table, np.int32(channels), out))

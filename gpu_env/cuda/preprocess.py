@@ -45,7 +45,6 @@ class CudaPreprocessor:
         if width <= 0 or height <= 0:
             raise GpuEnvError(f"screen_size={screen_size} must be positive")
         cp = batch.cp
-        self._cp = cp
         self.batch = batch
         self.frame_skip = frame_skip
         self.terminal_on_life_loss = terminal_on_life_loss
