@@ -119,11 +119,12 @@ def test_host_integer_factor_resize(host_cupy: Any) -> None:
 def test_host_ale_backend_adapter_matches_the_cpu_backend(host_cupy: Any) -> None:
     """CudaAleBackend (host arrays, for AtariBatch(backend="cuda")) against AtariBatch(backend="cpu")."""
     from gpu_env.ale_batch import AtariBatch
+    from gpu_env.backends.protocol import AleSettings
     from gpu_env.cuda.backend import CudaAleBackend
 
     seeds = np.array([11, 12], dtype=np.uint32)
     cpu = AtariBatch("space_invaders", 2, backend="cpu", seeds=seeds, frameskip=3, num_threads=1)
-    settings = {"repeat_action_probability": 0.25, "frameskip": 3, "max_num_frames_per_episode": 0}
+    settings = AleSettings(repeat_action_probability=0.25, frameskip=3)
     dev = CudaAleBackend(cpu.rom_path, 2, seeds, settings)
     assert dev.screen_height == cpu.screen_shape[0]
     assert dev.minimal_action_set().tolist() == cpu.minimal_action_set().tolist()
@@ -448,8 +449,24 @@ def test_host_vec_env_equals_gymnasium(host_cupy: Any, launch: Any) -> None:
 
     The kernels' step is core/ale/preprocessing.h, the CPU library's too: this comparison holds it to the
     reference independently of the CPU build (life loss, max-pool, stack, autoresets with no-ops).
+    Observations, rewards, flags and lives every step (the device env reports ``episode`` on every step,
+    gymnasium only on episode ends: the CPU comparison above covers the episode statistics).
     """
-    from tests.gpu_env.test_vector import DQN, compare
+    import gpu_env
+    from tests.gpu_env.test_vector import DQN, reference
 
-    assert compare("ALE/Breakout-v5", 2, 60, seed=3, backend="cuda", stack_size=4, max_num_frames_per_episode=200,
-                   **{**DQN, "terminal_on_life_loss": True}) is None
+    kwargs: dict[str, Any] = {"stack_size": 4, "max_num_frames_per_episode": 200, **DQN, "terminal_on_life_loss": True}
+    ref = reference("ALE/Breakout-v5", 2, **kwargs)
+    dev = gpu_env.make_vec("ALE/Breakout-v5", 2, backend="cuda", block_size=32, noop_table_depth=5, **kwargs)
+    _equal(dev.reset(seed=3)[0], ref.reset(seed=3)[0], "reset obs")
+    rng = np.random.default_rng(3)
+    ended = 0
+    for step in range(60):
+        a = rng.integers(0, int(ref.single_action_space.n), 2)
+        want, got = ref.step(a), dev.step(a)
+        for k, name in enumerate(("obs", "reward", "terminated", "truncated")):
+            _equal(got[k], want[k], f"{name}, step {step}")
+        _equal(got[4]["lives"], want[4]["lives"], f"lives, step {step}")
+        ended += int((want[2] | want[3]).sum())
+    assert ended >= 2  # lost lives ended episodes, and the envs were reset with no-ops on the device
+    ref.close()
