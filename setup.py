@@ -33,8 +33,8 @@ BASELINE_ARCH = ["-march=x86-64", "-mtune=generic"] if platform.machine() in ("x
 class ParallelBuildExt(build_ext):
     """Compile the library's translation units in parallel, one per core.
 
-    The emulator's CPU loop is compiled once per cartridge scheme, each in its own unit (12-19 s each
-    here); setuptools would compile the sources of one extension one after another.
+    The emulator's CPU loop is compiled once per cartridge scheme, each in its own unit; setuptools
+    would compile the sources of one extension one after another.
     """
 
     def build_extensions(self) -> None:

@@ -202,7 +202,7 @@ class GpuEnvVec(Contender):
     """``gpu_env.make_vec`` in the DQN setting, stepped along the plan."""
 
     def __init__(self, game: str, num_envs: int, threads: int) -> None:
-        from gpu_env.vector import make_vec
+        from gpu_env.make import make_vec
 
         env_id = "ALE/" + game.title().replace("_", "") + "-v5"
         self.env = make_vec(env_id, num_envs, backend="cpu", num_threads=threads, frameskip=1,

@@ -3,8 +3,10 @@
 For each game (default Pong, Breakout, MsPacman) and number of environments (256 ... 32K):
   * raw: ``CudaAtariBatch.act`` (frameskip 1, sticky actions 0.25, random actions generated on the
     device), finished episodes reset on the device every 32 steps; frames/s = emulated ALE frames;
-  * preprocessed: ``CudaPreprocessor`` (frame_skip 4, 84x84 gray, max-pool, stack 4);
-    frames/s counts the 4 emulated frames of each step;
+  * preprocessed: ``gpu_env.make_vec(..., backend="cuda")`` with the DQN setting (frameskip 1,
+    AtariPreprocessing frame_skip 4, 84x84 gray, max-pool, noop_max 30, stack 4, sticky actions 0.25,
+    autoreset on the device) stepped with random device actions — the path users run; frames/s counts
+    the 4 emulated frames of each step;
   * device memory per environment (the batch's own buffers, and the CuPy pool's bytes in use / N).
 Kernel variants (thread per env in place vs local copy; block sizes) are timed at one size.
 References on the same machine's cores: gpu_env's CPU backend (``AtariBatch(backend="cpu")``, all
@@ -35,6 +37,10 @@ if str(ROOT) not in sys.path:
 
 from gpu_env.errors import BackendError  # noqa: E402
 
+# make_vec's DQN setting (gymnasium's AtariPreprocessing defaults with a stack of 4)
+DQN: dict[str, Any] = {"frameskip": 1, "repeat_action_probability": 0.25, "noop_max": 30, "frame_skip": 4,
+                       "screen_size": 84, "grayscale_obs": True, "stack_size": 4}
+
 
 def _timed(cp: Any, seconds: float, step: Any) -> tuple[int, float]:
     """Call ``step()`` (it returns frames) until ``seconds`` pass; returns (frames, seconds), GPU synced."""
@@ -53,7 +59,6 @@ def _timed(cp: Any, seconds: float, step: Any) -> tuple[int, float]:
 def _gpu_rows(cp: Any, game: str, n: int, seconds: float, block: int, options: Any,
               modes: list[str]) -> list[dict[str, Any]]:
     from gpu_env.cuda.backend import CudaAtariBatch
-    from gpu_env.cuda.preprocess import CudaPreprocessor
 
     pool = cp.get_default_memory_pool()
     pool.free_all_blocks()
@@ -82,25 +87,26 @@ def _gpu_rows(cp: Any, game: str, n: int, seconds: float, block: int, options: A
         rows.append({**base, "mode": "raw", "fps": frames / secs, "ms_per_step": 1000 * secs * n / frames,
                      "bytes_per_env": batch.memory_bytes_per_env(), "pool_bytes_per_env": pool.used_bytes() / n})
     if "pp" in modes:
-        pp = CudaPreprocessor(batch, frame_skip=4, screen_size=84, stack_size=4)
-        pp.reset()
+        import torch
+
+        import gpu_env
+
+        env_id = "ALE/" + "".join(part.capitalize() for part in game.split("_")) + "-v5"  # ms_pacman: MsPacman
+        env = gpu_env.make_vec(env_id, n, backend="cuda", block_size=block, **DQN)
+        env.reset(seed=0)
+        actions_n = int(env.single_action_space.n)
+        gen = torch.Generator(device=env.device).manual_seed(0)
 
         def pp_step() -> int:
-            actions = cp.random.randint(0, 18, n, dtype=cp.int32)
-            _, _, term, trunc = pp.step(actions)
-            counter["steps"] += 1
-            if counter["steps"] % 32 == 0:
-                done = term | trunc
-                if bool(done.any()):
-                    batch.reset_game(done)
-                    pp.reset(done)
+            env.step(torch.randint(0, actions_n, (n,), device=env.device, generator=gen))
             return 4 * n
 
         pp_step()
         frames, secs = _timed(cp, seconds, pp_step)
-        rows.append({**base, "mode": "pp84x4", "fps": frames / secs, "ms_per_step": 4000 * secs * n / frames,
-                     "bytes_per_env": batch.memory_bytes_per_env() + pp.memory_bytes_per_env(),
+        rows.append({**base, "variant": "make_vec", "mode": "pp84x4", "fps": frames / secs,
+                     "ms_per_step": 4000 * secs * n / frames, "bytes_per_env": env.memory_bytes_per_env(),
                      "pool_bytes_per_env": pool.used_bytes() / n})
+        env.close()
     return rows
 
 

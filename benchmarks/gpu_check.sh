@@ -58,7 +58,7 @@ $PY -c "import ale_py, gymnasium; print('ale_py', ale_py.__version__, 'gymnasium
   || { echo "FAILED: ale_py/gymnasium missing: run benchmarks/gpu_check_prepare.sh and carry .whl"; exit 3; }
 
 stamp "3. CPU library"
-loads() { $PY -c "from gpu_env._lib import native; native()" 2>/dev/null; }
+loads() { $PY -c "from gpu_env.binding import native; native()" 2>/dev/null; }
 if ! loads; then
   [ -f build/native/_native.so ] && cp build/native/_native.so gpu_env/_native.so
   if ! loads; then
@@ -70,7 +70,7 @@ if ! loads; then
       && g++ -shared -pthread /tmp/gpu_env_native/*.o -o gpu_env/_native.so
   fi
 fi
-$PY -c "from gpu_env._lib import native; print('CPU library:', native()._name)" || { echo "FAILED: CPU library"; exit 4; }
+$PY -c "from gpu_env.binding import native; print('CPU library:', native()._name)" || { echo "FAILED: CPU library"; exit 4; }
 if [ "$DRY" = 1 ]; then
   $PY -c "import ctypes; print('carried build/native/_native.so ABI', ctypes.CDLL('build/native/_native.so').gpu_env_abi_version())" \
     || { echo "FAILED: build/native/_native.so does not load"; exit 4; }

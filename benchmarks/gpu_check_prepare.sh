@@ -4,7 +4,7 @@
 #   1. .whl/: the wheels that machine's image lacks (ale-py 0.12.1 with the ROMs, gymnasium, farama-notifications),
 #      for its Python 3.12; downloaded once (kept when present);
 #   2. build/native/_native.so: gpu_env's CPU library (built by setup.py, its flags), named so that any Python
-#      loads it (gpu_env/_lib.py tries the plain ".so" suffix); rebuilt when a source is newer;
+#      loads it (gpu_env/binding.py tries the plain ".so" suffix); rebuilt when a source is newer;
 #   3. build/cuda_cache/<sha256>.fatbin: the CUDA module, SASS for sm_90 + compute_90 PTX, by
 #      `python -m gpu_env.cuda.module prebuild` (nvcc; about 3 minutes of one core in ptxas); kept when the source
 #      hash matches.

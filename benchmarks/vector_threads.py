@@ -58,7 +58,8 @@ def steps_per_second(env: Any, steps: int, seed: int) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     """Print one table per setting: steps/s and env steps/s of each contender."""
-    from gpu_env.vector import default_num_threads, make_vec
+    from gpu_env.make import make_vec
+    from gpu_env.vector import default_num_threads
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--num-envs", type=int, default=8)

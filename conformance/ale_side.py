@@ -1,10 +1,12 @@
 """The reference side of a lockstep or a recording: ``N`` ``ale_py.ALEInterface`` with AtariBatch's settings.
 
-Environment ``i`` is ``ALEInterface`` with ``random_seed = seeds[i]``, the same
-``repeat_action_probability``, ``frame_skip`` and ``max_num_frames_per_episode`` as the
+The interfaces are those of gpu_env's ``"ale_py"`` backend (:class:`gpu_env.backends.ale_py.AlePyBackend`,
+the one ale-py wrapper): environment ``i`` is ``ALEInterface`` with ``random_seed = seeds[i]``, the
+same ``repeat_action_probability``, ``frame_skip`` and ``max_num_frames_per_episode`` as the
 :class:`gpu_env.AtariBatch` it is compared with, then ``loadROM``; a mode or difficulty is set with
 ``setMode``/``setDifficulty`` and takes effect through one ``reset_game`` (as ``AtariBatch`` and
-gymnasium's ``AtariEnv`` do).
+gymnasium's ``AtariEnv`` do). This module adds what the conformance engine reads: frames of fields,
+warm-ups and the export of a state into a batch.
 """
 
 from __future__ import annotations
@@ -27,41 +29,36 @@ class AleSide:
                  max_num_frames_per_episode: int = 0) -> None:
         import ale_py
 
-        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
+        from gpu_env.backends.ale_py import AlePyBackend
+        from gpu_env.backends.protocol import AleSettings, seeds_array
+
+        settings = AleSettings(float(repeat_action_probability), int(frameskip), mode, difficulty,
+                               int(max_num_frames_per_episode))
+        self._backend = AlePyBackend(rom_path, len(seeds), seeds_array(list(seeds), len(seeds)), settings)
+        everyone = np.ones(len(seeds), dtype=np.bool_)
+        if mode is not None:
+            self._backend.set_mode(everyone, int(mode))
+        if difficulty is not None:
+            self._backend.set_difficulty(everyone, int(difficulty))
+        if mode is not None or difficulty is not None:
+            self._backend.reset_game(everyone)
         self._action = ale_py.Action
-        self.ales: list[Any] = []
-        for seed in seeds:
-            ale = ale_py.ALEInterface()
-            ale.setInt("random_seed", int(np.uint32(seed).view(np.int32)))
-            ale.setFloat("repeat_action_probability", float(repeat_action_probability))
-            ale.setInt("frame_skip", int(frameskip))
-            ale.setInt("max_num_frames_per_episode", int(max_num_frames_per_episode))
-            ale.loadROM(str(rom_path))
-            if mode is not None:
-                ale.setMode(int(mode))
-            if difficulty is not None:
-                ale.setDifficulty(int(difficulty))
-            if mode is not None or difficulty is not None:
-                ale.reset_game()
-            self.ales.append(ale)
+        self.ales: list[Any] = self._backend.ales
         self.num_envs = len(self.ales)
 
     def minimal_action_set(self) -> npt.NDArray[np.int64]:
         """int64[k]: ALE's minimal action set (full-set indices)."""
-        return np.array([int(a.value) for a in self.ales[0].getMinimalActionSet()], dtype=np.int64)
+        return self._backend.minimal_action_set()
 
     def act(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.int32]:
         """ALE ``act`` on every env (in ``mask``); int32[N] rewards, 0 outside the mask."""
-        out = np.zeros(self.num_envs, dtype=np.int32)
-        for i, ale in enumerate(self.ales):
-            if mask is None or mask[i]:
-                out[i] = ale.act(self._action(int(actions[i])))
-        return out
+        everyone = np.ones(self.num_envs, dtype=np.bool_)
+        return self._backend.act(np.asarray(actions, dtype=np.int64), np.ones(self.num_envs, dtype=np.float32),
+                                 everyone if mask is None else np.asarray(mask, dtype=np.bool_))
 
     def reset_game(self, mask: npt.NDArray[np.bool_]) -> None:
         """ALE ``reset_game`` on the envs in ``mask``."""
-        for i in np.flatnonzero(mask):
-            self.ales[i].reset_game()
+        self._backend.reset_game(np.asarray(mask, dtype=np.bool_))
 
     def observe(self, reward: npt.NDArray[np.int32] | None, fields: Sequence[str]) -> Frame:
         """Read ``fields`` (names of :data:`conformance.frames.FIELDS`) into a :class:`Frame`."""

@@ -25,13 +25,13 @@ from gpu_env import errors
 
 if TYPE_CHECKING:
     from gpu_env.ale_batch import AtariBatch
-    from gpu_env.vector import make_vec
+    from gpu_env.make import make_vec
 
 __all__ = ["AtariBatch", "errors", "make_vec"]
 
 
 def __getattr__(name: str) -> Any:
-    """Import the heavy parts (torch, gymnasium) only when they are first used.
+    """Import on first use: ``AtariBatch`` (numpy, ale-py for its ROMs) and ``make_vec`` (also torch, gymnasium).
 
     ``__version__`` is the installed distribution's (gpu_env ships in evaltk's, versioned in one place).
     """
@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
 
         return AtariBatch
     if name == "make_vec":
-        from gpu_env.vector import make_vec
+        from gpu_env.make import make_vec
 
         return make_vec
     raise AttributeError(f"module 'gpu_env' has no attribute {name!r}")

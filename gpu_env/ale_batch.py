@@ -7,132 +7,53 @@ actions), sticky actions from ALE's mt19937 (two draws per frame), the terminal 
 frame, reward summed over ``frameskip`` frames, paddles, difficulty switches. ``docs/ale_semantics.md``
 lists every rule with its source.
 
-``AtariBatch`` (also ``gpu_env.AtariBatch``) is gpu_env's one public batch class. Backends (each in
-its own module, behind the :class:`AtariBackend` protocol below):
-- ``"cpu"``: gpu_env's C++ core (``gpu_env/core/ale/environment.h``), threads across environments
-  (:mod:`gpu_env.ale_native`).
+``AtariBatch`` (also ``gpu_env.AtariBatch``) is gpu_env's one public batch class. It validates its
+arguments and hands the work to a backend (:class:`gpu_env.backends.protocol.AtariBackend`):
+- ``"cpu"``: gpu_env's C++ core (``gpu_env/core``) through the CPU library, threads across
+  environments (:mod:`gpu_env.backends.native`);
 - ``"ale_py"``: one ``ale_py.ALEInterface`` per environment — the reference itself, behind the same
-  API, used by the conformance tests and as a baseline (:mod:`gpu_env.ale_reference`).
-- ``"cuda"``: the same core compiled by CuPy/NVRTC (:mod:`gpu_env.cuda`); without CuPy or a GPU it raises
-  :class:`~gpu_env.errors.BackendError` naming what is missing.
+  API, used by the conformance engine and as a baseline (:mod:`gpu_env.backends.ale_py`);
+- ``"cuda"``: the same core compiled by CuPy/NVRTC (:mod:`gpu_env.cuda`), host arrays in and out;
+  without CuPy or a GPU it raises :class:`~gpu_env.errors.BackendError` naming what is missing.
 
-A backend without a fused ``step_observe`` (``"ale_py"``, ``"cuda"``) gets gymnasium's
-``AtariPreprocessing`` step and reset from :meth:`AtariBatch.step_preprocessed` as loops of batch
-calls; ``"cpu"`` runs the same loops in C++ (``native/ale_batch.cpp``), one thread per env at a
-time: its step, its reset and its observation.
+:meth:`AtariBatch.step_preprocessed` is gymnasium's ``AtariPreprocessing`` step: on ``"cpu"`` in the
+CPU library (``gpu_env/core/ale/preprocessing.h``, the source the CUDA kernels run too), on the
+other backends as loops of batch calls (:mod:`gpu_env.backends.preprocessing`).
 
-Arrays are numpy on the host backends: rewards int32[N], game_over bool[N], lives int32[N],
-RAM uint8[N, 128], screens uint8[N, H, 160] (palette indices), RGB uint8[N, H, 160, 3],
-grayscale uint8[N, H, 160].
+Arrays are numpy: rewards int32[N], game_over bool[N], lives int32[N], RAM uint8[N, 128], screens
+uint8[N, H, 160] (palette indices), RGB uint8[N, H, 160, 3], grayscale uint8[N, H, 160].
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from gpu_env.backends.protocol import (
+    ACTION_NAMES,
+    NOOP,
+    NUM_ACTIONS,
+    AleSettings,
+    AtariBackend,
+    BoolArray,
+    IntArray,
+    U8Array,
+    check_num_envs,
+    seeds_array,
+)
 from gpu_env.errors import BackendError, GpuEnvError
-from gpu_env.preprocess import FrameStack
 from gpu_env.roms import resolve_rom_path
 
 if TYPE_CHECKING:
     from gpu_env.preprocess_cpu import CpuObservation
 
-NUM_ACTIONS = 18  # ALE's full (legal) action set: NOOP .. DOWNLEFTFIRE
-ACTION_NAMES: tuple[str, ...] = (
-    "NOOP", "FIRE", "UP", "RIGHT", "LEFT", "DOWN", "UPRIGHT", "UPLEFT", "DOWNRIGHT", "DOWNLEFT",
-    "UPFIRE", "RIGHTFIRE", "LEFTFIRE", "DOWNFIRE", "UPRIGHTFIRE", "UPLEFTFIRE", "DOWNRIGHTFIRE", "DOWNLEFTFIRE",
-)
-NOOP = 0  # ACTION_NAMES.index("NOOP"): also AtariPreprocessing's no-op (it checks action 0 is NOOP)
+__all__ = ["ACTION_NAMES", "BACKENDS", "NOOP", "NUM_ACTIONS", "AtariBatch", "seeds_array"]
+
 BACKENDS: tuple[str, ...] = ("cpu", "cuda", "ale_py")
-
-BoolArray = npt.NDArray[np.bool_]
-IntArray = npt.NDArray[np.int32]
-U8Array = npt.NDArray[np.uint8]
-
-
-class AtariBackend(Protocol):
-    """What a backend of :class:`AtariBatch` implements; every method works on the whole batch or on ``mask``ed envs.
-
-    Arguments are already validated by :class:`AtariBatch` (shapes, dtypes, ranges).
-    """
-
-    screen_height: int
-
-    def act(self, actions: npt.NDArray[np.int64], strength: npt.NDArray[np.float32], mask: BoolArray) -> IntArray:
-        """ALE ``act`` on the masked envs; int32[N] rewards (0 outside the mask)."""
-
-    def reset_game(self, mask: BoolArray) -> None:
-        """ALE ``reset_game`` on the masked envs."""
-
-    def load_rom(self, mask: BoolArray, seeds: npt.NDArray[np.uint32]) -> None:
-        """``random_seed`` then ``loadROM`` on the masked envs, re-applying their mode and difficulty."""
-
-    def set_mode(self, mask: BoolArray, mode: int) -> None:
-        """ALE ``setMode`` (effective at the next reset)."""
-
-    def set_difficulty(self, mask: BoolArray, difficulty: int) -> None:
-        """ALE ``setDifficulty``."""
-
-    def game_over(self, with_truncation: bool) -> BoolArray:
-        """bool[N]: ALE ``game_over(with_truncation)``."""
-
-    def game_truncated(self) -> BoolArray:
-        """bool[N]: ALE ``game_truncated()``."""
-
-    def lives(self) -> IntArray:
-        """int32[N]: ALE ``lives()``."""
-
-    def frame_numbers(self) -> tuple[IntArray, IntArray]:
-        """int32[N] each: ALE ``getFrameNumber()``, ``getEpisodeFrameNumber()``."""
-
-    def get_ram(self) -> U8Array:
-        """uint8[N, 128]: ALE ``getRAM()``."""
-
-    def get_screen(self, out: U8Array | None = None) -> U8Array:
-        """uint8[N, H, 160]: ALE ``getScreen()``; written into ``out`` (already validated) and returned when given."""
-
-    def get_screen_rgb(self, out: U8Array | None = None) -> U8Array:
-        """uint8[N, H, 160, 3]: ALE ``getScreenRGB()``; into ``out`` when given."""
-
-    def get_screen_grayscale(self, out: U8Array | None = None) -> U8Array:
-        """uint8[N, H, 160]: ALE ``getScreenGrayscale()``; into ``out`` when given."""
-
-    def clone_state(self) -> list[bytes]:
-        """One opaque state per env, sticky-action RNG included."""
-
-    def restore_state(self, states: Sequence[bytes]) -> None:
-        """Restore every env from :meth:`clone_state` output."""
-
-    def load_ale_state(self, i: int, blob: bytes, screen: U8Array | None, previous: U8Array | None) -> None:
-        """Import an ale-py ``cloneState()`` (include_rng=False) into env ``i``."""
-
-    def minimal_action_set(self) -> npt.NDArray[np.int64]:
-        """int64[k]: ALE ``getMinimalActionSet()``."""
-
-    def available_modes(self) -> list[int]:
-        """ALE ``getAvailableModes()``."""
-
-    def available_difficulties(self) -> list[int]:
-        """ALE ``getAvailableDifficulties()``."""
-
-
-def seeds_array(seeds: Sequence[int] | npt.ArrayLike | None, num_envs: int) -> npt.NDArray[np.uint32]:
-    """Per-env ALE seeds as uint32[num_envs]: one int is broadcast, ``None`` draws them from OS entropy."""
-    if seeds is None:
-        return np.random.SeedSequence().generate_state(num_envs).astype(np.uint32)
-    arr = np.asarray(seeds)
-    if arr.ndim == 0:
-        arr = np.full(num_envs, int(arr))
-    if arr.shape != (num_envs,):
-        raise ValueError(f"seeds has shape {arr.shape}; pass one seed per environment (shape ({num_envs},)) or one int")
-    if arr.dtype.kind not in "iu" or (arr < 0).any() or (arr > 0xFFFFFFFF).any():
-        raise ValueError(f"seeds must be integers in [0, 2**32), got {arr!r}")
-    return arr.astype(np.uint32)
 
 
 class AtariBatch:
@@ -168,37 +89,27 @@ class AtariBatch:
         max_num_frames_per_episode: int = 0,
         num_threads: int | None = None,
     ) -> None:
-        if not isinstance(num_envs, int) or num_envs <= 0:
-            raise ValueError(f"num_envs={num_envs!r} must be a positive int")
+        check_num_envs(num_envs)
+        settings = AleSettings(float(repeat_action_probability), frameskip, mode, difficulty,
+                               int(max_num_frames_per_episode))
         if backend not in BACKENDS:
             raise BackendError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
-        if not 0.0 <= repeat_action_probability <= 1.0:
-            raise ValueError(f"repeat_action_probability={repeat_action_probability} must be in [0, 1]")
-        if not isinstance(frameskip, int) or frameskip <= 0:
-            raise ValueError(f"frameskip={frameskip!r} must be a positive int")
-        if max_num_frames_per_episode < 0:
-            raise ValueError(f"max_num_frames_per_episode={max_num_frames_per_episode} must be >= 0 (0 disables)")
         self.rom_path = resolve_rom_path(game)
         self.num_envs = num_envs
         self.backend = backend
         self.seeds = seeds_array(seeds, num_envs)
-        self.repeat_action_probability = float(repeat_action_probability)
-        self.frameskip = frameskip
-        self.max_num_frames_per_episode = int(max_num_frames_per_episode)
-        settings = {
-            "repeat_action_probability": self.repeat_action_probability,
-            "frameskip": frameskip,
-            "max_num_frames_per_episode": self.max_num_frames_per_episode,
-        }
+        self.repeat_action_probability = settings.repeat_action_probability
+        self.frameskip = settings.frameskip
+        self.max_num_frames_per_episode = settings.max_num_frames_per_episode
         self._impl: AtariBackend
         if backend == "ale_py":
-            from gpu_env.ale_reference import _AlePyBackend
+            from gpu_env.backends.ale_py import AlePyBackend
 
-            self._impl = _AlePyBackend(self.rom_path, num_envs, self.seeds, settings)
+            self._impl = AlePyBackend(self.rom_path, num_envs, self.seeds, settings)
         elif backend == "cpu":
-            from gpu_env.ale_native import _NativeBackend
+            from gpu_env.backends.native import NativeBackend
 
-            self._impl = _NativeBackend(self.rom_path, num_envs, self.seeds, settings, num_threads)
+            self._impl = NativeBackend(self.rom_path, num_envs, self.seeds, settings, num_threads)
         else:  # "cuda": the same core on the device (gpu_env.cuda); raises BackendError where it cannot run
             from gpu_env.cuda.backend import CudaAleBackend
 
@@ -292,68 +203,8 @@ class AtariBatch:
                 raise ValueError(f"observation is for (envs, height, width, channels) {got}, the screens are {want}")
         if stack is not None and observation is None:
             raise ValueError("step_preprocessed: a frame stack needs the observation")
-        fast = getattr(self._impl, "step_observe", None)
-        frames: U8Array | None = None
-        if fast is not None:
-            native_observation = observation if observation is not None and observation.native else None
-            total, term, trunc, frames = fast(a, m, r, n, frame_skip, terminal_on_life_loss, lives, grayscale, buf0,
-                                              buf1, native_observation, stack if native_observation else None)
-            if frames is not None and stack is not None:
-                return total, term, trunc, frames
-        else:
-            total, term, trunc = self._step_loop(a, m, frame_skip, terminal_on_life_loss, lives, grayscale, buf0,
-                                                 buf1)
-            if r.any():
-                self._reset_loop(r, n, lives, grayscale, buf0, buf1)
-        if observation is not None and frames is None:
-            frames = observation(buf0, buf1 if frame_skip > 1 else None, self._all_envs)
-        if stack is not None and frames is not None:
-            on = FrameStack.over(stack)
-            new = frames.reshape(stack.shape[:1] + stack.shape[2:])
-            on.push(new, ~r)
-            on.reset(new, r)
-            frames = stack.copy()
-        return total, term, trunc, frames
-
-    def _step_loop(self, a: npt.NDArray[np.int64], m: BoolArray, frame_skip: int, terminal_on_life_loss: bool,
-                   lives: IntArray, grayscale: bool, buf0: U8Array, buf1: U8Array
-                   ) -> tuple[IntArray, BoolArray, BoolArray]:
-        """:meth:`step_preprocessed`'s step as a loop of batch calls (backends without ``step_observe``)."""
-        total = np.zeros(self.num_envs, dtype=np.int32)
-        term = np.zeros(self.num_envs, dtype=np.bool_)
-        trunc = np.zeros(self.num_envs, dtype=np.bool_)
-        active = m.copy()
-        for t in range(frame_skip):
-            if not active.any():
-                break
-            total += self.act(a, mask=active)
-            te, tr = self.game_over(with_truncation=False), self.game_truncated()
-            term[active], trunc[active] = te[active], tr[active]
-            if terminal_on_life_loss:
-                now = self.lives()
-                term[active] |= now[active] < lives[active]
-                lives[active] = now[active]
-            active &= ~(term | trunc)
-            if t in (frame_skip - 2, frame_skip - 1) and active.any():
-                screen = self.get_screen_grayscale() if grayscale else self.get_screen_rgb()
-                target = buf1 if t == frame_skip - 2 else buf0
-                target[active] = screen[active]
-        return total, term, trunc
-
-    def _reset_loop(self, r: BoolArray, noops: IntArray, lives: IntArray, grayscale: bool, buf0: U8Array,
-                    buf1: U8Array) -> None:
-        """:meth:`step_preprocessed`'s reset as a loop of batch calls (backends without ``step_observe``)."""
-        self.reset_game(r)
-        noop = np.full(self.num_envs, NOOP, dtype=np.int64)
-        for t in range(int(noops[r].max(initial=0))):
-            self.act(noop, mask=r & (t < noops))
-            again = r & (t < noops) & self.game_over(with_truncation=True)
-            if again.any():
-                self.reset_game(again)
-        lives[r] = self.lives()[r]
-        screen = self.get_screen_grayscale() if grayscale else self.get_screen_rgb()
-        buf0[r] = screen[r]
-        buf1[r] = 0
+        return self._impl.step_observe(a, m, r, n, frame_skip, terminal_on_life_loss, lives, grayscale, buf0, buf1,
+                                       observation, stack)
 
     def reset_game(self, mask: npt.ArrayLike | None = None) -> None:
         """ALE ``reset_game()`` on every env in ``mask`` (default: all)."""

@@ -1,9 +1,10 @@
-"""ctypes binding of the console entry points in ``gpu_env/native/batch.cpp`` (emulation only).
+"""The console entry points of ``gpu_env/native/batch.cpp`` (emulation only) over numpy storage.
 
 ``NativeConsoles`` owns, for N environments of one ROM, the console structs (uint8[N, size]) and
 two frame buffers each (uint8[N, 2, H, 160]); every call runs the whole batch in C++. It is the
 storage of :class:`gpu_env.console_batch.ConsoleBatch`; ALE's environment layer (game rules,
-frame skip, sticky actions) is ``native/ale_batch.cpp``, bound in :mod:`gpu_env.ale_native`.
+frame skip, sticky actions) is ``native/ale_batch.cpp``, run by :mod:`gpu_env.backends.native`;
+both call the library through :mod:`gpu_env.binding`.
 """
 
 from __future__ import annotations
@@ -14,16 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env import _lib
 from gpu_env.ale_state import AleMachineState
+from gpu_env.binding import native
 from gpu_env.errors import GpuEnvError
 
 PADDLE_MIN = 27450  # ALE's default paddle bounds (ale_state.hpp PADDLE_MIN / PADDLE_MAX)
 PADDLE_MAX = 790196
-
-_P = ctypes.c_void_p
-_I32 = ctypes.c_int32
-_U64 = ctypes.c_uint64
 
 
 @dataclass(frozen=True)
@@ -50,29 +47,11 @@ def _ints(values: list[int]) -> ctypes.Array[ctypes.c_int32]:
     return (ctypes.c_int32 * max(1, len(values)))(*[int(v) & 0xFFFFFFFF if v > 0x7FFFFFFF else v for v in values])
 
 
-def _bind() -> ctypes.CDLL:
-    lib = _lib.native()
-    if not hasattr(lib, "gpu_env_console_size"):
-        raise GpuEnvError(
-            "the CPU library has no console entry points: rebuild it (python setup.py build_ext --inplace)"
-        )
-    lib.gpu_env_console_size.restype = ctypes.c_uint32
-    lib.gpu_env_console_ram_offset.restype = ctypes.c_uint32
-    lib.gpu_env_console_configure.argtypes = [_P] + [_I32] * 11
-    lib.gpu_env_console_import_ale.restype = _I32
-    lib.gpu_env_console_import_ale.argtypes = [_P] * 7 + [_I32]
-    lib.gpu_env_console_set_screens.argtypes = [_P, _P, _P, _P]
-    lib.gpu_env_batch_emulate.argtypes = [_P, _I32, _P, ctypes.c_uint32, _P, _U64, _P, _I32, _I32]
-    lib.gpu_env_batch_screens.argtypes = [_P, _I32, _P, _U64, _P]
-    lib.gpu_env_console_export_ale.argtypes = [_P] * 6
-    return lib
-
-
 class NativeConsoles:
     """N consoles of one ROM in host memory, stepped by the C++ core."""
 
     def __init__(self, rom: bytes, scheme: int, props: ConsoleProps, num_envs: int) -> None:
-        self.lib = _bind()
+        self.lib = native()
         self.props = props
         self.num_envs = num_envs
         self.rom = np.frombuffer(rom, dtype=np.uint8).copy()

@@ -11,7 +11,6 @@ and 5 set, as ale-py's status register always does.
 from __future__ import annotations
 
 import ctypes
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env._lib import native
+from gpu_env.binding import native
 from gpu_env.errors import GpuEnvError
 
 MEMORY_SIZE = 65536
@@ -28,33 +27,6 @@ REGISTER_NAMES: tuple[str, ...] = ("pc", "s", "a", "x", "y", "p")
 _U8P = ctypes.POINTER(ctypes.c_uint8)
 _I32P = ctypes.POINTER(ctypes.c_int32)
 _U64P = ctypes.POINTER(ctypes.c_uint64)
-
-
-@functools.cache
-def _lib() -> ctypes.CDLL:
-    """Return the CPU library with the harness entry points' argument types declared."""
-    lib = native()
-    lib.gpu_env_harness_log_capacity.restype = ctypes.c_int32
-    lib.gpu_env_harness_log_capacity.argtypes = []
-    lib.gpu_env_harness_step.restype = None
-    lib.gpu_env_harness_step.argtypes = [_U8P, _I32P, _U64P, _U8P, _I32P, _I32P]
-    lib.gpu_env_harness_run_vectors.restype = None
-    lib.gpu_env_harness_run_vectors.argtypes = [
-        ctypes.c_int32,
-        _I32P,
-        _I32P,
-        _I32P,
-        _I32P,
-        _I32P,
-        _U8P,
-        _U64P,
-        _U8P,
-        _I32P,
-        _I32P,
-    ]
-    lib.gpu_env_harness_run_program.restype = None
-    lib.gpu_env_harness_run_program.argtypes = [_U8P, _I32P, ctypes.c_uint64, _U64P, _U64P, _U8P]
-    return lib
 
 
 def _ptr(array: npt.NDArray[Any], ctype: Any) -> Any:
@@ -99,7 +71,7 @@ def execute_one(initial: Mapping[str, Any]) -> dict[str, Any]:
     pairs = _ram_pairs(initial.get("ram", []))
     if pairs.size:
         memory[pairs[:, 0]] = pairs[:, 1].astype(np.uint8)
-    lib = _lib()
+    lib = native()
     capacity = lib.gpu_env_harness_log_capacity()
     log = np.zeros(capacity * 3, dtype=np.int32)
     log_len = np.zeros(1, dtype=np.int32)
@@ -164,7 +136,7 @@ def execute_batch(initials: Sequence[Mapping[str, Any]], check_addresses: Sequen
     checks = np.asarray([a for addrs in check_addresses for a in addrs], dtype=np.int32)
     if checks.size and (checks.min() < 0 or checks.max() > 0xFFFF):
         raise GpuEnvError("check addresses must be in 0..65535")
-    lib = _lib()
+    lib = native()
     capacity = lib.gpu_env_harness_log_capacity()
     check_values = np.zeros(max(1, checks.size), dtype=np.uint8)
     cycles = np.zeros(n, dtype=np.uint64)
@@ -225,7 +197,7 @@ def run_program(
     instructions = np.zeros(1, dtype=np.uint64)
     cycles = np.zeros(1, dtype=np.uint64)
     fatal = np.zeros(1, dtype=np.uint8)
-    _lib().gpu_env_harness_run_program(
+    native().gpu_env_harness_run_program(
         _ptr(memory, ctypes.c_uint8),
         _ptr(regs, ctypes.c_int32),
         max_instructions,

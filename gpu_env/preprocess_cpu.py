@@ -3,7 +3,7 @@
 :class:`CpuObservation` runs ``gpu_env/native/preprocess.cpp`` over a batch of frame buffers on
 threads: ``buf0 = max(buf0, buf1)`` in place for the envs in a mask (gymnasium's
 ``np.maximum(..., out=buffer[0])``), then the INTER_AREA resize of every ``buf0``, byte-identical
-to ``cv2.resize`` (same tap tables and float32 operation order as :class:`gpu_env.preprocess.AreaResize`;
+to ``cv2.resize`` (the tap tables and float32 operation order of :mod:`gpu_env.preprocess`;
 ``tests/gpu_env/test_preprocess_cpu.py`` checks it against OpenCV). Upscaling, where OpenCV's
 INTER_AREA switches to bilinear interpolation, is delegated to OpenCV itself.
 """
@@ -15,7 +15,7 @@ import ctypes
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env._lib import native, pointer
+from gpu_env.binding import native, pointer
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import tap_arrays
 

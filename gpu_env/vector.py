@@ -1,6 +1,6 @@
-"""``make_vec``: a gymnasium ``VectorEnv`` over :class:`~gpu_env.ale_batch.AtariBatch`.
+""":class:`AtariVecEnv`: the gymnasium ``VectorEnv`` of ``gpu_env.make_vec`` on a host :class:`~gpu_env.AtariBatch`.
 
-``gpu_env.make_vec(env_id, n, backend="cpu", **kwargs)`` behaves as
+``gpu_env.make_vec(env_id, n, backend="cpu", **kwargs)`` (:mod:`gpu_env.make`) returns it; it behaves as
 ``gymnasium.make_vec(env_id, n, vectorization_mode="sync", wrappers=[...], **kwargs)`` with, per
 sub-environment, ale-py's ``AtariEnv`` with the settings ale-py registers for ``env_id`` (every
 ``ALE/…-v5``, ``…-v4``, ``…NoFrameskip-v4``, ``…-v0``, ``…NoFrameskip-v0`` id, read from
@@ -35,18 +35,16 @@ with ``scale_obs``), rewards float32[N], flags bool[N], info int32[N] (``lives``
 tensor ``[N, *single_observation_shape]`` (zeros where the mask is false) for batched code.
 ``render_mode="rgb_array"`` makes ``render()`` return each env's RGB screen, as ``SyncVectorEnv``
 does, so ``gymnasium.wrappers.vector.RecordVideo`` records. ``num_threads`` defaults to
-:func:`default_num_threads` (the free cores).
+:func:`default_num_threads` (the cores this process may run on).
 """
 
 from __future__ import annotations
 
 import enum
 import os
-import statistics
 import time
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -57,12 +55,13 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gpu_env.ale_batch import ACTION_NAMES, AtariBatch
+from gpu_env.backends.preprocessing import reset_loop, step_loop
 from gpu_env.env_ids import EnvIdSettings, env_id_settings, rom_id_from_env_id
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import FrameStack
 from gpu_env.preprocess_cpu import CpuObservation
 
-__all__ = ["OBS_FORMATS", "AtariVecEnv", "EnvIdSettings", "default_num_threads", "env_id_settings", "make_vec",
+__all__ = ["OBS_FORMATS", "AtariVecEnv", "EnvIdSettings", "default_num_threads", "env_id_settings",
            "rom_id_from_env_id"]
 
 _PREPROCESSING_DEFAULTS: dict[str, Any] = {
@@ -82,39 +81,14 @@ _UNSET = _Unset.UNSET
 
 
 def default_num_threads() -> int:
-    """CPU threads that do not oversubscribe: the cores this process may run on minus the busy ones, at least 1.
+    """Return the CPU threads ``num_threads=None`` stands for: the cores this process may run on, at least 1.
 
-    Busy cores are the other threads runnable now, machine-wide (:func:`runnable_now`), scaled to this
-    process's share of the machine (``len(os.sched_getaffinity(0)) / os.cpu_count()``), rounded. The
-    calling thread is one of the threads: the native ``parallel_for`` runs it next to ``num_threads - 1``
-    pool threads. So an idle ``k``-core machine gets ``k`` threads; a 2-core machine with one other busy
-    process gets 1. Where the kernel gives no runnable count, the 1-minute load average less one (the
-    caller) stands in; that average lags the load by about a minute in both directions.
+    ``len(os.sched_getaffinity(0))`` where the platform has it, else ``os.cpu_count()``. It does not
+    depend on the machine's load: on a shared machine pass ``num_threads`` (e.g. 1) to leave cores to others.
     """
-    allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    machine = max(os.cpu_count() or allowed, allowed)
-    now = runnable_now()
-    others = now if now is not None else max(0.0, os.getloadavg()[0] - 1.0)
-    return max(1, allowed - round(min(others, machine) * allowed / machine))
-
-
-def runnable_now(samples: int = 5, interval_s: float = 0.002) -> float | None:
-    """Threads runnable on the machine right now, not counting the caller; ``None`` without ``/proc/loadavg``.
-
-    The median of ``samples`` readings of the kernel's runnable count (the fourth field of
-    ``/proc/loadavg``, which includes the reading thread) ``interval_s`` apart: one reading can catch a
-    short-lived thread.
-    """
-    counts = []
-    for k in range(samples):
-        try:
-            field = Path("/proc/loadavg").read_text().split()[3]
-        except (OSError, IndexError):
-            return None
-        counts.append(int(field.split("/")[0]) - 1)
-        if k + 1 < samples:
-            time.sleep(interval_s)
-    return float(statistics.median(counts))
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _render_fps() -> int:
@@ -384,21 +358,13 @@ class AtariVecEnv(VectorEnv):
         An unseeded autoreset under preprocessing with one act per frame runs inside the step instead
         (:meth:`_preprocessed_step`).
         """
-        self._base_reset(mask, seeds)
         if self._preprocess:
             buf0, buf1 = self._buffers()
-            noops = self._draw_noops(mask)
             noop_actions = np.full(self.num_envs, self._action_set[0], dtype=np.int64)
-            for t in range(int(noops.max(initial=0))):
-                active = mask & (t < noops)
-                _, term, trunc = self._env_step(noop_actions, active)
-                again = active & (term | trunc)
-                if again.any():
-                    self._base_reset(again, seeds)
-            self._pp_lives[mask] = self.batch.lives()[mask]
-            idx = np.flatnonzero(mask)
-            buf0[idx] = self._pp_screen()[idx]
-            buf1[idx] = 0
+            reset_loop(lambda m: self._base_reset(m, seeds), lambda m: self._env_step(noop_actions, m),
+                       self.batch.lives, self._pp_screen, mask, self._draw_noops, self._pp_lives, buf0, buf1)
+        else:
+            self._base_reset(mask, seeds)
         self._start_episode_stats(mask)
 
     def _start_episode_stats(self, mask: npt.NDArray[np.bool_]) -> None:
@@ -475,8 +441,12 @@ class AtariVecEnv(VectorEnv):
         stacked = False
         if self._preprocess and self._one_act_per_frame:
             reward, term, trunc, frame, stacked = self._preprocessed_step(ale_actions, stepping, resetting)
-        elif self._preprocess:
-            reward, term, trunc = self._preprocessed_loop(ale_actions, stepping)
+        elif self._preprocess:  # several acts per frame (a stochastic or inner frame skip): the loop of env steps
+            buf0, buf1 = self._buffers()
+            total, term, trunc = step_loop(
+                lambda m: self._env_step(ale_actions, m), self.batch.lives, self._pp_screen, stepping,
+                int(self._pp["frame_skip"]), bool(self._pp["terminal_on_life_loss"]), self._pp_lives, buf0, buf1)
+            reward = total.astype(np.float64)
         else:
             reward, term, trunc = self._env_step(ale_actions, stepping)
         reward[resetting] = 0.0
@@ -552,33 +522,6 @@ class AtariVecEnv(VectorEnv):
             raise GpuEnvError("internal: step_preprocessed returned no observation")
         self._start_episode_stats(resetting)
         return rewards.astype(np.float64), term, trunc, frame, stack is not None
-
-    def _preprocessed_loop(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]
-                           ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-        """``AtariPreprocessing.step`` on the envs in ``mask`` as a loop of env steps (stochastic, inner skips)."""
-        buf0, buf1 = self._buffers()
-        skip = int(self._pp["frame_skip"])
-        total = np.zeros(self.num_envs, dtype=np.float64)
-        term = np.zeros(self.num_envs, dtype=np.bool_)
-        trunc = np.zeros(self.num_envs, dtype=np.bool_)
-        active = mask.copy()
-        for t in range(skip):
-            if not active.any():
-                break
-            reward, te, tr = self._env_step(actions, active)
-            total[active] += reward[active]
-            term[active] = te[active]
-            trunc[active] = tr[active]
-            if self._pp["terminal_on_life_loss"]:
-                lives = self.batch.lives()
-                term[active] |= lives[active] < self._pp_lives[active]
-                self._pp_lives[active] = lives[active]
-            active &= ~(term | trunc)
-            if t in (skip - 2, skip - 1) and active.any():
-                idx = np.flatnonzero(active)
-                target = buf1 if t == skip - 2 else buf0
-                target[idx] = self._pp_screen()[idx]
-        return total, term, trunc
 
     def _buffers(self) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
         """AtariPreprocessing's two screen buffers (only with preprocessing)."""
@@ -672,41 +615,3 @@ class AtariVecEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: the batch frees its memory when collected."""
-
-
-@overload
-def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: None = None,
-             **kwargs: Any) -> AtariVecEnv: ...
-@overload
-def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str, **kwargs: Any) -> VectorEnv: ...
-def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | None = None,
-             **kwargs: Any) -> VectorEnv:
-    """``gymnasium.make_vec(env_id, num_envs, vectorization_mode="sync", ...)`` on gpu_env.
-
-    ``env_id``: any Atari id ale-py registers (``ALE/Breakout-v5``, ``BreakoutNoFrameskip-v4``,
-    ``Breakout-v4``, ``Breakout-v0``, ...) or its ``-ram`` form; its registered settings
-    (``gymnasium.registry[env_id].kwargs``) are the defaults, as in ``gymnasium.make``.
-    ``kwargs``: the ``AtariEnv`` options, which override them (``frameskip``,
-    ``repeat_action_probability``, ``full_action_space``, ``mode``, ``difficulty``, ``obs_type``,
-    ``max_num_frames_per_episode``), the ``AtariPreprocessing`` options (``noop_max``, ``frame_skip``,
-    ``screen_size``, ``terminal_on_life_loss``, ``grayscale_obs``, ``grayscale_newaxis``, ``scale_obs``),
-    ``stack_size`` (``FrameStackObservation``), ``autoreset_mode``, ``obs_format`` (``"torch"``,
-    default, or ``"numpy"``), ``render_mode`` (``"rgb_array"`` or None), ``device`` and ``num_threads``
-    (default :func:`default_num_threads`).
-
-    ``backend="cuda"`` returns :class:`gpu_env.cuda.vec.CudaVecEnv` (same contract, every step on the
-    GPU, torch CUDA tensors out; extra options ``cuda_device``, ``block_size``, ``noop_table_depth``).
-
-    ``preset``: a client's preprocessing reproduced bit for bit (``"sb3"``, ``"cleanrl"``,
-    ``"gymnasium"``, ``"envpool"``; :mod:`gpu_env.presets`, docs/drop_in.md) instead of the options above;
-    it returns that preset's numpy vector env.
-    """
-    if preset is not None:
-        from gpu_env.presets import make as make_preset
-
-        return make_preset(env_id, num_envs, preset, backend=backend, **kwargs)
-    if backend == "cuda":
-        from gpu_env.cuda.vec import CudaVecEnv
-
-        return CudaVecEnv(env_id, num_envs, **kwargs)
-    return AtariVecEnv(env_id, num_envs, backend=backend, **kwargs)

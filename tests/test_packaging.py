@@ -18,7 +18,7 @@ from pathlib import Path
 import gymnasium
 import pytest
 
-from gpu_env._lib import native
+from gpu_env.binding import native
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]

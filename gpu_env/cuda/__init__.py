@@ -3,7 +3,7 @@
 - :mod:`gpu_env.cuda.errors`: what is missing when ``backend="cuda"`` cannot run (CuPy, a GPU, NVRTC).
 - :mod:`gpu_env.cuda.module`: the translation unit, its compile options, the on-disk cubin cache.
 - :mod:`gpu_env.cuda.backend`: :class:`~gpu_env.cuda.backend.CudaAtariBatch`, device-resident batches.
-- :mod:`gpu_env.cuda.preprocess`: AtariPreprocessing (gray, max-pool, INTER_AREA resize, frame stack) on the device.
+- :mod:`gpu_env.cuda.preprocess`: AtariPreprocessing's device buffers, max-pool and INTER_AREA resize.
 - :mod:`gpu_env.cuda.vec`: :class:`~gpu_env.cuda.vec.CudaVecEnv`, what ``make_vec(..., backend="cuda")`` returns:
   every step (autoreset and episode statistics included) on the device, torch CUDA tensors out.
 

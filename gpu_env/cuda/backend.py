@@ -13,8 +13,8 @@ numpy arrays, CuPy arrays or torch tensors (CUDA tensors are read in place).
 
 Masked calls launch over the compacted list of selected envs, so warps hold only envs that run.
 ``CudaAleBackend`` is a thin ``.get()`` wrapper that adapts the class to the ``AtariBackend`` protocol
-of :mod:`gpu_env.ale_batch` (host numpy arrays), for ``AtariBatch(backend="cuda")``; ``make_vec(...,
-backend="cuda")`` (:mod:`gpu_env.cuda.vec`) uses the same class without it.
+(:mod:`gpu_env.backends.protocol`; host numpy arrays), for ``AtariBatch(backend="cuda")``;
+``make_vec(..., backend="cuda")`` (:mod:`gpu_env.cuda.vec`) uses the same class without it.
 """
 
 from __future__ import annotations
@@ -22,17 +22,21 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env.ale_batch import NUM_ACTIONS
+from gpu_env.backends.preprocessing import step_observe_by_loop
+from gpu_env.backends.protocol import NUM_ACTIONS, AleSettings, check_num_envs, seeds_array
 from gpu_env.cuda.errors import require_cuda
 from gpu_env.cuda.module import KernelOptions, load_module
 from gpu_env.errors import GpuEnvError, NotImplementedYetError
 from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
 from gpu_env.roms import resolve_rom_path
+
+if TYPE_CHECKING:
+    from gpu_env.preprocess_cpu import CpuObservation
 
 STATUS_WORDS = 6  # core/cuda/kernels.h kStatus*: terminal, truncated, lives, frame, episode frame, pal
 _NULL = np.uint64(0)
@@ -48,53 +52,36 @@ def to_torch(array: Any) -> Any:
 class CudaAtariBatch:
     """``num_envs`` Atari games with ALE's semantics on CUDA device ``device`` (see the module docstring).
 
-    Arguments as :class:`gpu_env.ale_batch.AtariBatch`, plus ``device`` (CUDA ordinal), ``block_size``
+    Arguments as :class:`gpu_env.AtariBatch` (the ALE settings as keywords, checked by
+    :class:`~gpu_env.backends.protocol.AleSettings`), plus ``device`` (CUDA ordinal), ``block_size``
     (threads per block of the per-env kernels) and ``options`` (a :class:`KernelOptions` variant).
     Raises :class:`~gpu_env.errors.BackendError` when CuPy, a GPU or NVRTC is missing.
     """
 
-    def __init__(
-        self,
-        game: str | os.PathLike[str],
-        num_envs: int,
-        *,
-        seeds: Sequence[int] | npt.ArrayLike | None = None,
-        repeat_action_probability: float = 0.25,
-        frameskip: int = 1,
-        mode: int | None = None,
-        difficulty: int | None = None,
-        max_num_frames_per_episode: int = 0,
-        device: int = 0,
-        block_size: int = 128,
-        options: KernelOptions | None = None,
-    ) -> None:
+    def __init__(self, game: str | os.PathLike[str], num_envs: int, *,
+                 seeds: Sequence[int] | npt.ArrayLike | None = None, device: int = 0, block_size: int = 128,
+                 options: KernelOptions | None = None, **settings: Any) -> None:
         from gpu_env import game_lookup, palettes, roms
-        from gpu_env.ale_batch import seeds_array
 
-        if not isinstance(num_envs, int) or num_envs <= 0:
-            raise ValueError(f"num_envs={num_envs!r} must be a positive int")
-        if not 0.0 <= repeat_action_probability <= 1.0:
-            raise ValueError(f"repeat_action_probability={repeat_action_probability} must be in [0, 1]")
-        if not isinstance(frameskip, int) or frameskip <= 0:
-            raise ValueError(f"frameskip={frameskip!r} must be a positive int")
-        if max_num_frames_per_episode < 0:
-            raise ValueError(f"max_num_frames_per_episode={max_num_frames_per_episode} must be >= 0 (0 disables)")
+        check_num_envs(num_envs)
+        ale = AleSettings(**settings)
+        mode, difficulty = ale.mode, ale.difficulty
         if block_size <= 0 or block_size > 1024 or block_size % 32:
             raise ValueError(f"block_size={block_size} must be a multiple of 32 in [32, 1024]")
         self.rom_path: Path = resolve_rom_path(game)
         rom = roms.load_rom(self.rom_path)
         self._info = game_lookup.game_for_rom(rom)
         cp = require_cuda(device)
-        self._cp = cp
+        self.cp = cp  # the CuPy module this batch's arrays belong to
         self.device = device
         self.num_envs = num_envs
         self.backend = "cuda"
         self.block_size = block_size
         self.options = options if options is not None else KernelOptions()
         self.seeds = seeds_array(seeds, num_envs)
-        self.repeat_action_probability = float(repeat_action_probability)
-        self.frameskip = frameskip
-        self.max_num_frames_per_episode = int(max_num_frames_per_episode)
+        self.repeat_action_probability = float(ale.repeat_action_probability)
+        self.frameskip = ale.frameskip
+        self.max_num_frames_per_episode = ale.max_num_frames_per_episode
         self.mode: int | None = None
         self.difficulty: int | None = None
         info = self._info
@@ -102,11 +89,11 @@ class CudaAtariBatch:
         with cp.cuda.Device(device):
             self._module = load_module(cp, self.options, device)
             self._k = {name: self._module.get_function(name) for name in (
-                "gpu_env_env_size", "gpu_env_load", "gpu_env_reset", "gpu_env_act", "gpu_env_act_preprocessed",
+                "gpu_env_env_size", "gpu_env_load", "gpu_env_reset", "gpu_env_act",
                 "gpu_env_vec_step", "gpu_env_set_mode", "gpu_env_status", "gpu_env_ram", "gpu_env_screen",
                 "gpu_env_max_pool")}
             limit = min(int(self._k[name].max_threads_per_block) for name in (
-                "gpu_env_load", "gpu_env_reset", "gpu_env_act", "gpu_env_act_preprocessed",
+                "gpu_env_load", "gpu_env_reset", "gpu_env_act",
                 "gpu_env_vec_step"))
             if block_size > limit:
                 raise ValueError(f"block_size={block_size} exceeds what the kernels can launch ({limit} threads per "
@@ -117,7 +104,8 @@ class CudaAtariBatch:
             if param_count != PARAM_COUNT:
                 raise GpuEnvError(f"kernels.h has {param_count} ROM parameters, backend.py {PARAM_COUNT}")
             self.env_size = env_size
-            self._params = cp.asarray(rom_params(info, int(rom.scheme), frameskip, self.max_num_frames_per_episode))
+            params = rom_params(info, int(rom.scheme), self.frameskip, self.max_num_frames_per_episode)
+            self._params = cp.asarray(params)
             self._rom = cp.asarray(np.frombuffer(rom.data, dtype=np.uint8))
             self._rom_size = np.uint32(len(rom.data))
             self._starting = cp.asarray(np.array(info.starting_actions or [0], dtype=np.int32))
@@ -149,7 +137,7 @@ class CudaAtariBatch:
 
     # ----------------------------------------------------------------------------- plumbing
     def _device_array(self, x: Any, dtype: Any, name: str) -> Any:
-        cp = self._cp
+        cp = self.cp
         if hasattr(x, "__cuda_array_interface__") or isinstance(x, cp.ndarray):
             arr = cp.asarray(x)
         elif hasattr(x, "detach"):  # a torch tensor on the CPU
@@ -164,8 +152,8 @@ class CudaAtariBatch:
         """(index array or null pointer, count) of the envs a launch runs."""
         if mask is None:
             return _NULL, self.num_envs
-        m = self._device_array(mask, self._cp.bool_, "mask")
-        idx = self._cp.flatnonzero(m).astype(self._cp.int32)
+        m = self._device_array(mask, self.cp.bool_, "mask")
+        idx = self.cp.flatnonzero(m).astype(self.cp.int32)
         return idx, int(idx.size)
 
     def _grid(self, count: int) -> tuple[int]:
@@ -178,11 +166,12 @@ class CudaAtariBatch:
     def _env_launch(self, name: str, idx: Any, count: int, *extra: Any) -> None:
         if count == 0:
             return
-        with self._cp.cuda.Device(self.device):
+        with self.cp.cuda.Device(self.device):
             self._k[name](self._grid(count), (self.block_size,),
                           (*self._rom_args(), idx, np.int32(count), np.int32(self.num_envs), *extra))
 
-    def _elementwise_grid(self, total: int) -> tuple[tuple[int], tuple[int]]:
+    def elementwise_grid(self, total: int) -> tuple[tuple[int], tuple[int]]:
+        """(grid, block) of a grid-stride kernel over ``total`` elements."""
         return (min((total + 255) // 256, 1 << 20),), (256,)
 
     def _program(self, mode: int) -> int:
@@ -190,7 +179,7 @@ class CudaAtariBatch:
 
     def _load(self, mask: Any, seeds: npt.NDArray[np.uint32]) -> None:
         idx, count = self._indices(mask)
-        seeds_d = self._cp.asarray(seeds.astype(np.uint32))
+        seeds_d = self.cp.asarray(seeds.astype(np.uint32))
         self._env_launch("gpu_env_load", idx, count, seeds_d, np.int32(self._program(self._info.default_mode)))
         host_mask = np.ones(self.num_envs, dtype=np.bool_) if mask is None else np.asarray(self._host(mask))
         for m in np.unique(self._modes[host_mask]):
@@ -199,7 +188,7 @@ class CudaAtariBatch:
             self._set(host_mask & (self._difficulties == d), difficulty=int(d))
 
     def _host(self, x: Any) -> Any:
-        if isinstance(x, self._cp.ndarray):
+        if isinstance(x, self.cp.ndarray):
             return x.get()
         if hasattr(x, "detach"):
             return x.detach().cpu().numpy()
@@ -209,11 +198,38 @@ class CudaAtariBatch:
         idx, count = self._indices(mask)
         if count == 0:
             return
-        with self._cp.cuda.Device(self.device):
+        with self.cp.cuda.Device(self.device):
             self._k["gpu_env_set_mode"](self._grid(count), (self.block_size,), (
                 self._envs, idx, np.int32(count), np.int32(mode if mode is not None else 0),
                 np.int32(self._program(mode) if mode is not None else -1), np.int32(mode is not None),
                 np.int32(difficulty if difficulty is not None else 0), np.int32(difficulty is not None)))
+
+    def kernel(self, name: str) -> Any:
+        """Kernel ``name`` of ``core/cuda/kernels.h`` from this batch's compiled module."""
+        return self._module.get_function(name)
+
+    def vec_step(self, actions: Any, resetting: Any, preprocessor: Any, noop_table: Any, noop_depth: int,
+                 noop_cursor: Any, noop_action: int, rewards: Any, terminated: Any, truncated: Any) -> None:
+        """One launch of ``gpu_env_vec_step``: make_vec's env step and autoreset on every env (see kernels.h).
+
+        ``actions``: int32[N] ALE actions (device) or ``None`` (no env steps); ``resetting``: uint8[N]
+        (device) or ``None``; ``preprocessor``: a :class:`~gpu_env.cuda.preprocess.CudaPreprocessor`
+        (AtariPreprocessing's step into its buffers) or ``None`` (one ALE act); ``noop_table``
+        int32[N, noop_depth] with ``noop_cursor`` int32[N] (``None``: no no-ops); outputs float32[N]
+        rewards and uint8[N] flags. Nothing is read back to the host.
+        """
+        pre = preprocessor
+        if pre is not None:
+            pp = (np.int32(1), np.int32(pre.frame_skip), np.int32(pre.terminal_on_life_loss), self._gray, pre.obs0,
+                  pre.obs1, np.uint64(self.screen_height * 160), pre.lives)
+        else:
+            pp = (np.int32(0), np.int32(1), np.int32(0), _NULL, _NULL, _NULL, np.uint64(0), _NULL)
+        table = _NULL if noop_table is None else noop_table
+        with self.cp.cuda.Device(self.device):
+            self._k["gpu_env_vec_step"](self._grid(self.num_envs), (self.block_size,), (
+                *self._rom_args(), np.int32(self.num_envs), _NULL if actions is None else actions,
+                _NULL if resetting is None else resetting, *pp, table, np.int32(noop_depth), noop_cursor,
+                np.int32(noop_action), rewards, terminated, truncated))
 
     # ----------------------------------------------------------------------------- acting
     def act(self, actions: Any, paddle_strength: Any = None, mask: Any = None, *, check: bool = True) -> Any:
@@ -221,7 +237,7 @@ class CudaAtariBatch:
 
         ``check``: verify actions are in [0, 18) (one device-to-host sync for device inputs).
         """
-        cp = self._cp
+        cp = self.cp
         with cp.cuda.Device(self.device):
             a = self._device_array(actions, cp.int32, "actions")
             if check and bool(((a < 0) | (a >= NUM_ACTIONS)).any()):
@@ -241,8 +257,6 @@ class CudaAtariBatch:
 
     def load_rom(self, mask: Any = None, seeds: Any = None) -> None:
         """ALE ``setInt('random_seed', s); loadROM()`` on the envs in ``mask`` (see ``AtariBatch.load_rom``)."""
-        from gpu_env.ale_batch import seeds_array
-
         host_mask = np.ones(self.num_envs, dtype=np.bool_) if mask is None else np.asarray(self._host(mask), bool)
         if seeds is not None:
             new = seeds_array(self._host(seeds), self.num_envs)
@@ -297,19 +311,19 @@ class CudaAtariBatch:
 
     def get_ram(self) -> Any:
         """uint8[N, 128]: ALE ``getRAM()``."""
-        cp = self._cp
+        cp = self.cp
         with cp.cuda.Device(self.device):
             out = cp.empty((self.num_envs, 128), dtype=cp.uint8)
-            grid, block = self._elementwise_grid(out.size)
+            grid, block = self.elementwise_grid(out.size)
             self._module.get_function("gpu_env_ram")(grid, block, (self._envs, np.int32(self.num_envs), out))
             return out
 
     def _screen(self, table: Any, channels: int) -> Any:
-        cp = self._cp
+        cp = self.cp
         with cp.cuda.Device(self.device):
             shape = (self.num_envs, self.screen_height, 160) + ((3,) if channels == 3 else ())
             out = cp.empty(shape, dtype=cp.uint8)
-            grid, block = self._elementwise_grid(self.num_envs * self.screen_height * 160)
+            grid, block = self.elementwise_grid(self.num_envs * self.screen_height * 160)
             self._k["gpu_env_screen"](grid, block, (
                 self._envs, np.int32(self.num_envs), self._buffers, np.uint64(self.stride),
                 np.int32(self.screen_height), table, np.int32(channels), out))
@@ -387,13 +401,17 @@ def _into(screens: npt.NDArray[np.uint8], out: npt.NDArray[np.uint8] | None) -> 
 
 
 class CudaAleBackend:
-    """The ``AtariBackend`` protocol of :mod:`gpu_env.ale_batch` over :class:`CudaAtariBatch` (host numpy results)."""
+    """The :class:`~gpu_env.backends.protocol.AtariBackend` protocol over :class:`CudaAtariBatch` (host numpy results).
 
-    def __init__(self, rom: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: dict[str, Any]) -> None:
+    Every result is read back to the host (``.get()``); its ``step_observe`` is the loop of batch calls
+    of :mod:`gpu_env.backends.preprocessing` (the device's own preprocessed step is make_vec's,
+    :mod:`gpu_env.cuda.vec`).
+    """
+
+    def __init__(self, rom: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: AleSettings) -> None:
         self.batch = CudaAtariBatch(
-            rom, num_envs, seeds=seeds, repeat_action_probability=float(settings["repeat_action_probability"]),
-            frameskip=int(settings["frameskip"]),
-            max_num_frames_per_episode=int(settings["max_num_frames_per_episode"]),
+            rom, num_envs, seeds=seeds, repeat_action_probability=settings.repeat_action_probability,
+            frameskip=settings.frameskip, max_num_frames_per_episode=settings.max_num_frames_per_episode,
         )
         self.screen_height = self.batch.screen_height
 
@@ -401,6 +419,17 @@ class CudaAleBackend:
             mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32]:
         """See ``AtariBatch.act``."""
         return np.asarray(self.batch.act(actions, strength, None if mask.all() else mask, check=False).get())
+
+    def step_observe(self, actions: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_], reset: npt.NDArray[np.bool_],
+                     noops: npt.NDArray[np.int32], frame_skip: int, terminal_on_life_loss: bool,
+                     lives: npt.NDArray[np.int32], grayscale: bool, buf0: npt.NDArray[np.uint8],
+                     buf1: npt.NDArray[np.uint8], observation: CpuObservation | None,
+                     stack: npt.NDArray[np.uint8] | None
+                     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                                npt.NDArray[np.uint8] | None]:
+        """See ``AtariBatch.step_preprocessed``."""
+        return step_observe_by_loop(self, actions, mask, reset, noops, frame_skip, terminal_on_life_loss, lives,
+                                    grayscale, buf0, buf1, observation, stack)
 
     def reset_game(self, mask: npt.NDArray[np.bool_]) -> None:
         """See ``AtariBatch.reset_game``."""

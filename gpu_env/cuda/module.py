@@ -8,9 +8,8 @@ different ROMs in one process; a :class:`KernelOptions` variant (e.g. a game id 
 time) gets its own module.
 
 ``core/hd.h`` must not force-inline (``HD`` is ``__host__ __device__ inline`` under CUDA): with every
-function force-inlined, ``nvcc --ptx`` of this unit ran 8 minutes and took 18 GB of memory without
-finishing (the reset sequence inlines the frame loop at every call site); with the compiler choosing,
-it takes 11-20 s here (docs/gpu_backend.md).
+function force-inlined the reset sequence inlines the frame loop at every call site and ``nvcc --ptx``
+of this unit does not finish in reasonable time or memory (docs/gpu_backend.md records the figures).
 
 Compilation: a fatbin in the cache directory (``$GPU_ENV_CUDA_CACHE`` or ``~/.cache/gpu_env/cuda``),
 named by the SHA-256 of source, options and architecture, is loaded if present (``python -m
@@ -46,7 +45,6 @@ KERNEL_NAMES: tuple[str, ...] = (
     "gpu_env_load",
     "gpu_env_reset",
     "gpu_env_act",
-    "gpu_env_act_preprocessed",
     "gpu_env_vec_step",
     "gpu_env_set_mode",
     "gpu_env_status",

@@ -3,15 +3,19 @@
 Same contract as :class:`gpu_env.vector.AtariVecEnv` (same options, spaces, seeding, noop draws,
 autoreset modes, info keys), over one :class:`~gpu_env.cuda.backend.CudaAtariBatch` — the batch
 ``AtariBatch(backend="cuda")`` also wraps. One step is: the ``gpu_env_vec_step`` kernel (the env step
-with frame skip and early exit, or the autoreset of the envs whose episode ended: ``reset_game``,
-the no-ops, the first frame), then the observation kernels (max-pool, INTER_AREA resize, frame
-stack), then episode statistics as torch ops. Observations, rewards, terminated, truncated and the
-info tensors are torch tensors on the GPU, handed over by DLPack (no copy).
+— gymnasium's AtariPreprocessing step of ``core/ale/preprocessing.h``, the source the CPU library
+runs too — or the autoreset of the envs whose episode ended: ``reset_game``, the no-ops, the first
+frame), then the observation kernels (max-pool, INTER_AREA resize, frame stack), then episode
+statistics as torch ops. Observations, rewards, terminated, truncated and the info tensors are
+torch tensors on the GPU. Copies on the device, every step: the observation is a copy of the
+env's frame (or frame-stack) buffer and the rewards a copy of the reward buffer (``clone()``: the
+buffers are overwritten by the next step, the tensors returned are the caller's); the flags are
+converted to bool tensors; lives and frame numbers are views of the batch's status words (DLPack).
 
 What crosses to the host (docs/gpu_backend.md):
 
-- on :meth:`CudaVecEnv.step`: nothing. Device tensors as actions are read in place (a host array is
-  uploaded). ``info["episode"]`` / ``info["_episode"]`` are present on every step (zeros where no
+- on :meth:`CudaVecEnv.step`: nothing, except the refill below. Device tensors as actions are read in
+  place (a host array is uploaded). ``info["episode"]`` / ``info["_episode"]`` are present on every step (zeros where no
   episode ended), so the host learns of episode ends only when it reads them; likewise
   ``final_obs`` / ``final_info`` with SAME_STEP are present on every step.
 - every ``noop_table_depth`` steps (default 64), when ``noop_max > 0``: one read of the per-env no-op
@@ -36,7 +40,7 @@ import numpy.typing as npt
 import torch
 from gymnasium.vector import AutoresetMode
 
-from gpu_env.cuda.backend import _NULL, CudaAtariBatch, to_torch
+from gpu_env.cuda.backend import CudaAtariBatch, to_torch
 from gpu_env.cuda.preprocess import CudaPreprocessor
 from gpu_env.env_ids import env_id_settings
 from gpu_env.errors import GpuEnvError, NotImplementedYetError
@@ -111,7 +115,7 @@ class CudaVecEnv(AtariVecEnv):
         self._dev = CudaAtariBatch(self.rom_id, self.num_envs, repeat_action_probability=repeat_action_probability,
                                    frameskip=frameskip, max_num_frames_per_episode=max_frames,
                                    device=self._cuda_device, block_size=self._block_size)
-        self._cp = self._dev._cp
+        self._cp = self._dev.cp
         return self._dev
 
     def _inner_loops_wanted(self, inner_skip: int) -> int:
@@ -125,7 +129,7 @@ class CudaVecEnv(AtariVecEnv):
             self._pre = CudaPreprocessor(self._dev, frame_skip=int(self._pp["frame_skip"]),
                                          screen_size=self._pp_size,
                                          terminal_on_life_loss=bool(self._pp["terminal_on_life_loss"]))
-        self._k_stack = self._dev._module.get_function("gpu_env_frame_stack")
+        self._k_stack = self._dev.kernel("gpu_env_frame_stack")
         self._frame_shape = frame_shape
         raw_shape = frame_shape[:-1] if self._pp.get("grayscale_newaxis") and self._preprocess else frame_shape
         self._raw_shape: tuple[int, ...] = tuple(raw_shape)
@@ -176,25 +180,15 @@ class CudaVecEnv(AtariVecEnv):
 
     # ----------------------------------------------------------------------------- kernels
     def _launch_step(self, actions: Any, resetting: Any) -> None:
-        """``gpu_env_vec_step``: step the envs (``actions``, or null) and reset those in ``resetting`` (or null)."""
-        b, pre = self._dev, self._pre
-        noop_table = self._noop_table if self._noop_table is not None else _NULL
-        if pre is not None:
-            pp = (np.int32(1), np.int32(pre.frame_skip), np.int32(pre.terminal_on_life_loss), b._gray, pre._pp0,
-                  pre._pp1, np.uint64(b.screen_height * 160), pre._lives)
-        else:
-            pp = (np.int32(0), np.int32(1), np.int32(0), _NULL, _NULL, _NULL, np.uint64(0), _NULL)
-        with self._cp.cuda.Device(b.device):
-            b._k["gpu_env_vec_step"](b._grid(self.num_envs), (b.block_size,), (
-                *b._rom_args(), np.int32(self.num_envs), actions, resetting, *pp, noop_table,
-                np.int32(self._noop_depth), self._noop_cursor, np.int32(self._action_set[0]), self._rewards,
-                self._term, self._trunc))
+        """``gpu_env_vec_step``: step the envs (``actions``, or None) and reset those in ``resetting`` (or None)."""
+        self._dev.vec_step(actions, resetting, self._pre, self._noop_table, self._noop_depth, self._noop_cursor,
+                           int(self._action_set[0]), self._rewards, self._term, self._trunc)
 
     def _frame(self) -> Any:
         """Return the current frame per env (device, uint8 or float32), before stacking."""
         b, pre = self._dev, self._pre
         if pre is not None:
-            return pre.observe(None)
+            return pre.observe()
         if self._obs_type == "rgb":
             return b.get_screen_rgb()
         if self._obs_type == "grayscale":
@@ -206,7 +200,7 @@ class CudaVecEnv(AtariVecEnv):
         frame = self._frame()
         if self._dev_stack is not None:
             per = int(np.prod(self._raw_shape))
-            grid, block = self._dev._elementwise_grid(self.num_envs * per)
+            grid, block = self._dev.elementwise_grid(self.num_envs * per)
             self._k_stack(grid, block, (self._dev_stack, self._cp.ascontiguousarray(frame), np.int32(self.num_envs),
                                 np.int32(self._dev_stack.shape[1]), np.uint64(per), stack_mode))
             frame = self._dev_stack
@@ -236,7 +230,7 @@ class CudaVecEnv(AtariVecEnv):
         self._fill_noop_table(reload)
         cp = self._cp
         mask_dev = cp.asarray(mask.astype(np.uint8))
-        self._launch_step(_NULL, mask_dev)
+        self._launch_step(None, mask_dev)
         self._steps_since_refill += 1  # this reset took one entry of each reset env's no-op table
         obs = self._observe_dev(mask_dev * cp.uint8(2))
         mask_t = torch.from_numpy(mask).to(self.device)
@@ -268,7 +262,7 @@ class CudaVecEnv(AtariVecEnv):
         return self._cp.from_dlpack(self._action_set_t[index.long()].contiguous())
 
     def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        """One vector step on the device (autoreset as ``metadata["autoreset_mode"]``); no host transfer."""
+        """One vector step on the device (autoreset as ``metadata["autoreset_mode"]``); host reads: module docstring."""
         cp = self._cp
         mode = self._autoreset_mode
         ale_actions = self._device_actions(actions)
@@ -276,7 +270,7 @@ class CudaVecEnv(AtariVecEnv):
             self._fill_noop_table(np.zeros(self.num_envs, dtype=np.bool_))
         self._steps_since_refill += 1
         next_step = mode == AutoresetMode.NEXT_STEP
-        resetting = self._autoreset_dev if next_step else _NULL
+        resetting = self._autoreset_dev if next_step else None
         self._launch_step(ale_actions, resetting)
         stack_mode = self._autoreset_dev + cp.uint8(1) if next_step else cp.ones(self.num_envs, dtype=cp.uint8)
         obs = self._observe_dev(stack_mode)
@@ -299,7 +293,7 @@ class CudaVecEnv(AtariVecEnv):
             final_info = {**_batched(values, done), **episode}
             final_obs = torch.where(self._expand_t(done, obs), obs, torch.zeros_like(obs))
             done_dev = cp.from_dlpack(done.to(torch.uint8).contiguous())
-            self._launch_step(_NULL, done_dev)
+            self._launch_step(None, done_dev)
             obs = torch.where(self._expand_t(done, obs), self._observe_dev(done_dev * cp.uint8(2)), obs)
             self._reset_stats(done, now)
             info = self._info()

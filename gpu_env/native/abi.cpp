@@ -1,4 +1,4 @@
-// ABI version of the gpu_env CPU library; gpu_env._lib refuses a library built from other sources.
+// ABI version of the gpu_env CPU library; gpu_env.binding refuses a library built from other sources.
 #include "hd.h"
 #include "simd.h"
 

@@ -10,6 +10,7 @@
 
 #include "ale/environment.h"
 #include "ale/params.h"
+#include "ale/preprocessing.h"
 #include "parallel.h"
 #include "preprocess.h"
 #include "screen_format.h"
@@ -203,60 +204,35 @@ void write_screen(const AleEnv& e, const uint8_t* fb, const PreprocessBuffers& b
   }
 }
 
-// AtariPreprocessing.step of env i over AtariEnv(frameskip=1): up to frame_skip acts, stopping at game
-// over, truncation or (terminal_on_life_loss) a life loss; the screens after acts frame_skip-2 and
-// frame_skip-1 go to buf1[i] and buf0[i] when reached.
-void preprocessed_step(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t i, int32_t action, int32_t frame_skip,
-                       bool terminal_on_life_loss, int32_t& lives, const PreprocessBuffers& b, int32_t& reward,
-                       uint8_t& terminated, uint8_t& truncated) {
-  int32_t total = 0;
-  for (int32_t t = 0; t < frame_skip; ++t) {
-    total += gpu_env::ale::ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f);
-    bool term = gpu_env::ale::ale_terminal(e);
-    const bool trunc = gpu_env::ale::ale_truncated(e, r);
-    if (terminal_on_life_loss) {
-      const int32_t now = gpu_env::ale::ale_lives(e, r);
-      term = term || now < lives;
-      lives = now;
-    }
-    terminated = term ? 1 : 0;
-    truncated = trunc ? 1 : 0;
-    if (term || trunc) break;
-    uint8_t* target = t == frame_skip - 2 ? b.buf1 : (t == frame_skip - 1 ? b.buf0 : nullptr);
-    if (target != nullptr) write_screen(e, fb, b, target + b.frame_bytes * static_cast<size_t>(i));
-  }
-  reward = total;
-}
+// Where the shared preprocessing step (core/ale/preprocessing.h) puts env i's screens: obs_buffer[0]
+// is buf0[i], obs_buffer[1] is buf1[i].
+struct HostScreens {
+  const PreprocessBuffers& b;
+  int32_t i;
 
-// AtariPreprocessing.reset of env i without a seed: reset_game, `noops` acts of `noop_action`
-// (reset_game again whenever the game ends or is truncated), then lives, buf0[i] = the screen, buf1[i] = 0.
-void preprocessed_reset(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t i, int32_t noops, int32_t noop_action,
-                        int32_t& lives, const PreprocessBuffers& b) {
-  gpu_env::ale::ale_reset_game(e, r, fb);
-  for (int32_t t = 0; t < noops; ++t) {
-    gpu_env::ale::ale_act(e, r, fb, noop_action, kActionNoop, 1.0f, 0.0f);
-    if (gpu_env::ale::ale_terminal(e) || gpu_env::ale::ale_truncated(e, r)) gpu_env::ale::ale_reset_game(e, r, fb);
+  uint8_t* slot(int32_t which) const {
+    return (which == 0 ? b.buf0 : b.buf1) + b.frame_bytes * static_cast<size_t>(i);
   }
-  lives = gpu_env::ale::ale_lives(e, r);
-  write_screen(e, fb, b, b.buf0 + b.frame_bytes * static_cast<size_t>(i));
-  std::memset(b.buf1 + b.frame_bytes * static_cast<size_t>(i), 0, b.frame_bytes);
-}
+  void capture(const AleEnv& e, const uint8_t* fb, int32_t which) { write_screen(e, fb, b, slot(which)); }
+  void clear(int32_t which) { std::memset(slot(which), 0, b.frame_bytes); }
+};
 
 }  // namespace
 
 // gymnasium's AtariPreprocessing over AtariEnv(frameskip=1), one vector step in one call. Env i does,
-// by modes[i]: 0 nothing; 1 AtariPreprocessing.step of actions[i] (preprocessed_step above; rewards[i]
-// the summed reward, terminated[i] / truncated[i] as the wrapper reports them; lives[i] carries the
-// wrapper's last seen lives in and out); 2 AtariPreprocessing.reset without a seed with noops[i] no-ops
-// (preprocessed_reset above; reward 0, not terminated). Screens go to buf0/buf1 ([N][height][160]
-// grayscale or [N][height][160][3] RGB: `channels`, through `tables` as gpu_env_ale_screens_format).
-// When `out` is not null, every env's observation then follows in the same thread: buf0[i] max-pooled
-// with buf1[i] in place when `pool`, and resized (preprocess.h; the resize arguments as for
-// gpu_env_preprocess_observe) into out[i]. When `stack` is not null too (uint8[N][stack_size][obs], a
-// FrameStackObservation's frames, newest last), out[i] then goes into env i's stack as
-// gpu_env/preprocess.py FrameStack does (reset envs: every slot; the others: pushed) and the whole
-// stack is copied to stacked[i] (the observation the caller gets), by the same thread. Resets are
-// handed out first: one costs ~20 steps, and taken last it would leave the other threads idle.
+// by modes[i]: 0 nothing; 1 AtariPreprocessing.step of actions[i] (preprocessed_step of
+// core/ale/preprocessing.h; rewards[i] the summed reward, terminated[i] / truncated[i] as the wrapper
+// reports them; lives[i] carries the wrapper's last seen lives in and out); 2 AtariPreprocessing.reset
+// without a seed with noops[i] no-ops (preprocessed_reset; reward 0, not terminated). Screens go to
+// buf0/buf1 ([N][height][160] grayscale or [N][height][160][3] RGB: `channels`, through `tables` as
+// gpu_env_ale_screens_format). When `out` is not null, every env's observation then follows in the
+// same thread: buf0[i] max-pooled with buf1[i] in place when `pool`, and resized (preprocess.h; the
+// resize arguments as for gpu_env_preprocess_observe) into out[i]. When `stack` is not null too
+// (uint8[N][stack_size][obs], a FrameStackObservation's frames, newest last), out[i] then goes into
+// env i's stack as gpu_env/preprocess.py FrameStack does (reset envs: every slot; the others: pushed)
+// and the whole stack is copied to stacked[i] (the observation the caller gets), by the same thread.
+// Resets are handed out first: one costs about as much as 20 steps, and taken last it would leave the
+// other threads idle.
 GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers,
                                              uint64_t stride, const uint8_t* modes, const int32_t* actions,
                                              const int32_t* noops, int32_t noop_action, int32_t frame_skip,
@@ -294,15 +270,17 @@ GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, i
     const int32_t i = order[static_cast<size_t>(k)];
     AleEnv& e = envs[i];
     uint8_t* fb = env_buffers(buffers, stride, i);
-    rewards[i] = 0;
-    terminated[i] = 0;
-    truncated[i] = 0;
+    HostScreens screens{b, i};
+    gpu_env::ale::PreprocessedStep step{0, 0, 0};
     if (modes[i] == 1) {
-      preprocessed_step(e, r, fb, i, actions[i], frame_skip, terminal_on_life_loss != 0, lives[i], b, rewards[i],
-                        terminated[i], truncated[i]);
+      step = gpu_env::ale::preprocessed_step(e, r, fb, actions[i], frame_skip, terminal_on_life_loss != 0, lives[i],
+                                             screens);
     } else if (modes[i] == 2) {
-      preprocessed_reset(e, r, fb, i, noops[i], noop_action, lives[i], b);
+      gpu_env::ale::preprocessed_reset(e, r, fb, noops[i], noop_action, lives[i], screens);
     }
+    rewards[i] = step.reward;
+    terminated[i] = step.terminated;
+    truncated[i] = step.truncated;
     if (out != nullptr) {
       uint8_t* frame = out + out_bytes * static_cast<size_t>(i);
       gpu_env_native::observe_frame(spec, buf0 + b.frame_bytes * static_cast<size_t>(i),

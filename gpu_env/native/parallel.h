@@ -4,7 +4,7 @@
 // The helper threads are kept between calls (a raw-frame step is about a millisecond, and starting and
 // joining a std::thread per call cost several percent of it). One pool per process, used by one call at
 // a time: a call that finds it busy (another Python thread stepping another batch with the GIL
-// released) starts its own threads, as before. After fork() the child forgets the parent's pool (its
+// released) starts its own threads for that call. After fork() the child forgets the parent's pool (its
 // threads do not exist there) and builds a new one on first use.
 #pragma once
 

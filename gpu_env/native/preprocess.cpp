@@ -1,7 +1,8 @@
 // AtariPreprocessing's observation on the CPU, batched over environments: max-pool of the two last
 // frames (in place, as gymnasium does) and the resize of cv2.INTER_AREA, byte for byte.
 //
-// The resize follows the same arithmetic as gpu_env/preprocess.py AreaResize (documented there):
+// The resize follows OpenCV's arithmetic (documented in gpu_env/preprocess.py, whose tap tables it takes;
+// the CUDA kernel gpu_env_area_resize in core/cuda/kernels.h is the device's implementation):
 // * general path (a scale factor is not an integer): per-axis tap tables (source index, float32
 //   weight) computed by the caller, accumulated in float32 in table order — first along x for
 //   every source row, then along y — with separate multiplies and adds (this file must be compiled

@@ -13,7 +13,7 @@ every frame its RAM (plus SC cartridge RAM, from ``cloneState()``), reward, ``li
 Resets: ALE runs ``RomSettings::step`` on frames inside ``reset_game`` whose RAM is not observable
 from Python, so after each reset the recorded state is *loaded* from ALE's ``cloneState()``
 (the serialized words, plus the few unserialized ones derived by
-:func:`gpu_env.ale_native.derive_unserialized`, as the ale-py state import does).
+:func:`gpu_env.backends.native.derive_unserialized`, as the ale-py state import does).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu_env._lib import native
-from gpu_env.ale_native import derive_unserialized
+from gpu_env.backends.native import derive_unserialized
+from gpu_env.binding import native
 from gpu_env.errors import BackendError, GpuEnvError
 from gpu_env.games import STATE_WORDS, cart_ram_from_ale_state, game_info, settings_from_ale_state
 from gpu_env.roms import resolve_rom_path
@@ -37,15 +37,6 @@ OP_LOAD, OP_RESET, OP_STEP = 1, 2, 4
 
 _I32P = ctypes.POINTER(ctypes.c_int32)
 _U8P = ctypes.POINTER(ctypes.c_uint8)
-
-
-def _lib() -> ctypes.CDLL:
-    lib = native()
-    lib.gpu_env_games_init.argtypes = [ctypes.c_int, _I32P]
-    lib.gpu_env_games_init.restype = ctypes.c_int
-    lib.gpu_env_games_run_trace.argtypes = [ctypes.c_int, ctypes.c_int, _U8P, _I32P, _I32P, _I32P, _I32P, _I32P]
-    lib.gpu_env_games_run_trace.restype = ctypes.c_int
-    return lib
 
 
 def _i32(a: np.ndarray) -> ctypes._Pointer[ctypes.c_int32]:
@@ -59,7 +50,7 @@ def _u8(a: np.ndarray) -> ctypes._Pointer[ctypes.c_uint8]:
 def initial_state(rom_id: str) -> np.ndarray:
     """Return a freshly constructed RomSettings of the game as GameState words ``int32[12]``."""
     state = np.zeros(STATE_WORDS, dtype=np.int32)
-    if _lib().gpu_env_games_init(game_info(rom_id).game_id, _i32(state)) != 0:
+    if native().gpu_env_games_init(game_info(rom_id).game_id, _i32(state)) != 0:
         raise BackendError(f"gpu_env_games_init rejected {rom_id!r}: rebuild the native library")
     return state
 
@@ -81,7 +72,7 @@ def run_trace(
         raise GpuEnvError(f"trace shapes mem {mem.shape}, ops {ops.shape}, loads {loads.shape} do not agree")
     out = np.zeros((n, 3), dtype=np.int32)
     states = np.zeros((n, STATE_WORDS), dtype=np.int32)
-    rc = _lib().gpu_env_games_run_trace(
+    rc = native().gpu_env_games_run_trace(
         game_info(rom_id).game_id,
         n,
         _u8(mem),

@@ -31,7 +31,7 @@ from gpu_env.cuda.module import KERNEL_NAMES, unit_source
 from gpu_env.cuda_source import CORE_DIR
 
 HERE = Path(__file__).resolve().parent
-ENV_KERNELS = {"gpu_env_env_size", "gpu_env_load", "gpu_env_reset", "gpu_env_act", "gpu_env_act_preprocessed",
+ENV_KERNELS = {"gpu_env_env_size", "gpu_env_load", "gpu_env_reset", "gpu_env_act",
                "gpu_env_vec_step", "gpu_env_set_mode", "gpu_env_status"}
 transfers: Counter[str] = Counter()
 

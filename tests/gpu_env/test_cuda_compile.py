@@ -50,7 +50,7 @@ def test_kernel_parameter_layout_matches_the_cpu_library() -> None:
     names = _enum_names((CORE_DIR / "ale" / "params.h").read_text(), "kParamGameId", "kParamCount")
     assert (names[0], names[-1]) == ("kParamGameId", "kParamCount")
     assert len(names) == len(set(names))
-    from gpu_env._lib import native
+    from gpu_env.binding import native
     from gpu_env.cuda.backend import PARAM_COUNT
 
     assert native().gpu_env_ale_param_count() == PARAM_COUNT

@@ -2,8 +2,10 @@
 
 ``cuda_host_cupy`` stands in for CuPy (numpy arrays; each kernel executed thread by thread from a
 g++ build of ``core/cuda/kernels.h``). Compared with the CPU backend (``AtariBatch(backend="cpu")``)
-frame by frame: rewards, RAM, screens, lives, flags; and the device preprocessing against
-``gpu_env.preprocess``. What this cannot show: anything about CUDA execution (see test_cuda_gpu.py).
+frame by frame: rewards, RAM, screens, lives, flags; the device observation kernels against OpenCV;
+``make_vec(backend="cuda")`` against ``make_vec(backend="cpu")`` on every step — both run gymnasium's
+AtariPreprocessing step from the same source, ``core/ale/preprocessing.h``. What this cannot show:
+anything about CUDA execution (see test_cuda_gpu.py).
 """
 
 from __future__ import annotations
@@ -94,65 +96,35 @@ def test_host_kernels_equal_the_cpu_backend(host_cupy: Any, game: str, frames: i
     _compare(f"{game} restored", cpu, dev, np.zeros(3, np.int32), host_cupy.zeros(3, np.int32))
 
 
-def test_host_preprocessing_equals_the_cpu_pipeline(host_cupy: Any) -> None:
-    import torch
+def _area(frames: Any, width: int, height: int) -> Any:
+    """cv2.resize(INTER_AREA) of each frame: the reference of the device resize."""
+    import cv2
 
-    from gpu_env.ale_batch import AtariBatch
-    from gpu_env.cuda.backend import CudaAtariBatch
-    from gpu_env.cuda.preprocess import CudaPreprocessor
-    from gpu_env.preprocess import AreaResize
-
-    n, skip = 2, 4
-    cpu = AtariBatch("ms_pacman", n, backend="cpu", seeds=[9, 8], num_threads=1)
-    dev = CudaAtariBatch("ms_pacman", n, seeds=[9, 8])
-    pp = CudaPreprocessor(dev, frame_skip=skip, screen_size=84, stack_size=3)
-    resize = AreaResize(210, 160, 84, 84)
-    obs = pp.reset()
-    stack = resize(torch.from_numpy(cpu.get_screen_grayscale())).unsqueeze(1).repeat(1, 3, 1, 1)
-    np.testing.assert_array_equal(obs.get(), stack.numpy())
-    rng = np.random.default_rng(1)
-    for step in range(12):
-        a = rng.integers(0, 18, n)
-        obs, reward, term, trunc = pp.step(a)
-        total = np.zeros(n)
-        screens = []
-        for _ in range(skip):
-            total += cpu.act(a)
-            screens.append(cpu.get_screen_grayscale())
-        assert not cpu.game_over().any()
-        frame = resize(torch.from_numpy(np.maximum(screens[-1], screens[-2])))
-        stack = torch.cat([stack[:, 1:], frame.unsqueeze(1)], dim=1)
-        np.testing.assert_array_equal(reward.get(), total.astype(np.float32), err_msg=f"reward, step {step}")
-        np.testing.assert_array_equal(obs.get(), stack.numpy(), err_msg=f"observation, step {step}")
-        assert not term.get().any()
-        assert not trunc.get().any()
+    return np.stack([cv2.resize(f, (width, height), interpolation=cv2.INTER_AREA) for f in np.asarray(frames)])
 
 
 def test_host_integer_factor_resize(host_cupy: Any) -> None:
-    import torch
-
     from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
     from gpu_env.cuda.preprocess import CudaPreprocessor
-    from gpu_env.preprocess import AreaResize
 
     cpu = AtariBatch("pong", 1, backend="cpu", seeds=[1], num_threads=1)
     dev = CudaAtariBatch("pong", 1, seeds=[1])
     for width, height in ((80, 105), (32, 70)):  # 2x2 (rounds half up) and 5x3 factors
         pp = CudaPreprocessor(dev, frame_skip=1, screen_size=(width, height))
-        obs = pp.reset()
-        want = AreaResize(210, 160, height, width)(torch.from_numpy(cpu.get_screen_grayscale()))
-        np.testing.assert_array_equal(obs.get(), want.numpy())
+        pp.obs0[...] = dev.get_screen_grayscale()
+        np.testing.assert_array_equal(pp.observe().get(), _area(cpu.get_screen_grayscale(), width, height))
 
 
 def test_host_ale_backend_adapter_matches_the_cpu_backend(host_cupy: Any) -> None:
     """CudaAleBackend (host arrays, for AtariBatch(backend="cuda")) against AtariBatch(backend="cpu")."""
     from gpu_env.ale_batch import AtariBatch
+    from gpu_env.backends.protocol import AleSettings
     from gpu_env.cuda.backend import CudaAleBackend
 
     seeds = np.array([11, 12], dtype=np.uint32)
     cpu = AtariBatch("space_invaders", 2, backend="cpu", seeds=seeds, frameskip=3, num_threads=1)
-    settings = {"repeat_action_probability": 0.25, "frameskip": 3, "max_num_frames_per_episode": 0}
+    settings = AleSettings(repeat_action_probability=0.25, frameskip=3)
     dev = CudaAleBackend(cpu.rom_path, 2, seeds, settings)
     assert dev.screen_height == cpu.screen_shape[0]
     assert dev.minimal_action_set().tolist() == cpu.minimal_action_set().tolist()
@@ -247,38 +219,44 @@ def test_concurrent_env_kernels_equal_the_cpu_backend(host_cupy: Any, launch: An
 @pytest.mark.parametrize("stride_launch", [(1, 1), (2, 7), (3, 5), (64, 256)])
 def test_concurrent_grid_stride_kernels(host_cupy: Any, launch: Any, stride_launch: tuple[int, int]) -> None:
     """RAM, screens, max-pool, both resizes and the frame stack, for any grid (1 thread to more than the data)."""
-    import torch
-
     from gpu_env.ale_batch import AtariBatch
     from gpu_env.cuda.backend import CudaAtariBatch
     from gpu_env.cuda.preprocess import CudaPreprocessor
-    from gpu_env.preprocess import AreaResize
 
     launch.stride_launch = stride_launch
-    n = 13
+    n, depth = 13, 3
     seeds = list(range(n))
     cpu = AtariBatch("breakout", n, backend="cpu", seeds=seeds, num_threads=1)
     dev = CudaAtariBatch("breakout", n, seeds=seeds, block_size=32)
-    pp = CudaPreprocessor(dev, frame_skip=2, screen_size=84, stack_size=3)
+    pp = CudaPreprocessor(dev, frame_skip=2, screen_size=84)
     pp_int = CudaPreprocessor(dev, frame_skip=1, screen_size=(80, 105))
-    pp.reset()
-    resize = AreaResize(210, 160, 84, 84)
-    stack = resize(torch.from_numpy(cpu.get_screen_grayscale())).unsqueeze(1).repeat(1, 3, 1, 1)
+    push_stack = dev.kernel("gpu_env_frame_stack")
+    stack = host_cupy.zeros((n, depth, 84, 84), dtype=np.uint8)
+    want_stack = np.zeros((n, depth, 84, 84), dtype=np.uint8)
     rng = np.random.default_rng(5)
     for step in range(6):
         a = rng.integers(0, 18, n)
-        obs, _, _, _ = pp.step(a)
         cpu.act(a)
+        dev.act(a)
         first = cpu.get_screen_grayscale()
+        pp.obs1[...] = dev.get_screen_grayscale()
         cpu.act(a)
-        frame = resize(torch.from_numpy(np.maximum(first, cpu.get_screen_grayscale())))
-        stack = torch.cat([stack[:, 1:], frame.unsqueeze(1)], dim=1)
-        np.testing.assert_array_equal(obs.get(), stack.numpy(), err_msg=f"stack, step {step}, {stride_launch}")
+        dev.act(a)
+        pp.obs0[...] = dev.get_screen_grayscale()
+        frame = pp.observe()
+        want = _area(np.maximum(first, cpu.get_screen_grayscale()), 84, 84)
+        np.testing.assert_array_equal(frame.get(), want, err_msg=f"max-pool + resize, step {step}, {stride_launch}")
+        mode = host_cupy.asarray(np.full(n, 2 if step == 0 else 1, dtype=np.uint8))  # refill, then push
+        grid, block = dev.elementwise_grid(n * 84 * 84)
+        push_stack(grid, block, (stack, frame, np.int32(n), np.int32(depth), np.uint64(84 * 84), mode))
+        want_stack = (np.repeat(want[:, None], depth, axis=1) if step == 0
+                      else np.concatenate([want_stack[:, 1:], want[:, None]], axis=1))
+        np.testing.assert_array_equal(stack.get(), want_stack, err_msg=f"stack, step {step}, {stride_launch}")
         np.testing.assert_array_equal(dev.get_ram().get(), cpu.get_ram())
         np.testing.assert_array_equal(dev.get_screen().get(), cpu.get_screen())
         np.testing.assert_array_equal(dev.get_screen_rgb().get(), cpu.get_screen_rgb())
-    want = AreaResize(210, 160, 105, 80)(torch.from_numpy(cpu.get_screen_grayscale()))
-    np.testing.assert_array_equal(pp_int.reset().get(), want.numpy())
+    pp_int.obs0[...] = dev.get_screen_grayscale()
+    np.testing.assert_array_equal(pp_int.observe().get(), _area(cpu.get_screen_grayscale(), 80, 105))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -377,7 +355,11 @@ class _TorchTransfers:
 
 
 def test_host_vec_step_makes_no_device_to_host_transfer(host_cupy: Any, launch: Any) -> None:
-    """A plain step reads nothing back: no CuPy get/asnumpy/bool/item..., no torch item/cpu/bool/mask-index."""
+    """A step reads nothing back but the no-op cursors every ``noop_table_depth`` steps, across autoresets.
+
+    No CuPy get/asnumpy/bool/item..., no torch item/cpu/bool/mask-index: over 40 steps with episodes
+    ending and envs reset on the device, the only reads are the five documented cursor reads.
+    """
     import torch
 
     import gpu_env
@@ -397,9 +379,16 @@ def test_host_vec_step_makes_no_device_to_host_transfer(host_cupy: Any, launch: 
     assert isinstance(info["_episode"], torch.Tensor)
     with counter.mode:  # the counters see reads when there are some
         bool(info["_episode"].any())
-        env.step(actions)  # 8th step after reset: the documented refill reads the cursors once
     assert counter.calls == ["__bool__"]
-    assert dict(host_cupy.transfers) == {"get": 1}
+    counter.calls.clear()
+    ended = torch.zeros(3, dtype=torch.int64)
+    with counter.mode:  # steps 8..40 after reset: the refill reads the cursors at steps 8, 16, 24, 32 and 40
+        for _ in range(33):
+            _, _, _, _, info = env.step(actions)
+            ended += info["_episode"].to(torch.int64)
+    assert dict(host_cupy.transfers) == {"get": 5}
+    assert counter.calls == []
+    assert int(ended.sum()) >= 3  # episodes ended (40-frame limit, lives) and envs reset on the device meanwhile
 
 
 def test_host_a2c_rollout_and_update_read_nothing_back(host_cupy: Any, launch: Any) -> None:
@@ -453,3 +442,31 @@ def test_host_vec_env_scaled_new_axis_observations_equal_the_cpu_make_vec(host_c
     """frame_skip 3, a 64x48 (non-integer) resize, scale_obs, grayscale_newaxis, a stack of 2."""
     _run_vec_pair("ALE/MsPacman-v5", 2, 15, "NextStep", frameskip=1, frame_skip=3, screen_size=(64, 48),
                   scale_obs=True, grayscale_newaxis=True, stack_size=2, noop_max=5)
+
+
+def test_host_vec_env_equals_gymnasium(host_cupy: Any, launch: Any) -> None:
+    """make_vec(backend="cuda") against gymnasium's own AtariPreprocessing over ale-py, not against the CPU library.
+
+    The kernels' step is core/ale/preprocessing.h, the CPU library's too: this comparison holds it to the
+    reference independently of the CPU build (life loss, max-pool, stack, autoresets with no-ops).
+    Observations, rewards, flags and lives every step (the device env reports ``episode`` on every step,
+    gymnasium only on episode ends: the CPU comparison above covers the episode statistics).
+    """
+    import gpu_env
+    from tests.gpu_env.test_vector import DQN, reference
+
+    kwargs: dict[str, Any] = {"stack_size": 4, "max_num_frames_per_episode": 200, **DQN, "terminal_on_life_loss": True}
+    ref = reference("ALE/Breakout-v5", 2, **kwargs)
+    dev = gpu_env.make_vec("ALE/Breakout-v5", 2, backend="cuda", block_size=32, noop_table_depth=5, **kwargs)
+    _equal(dev.reset(seed=3)[0], ref.reset(seed=3)[0], "reset obs")
+    rng = np.random.default_rng(3)
+    ended = 0
+    for step in range(60):
+        a = rng.integers(0, int(ref.single_action_space.n), 2)
+        want, got = ref.step(a), dev.step(a)
+        for k, name in enumerate(("obs", "reward", "terminated", "truncated")):
+            _equal(got[k], want[k], f"{name}, step {step}")
+        _equal(got[4]["lives"], want[4]["lives"], f"lives, step {step}")
+        ended += int((want[2] | want[3]).sum())
+    assert ended >= 2  # lost lives ended episodes, and the envs were reset with no-ops on the device
+    ref.close()

@@ -13,7 +13,7 @@ from ale_py import roms
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_env._lib import native
+from gpu_env.binding import native
 from gpu_env.errors import GpuEnvError
 from gpu_env.games import (
     MULTIPLAYER_ONLY,

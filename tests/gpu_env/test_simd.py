@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_env._lib import simd_kernels
+from gpu_env.binding import simd_kernels
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +37,7 @@ import sys
 import numpy as np
 from gpu_env import AtariBatch
 from gpu_env.preprocess_cpu import CpuObservation
-from gpu_env._lib import simd_kernels
+from gpu_env.binding import simd_kernels
 
 RESIZES = {resizes!r}
 OVERLAY_GAMES = {games!r}

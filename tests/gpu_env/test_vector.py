@@ -23,7 +23,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation, RecordEpisodeStatistics
 
 from gpu_env.errors import GpuEnvError
-from gpu_env.vector import AtariVecEnv, make_vec, rom_id_from_env_id
+from gpu_env.make import make_vec
+from gpu_env.vector import AtariVecEnv, rom_id_from_env_id
 
 gym.register_envs(ale_py)
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from gpu_env.errors import GpuEnvError
-from gpu_env.vector import env_id_settings, make_vec
+from gpu_env.make import make_vec
+from gpu_env.vector import env_id_settings
 from tests.gpu_env.test_vector import compare
 
 gym.register_envs(ale_py)

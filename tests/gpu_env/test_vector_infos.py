@@ -18,7 +18,8 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from gpu_env.errors import GpuEnvError
-from gpu_env.vector import AtariVecEnv, default_num_threads, make_vec
+from gpu_env.make import make_vec
+from gpu_env.vector import AtariVecEnv, default_num_threads
 from tests.gpu_env.test_vector import DQN, compare, reference
 
 gym.register_envs(ale_py)
@@ -150,33 +151,30 @@ def test_render_needs_a_render_mode() -> None:
         make_vec("ALE/Pong-v5", 1).render()
 
 
-def test_default_threads_fit_the_free_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_threads_are_the_allowed_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     import gpu_env.vector
 
-    threads = default_num_threads()
-    assert 1 <= threads <= len(os.sched_getaffinity(0))
-    # The default reads the load of the moment, so two reads may differ: pin it to see that
-    # make_vec asks for it when num_threads is None, and only then.
+    assert default_num_threads() == len(os.sched_getaffinity(0))
     monkeypatch.setattr(gpu_env.vector, "default_num_threads", lambda: 2)
-    assert make_vec("ALE/Pong-v5", 1)._num_threads == 2
+    assert make_vec("ALE/Pong-v5", 1)._num_threads == 2  # asked for when num_threads is None, and only then
     assert make_vec("ALE/Pong-v5", 1, num_threads=3)._num_threads == 3
 
 
-def test_default_threads_see_the_load_of_this_moment() -> None:
-    # One busy process per allowed core, started a moment ago (the 1-minute load average has not
-    # moved yet): no core is free, so the default is the calling thread alone.
+def test_default_threads_do_not_read_the_load() -> None:
+    """One busy process per allowed core changes nothing: the default is not taken from the load."""
     import os
     import subprocess
     import sys
     import time
 
+    before = default_num_threads()
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(len(os.sched_getaffinity(0)))]
     try:
         time.sleep(0.3)
-        assert default_num_threads() == 1
+        assert default_num_threads() == before == len(os.sched_getaffinity(0))
     finally:
         for proc in busy:
             proc.kill()

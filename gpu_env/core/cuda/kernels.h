@@ -1,9 +1,11 @@
 // CUDA kernels of gpu_env's device backend (gpu_env/cuda/): the ALE environment of
-// core/ale/environment.h, one thread per environment, state in device memory, plus the
+// core/ale/environment.h and gymnasium's AtariPreprocessing step of core/ale/preprocessing.h (the
+// functions the CPU library runs), one thread per environment, state in device memory, plus the
 // observation kernels (screens, grayscale, max-pool, INTER_AREA resize, frame stack).
 //
-// This file is only ever compiled as device code: by NVRTC through CuPy (gpu_env/cuda/module.py,
-// which assembles the unit with gpu_env.cuda_source.device_source) and by `nvcc --ptx` in the tests.
+// Compiled as device code by NVRTC through CuPy (gpu_env/cuda/module.py, which assembles the unit
+// with gpu_env.cuda_source.device_source) and by `nvcc --ptx` in the tests; the tests also compile it
+// for the host with g++ (tests/gpu_env/cuda_host_shim.h) to run the kernels on the CPU.
 //
 // Layout (see docs/gpu_backend.md):
 // * envs: AleEnv[n], array of structs, one per environment (the same struct the CPU library uses);
@@ -26,6 +28,7 @@
 
 #include "../ale/environment.h"
 #include "../ale/params.h"
+#include "../ale/preprocessing.h"
 #include "../hd.h"
 
 #ifndef GPU_ENV_CUDA_LOCAL_COPY
@@ -126,28 +129,22 @@ __device__ __forceinline__ void copy_gray_screen(const AleEnv& e, const uint8_t*
   for (uint32_t k = 0; k < bytes / 16u; ++k) dst[k] = gray16(src[k], gray);
 }
 
-// gymnasium AtariPreprocessing's frame-skip loop on env e (see gpu_env_act_preprocessed): adds the
-// rewards of up to `skip` acts to total, sets term / trunc, updates lives, and writes the gray screens of
-// the last two acts to own1 (act skip-2) and own0 (act skip-1).
-__device__ __forceinline__ void preprocessed_skip(AleEnv& e, const AleRom& r, uint8_t* b, int32_t action,
-                                                  int32_t skip, int32_t terminal_on_life_loss,
-                                                  const uint8_t* gray_tables, uint8_t* own0, uint8_t* own1,
-                                                  int32_t& lives_seen, double& total, uint8_t& term,
-                                                  uint8_t& trunc) {
-  for (int32_t t = 0; t < skip; ++t) {
-    total += static_cast<double>(gpu_env::ale::ale_act(e, r, b, action, kActionNoop, 1.0f, 0.0f));
-    term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
-    trunc = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
-    if (terminal_on_life_loss) {
-      const int32_t lives = gpu_env::ale::ale_lives(e, r);
-      if (lives < lives_seen) term = 1;
-      lives_seen = lives;
-    }
-    if (term || trunc) break;
-    if (t == skip - 2) copy_gray_screen(e, b, gray_tables, own1);
-    if (t == skip - 1) copy_gray_screen(e, b, gray_tables, own0);
+// Where the shared preprocessing step (core/ale/preprocessing.h) puts an env's screens on the device:
+// obs_buffer[0] is own0, obs_buffer[1] is own1 (`bytes` each), as grayscale.
+struct GrayScreens {
+  const uint8_t* gray_tables;
+  uint8_t* own0;
+  uint8_t* own1;
+  uint64_t bytes;
+
+  __device__ void capture(const AleEnv& e, const uint8_t* fb, int32_t slot) {
+    copy_gray_screen(e, fb, gray_tables, slot == 0 ? own0 : own1);
   }
-}
+  __device__ void clear(int32_t slot) {
+    uint8_t* p = slot == 0 ? own0 : own1;
+    for (uint64_t k = 0; k < bytes; ++k) p[k] = 0;
+  }
+};
 
 }  // namespace cuda
 }  // namespace gpu_env
@@ -215,46 +212,16 @@ extern "C" __global__ void gpu_env_act(GPU_ENV_ROM_PARAMS, gpu_env::ale::AleEnv*
   });
 }
 
-// gymnasium AtariPreprocessing.step on top of ALE act (frame_skip = `skip` calls of act): rewards
-// summed, early exit on terminal/truncated (and on a lost life with terminal_on_life_loss), the
-// grayscale screens of the last two steps written to pp1 (step skip-2) and pp0 (step skip-1), as
-// gymnasium's obs_buffer[1] / obs_buffer[0]. `pp_lives` is the wrapper's remembered lives count.
-// terminated[i] / truncated[i] get the wrapper's flags (uint8).
-extern "C" __global__ void gpu_env_act_preprocessed(GPU_ENV_ROM_PARAMS, gpu_env::ale::AleEnv* envs,
-                                                    uint8_t* buffers, uint64_t stride, int32_t* status,
-                                                    const int32_t* idx, int32_t count, int32_t n,
-                                                    const int32_t* actions, int32_t skip,
-                                                    int32_t terminal_on_life_loss, const uint8_t* gray_tables,
-                                                    uint8_t* pp0, uint8_t* pp1, uint64_t pp_stride,
-                                                    int32_t* pp_lives, float* rewards, uint8_t* terminated,
-                                                    uint8_t* truncated) {
-  using namespace gpu_env::cuda;
-  const int32_t i = env_index(idx, count);
-  if (i < 0) return;
-  const AleRom r = make_rom(GPU_ENV_ROM_ARGS);
-  uint8_t* b = env_buffers(buffers, stride, i);
-  with_env(envs, i, [&](AleEnv& e) {
-    double total = 0.0;
-    uint8_t term = 0, trunc = 0;
-    preprocessed_skip(e, r, b, actions[i], skip, terminal_on_life_loss, gray_tables,
-                      pp0 + pp_stride * static_cast<uint64_t>(i), pp1 + pp_stride * static_cast<uint64_t>(i),
-                      pp_lives[i], total, term, trunc);
-    rewards[i] = static_cast<float>(total);
-    terminated[i] = term;
-    truncated[i] = trunc;
-    write_status(e, r, status, i, n);
-  });
-}
-
-// The env step of gpu_env.cuda.vec (make_vec on the device), autoreset included, no host round trip.
-// Env i with resetting[i] (resetting may be null: none) is reset instead of stepped, as the CPU
-// make_vec does it: reset_game, then noop_table[i, noop_cursor[i]++] NOOP acts (noop_table null: none)
-// with a reset_game after any that ends the game, then (preprocess) pp_lives[i] = lives, pp0 = the gray
-// screen, pp1 = 0; its reward is 0 and its flags are 0. Any other env is stepped with actions[i]
-// (actions null: left alone): preprocess != 0 runs gpu_env_act_preprocessed's body (`skip` acts, early
-// exit, the last two gray screens); preprocess == 0 runs one ALE act (the batch's frameskip), with
-// terminated = ALE's terminal and truncated = the frame limit. noop_cursor never passes noop_depth
-// (the host refills the table at least every noop_depth steps; an exhausted table gives 0 NOOPs).
+// The env step of make_vec(backend="cuda") (gpu_env/cuda/vec.py), autoreset included, no host round
+// trip. Env i with resetting[i] (resetting may be null: none) is reset instead of stepped:
+// noop_table[i, noop_cursor[i]++] no-ops (noop_table null: none), then with `preprocess`
+// preprocessed_reset of core/ale/preprocessing.h (pp_lives[i] = lives, pp0 = the gray screen,
+// pp1 = 0), without it ale_reset_with_noops; its reward is 0 and its flags are 0. Any other env is
+// stepped with actions[i] (actions null: left alone): preprocess != 0 runs preprocessed_step (`skip`
+// acts, early exit, the gray screens of the last two acts into pp0/pp1); preprocess == 0 runs one ALE
+// act (the batch's frameskip), terminated = ALE's terminal, truncated = the frame limit (the same
+// function with one act and no screens). noop_cursor never passes noop_depth (the host refills the
+// table at least every noop_depth steps; an exhausted table gives 0 no-ops).
 extern "C" __global__ void gpu_env_vec_step(GPU_ENV_ROM_PARAMS, gpu_env::ale::AleEnv* envs, uint8_t* buffers,
                                             uint64_t stride, int32_t* status, int32_t n, const int32_t* actions,
                                             const uint8_t* resetting, int32_t preprocess, int32_t skip,
@@ -270,38 +237,32 @@ extern "C" __global__ void gpu_env_vec_step(GPU_ENV_ROM_PARAMS, gpu_env::ale::Al
   if (!reset && actions == nullptr) return;
   const AleRom r = make_rom(GPU_ENV_ROM_ARGS);
   uint8_t* b = env_buffers(buffers, stride, i);
-  uint8_t* own0 = pp0 ? pp0 + pp_stride * static_cast<uint64_t>(i) : nullptr;
-  uint8_t* own1 = pp1 ? pp1 + pp_stride * static_cast<uint64_t>(i) : nullptr;
+  GrayScreens screens{gray_tables, pp0 ? pp0 + pp_stride * static_cast<uint64_t>(i) : nullptr,
+                      pp1 ? pp1 + pp_stride * static_cast<uint64_t>(i) : nullptr, pp_stride};
   with_env(envs, i, [&](AleEnv& e) {
-    double total = 0.0;
-    uint8_t term = 0, trunc = 0;
+    gpu_env::ale::PreprocessedStep step{0, 0, 0};
     if (reset) {
-      gpu_env::ale::ale_reset_game(e, r, b);
       int32_t noops = 0;
       if (noop_table != nullptr && noop_cursor[i] < noop_depth) {
         noops = noop_table[static_cast<int64_t>(i) * noop_depth + noop_cursor[i]];
         noop_cursor[i] += 1;
       }
-      for (int32_t t = 0; t < noops; ++t) {
-        gpu_env::ale::ale_act(e, r, b, noop_action, kActionNoop, 1.0f, 0.0f);
-        if (gpu_env::ale::ale_terminal(e) || gpu_env::ale::ale_truncated(e, r)) gpu_env::ale::ale_reset_game(e, r, b);
-      }
       if (preprocess) {
-        pp_lives[i] = gpu_env::ale::ale_lives(e, r);
-        copy_gray_screen(e, b, gray_tables, own0);
-        for (uint64_t k = 0; k < pp_stride; ++k) own1[k] = 0;
+        gpu_env::ale::preprocessed_reset(e, r, b, noops, noop_action, pp_lives[i], screens);
+      } else {
+        gpu_env::ale::ale_reset_with_noops(e, r, b, noops, noop_action);
       }
     } else if (preprocess) {
-      preprocessed_skip(e, r, b, actions[i], skip, terminal_on_life_loss, gray_tables, own0, own1, pp_lives[i],
-                        total, term, trunc);
+      step = gpu_env::ale::preprocessed_step(e, r, b, actions[i], skip, terminal_on_life_loss != 0, pp_lives[i],
+                                             screens);
     } else {
-      total = static_cast<double>(gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, 1.0f, 0.0f));
-      term = gpu_env::ale::ale_terminal(e) ? 1 : 0;
-      trunc = gpu_env::ale::ale_truncated(e, r) ? 1 : 0;
+      gpu_env::ale::NoScreens none;
+      int32_t unused_lives = 0;
+      step = gpu_env::ale::preprocessed_step(e, r, b, actions[i], 1, false, unused_lives, none);
     }
-    rewards[i] = static_cast<float>(total);
-    terminated[i] = term;
-    truncated[i] = trunc;
+    rewards[i] = static_cast<float>(step.reward);
+    terminated[i] = step.terminated;
+    truncated[i] = step.truncated;
     write_status(e, r, status, i, n);
   });
 }
@@ -381,9 +342,9 @@ extern "C" __global__ void gpu_env_max_pool(uint8_t* a, const uint8_t* b, uint64
   }
 }
 
-// cv2.resize(INTER_AREA), general (non-integer factor) path, exactly as gpu_env.preprocess.AreaResize
-// computes it: per output pixel, for each y tap j, row_j = sum over x taps k of src[yi_j][xi_k] * xw_k
-// (float32, multiply then add, in tap order, starting from tap 0's product), then
+// cv2.resize(INTER_AREA), general (non-integer factor) path, with the arithmetic of the CPU library's
+// resize (native/preprocess.cpp): per output pixel, for each y tap j, row_j = sum over x taps k of
+// src[yi_j][xi_k] * xw_k (float32, multiply then add, in tap order, starting from tap 0's product), then
 // out = sum over j of row_j * yw_j in the same way, rounded half to even and clamped to [0, 255].
 // Taps: xi int32[kx, out_w], xw float32[kx, out_w], yi int32[ky, out_h], yw float32[ky, out_h].
 // src uint8[n, src_h, src_w] (gray), dst uint8[n, out_h, out_w]. No FMA: __fmul_rn / __fadd_rn.
@@ -416,7 +377,7 @@ extern "C" __global__ void gpu_env_area_resize(const uint8_t* src, int32_t n, in
 }
 
 // cv2.resize(INTER_AREA) when both factors are integers (fy = src_h / out_h, fx = src_w / out_w):
-// 2x2 blocks as (sum + 2) >> 2, other factors as rint(float(sum) * inv_area) (gpu_env.preprocess).
+// 2x2 blocks as (sum + 2) >> 2, other factors as rint(float(sum) * inv_area) (as native/preprocess.cpp).
 extern "C" __global__ void gpu_env_area_resize_int(const uint8_t* src, int32_t n, int32_t src_h, int32_t src_w,
                                                    uint8_t* dst, int32_t out_h, int32_t out_w, float inv_area) {
   const int32_t fy = src_h / out_h, fx = src_w / out_w;

@@ -1,4 +1,4 @@
-"""The ``"cpu"`` backend of :class:`~gpu_env.ale_batch.AtariBatch`: gpu_env's C++ environment.
+"""The ``"cpu"`` backend of :class:`gpu_env.AtariBatch`: gpu_env's C++ environment.
 
 ``gpu_env/core/ale/environment.h`` (loadROM, reset_game, sticky actions, frame skip, per-game rules)
 run through ``gpu_env/native/ale_batch.cpp`` on threads across environments, configured with the
@@ -20,8 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from gpu_env import mt19937
-from gpu_env._lib import pointer
-from gpu_env.ale_batch import NOOP, BoolArray, IntArray, U8Array
+from gpu_env.backends.preprocessing import observe
+from gpu_env.backends.protocol import NOOP, AleSettings, BoolArray, IntArray, U8Array
+from gpu_env.binding import pointer
 from gpu_env.errors import BackendError, GpuEnvError
 from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
 
@@ -35,13 +36,13 @@ _NO_OBSERVATION = (ctypes.c_int32(0), ctypes.c_int32(0), ctypes.c_int32(0), ctyp
 _NO_STACK = (None, ctypes.c_int32(0), None)
 
 
-class _NativeBackend:
+class NativeBackend:
     """gpu_env's C++ environment (core/ale/environment.h) through native/ale_batch.cpp."""
 
-    def __init__(self, rom_path: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: dict[str, Any],
+    def __init__(self, rom_path: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: AleSettings,
                  num_threads: int | None) -> None:
         from gpu_env import game_lookup, roms
-        from gpu_env._lib import native
+        from gpu_env.binding import native
 
         rom = roms.load_rom(rom_path)
         self._info = game_lookup.game_for_rom(rom)
@@ -51,8 +52,7 @@ class _NativeBackend:
         self._threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
         self.num_envs = num_envs
         self._programs = set_mode_programs(info)
-        params = rom_params(info, int(rom.scheme), int(settings["frameskip"]),
-                            int(settings["max_num_frames_per_episode"]))
+        params = rom_params(info, int(rom.scheme), settings.frameskip, settings.max_num_frames_per_episode)
         if self._lib.gpu_env_ale_param_count() != PARAM_COUNT:
             raise BackendError(
                 "gpu_env's CPU library is older than gpu_env/rom_params.py: rebuild it (pip install -e .)"
@@ -60,9 +60,8 @@ class _NativeBackend:
         starting = np.array(info.starting_actions or [0], dtype=np.int32)
         programs = self._programs.array()
         image = np.frombuffer(rom.data, dtype=np.uint8)
-        self._lib.gpu_env_ale_rom_new.restype = ctypes.c_void_p
         self._handle = ctypes.c_void_p(self._lib.gpu_env_ale_rom_new(
-            self._p(params), ctypes.c_float(settings["repeat_action_probability"]), self._p(image),
+            self._p(params), ctypes.c_float(settings.repeat_action_probability), self._p(image),
             ctypes.c_uint32(len(rom.data)), self._p(starting), ctypes.c_int32(len(info.starting_actions)),
             self._p(programs), ctypes.c_int32(len(self._programs.words)),
         ))
@@ -118,6 +117,7 @@ class _NativeBackend:
             self.set_difficulty(mask & (self._difficulties == diff), int(diff))
 
     def act(self, actions: npt.NDArray[np.int64], strength: npt.NDArray[np.float32], mask: BoolArray) -> IntArray:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.act`."""
         out = np.empty(self.num_envs, dtype=np.int32)
         acts = np.ascontiguousarray(actions, dtype=np.int32)
         strengths = np.ascontiguousarray(strength, dtype=np.float32)
@@ -130,8 +130,16 @@ class _NativeBackend:
     def step_observe(self, actions: npt.NDArray[np.int64], mask: BoolArray, reset: BoolArray,
                      noops: npt.NDArray[np.int32], frame_skip: int, terminal_on_life_loss: bool, lives: IntArray,
                      grayscale: bool, buf0: U8Array, buf1: U8Array, observation: CpuObservation | None,
-                     stack: U8Array | None = None) -> tuple[IntArray, BoolArray, BoolArray, U8Array | None]:
-        """See :meth:`AtariBatch.step_preprocessed` (``observation``: only a native one, or None)."""
+                     stack: U8Array | None) -> tuple[IntArray, BoolArray, BoolArray, U8Array | None]:
+        """See :meth:`gpu_env.AtariBatch.step_preprocessed`.
+
+        The step, the reset and (for a ``observation`` that resizes natively, every size but an
+        upscale) the observation and the frame stack run in the CPU library, one thread per env at a time.
+        """
+        if observation is not None and not observation.native:
+            total, term, trunc, _ = self.step_observe(actions, mask, reset, noops, frame_skip, terminal_on_life_loss,
+                                                      lives, grayscale, buf0, buf1, None, None)
+            return total, term, trunc, observe(observation, stack, buf0, buf1, frame_skip, reset)
         rewards = np.empty(self.num_envs, dtype=np.int32)
         term = np.empty(self.num_envs, dtype=np.bool_)
         trunc = np.empty(self.num_envs, dtype=np.bool_)
@@ -163,19 +171,23 @@ class _NativeBackend:
         return rewards, term, trunc, (stacked if stack is not None else frames)
 
     def reset_game(self, mask: BoolArray) -> None:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.reset_game`."""
         self._lib.gpu_env_ale_reset(self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c,
                                     self._mask_p(mask), self._threads_c)
 
     def load_rom(self, mask: BoolArray, seeds: npt.NDArray[np.uint32]) -> None:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.load_rom`."""
         self._load(mask, seeds)
 
     def set_mode(self, mask: BoolArray, mode: int) -> None:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.set_mode`."""
         self._modes[mask] = mode
         self._lib.gpu_env_ale_set_mode(self._p(self._envs), self._ct.c_int32(self.num_envs),
                                        self._p(mask.astype(np.uint8)), self._ct.c_int32(mode),
                                        self._ct.c_int32(self._program(mode)))
 
     def set_difficulty(self, mask: BoolArray, difficulty: int) -> None:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.set_difficulty`."""
         self._difficulties[mask] = difficulty
         self._lib.gpu_env_ale_set_difficulty(self._p(self._envs), self._ct.c_int32(self.num_envs),
                                              self._p(mask.astype(np.uint8)), self._ct.c_int32(difficulty))
@@ -189,6 +201,7 @@ class _NativeBackend:
         return self._status
 
     def game_over(self, with_truncation: bool) -> BoolArray:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.game_over`."""
         q = self._query()
         over = q[:, 0] != 0
         if with_truncation:
@@ -196,16 +209,20 @@ class _NativeBackend:
         return np.asarray(over, dtype=np.bool_)
 
     def game_truncated(self) -> BoolArray:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.game_truncated`."""
         return np.asarray(self._query()[:, 1] != 0, dtype=np.bool_)
 
     def lives(self) -> IntArray:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.lives`."""
         return self._query()[:, 2].copy()
 
     def frame_numbers(self) -> tuple[IntArray, IntArray]:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.frame_numbers`."""
         q = self._query()
         return q[:, 3].copy(), q[:, 4].copy()
 
     def get_ram(self) -> U8Array:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.get_ram`."""
         out = np.zeros((self.num_envs, 128), dtype=np.uint8)
         self._lib.gpu_env_ale_ram(self._p(self._envs), self._ct.c_int32(self.num_envs), self._p(out))
         return out
@@ -221,18 +238,23 @@ class _NativeBackend:
         return out
 
     def get_screen(self, out: U8Array | None = None) -> U8Array:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.get_screen`."""
         return self._screens(_INDICES, (), out)
 
     def get_screen_rgb(self, out: U8Array | None = None) -> U8Array:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.get_screen_rgb`."""
         return self._screens(_RGB, (3,), out)
 
     def get_screen_grayscale(self, out: U8Array | None = None) -> U8Array:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.get_screen_grayscale`."""
         return self._screens(_GRAYSCALE, (), out)
 
     def clone_state(self) -> list[bytes]:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.clone_state`."""
         return [self._envs[i].tobytes() + self._buffers[i].tobytes() for i in range(self.num_envs)]
 
     def restore_state(self, states: Sequence[bytes]) -> None:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.restore_state`."""
         for i, blob in enumerate(states):
             if len(blob) != self._env_size + self._stride:
                 raise GpuEnvError(f"state {i} has {len(blob)} bytes, expected {self._env_size + self._stride}: "
@@ -241,6 +263,7 @@ class _NativeBackend:
             self._buffers[i] = np.frombuffer(blob, dtype=np.uint8, offset=self._env_size)
 
     def load_ale_state(self, i: int, blob: bytes, screen: U8Array | None, previous: U8Array | None) -> None:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.load_ale_state`."""
         from gpu_env import games
         from gpu_env.ale_state import parse_ale_state
 
@@ -284,12 +307,15 @@ class _NativeBackend:
             frames[1 - which] = other
 
     def minimal_action_set(self) -> npt.NDArray[np.int64]:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.minimal_action_set`."""
         return np.array(self._info.minimal_actions, dtype=np.int64)
 
     def available_modes(self) -> list[int]:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.available_modes`."""
         return list(self._info.modes)
 
     def available_difficulties(self) -> list[int]:
+        """See :meth:`gpu_env.backends.protocol.AtariBackend.available_difficulties`."""
         return list(self._info.difficulties)
 
     def __del__(self) -> None:

@@ -1,0 +1,44 @@
+"""``gpu_env.make_vec``: gymnasium's ``make_vec`` for ale-py's Atari ids, on gpu_env."""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+from gymnasium.vector import VectorEnv
+
+from gpu_env.vec_env import atari_vec_env
+from gpu_env.vector import AtariVecEnv
+
+
+@overload
+def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: None = None,
+             **kwargs: Any) -> AtariVecEnv: ...
+@overload
+def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str, **kwargs: Any) -> VectorEnv: ...
+def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | None = None,
+             **kwargs: Any) -> VectorEnv:
+    """``gymnasium.make_vec(env_id, num_envs, vectorization_mode="sync", ...)`` on gpu_env.
+
+    ``env_id``: any Atari id ale-py registers (``ALE/Breakout-v5``, ``BreakoutNoFrameskip-v4``,
+    ``Breakout-v4``, ``Breakout-v0``, ...) or its ``-ram`` form; its registered settings
+    (``gymnasium.registry[env_id].kwargs``) are the defaults, as in ``gymnasium.make``.
+    ``kwargs``: the ``AtariEnv`` options, which override them (``frameskip``,
+    ``repeat_action_probability``, ``full_action_space``, ``mode``, ``difficulty``, ``obs_type``,
+    ``max_num_frames_per_episode``), the ``AtariPreprocessing`` options (``noop_max``, ``frame_skip``,
+    ``screen_size``, ``terminal_on_life_loss``, ``grayscale_obs``, ``grayscale_newaxis``, ``scale_obs``),
+    ``stack_size`` (``FrameStackObservation``), ``autoreset_mode``, ``obs_format`` (``"torch"``,
+    default, or ``"numpy"``), ``render_mode`` (``"rgb_array"`` or None), ``device`` and ``num_threads``
+    (default :func:`gpu_env.vector.default_num_threads`).
+
+    ``backend="cuda"`` returns :class:`gpu_env.cuda.vec.CudaVecEnv` (same contract, every step on the
+    GPU, torch CUDA tensors out; extra options ``cuda_device``, ``block_size``, ``noop_table_depth``).
+
+    ``preset``: a client's preprocessing reproduced bit for bit (``"sb3"``, ``"cleanrl"``,
+    ``"gymnasium"``, ``"envpool"``; :mod:`gpu_env.presets`, docs/drop_in.md) instead of the options above;
+    it returns that preset's numpy vector env.
+    """
+    if preset is not None:
+        from gpu_env.presets import make as make_preset
+
+        return make_preset(env_id, num_envs, preset, backend=backend, **kwargs)
+    return atari_vec_env(env_id, num_envs, backend, **kwargs)
