@@ -267,7 +267,7 @@ def test_the_wheel_installs_and_validates_without_a_compiler(tmp_path: Path) -> 
          bin_path)
     bench = _run([evaltk_cmd, "bench", "atari_cpu"], work, bin_path, status=2)
     assert bench.stderr.startswith("error: evaltk bench runs the scripts in benchmarks/ of a source checkout")
-    kernels = _run([python, "-c", "from gpu_env._lib import simd_kernels; print(simd_kernels())"], work, bin_path)
+    kernels = _run([python, "-c", "from gpu_env.binding import simd_kernels; print(simd_kernels())"], work, bin_path)
     flags = set(re.findall(r"\bavx512\w+", Path("/proc/cpuinfo").read_text(encoding="utf-8")))
     expected = "avx512" if {"avx512f", "avx512bw", "avx512vl", "avx512vbmi"} <= flags else "scalar"
     assert kernels.stdout.strip() == expected
