@@ -32,6 +32,7 @@ import numpy as np
 from evaltk.atomic import write_json_atomic
 from evaltk.compare import Comparison, Pairing, Verdict, compare
 from evaltk.compare.sequential import SequentialComparison, look_sizes, run_sequential, sequential_kind
+from evaltk.compare_tables import NOT_RECORDED, spec_rows
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
     EvalConfig,
@@ -55,7 +56,6 @@ ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
 VERSIONED_PACKAGES = ("evaltk", "gymnasium", "ale-py", "numpy", "torch")
 BACKEND_WORDS = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend)", "vizdoom": "ViZDoom"}
-NOT_RECORDED = "not recorded"
 
 
 class ValidateError(EvaltkError):
@@ -307,34 +307,6 @@ def _evaluated_side(role: str, prep: Prepared, progress: ProgressFn | None) -> S
         side.notes.append(f"{len(prep.old_rows)} resumed rows were written under other versions of "
                           f"{', '.join(changed)} (see versions vs versions_now); delete {prep.config.out} to rerun")
     return side
-
-
-def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted keys of a nested spec (``env.kwargs.frameskip`` ...), leaves as they are."""
-    flat: dict[str, Any] = {}
-    for key, value in spec.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
-
-
-def spec_rows(sim: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
-    """Put the two specs side by side: one row per setting, ``differs`` True where the values differ.
-
-    ``versions_now`` is left out (it only explains resumed rows). Settings a baseline does not record
-    show :data:`NOT_RECORDED` and are not counted as differences.
-    """
-    a = flatten({k: v for k, v in sim.items() if k != "versions_now"})
-    b = flatten({k: v for k, v in reference.items() if k != "versions_now"})
-    rows = []
-    for key in list(a) + [k for k in b if k not in a]:
-        va, vb = a.get(key, NOT_RECORDED), b.get(key, NOT_RECORDED)
-        unknown = NOT_RECORDED in (va, vb)
-        rows.append({"setting": key, "sim": va, "reference": vb, "differs": not unknown and va != vb})
-    return rows
 
 
 def pair_rows(reference: Side, sim: Side) -> dict[str, Any] | None:

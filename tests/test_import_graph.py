@@ -159,3 +159,35 @@ def test_find_cycle_finds_loops() -> None:
     assert layer("evaltk.cli.train") == CLI
     assert layer("evaltk.report.compare_report") == "evaltk"
     assert package_of("evaltk.report.compare_report") == "evaltk.report"
+
+
+
+def private_imports(source_text: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """Return ``(line, name)`` for each ``from X import _name`` where ``X`` is another project module.
+
+    A private name belongs to its module: a caller elsewhere that needs it says that the module has a
+    public function it has not admitted to (STYLE.md, "Private means private"). Dunder names are public.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source_text)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        source = _resolve(module, is_package, node)
+        if source.split(".")[0] not in PACKAGES or source == module:
+            continue
+        found.extend((node.lineno, f"{source}.{alias.name}") for alias in node.names
+                     if alias.name.startswith("_") and not alias.name.startswith("__"))
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    broken = [f"{path.relative_to(ROOT)}:{line}: {module} imports {name}"
+              for module, path in _modules()
+              for line, name in private_imports(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")]
+    assert not broken, "private names imported across modules:\n" + "\n".join(broken)
+
+
+def test_private_import_check_sees_one() -> None:
+    """The checker itself: a private name is found, a dunder and a public name are not."""
+    text = "from evaltk.scores import _hidden, __version__, read_table\nfrom . import _sibling\n"
+    assert private_imports(text, "evaltk.probe") == [(1, "evaltk.scores._hidden"), (2, "evaltk._sibling")]

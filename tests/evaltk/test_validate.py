@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.main import main
+from evaltk.compare_tables import NOT_RECORDED, spec_rows
 from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
-from evaltk.validate import ENVIRONMENT_FILE, NOT_RECORDED, Side, pair_rows, spec_rows
+from evaltk.validate import ENVIRONMENT_FILE, Side, pair_rows
 from tests.evaltk.cli_helpers import error_line
 
 ENV_ID = "ALE/Breakout-v5"
