@@ -23,7 +23,8 @@ from evaltk.importers import common
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
 from evaltk.importers.nets import op
-from evaltk.importers.safe_pickle import read_torch, tensor_dict
+from evaltk.importers.safe_pickle import tensor_dict
+from evaltk.importers.torch_zip import read_torch
 
 SCRIPTS = ("ppo_atari", "ppo_atari_envpool", "dqn_atari")
 DEFAULT_ENV = {"ppo_atari": "BreakoutNoFrameskip-v4", "dqn_atari": "BreakoutNoFrameskip-v4",

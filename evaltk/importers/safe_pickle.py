@@ -1,8 +1,7 @@
-"""Read torch checkpoints and plain pickles without unpickling: the opcodes are interpreted here.
+"""Read pickles without unpickling: the opcodes are interpreted here (:func:`read_pickle`).
 
-:func:`read_torch` takes the bytes of a ``torch.save`` file (the zip format torch writes since 1.6:
-``<prefix>/data.pkl``, ``<prefix>/data/<key>`` storages, ``<prefix>/byteorder``, ``<prefix>/version``)
-or of a plain pickle, and returns the object it holds — built only from an allow-list:
+:func:`evaltk.importers.torch_zip.read_torch` opens a ``torch.save`` file (zip or plain pickle) and
+hands its ``data.pkl`` here; the object it holds is built only from an allow-list:
 
 * plain data: ``dict``, ``collections.OrderedDict``, ``list``, ``tuple``, ``set``, ``frozenset``,
   ``str``, ``bytes``, ``bytearray``, ``int``, ``float``, ``complex`` (none), ``bool``, ``None``;
@@ -25,7 +24,6 @@ from __future__ import annotations
 
 import io
 import pickletools
-import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,8 +36,6 @@ from evaltk.importers.errors import ForeignCheckpointError, RefusedPickleError
 
 MAX_PICKLE_BYTES = 64 << 20
 """Largest ``data.pkl`` (or plain pickle) read: a state dict's pickle is a few KiB to a few MiB."""
-MAX_STORAGE_BYTES = 8 << 30
-"""Largest total of tensor storages read from one file (8 GiB)."""
 
 _STORAGE_DTYPES: dict[str, torch.dtype] = {
     "FloatStorage": torch.float32, "DoubleStorage": torch.float64, "HalfStorage": torch.float16,
@@ -56,13 +52,16 @@ class _StorageType:
 
 
 @dataclass(frozen=True)
-class _Storage:
+class Storage:
+    """The bytes of one tensor storage and its element type (a persistent id resolved by the caller)."""
+
     data: bytes
     dtype: torch.dtype
 
     @property
     def numel(self) -> int:
-        return len(self.data) // _itemsize(self.dtype)
+        """Elements in the storage."""
+        return len(self.data) // itemsize(self.dtype)
 
 
 class _NdarrayClass:
@@ -80,7 +79,8 @@ class _Mark:
 _MARK = _Mark()
 
 
-def _itemsize(dtype: torch.dtype) -> int:
+def itemsize(dtype: torch.dtype) -> int:
+    """Bytes per element of ``dtype``."""
     return torch.empty((), dtype=dtype).element_size()
 
 
@@ -91,7 +91,7 @@ def _refuse(name: str, what: str) -> RefusedPickleError:
 class _Reader:
     """One pass over a pickle's opcodes, building allowed objects on an explicit stack (no recursion)."""
 
-    def __init__(self, name: str, storages: Callable[[str, torch.dtype, int], _Storage] | None) -> None:
+    def __init__(self, name: str, storages: Callable[[str, torch.dtype, int], Storage] | None) -> None:
         self.name = name
         self.storages = storages
         self.stack: list[Any] = []
@@ -140,7 +140,7 @@ class _Reader:
             raise ForeignCheckpointError(f"{self.name}: malformed pickle: _rebuild_tensor_v2 takes 6 or 7 arguments, "
                                          f"got {len(args)}")
         storage, offset, size, stride, _requires_grad, hooks = args[:6]
-        if not isinstance(storage, _Storage):
+        if not isinstance(storage, Storage):
             raise ForeignCheckpointError(f"{self.name}: malformed pickle: a tensor without a storage")
         if hooks:
             raise _refuse(self.name, "a tensor with backward hooks")
@@ -222,7 +222,7 @@ class _Reader:
                                          f"{count * dtype.itemsize} bytes, the pickle holds {len(data)}")
         return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C").copy()
 
-    def persistent(self, pid: Any) -> _Storage:
+    def persistent(self, pid: Any) -> Storage:
         if self.storages is None:
             raise _refuse(self.name, f"the persistent id {_describe(pid)} outside a torch zip file")
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
@@ -259,7 +259,7 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _view(name: str, storage: _Storage, offset: Any, size: Any, stride: Any) -> torch.Tensor:
+def _view(name: str, storage: Storage, offset: Any, size: Any, stride: Any) -> torch.Tensor:
     """Return a tensor copied from ``storage`` with the given view, every index checked to lie inside it."""
     ints = (isinstance(offset, int) and isinstance(size, tuple) and isinstance(stride, tuple)
             and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (offset, *size, *stride)))
@@ -415,83 +415,6 @@ def read_pickle(data: bytes, *, name: str,
         raise ForeignCheckpointError(f"{name}: malformed pickle at byte {pos} ({type(exc).__name__}: "
                                      f"{str(exc)[:100]}): the file is corrupt or not a checkpoint") from None
     raise ForeignCheckpointError(f"{name}: the pickle ends without STOP: the file is truncated")
-
-
-def _zip_prefix(names: list[str], name: str) -> str:
-    pkl = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
-    if len(pkl) != 1:
-        raise ForeignCheckpointError(f"{name} is a zip file but not a torch checkpoint (it has {len(pkl)} "
-                                     "<prefix>/data.pkl entries, a torch.save file has one)")
-    return pkl[0].removesuffix("data.pkl")
-
-
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, name: str) -> bytes:
-    if info.file_size > limit:
-        raise ForeignCheckpointError(f"{name}: zip entry {info.filename} is {info.file_size} bytes, over the "
-                                     f"{limit} bytes allowed")
-    data = zf.read(info)
-    if len(data) != info.file_size:
-        raise ForeignCheckpointError(f"{name}: zip entry {info.filename} is truncated")
-    return data
-
-
-def read_torch(data: bytes, *, name: str) -> Any:
-    """Return the object in the ``torch.save`` bytes ``data`` (zip format, or a plain pickle), never unpickling.
-
-    Raises :class:`RefusedPickleError` for a disallowed object and :class:`ForeignCheckpointError` for
-    a malformed file (a storage whose zip entry is not ``numel * itemsize`` bytes, a big-endian file,
-    a view outside its storage, ...).
-    """
-    if not data.startswith(b"PK"):
-        if data[:1] == b"\x80" and data[2:12] == b"\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8":
-            raise ForeignCheckpointError(f"{name} uses torch's legacy (pre-1.6) format, which is not read: re-save "
-                                         "it with torch.save in a current torch")
-        return read_pickle(data, name=name)
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            return _read_zip(zf, name)
-    except ForeignCheckpointError:
-        raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError, NotImplementedError,
-            KeyError, RuntimeError, OverflowError) as exc:
-        raise ForeignCheckpointError(f"{name} is not a readable zip file ({type(exc).__name__}: {str(exc)[:100]}): "
-                                     "the file is corrupt or truncated") from None
-    except Exception as exc:  # zlib.error and other decompressor errors have no common base
-        raise ForeignCheckpointError(f"{name} is not a readable zip file ({type(exc).__name__}): the file is "
-                                     "corrupt or truncated") from None
-
-
-def _read_zip(zf: zipfile.ZipFile, name: str) -> Any:
-    infos = {i.filename: i for i in zf.infolist()}
-    prefix = _zip_prefix(list(infos), name)
-    order = infos.get(prefix + "byteorder")
-    if order is not None and _read_member(zf, order, 16, name).strip() not in (b"little", b""):
-        raise ForeignCheckpointError(f"{name} was written on a big-endian machine, which is not read: re-save it "
-                                     "on a little-endian one")
-    budget = [MAX_STORAGE_BYTES]
-    seen: dict[str, _Storage] = {}
-
-    def storage(key: str, dtype: torch.dtype, numel: int) -> _Storage:
-        entry = infos.get(f"{prefix}data/{key}")
-        if entry is None:
-            raise ForeignCheckpointError(f"{name}: storage {key!r} named in data.pkl has no zip entry "
-                                         f"{prefix}data/{key}: the file is truncated or corrupt")
-        want = numel * _itemsize(dtype)
-        if entry.file_size != want:
-            raise ForeignCheckpointError(f"{name}: storage {key!r} holds {entry.file_size} bytes but data.pkl "
-                                         f"declares {numel} x {dtype} = {want}: the file is corrupt")
-        if key in seen:
-            if seen[key].dtype != dtype:
-                raise ForeignCheckpointError(f"{name}: storage {key!r} is used with two dtypes: the file is corrupt")
-            return seen[key]
-        if want > budget[0]:
-            raise ForeignCheckpointError(f"{name}: storages exceed {MAX_STORAGE_BYTES >> 30} GiB in all")
-        budget[0] -= want
-        seen[key] = _Storage(_read_member(zf, entry, want, name), dtype)
-        return seen[key]
-
-    pkl = _read_member(zf, infos[prefix + "data.pkl"], MAX_PICKLE_BYTES, name)
-    return read_pickle(pkl, name=name, storages=storage)
 
 
 def tensor_dict(obj: Any, *, name: str, what: str = "a state dict") -> dict[str, torch.Tensor]:

@@ -2,7 +2,7 @@
 
 A Sample Factory checkpoint is ``torch.save`` of a dict (``model``: the actor-critic's state dict,
 ``optimizer``, ``train_step``, ``env_steps``, ...) that Sample Factory itself loads without
-``weights_only``. Here it goes through :func:`evaltk.importers.safe_pickle.read_torch`; ``config.json``
+``weights_only``. Here it goes through :func:`evaltk.importers.torch_zip.read_torch`; ``config.json``
 (the experiment's resolved arguments) is plain JSON.
 
 Rebuilt (``ActorCriticSharedWeights``): the observation normaliser (``obs_subtract_mean``,
@@ -27,7 +27,8 @@ from evaltk.importers import common
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
 from evaltk.importers.nets import op
-from evaltk.importers.safe_pickle import read_torch, tensor_dict
+from evaltk.importers.safe_pickle import tensor_dict
+from evaltk.importers.torch_zip import read_torch
 
 ENCODERS: dict[str, tuple[tuple[int, int], ...]] = {
     "convnet_simple": ((8, 4), (4, 2), (3, 2)), "convnet_atari": ((8, 4), (4, 2), (3, 1)),

@@ -5,7 +5,7 @@ are cloudpickle payloads under ``":serialized:"``), ``policy.pth`` (``torch.save
 state dict), the optimizer state and ``_stable_baselines3_version``. Only ``data``'s plain JSON and
 the human-readable side SB3 writes next to each payload are read (``observation_space._shape``,
 ``policy_kwargs.activation_fn``, ``policy_class.__module__``); ``":serialized:"`` is never decoded.
-``policy.pth`` goes through :func:`evaltk.importers.safe_pickle.read_torch`.
+``policy.pth`` goes through :func:`evaltk.importers.torch_zip.read_torch`.
 
 The network is rebuilt from the tensor names and shapes: ``NatureCNN`` (``features_extractor.cnn``
 conv 8/4, 4/2, 3/1, ReLU, ``linear`` 512, ReLU) or a flatten extractor, ``mlp_extractor.policy_net`` /
@@ -29,7 +29,8 @@ from evaltk.importers import common
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
 from evaltk.importers.nets import op
-from evaltk.importers.safe_pickle import read_torch, tensor_dict
+from evaltk.importers.safe_pickle import tensor_dict
+from evaltk.importers.torch_zip import read_torch
 
 _NATURE = ((8, 4), (4, 2), (3, 1))
 """NatureCNN's (kernel, stride) per conv; strides are not stored in tensors, so kernels are checked."""

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from evaltk.importers import ForeignCheckpointError, RefusedPickleError, import_checkpoint, read_foreign
-from evaltk.importers.safe_pickle import read_pickle, read_torch, tensor_dict
+from evaltk.importers.safe_pickle import read_pickle, tensor_dict
+from evaltk.importers.torch_zip import read_torch
 
 
 def _saved(obj: Any) -> bytes:
