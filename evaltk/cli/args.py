@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["CHECKPOINT_FORMATS", "add_episode_options", "seed_type"]
+__all__ = ["CHECKPOINT_FORMATS", "add_episode_options", "add_format_option", "seed_type"]
 
 #: ``--format`` choices: the formats of :mod:`evaltk.importers` (equal to ``evaltk.importers.FORMATS``, tested), kept
 #: here so that parsing arguments does not import torch.
@@ -29,3 +29,8 @@ def add_episode_options(parser: argparse.ArgumentParser, *, seed_help: str, work
     parser.add_argument("--seed", type=seed_type, default=0, help=seed_help)
     parser.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
     parser.add_argument("--workers", type=int, default=None, help=workers_help)
+
+
+def add_format_option(parser: argparse.ArgumentParser, *, dest: str, help: str) -> None:
+    """Add ``--format``: which other library's checkpoint format a file is in (default: detected)."""
+    parser.add_argument("--format", dest=dest, choices=CHECKPOINT_FORMATS, default=None, help=help)

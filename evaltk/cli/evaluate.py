@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import CHECKPOINT_FORMATS, add_episode_options
+from evaltk.cli.args import add_episode_options, add_format_option
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.executor.options import add_executor_arguments
@@ -36,9 +36,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("checkpoint", metavar="CKPT",
                    help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] "
                         "(Hugging Face Hub) or a builtin: random, scripted (also builtin:random, ...)")
-    p.add_argument("--format", dest="checkpoint_format", choices=CHECKPOINT_FORMATS, default=None,
-                   help="CKPT is another library's checkpoint file in this format (default: detected; see "
-                        "evaltk import --help)")
+    add_format_option(p, dest="checkpoint_format",
+                      help="CKPT is another library's checkpoint file in this format (default: detected; see "
+                           "evaltk import --help)")
     p.add_argument("--env-id", default=None,
                    help="gymnasium env id, e.g. ALE/Breakout-v5, or a ViZDoom scenario, e.g. basic (required for "
                         "builtins; default: the checkpoint's)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evaltk.cli.args import CHECKPOINT_FORMATS
+from evaltk.cli.args import add_format_option
 from evaltk.cli.output import emit_json
 
 EPILOG = """examples:
@@ -31,8 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="SB3 model .zip, CleanRL .cleanrl_model, Sample Factory experiment folder or checkpoint_*.pth, "
                         "local or hf://ORG/REPO[@REVISION][/PATH] (Hugging Face Hub)")
     p.add_argument("--out", type=Path, required=True, help="evaltk checkpoint directory to write")
-    p.add_argument("--format", dest="fmt", choices=CHECKPOINT_FORMATS, default=None,
-                   help="source format (default: detected from the file)")
+    add_format_option(p, dest="fmt", help="source format (default: detected from the file)")
     p.add_argument("--env-id", default=None,
                    help="gymnasium id the policy was trained on (required for SB3; CleanRL default: the "
                         "script's default env; Sample Factory default: config.json's env)")
