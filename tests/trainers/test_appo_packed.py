@@ -44,6 +44,8 @@ def test_packed_step_equals_the_model_step(batch: int, nonlinearity: str) -> Non
         _assert_same_step(step.step(obs, h), model.step(obs, h))
 
 
+@pytest.mark.skipif(not packed.available(torch.bfloat16),
+                    reason="oneDNN's bf16 products need AVX512-BW/VL/DQ or AVX-NE-CONVERT, which this CPU lacks")
 @pytest.mark.parametrize("batch", [1, 6])
 def test_a_bf16_packed_encoder_equals_the_model_step_with_a_bf16_encoder(batch: int) -> None:
     model = _model(0)
@@ -115,3 +117,17 @@ def test_inference_without_packed_weights_uses_the_model() -> None:
         assert inference._packed is None
     finally:
         buffers.close()
+
+
+def test_forward_step_packs_a_bf16_encoder_only_where_onednn_runs_bf16() -> None:
+    """Without oneDNN's bf16 products the step is the model's own (which runs anywhere), never a crashing pack."""
+    model = _model(0)
+    step = packed.forward_step(model, batch_hint=8, encoder_dtype=torch.bfloat16)
+    obs = torch.randint(0, 256, (2, *OBS), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    h = torch.zeros(2, model.rnn_size)
+    with torch.inference_mode():
+        got = step(obs, h)
+        want = model.step(obs, h, torch.bfloat16)
+    for x, y in zip(got, want, strict=True):
+        torch.testing.assert_close(x, y, rtol=2e-2, atol=2e-3)
+    assert isinstance(getattr(step, "__self__", None), packed.PackedStep) == packed.available(torch.bfloat16)

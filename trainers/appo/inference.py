@@ -59,7 +59,7 @@ class Inference:
         self._np_rng = np.random.default_rng(seed)
         self._packed = (packed.PackedStep(self.model, buffers.layout.num_workers * self.envs_per_worker,
                                           encoder_dtype)
-                        if packed_weights and packed.available() and not random_actions else None)
+                        if packed_weights and packed.available(encoder_dtype) and not random_actions else None)
         self._step = (self._packed.step if self._packed is not None
                       else functools.partial(self.model.step, encoder_dtype=encoder_dtype))
 

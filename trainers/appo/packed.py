@@ -36,10 +36,17 @@ if TYPE_CHECKING:  # model.py imports this module; at run time nothing here need
 _OPS = ("_reorder_linear_weight", "_reorder_convolution_weight", "_linear_pointwise", "_convolution_pointwise")
 
 
-def available() -> bool:
-    """Whether this torch build has the oneDNN operators :class:`PackedStep` needs."""
+def available(encoder_dtype: torch.dtype | None = None) -> bool:
+    """Whether this torch build has the oneDNN operators :class:`PackedStep` needs, for ``encoder_dtype``.
+
+    oneDNN's bf16 products need AVX512-BW/VL/DQ or AVX-NE-CONVERT (``_is_mkldnn_bf16_supported``); without
+    them a bf16 encoder is not packed (its weight reorder raises), and :func:`forward_step` uses the model's
+    own step instead.
+    """
     has_onednn = bool(torch.backends.mkldnn.is_available())  # type: ignore[no-untyped-call]
-    return has_onednn and all(hasattr(torch.ops.mkldnn, op) for op in _OPS)
+    if not (has_onednn and all(hasattr(torch.ops.mkldnn, op) for op in _OPS)):
+        return False
+    return encoder_dtype is None or bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 StepFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
@@ -48,10 +55,10 @@ StepFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor
 def forward_step(model: ActorCritic, batch_hint: int, encoder_dtype: torch.dtype | None = None) -> StepFn:
     """Return the forward pass of ``model``, whose weights will not change after this call.
 
-    It is :class:`PackedStep`'s where oneDNN's operators are there, :meth:`ActorCritic.step` otherwise; the encoder
-    runs in ``encoder_dtype`` (``None``: fp32).
+    It is :class:`PackedStep`'s where oneDNN can run it (:func:`available`), :meth:`ActorCritic.step` otherwise;
+    the encoder runs in ``encoder_dtype`` (``None``: fp32).
     """
-    if available():
+    if available(encoder_dtype):
         return PackedStep(model, batch_hint, encoder_dtype).step
     return functools.partial(model.step, encoder_dtype=encoder_dtype)
 
@@ -72,8 +79,9 @@ class PackedStep:
     """
 
     def __init__(self, model: ActorCritic, batch_hint: int, encoder_dtype: torch.dtype | None = None) -> None:
-        if not available():
-            raise RuntimeError("this torch build lacks oneDNN's linear/convolution operators: use ActorCritic.step")
+        if not available(encoder_dtype):
+            raise RuntimeError(f"oneDNN cannot run this step here (its operators, or {encoder_dtype} products on this "
+                               "CPU, are missing): use ActorCritic.step")
         self.model = model
         self.batch_hint = batch_hint
         self.encoder_dtype = encoder_dtype
