@@ -22,8 +22,10 @@ run: install
 	$(VENV)/bin/evaltk validate suites/checkpoints/a2c_breakout --episodes 10 --seed 0 --num-envs 4 --margin 2 \
 		--out runs/quickstart
 
+# Two pytest workers (pytest-xdist), a whole test file each at a time: CI's machine has two cores.
+PYTEST_WORKERS ?= 2
 test: install
-	$(PY) -m pytest -q --durations=15
+	$(PY) -m pytest -q --durations=15 -n $(PYTEST_WORKERS) --dist loadfile
 
 # The default set plus every `slow` test (long locksteps, 10,000-step make_vec comparisons, learning runs).
 test-all: install

@@ -40,7 +40,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start mypy in the background when its test is selected (tests/lint_tools.py says why)."""
+    """Start mypy in the background when its test is selected (tests/lint_tools.py says why).
+
+    Not in a pytest-xdist worker: every worker collects every test, so each would start one; there the
+    test runs mypy itself while the other worker goes on with other files.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     if any(item.nodeid == MYPY_TEST for item in session.items):
         run = start_mypy()
         if run is not None:
