@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import csv
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -34,11 +36,15 @@ EPISODES = 8
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    """Yield a two-node cluster for the whole module; this process is its driver (connected once)."""
+def cluster() -> Iterator[LocalCluster]:
+    """Yield a two-node cluster for the whole module; this process is its driver (connected once).
+
+    Its folder is a short one under /tmp: Ray's socket paths inside it must stay under AF_UNIX's 107 bytes,
+    which pytest's per-worker temporary folders (``.../pytest-N/popen-gw0/...``) can exceed.
+    """
     import ray
 
-    c = LocalCluster(tmp_path_factory.mktemp("ray"), engines=2)
+    c = LocalCluster(Path(tempfile.mkdtemp(prefix="evaltk-ray-")), engines=2)
     try:
         c.start(connect=True)
         yield c
@@ -46,6 +52,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         if ray.is_initialized():
             ray.shutdown()
         c.kill()
+        shutil.rmtree(c.tmp, ignore_errors=True)
         assert c.pids() == [], "Ray processes of the test cluster survived the teardown"
 
 
