@@ -370,7 +370,10 @@ def tost_relative(
 
         def contrast_t(bound: float) -> float:
             rho = 1.0 + bound * sign
-            return (mx - rho * my) / math.sqrt(vx + rho**2 * vy)
+            # Scaled by max(1, |rho|) so that a huge margin (1e308) cannot overflow rho**2.
+            scale = max(1.0, abs(rho))
+            r = rho / scale
+            return (mx / scale - r * my) / math.sqrt(vx / scale / scale + r * r * vy)
 
         # mean(x) - (1 + b s) mean(y) = |mean(y)| (quantity - b) for either sign of the reference mean.
         p_lower = float(stats.t.sf(contrast_t(low), df))

@@ -113,6 +113,15 @@ def test_relative_is_symmetric_under_sign_flip(samples: tuple[np.ndarray, np.nda
     assert (neg.p_lower, neg.p_upper) == pytest.approx((pos.p_upper, pos.p_lower))
 
 
+def test_relative_margin_of_any_size_gives_p_values(samples: tuple[np.ndarray, np.ndarray]) -> None:
+    """A margin as wide as 1e308 (the CLI fuzzer's) is far beyond any difference: equivalent, no overflow."""
+    x, y = samples
+    huge = tost_relative(x, y, -1e308, 1e308)
+    assert 0.0 <= huge.p_lower <= 1.0
+    assert 0.0 <= huge.p_upper <= 1.0
+    assert huge.pvalue <= tost_relative(x, y, -100.0, 100.0).pvalue
+
+
 def test_relative_needs_nonzero_reference_mean() -> None:
     with pytest.raises(StatsInputError, match="nonzero reference mean"):
         tost_relative([1.0, 2.0], [-1.0, 1.0], -0.1, 0.1)
