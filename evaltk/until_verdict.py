@@ -19,9 +19,17 @@ from typing import Any
 import numpy as np
 
 from evaltk.compare import MIN_EPISODES, CompareError, Pairing
-from evaltk.compare.sequential import LookFn, SequentialComparison, look_sizes, run_sequential, sequential_kind
+from evaltk.compare.sequential import (
+    LookFn,
+    SequentialComparison,
+    check_budget,
+    check_looks,
+    look_sizes,
+    run_sequential,
+)
 from evaltk.compare_tables import LoadedTable, check_envs, load_table
 from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
+from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE
 from evaltk.stats.sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.stats.validate import FloatArray
@@ -42,15 +50,12 @@ class UntilVerdictConfig:
     min_episodes: int = MIN_EPISODES
 
 
-def _validate(uv: UntilVerdictConfig) -> None:
-    sequential_kind(uv.kind, "--until-verdict")
+def _validate(uv: UntilVerdictConfig) -> MarginKind:
+    kind = check_looks(uv.kind, uv.looks, "--until-verdict")
     if not uv.margin > 0:
         raise CompareError(f"--margin must be positive, got {uv.margin!r}")
-    if uv.max_episodes < uv.min_episodes:
-        raise CompareError(f"--max-episodes {uv.max_episodes} is below the {uv.min_episodes} episodes a verdict "
-                           "needs; raise it (e.g. --max-episodes 100)")
-    if not 1 <= uv.looks <= 50:
-        raise CompareError(f"--looks must be in [1, 50], got {uv.looks}")
+    check_budget("--max-episodes", uv.max_episodes, uv.min_episodes)
+    return kind
 
 
 def _baseline_pairs(base: LoadedTable, seed: int, n: int, kind: str) -> np.ndarray | None:
@@ -67,7 +72,7 @@ def _baseline_pairs(base: LoadedTable, seed: int, n: int, kind: str) -> np.ndarr
 def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
                            on_look: LookFn | None = None) -> SequentialComparison:
     """Evaluate ``config`` in batches until the sequential verdict against ``uv.baseline`` is decided."""
-    _validate(uv)
+    kind = _validate(uv)
     base = load_table(uv.baseline)
     n_max = uv.max_episodes
     a_pairs = _baseline_pairs(base, config.seed, n_max, uv.kind)
@@ -91,7 +96,7 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
             b_k = np.array([r["return"] for r in result.rows[:size]], dtype=np.float64)
             yield (a_pairs[:size] if a_pairs is not None else base.returns), b_k
 
-    seq = run_sequential(batches(), design, sequential_kind(uv.kind, "--until-verdict"), uv.margin, paired=paired,
+    seq = run_sequential(batches(), design, kind, uv.margin, paired=paired,
                          budget=(n_max if paired else n_a, n_max), pairing=pairing, on_look=on_look)
     return _finish(seq, config, base, uv)
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from evaltk.atomic import write_json_atomic
 from evaltk.compare import Comparison, Pairing, Verdict, compare
-from evaltk.compare.sequential import SequentialComparison, look_sizes, run_sequential, sequential_kind
+from evaltk.compare.sequential import SequentialComparison, check_budget, check_looks, look_sizes, run_sequential
 from evaltk.compare_tables import NOT_RECORDED, spec_rows
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
@@ -286,15 +286,11 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
 
 
 def _check_sequential(config: ValidateConfig) -> None:
-    sequential_kind(config.margin_kind, "--sequential")
     if config.baseline is not None:
         raise ValidateError("--sequential evaluates both sides in batches and cannot use a --baseline table: drop "
                             "--sequential, or run evaltk evaluate --until-verdict --baseline TABLE")
-    if not 1 <= config.looks <= 50:
-        raise ValidateError(f"--looks must be in [1, 50], got {config.looks}; 10 is the default")
-    if config.episodes < config.min_episodes:
-        raise ValidateError(f"--episodes {config.episodes} is below the {config.min_episodes} episodes a verdict "
-                            "needs; raise it (e.g. --episodes 100)")
+    check_looks(config.margin_kind, config.looks, "--sequential")
+    check_budget("--episodes", config.episodes, config.min_episodes)
 
 
 def _evaluated_side(role: str, prep: Prepared, progress: ProgressFn | None) -> Side:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["CHECKPOINT_FORMATS", "add_episode_options", "add_format_option", "seed_type"]
+__all__ = [
+    "CHECKPOINT_FORMATS",
+    "add_checkpoint_argument",
+    "add_command",
+    "add_episode_options",
+    "add_format_option",
+    "seed_type",
+]
+
 
 #: ``--format`` choices: the formats of :mod:`evaltk.importers` (equal to ``evaltk.importers.FORMATS``, tested), kept
 #: here so that parsing arguments does not import torch.
@@ -34,3 +42,20 @@ def add_episode_options(parser: argparse.ArgumentParser, *, seed_help: str, work
 def add_format_option(parser: argparse.ArgumentParser, *, dest: str, help: str) -> None:
     """Add ``--format``: which other library's checkpoint format a file is in (default: detected)."""
     parser.add_argument("--format", dest=dest, choices=CHECKPOINT_FORMATS, default=None, help=help)
+
+
+def add_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str,
+                description: str | None, epilog: str | None = None) -> argparse.ArgumentParser:
+    """Add subcommand ``name`` whose description and examples ``epilog`` print as written (line breaks kept)."""
+    return subparsers.add_parser(name, help=help, description=description, epilog=epilog,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_checkpoint_argument(parser: argparse.ArgumentParser, *, builtins: str) -> None:
+    """Add the positional ``CKPT``: a checkpoint location (:mod:`evaltk.locations`) or a builtin policy.
+
+    ``builtins`` ends the help: which builtins the command takes and what they need.
+    """
+    parser.add_argument("checkpoint", metavar="CKPT",
+                        help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] "
+                             f"(Hugging Face Hub) or a builtin: {builtins}")

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evaltk.cli.args import seed_type
+from evaltk.cli.args import add_command, seed_type
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
@@ -44,9 +44,9 @@ Use prob for skewed or heavily discrete scores. Methods and calibration: docs/st
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``compare`` subcommand."""
-    parser = subparsers.add_parser(
-        "compare", help="transfer verdict between two score tables (equivalent / different / inconclusive)",
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_command(subparsers, "compare",
+                         help="transfer verdict between two score tables (equivalent / different / inconclusive)",
+                         description=DESCRIPTION)
     parser.add_argument("a", metavar="A", help="reference score table: evaluate's --out DIR, its episodes.csv, "
                         "or any CSV/JSONL with a 'return' column")
     parser.add_argument("b", metavar="B", help="candidate score table (same formats as A)")

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import add_episode_options, add_format_option
+from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options, add_format_option
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.executor.options import add_executor_arguments
@@ -28,14 +28,12 @@ Rows go to OUT/episodes.csv as episodes finish; re-running the same command resu
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``evaluate`` subcommand."""
-    p = subparsers.add_parser(
-        "evaluate", help="run a policy for N episodes on a reference env and write a score table",
-        description="Run CKPT for N seeded episodes on the reference environment (gymnasium + ale-py for Atari, "
-                    "ViZDoom for Doom) and write one row per episode to OUT/episodes.csv, resumably.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", metavar="CKPT",
-                   help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] "
-                        "(Hugging Face Hub) or a builtin: random, scripted (also builtin:random, ...)")
+    p = add_command(subparsers, "evaluate",
+                    help="run a policy for N episodes on a reference env and write a score table",
+                    description="Run CKPT for N seeded episodes on the reference environment (gymnasium + ale-py for "
+                                "Atari, ViZDoom for Doom) and write one row per episode to OUT/episodes.csv, "
+                                "resumably.", epilog=EPILOG)
+    add_checkpoint_argument(p, builtins="random, scripted (also builtin:random, ...)")
     add_format_option(p, dest="checkpoint_format",
                       help="CKPT is another library's checkpoint file in this format (default: detected; see "
                            "evaltk import --help)")

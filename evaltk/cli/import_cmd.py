@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evaltk.cli.args import add_format_option
+from evaltk.cli.args import add_command, add_format_option
 from evaltk.cli.output import emit_json
 
 EPILOG = """examples:
@@ -22,11 +22,12 @@ policy.json (env.not_equivalent). See docs/importers.md.
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``import`` subcommand."""
-    p = subparsers.add_parser(
-        "import", help="convert an SB3 .zip, CleanRL .cleanrl_model or Sample Factory run into an evaltk checkpoint",
+    p = add_command(
+        subparsers, "import",
+        help="convert an SB3 .zip, CleanRL .cleanrl_model or Sample Factory run into an evaltk checkpoint",
         description="Read a foreign checkpoint without unpickling it, rebuild its network and preprocessing "
                     "spec, and write evaltk's own checkpoint directory (policy.safetensors + policy.json).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG)
     p.add_argument("path", metavar="PATH",
                    help="SB3 model .zip, CleanRL .cleanrl_model, Sample Factory experiment folder or checkpoint_*.pth, "
                         "local or hf://ORG/REPO[@REVISION][/PATH] (Hugging Face Hub)")

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import argparse
 
+from evaltk.cli.args import add_command
 from evaltk.cli.output import emit_json
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``shipped`` subcommand."""
-    parser = subparsers.add_parser(
-        "shipped", help="list the shipped suites and checkpoints, or print the path of one",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_command(subparsers, "shipped",
+                         help="list the shipped suites and checkpoints, or print the path of one", description=__doc__)
     parser.add_argument("name", nargs="?", default=None,
                         help="a suite (e.g. gpu_env_traces) or checkpoint (e.g. a2c_breakout): print its path")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")

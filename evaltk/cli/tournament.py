@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evaltk.cli import tournament_population
-from evaltk.cli.args import seed_type
+from evaltk.cli.args import add_command, seed_type
 from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
@@ -52,8 +52,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``tournament`` subcommand and its formats."""
-    parser = subparsers.add_parser("tournament", help="Doom tournaments: agents vs bots and each other",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_command(subparsers, "tournament", help="Doom tournaments: agents vs bots and each other",
+                         description=__doc__)
     formats = parser.add_subparsers(dest="format", metavar="FORMAT", required=True)
     g = formats.add_parser("gauntlet", help="one agent against bots, N matches")
     g.add_argument("--agent", required=True,

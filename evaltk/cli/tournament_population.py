@@ -18,7 +18,7 @@ import argparse
 import os
 from pathlib import Path
 
-from evaltk.cli.args import seed_type
+from evaltk.cli.args import add_command, seed_type
 from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
 from evaltk.tournament.match import SUPPORTED_MAPS
@@ -26,8 +26,8 @@ from evaltk.tournament.match import SUPPORTED_MAPS
 
 def register(formats: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``population`` format to ``evaltk tournament``."""
-    p = formats.add_parser("population", help="round-robin of a self-play population's members and baselines",
-                           description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(formats, "population", help="round-robin of a self-play population's members and baselines",
+                    description=__doc__)
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a population run folder (with population.json)")
     p.add_argument("--matches", type=int, default=2, help="games per pair of agents (default 2)")
     p.add_argument("--baselines", nargs="*", default=["random", "scripted"], metavar="AGENT",

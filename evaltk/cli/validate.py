@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import add_episode_options
+from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
@@ -29,15 +29,14 @@ report.md, report.png, pairs.png (rows paired by seed) and report.html (self-con
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``validate`` subcommand."""
-    p = subparsers.add_parser(
-        "validate", help="run a policy on the simulator and on the reference (or a baseline table), compare, report",
+    p = add_command(
+        subparsers, "validate",
+        help="run a policy on the simulator and on the reference (or a baseline table), compare, report",
         description="Evaluate CKPT on the simulator (--sim) and on the reference (--reference, or a --baseline score "
                     "table) with the same seeds, compare the two score tables (evaltk compare's verdict) and write "
                     "one report with the verdict, the CIs, the episodes needed and the two env specs side by side.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", metavar="CKPT",
-                   help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] (Hugging "
-                        "Face Hub), or a builtin: builtin:scripted, builtin:random (builtins need --env-id)")
+        epilog=EPILOG)
+    add_checkpoint_argument(p, builtins="builtin:scripted, builtin:random (builtins need --env-id)")
     p.add_argument("--sim", default="gpu_env", metavar="SIM",
                    help="simulator the policy is validated on: gpu_env (default), envpool (pip install "
                         "'evaltk[envpool]'), gym, or MODULE:CALLABLE, your own factory (docs/simulators.md)")

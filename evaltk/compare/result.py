@@ -6,7 +6,7 @@ decides, :mod:`evaltk.compare.plan` plans, :func:`evaltk.compare.compare` assemb
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
-from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, TestResult
+from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, JsonResult, TestResult
 from evaltk.stats.validate import FloatArray
 
 TARGET_POWER = 0.8
@@ -45,9 +45,8 @@ QUANTITY = {
 }
 
 
-
 @dataclass(frozen=True)
-class Recommendation:
+class Recommendation(JsonResult):
     """How many episodes per side would give 80 % power to reach a conclusion.
 
     Attributes:
@@ -79,10 +78,6 @@ class Recommendation:
             extra = f" (to show equivalence if the true difference is 0: {self.equivalence_if_no_difference} per side)"
         return (f"for 80% power to show {self.target}: {self.episodes_per_side} episodes per side "
                 f"(+{self.more_a} for A, +{self.more_b} for B), assuming {self.assumption}{extra}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -130,7 +125,7 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class IdenticalRows:
+class IdenticalRows(JsonResult):
     """Every shared seed gave exactly the same return in A and in B (e.g. frame-exact backends).
 
     Attributes:
@@ -153,11 +148,11 @@ class IdenticalRows:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output (with the one-line ``message``)."""
-        return {**asdict(self), "message": self.summary()}
+        return {**super().to_dict(), "message": self.summary()}
 
 
 @dataclass(frozen=True)
-class Pairing:
+class Pairing(JsonResult):
     """How the rows of A and B matched by episode seed.
 
     Attributes:
@@ -177,13 +172,9 @@ class Pairing:
     correlation: float | None
     note: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class InformationCheck:
+class InformationCheck(JsonResult):
     """Why the minimum-information rule withheld a verdict, and what would decide.
 
     Attributes:
@@ -200,11 +191,6 @@ class InformationCheck:
     min_episodes: int
     episodes_to_decide: int
     reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)
-
 
 
 def fmt(v: float) -> str:

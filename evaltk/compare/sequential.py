@@ -34,6 +34,8 @@ from evaltk.stats.validate import FloatArray, StatsInputError
 OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
                    Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}
 LookFn = Callable[[Look], None]
+MAX_LOOKS = 50
+"""Most looks a sequential comparison makes (``--looks``)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,21 @@ def sequential_kind(kind: MarginKind | str, what: str) -> MarginKind:
     return kind_
 
 
+def check_looks(kind: MarginKind | str, looks: int, what: str) -> MarginKind:
+    """Check a sequential request's margin kind and number of looks (``what`` names the option); returns the kind."""
+    kind_ = sequential_kind(kind, what)
+    if not (isinstance(looks, int) and 1 <= looks <= MAX_LOOKS):
+        raise CompareError(f"--looks must be in [1, {MAX_LOOKS}], got {looks!r}; 10 is the default")
+    return kind_
+
+
+def check_budget(option: str, episodes: int, min_episodes: int) -> None:
+    """Check that an episode budget (``option`` names its flag) leaves room for a verdict."""
+    if episodes < min_episodes:
+        raise CompareError(f"{option} {episodes} is below the {min_episodes} episodes a verdict needs; raise it "
+                           f"(e.g. {option} 100)")
+
+
 def explain(look: Look, total_looks: int, paired: bool) -> str:
     """Why the sequence ended at ``look``, in words."""
     unit = "pairs" if paired else f"{look.n_a} / {look.n_b} episodes (A / B)"
@@ -173,9 +190,7 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
     The budget is the samples' lengths (pairs when paired); the first looks are dropped when they
     would have fewer than ``min_episodes`` per side.
     """
-    kind_ = sequential_kind(kind, "--sequential")
-    if not (isinstance(looks, int) and 1 <= looks <= 50):
-        raise CompareError(f"looks must be an integer in [1, 50], got {looks!r}; 10 is the default")
+    kind_ = check_looks(kind, looks, "--sequential")
     if not (math.isfinite(margin) and margin > 0):
         raise CompareError(f"margin must be a positive number, got {margin!r}")
     xa, xb = np.asarray(a, np.float64), np.asarray(b, np.float64)

@@ -38,7 +38,7 @@ PREFIX = "ViZDoom"
 #: Environment variable tagging a reaper's owner (``<pid>:<start time>``), inherited by its engines.
 OWNER_ENV = "EVALTK_DOOM_OWNER"
 _LOCK = threading.Lock()
-_PIPE: tuple[int, IO[str]] | None = None  # (owner pid, pipe to the reaper)
+_PIPE: tuple[int, int] | None = None  # (owner pid, write end of the pipe to its reaper)
 
 
 def stat_fields(pid: int | str) -> list[str] | None:
@@ -107,31 +107,46 @@ def tagged_engines(tag: str) -> set[int]:
     return {pid for pid in tagged_pids(OWNER_ENV, tag) if _is_engine(pid)}
 
 
-def _pipe() -> IO[str] | None:
-    """Return the pipe to this process's reaper, starting it on first use (and again in a forked child)."""
+def _pipe() -> int | None:
+    """Return the write end of the pipe to this process's reaper, starting it on first use (and in a forked child).
+
+    The write end is a bare descriptor that stays open until this process exits, when the kernel closes
+    it and the reaper reads EOF (a file object would be finalised unclosed at interpreter exit). The
+    reaper detaches (:func:`_detach`), so this process has no child to wait for.
+    """
     global _PIPE
     if not os.path.isdir("/proc/self/task"):
         return None
     if _PIPE is None or _PIPE[0] != os.getpid():
+        if _PIPE is not None:  # forked: the inherited write end is the parent's pipe, for the parent's exit to close
+            with contextlib.suppress(OSError):
+                os.close(_PIPE[1])
         os.environ[OWNER_ENV] = f"{os.getpid()}:{start_time(os.getpid())}"
+        read_end, write_end = os.pipe()
         # An empty environment: the reaper needs none, and must not carry a match's tag (it would be
         # killed with the match it is to clean up after) or look like one of the owner's processes.
-        proc = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid())],
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                text=True, env={}, start_new_session=True, close_fds=True)
-        assert proc.stdin is not None
-        _PIPE = (os.getpid(), proc.stdin)
+        try:
+            subprocess.run([sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid())],
+                           stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
+                           start_new_session=True, close_fds=True, check=False)
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        _PIPE = (os.getpid(), write_end)
     return _PIPE[1]
 
 
 def _send(lines: list[str]) -> None:
     with _LOCK:
-        pipe = _pipe()
-        if pipe is None or not lines:
+        fd = _pipe()
+        if fd is None or not lines:
             return
+        data = memoryview("".join(f"{line}\n" for line in lines).encode())
         with contextlib.suppress(BrokenPipeError, OSError):
-            pipe.write("".join(f"{line}\n" for line in lines))
-            pipe.flush()
+            while data:
+                data = data[os.write(fd, data):]
 
 
 def watch() -> None:
@@ -395,6 +410,13 @@ def _unlink(names: set[str]) -> None:
                 os.unlink(os.path.join(SHM_DIR, name))
 
 
+def _detach() -> None:
+    """Fork and end the parent at once (the owner waits for it): the reaper runs on, adopted by init, not the owner."""
+    if os.fork():
+        os._exit(0)
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the owner; the reaper outlives it
+    _detach()
     reap(int(sys.argv[1]), sys.stdin)

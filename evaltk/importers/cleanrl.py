@@ -42,7 +42,8 @@ CAVEATS_ENVPOOL = [
     "envpool episodic_life=True: training ended an episode on a life loss; the reference env plays full games",
     "envpool use_fire_reset (default true): training pressed FIRE after resets; the reference env does not",
     "envpool reward_clip=True: training rewards were clipped; evaluation scores are raw game scores",
-    "envpool's gray conversion and resize are its own; the reference env uses ALE's grayscale + cv2 INTER_AREA",
+    "envpool noop_max=30: training started each episode with 0..29 NOOPs; the reference env's AtariPreprocessing "
+    "starts with 1..30 (grayscale, INTER_AREA resize and max-pool are the same on both: docs/simulators.md)",
     "envpool <Game>-v5 maps to ALE/<Game>-v5 with frameskip=1 (envpool skips 4 itself) and "
     "repeat_action_probability=0 (envpool's default)",
 ]

@@ -8,8 +8,8 @@ Undefined values (a test on zero-variance data) are ``nan``, never an exception.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import Field, asdict, dataclass
+from typing import Any, ClassVar
 
 
 def _fmt(value: float, digits: int = 4) -> str:
@@ -21,8 +21,18 @@ def _fmt(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+class JsonResult:
+    """Base of the frozen result dataclasses: :meth:`to_dict` gives their fields as a plain, JSON-ready dict."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # set by @dataclass on each subclass
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output (nested result dataclasses become dicts too)."""
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class ConfidenceInterval:
+class ConfidenceInterval(JsonResult):
     """A two-sided confidence interval for one quantity.
 
     Attributes:
@@ -53,13 +63,9 @@ class ConfidenceInterval:
             f"[{_fmt(self.low)}, {_fmt(self.high)}] ({self.method})"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class TestResult:
+class TestResult(JsonResult):
     """Result of a two-sample test of "no difference".
 
     Attributes:
@@ -99,13 +105,9 @@ class TestResult:
             f"({self.alternative}, n_a={self.n_a}, n_b={self.n_b}){extra}"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class EquivalenceResult:
+class EquivalenceResult(JsonResult):
     """Result of a TOST equivalence test: H0 is "quantity <= low or quantity >= high".
 
     Attributes:
@@ -154,13 +156,11 @@ class EquivalenceResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output (``equivalent`` included)."""
-        out = asdict(self)
-        out["equivalent"] = self.equivalent
-        return out
+        return {**super().to_dict(), "equivalent": self.equivalent}
 
 
 @dataclass(frozen=True)
-class PowerResult:
+class PowerResult(JsonResult):
     """Power of, or sample size for, an equivalence test.
 
     Attributes:
@@ -191,13 +191,9 @@ class PowerResult:
             f"true difference={_fmt(self.true_difference)}, sd={_fmt(self.sd)}, alpha={self.alpha:g}, {self.method})"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class AggregateEstimate:
+class AggregateEstimate(JsonResult):
     """An aggregate score (IQM, optimality gap, ...) with a stratified-bootstrap interval.
 
     Attributes:
@@ -218,7 +214,3 @@ class AggregateEstimate:
     def summary(self) -> str:
         """One line: name, estimate and interval."""
         return f"{self.name}: {self.ci.summary()} (runs={self.n_runs}, tasks={self.n_tasks}, reps={self.reps})"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON output."""
-        return asdict(self)

@@ -13,6 +13,7 @@ from evaltk.cli.main import main
 from evaltk.compare import CompareError, Verdict, compare
 from evaltk.compare.sequential import compare_sequential
 from evaltk.compare_tables import compare_tables
+from tests.evaltk.cli_helpers import error_line
 
 HEADER = "checkpoint,env_id,backend,index,seed,return,frames,steps,truncated"
 
@@ -212,3 +213,17 @@ def test_repeat_action_probability_is_recorded_and_checked(tmp_path: Path, capsy
     assert main(["evaluate", "builtin:random", "--env-id", "ALE/Breakout-v5", "--episodes", "1",
                  "--repeat-action-probability", "1.5", "--out", str(tmp_path / "bad")]) == 2
     assert "--repeat-action-probability must be in [0, 1]" in capsys.readouterr().err
+
+
+def test_every_sequential_entry_point_checks_looks_and_budget_alike(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(CompareError, match=r"--looks must be in \[1, 50\], got 0; 10 is the default"):
+        compare_sequential(np.zeros(20), np.ones(20), 1.0, "absolute", looks=0)
+    base = _table(tmp_path / "a.csv", [1.0] * 20)
+    argv = ["evaluate", "builtin:random", "--env-id", "ALE/Breakout-v5", "--out", str(tmp_path / "b"),
+            "--until-verdict", "--baseline", str(base), "--margin", "1"]
+    assert error_line(capsys, [*argv, "--max-episodes", "20", "--looks", "0"]) == (
+        "error: --looks must be in [1, 50], got 0; 10 is the default")
+    assert error_line(capsys, [*argv, "--max-episodes", "5"]) == (
+        "error: --max-episodes 5 is below the 10 episodes a verdict needs; raise it (e.g. --max-episodes 100)")
+    assert not (tmp_path / "b").exists()

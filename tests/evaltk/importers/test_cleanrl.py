@@ -90,6 +90,10 @@ def test_matches_cleanrl_network(script: str, env_id: str, net_cls: type[nn.Modu
     if script == "ppo_atari_envpool":
         assert imported.env["env_id"] == "ALE/Breakout-v5"
         assert imported.env["kwargs"]["repeat_action_probability"] == 0.0
+        # EnvPool's grayscale + INTER_AREA observations equal the reference env's (docs/simulators.md's lockstep);
+        # what differs is the number of no-op starts
+        assert not any("gray conversion" in c for c in imported.caveats)
+        assert any("0..29 NOOPs" in c and "1..30" in c for c in imported.caveats)
     policy = load_policy(str(ckpt))
     assert isinstance(policy, ImportedPolicy)
     obs = np.random.default_rng(0).integers(0, 256, size=(256, 4, 84, 84), dtype=np.uint8)
