@@ -4,8 +4,7 @@
 - :mod:`gpu_env.cuda.module`: the translation unit, its compile options, the on-disk cubin cache.
 - :mod:`gpu_env.cuda.backend`: :class:`~gpu_env.cuda.backend.CudaAtariBatch`, device-resident batches.
 - :mod:`gpu_env.cuda.preprocess`: AtariPreprocessing's device buffers, max-pool and INTER_AREA resize.
-- :mod:`gpu_env.cuda.vec`: :class:`~gpu_env.cuda.vec.CudaVecEnv`, what ``make_vec(..., backend="cuda")`` returns:
-  every step (autoreset and episode statistics included) on the device, torch CUDA tensors out.
+- :mod:`gpu_env.cuda.vec`: the device engine of ``make_vec(..., backend="cuda")``'s env, every step on the device.
 
 Nothing here imports CuPy at import time: the modules load on machines without a GPU, and every
 entry point that needs one raises :class:`~gpu_env.errors.BackendError` naming what is missing.
