@@ -29,7 +29,7 @@ def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | 
     default, or ``"numpy"``), ``render_mode`` (``"rgb_array"`` or None), ``device`` and ``num_threads``
     (default :func:`gpu_env.vector.default_num_threads`).
 
-    ``backend="cuda"`` steps the same env on the GPU (:mod:`gpu_env.cuda.vec`: torch CUDA tensors out;
+    ``backend="cuda"`` steps the same env on the GPU (:mod:`gpu_env.backends.cuda.vec`: torch CUDA tensors out;
     extra options ``cuda_device``, ``block_size``, ``noop_table_depth``).
 
     ``preset``: a client's preprocessing reproduced bit for bit (``"sb3"``, ``"cleanrl"``,

@@ -40,7 +40,7 @@ does, so ``gymnasium.wrappers.vector.RecordVideo`` records. ``num_threads`` defa
 The env checks the options (:class:`VecOptions`), builds the spaces, seeds the per-env generators,
 batches the infos and keeps the episode statistics (:class:`EpisodeStats`); an engine steps the
 emulators: on ``"cpu"`` and ``"ale_py"`` the host engine (:mod:`gpu_env.backends.host_vec`), on ``"cuda"``
-the device engine (:mod:`gpu_env.cuda.vec`, imported only then; its options ``cuda_device``,
+the device engine (:mod:`gpu_env.backends.cuda.vec`, imported only then; its options ``cuda_device``,
 ``block_size``, ``noop_table_depth`` are refused elsewhere; what differs on the device is listed there).
 """
 
@@ -62,13 +62,13 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from gpu_env.ale_batch import ACTION_NAMES
+from gpu_env.atari_batch import ACTION_NAMES
 from gpu_env.backends.host_vec import HostEngine
 from gpu_env.env_ids import EnvIdSettings, env_id_settings, rom_id_from_env_id
 from gpu_env.errors import GpuEnvError
 
 if TYPE_CHECKING:
-    from gpu_env.cuda.vec import CudaEngine
+    from gpu_env.backends.cuda.vec import CudaEngine
 
 __all__ = ["OBS_FORMATS", "AtariVecEnv", "EnvIdSettings", "EpisodeStats", "VecOptions", "default_num_threads",
            "env_id_settings", "rom_id_from_env_id"]
@@ -304,7 +304,7 @@ class AtariVecEnv(VectorEnv):
         """Build the engine of ``backend``: the host's, or for ``"cuda"`` the device's (imported only then: CuPy)."""
         if backend != "cuda":
             return HostEngine(self._opts, backend, self._env_rngs)
-        from gpu_env.cuda.vec import CudaEngine
+        from gpu_env.backends.cuda.vec import CudaEngine
 
         return CudaEngine(self._opts, self._env_rngs)
 

@@ -1,7 +1,7 @@
 """The host engine of :class:`gpu_env.vector.AtariVecEnv` (backends ``"cpu"`` and ``"ale_py"``).
 
-An :class:`~gpu_env.ale_batch.AtariBatch` on the host, gymnasium's AtariPreprocessing in the native
-library (:meth:`~gpu_env.ale_batch.AtariBatch.step_preprocessed`, one call per env step when each of
+An :class:`~gpu_env.atari_batch.AtariBatch` on the host, gymnasium's AtariPreprocessing in the native
+library (:meth:`~gpu_env.atari_batch.AtariBatch.step_preprocessed`, one call per env step when each of
 its frames is one ``act``) or as loops of batch calls (:mod:`gpu_env.backends.preprocessing`: a
 stochastic or an inner frame skip), and a :class:`~gpu_env.preprocess.FrameStack`. Masks, rewards
 and flags are numpy arrays; observations are torch tensors on ``device`` (the CPU unless given).
@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from gpu_env.ale_batch import AtariBatch
+from gpu_env.atari_batch import AtariBatch
 from gpu_env.backends.preprocessing import reset_loop, step_loop
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import FrameStack

@@ -71,7 +71,7 @@ def env_settings(env_id: str, overrides: dict[str, Any]) -> dict[str, Any]:
 def _base_envs(env_id: str, num_envs: int, backend: str, num_threads: int | None,
                overrides: dict[str, Any]) -> tuple[BatchDriver, list[AleEnv]]:
     """One ``AtariBatch`` (``frameskip=1``; the frame skip runs in :class:`AleEnv`) and its per-env base envs."""
-    from gpu_env.ale_batch import AtariBatch
+    from gpu_env.atari_batch import AtariBatch
 
     s = env_settings(env_id, overrides)
     batch = AtariBatch(s["game"], num_envs, backend=backend, seeds=None,

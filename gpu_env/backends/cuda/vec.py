@@ -1,6 +1,6 @@
 """The device engine of :class:`gpu_env.vector.AtariVecEnv` (``make_vec(..., backend="cuda")``).
 
-One :class:`~gpu_env.cuda.backend.CudaAtariBatch` (the batch ``AtariBatch(backend="cuda")`` wraps
+One :class:`~gpu_env.backends.cuda.backend.CudaAtariBatch` (the batch ``AtariBatch(backend="cuda")`` wraps
 too). A step is the ``gpu_env_vec_step`` kernel (gymnasium's AtariPreprocessing step of
 ``core/ale/preprocessing.h``, the source the CPU library runs, or the autoreset of the envs whose
 episode ended: ``reset_game``, the no-ops, the first frame), then the observation kernels (max-pool,
@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from gpu_env.cuda.backend import CudaAtariBatch, to_torch
-from gpu_env.cuda.preprocess import CudaPreprocessor
+from gpu_env.backends.cuda.backend import CudaAtariBatch, to_torch
+from gpu_env.backends.cuda.preprocess import CudaPreprocessor
 from gpu_env.errors import GpuEnvError, NotImplementedYetError
 
 if TYPE_CHECKING:
