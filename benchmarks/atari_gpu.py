@@ -58,7 +58,7 @@ def _timed(cp: Any, seconds: float, step: Any) -> tuple[int, float]:
 
 def _gpu_rows(cp: Any, game: str, n: int, seconds: float, block: int, options: Any,
               modes: list[str]) -> list[dict[str, Any]]:
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     pool = cp.get_default_memory_pool()
     pool.free_all_blocks()
@@ -114,7 +114,7 @@ def _cpu_rows(game: str, n: int, seconds: float) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     threads = os.cpu_count() or 1
     rng = np.random.default_rng(0)
-    from gpu_env.ale_batch import AtariBatch
+    from gpu_env.atari_batch import AtariBatch
 
     cpu = AtariBatch(game, n, backend="cpu", seeds=np.arange(n), repeat_action_probability=0.25, num_threads=threads)
     frames, start, cpu0 = 0, time.perf_counter(), time.process_time()
@@ -178,13 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         args.games, args.envs, args.seconds, args.blocks, args.cpu_envs = ["pong"], [256, 1024], 0.5, [128], 64
         args.variant_envs = 1024
     try:
-        from gpu_env.cuda.errors import require_cuda
+        from gpu_env.backends.cuda.errors import require_cuda
 
         cp = require_cuda()
     except BackendError as exc:
         print(f"atari_gpu: no GPU benchmark was run: {exc}", file=sys.stderr)
         return 2
-    from gpu_env.cuda.module import KernelOptions
+    from gpu_env.backends.cuda.module import KernelOptions
 
     props = cp.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])

@@ -120,8 +120,8 @@ def facts(cp: Any, dry_run: bool) -> dict[str, Any]:
     """Machine, driver and library versions, and how the CUDA module loads."""
     import torch
 
-    from gpu_env.cuda import module
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.backends.cuda import module
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     out: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__,
                            "torch_cuda": torch.version.cuda, "cupy": getattr(cp, "__version__", "?"),
@@ -172,8 +172,8 @@ def _mismatch(cpu: Any, gpu: Any, r_cpu: Any, r_gpu: Any, n: int) -> str | None:
 
 def lockstep(cp: Any, game: str, frames: int, n: int, seed: int, deadline: float) -> dict[str, Any]:
     """Step ``game`` on both backends, comparing every frame; stops at the first mismatch or the deadline."""
-    from gpu_env.ale_batch import AtariBatch
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.atari_batch import AtariBatch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     seeds = [seed + i for i in range(n)]
     rng = np.random.default_rng(seed)

@@ -77,7 +77,7 @@ if [ "$DRY" = 1 ]; then
 fi
 
 stamp "4. CUDA module"
-key=$($PY -m gpu_env.cuda.module key)
+key=$($PY -m gpu_env.backends.cuda.module key)
 if [ -f "$GPU_ENV_CUDA_CACHE/$key.fatbin" ]; then
   echo "prebuilt: $GPU_ENV_CUDA_CACHE/$key.fatbin"
 else

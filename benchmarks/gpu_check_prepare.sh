@@ -6,7 +6,7 @@
 #   2. build/native/_native.so: gpu_env's CPU library (built by setup.py, its flags), named so that any Python
 #      loads it (gpu_env/binding.py tries the plain ".so" suffix); rebuilt when a source is newer;
 #   3. build/cuda_cache/<sha256>.fatbin: the CUDA module, SASS for sm_90 + compute_90 PTX, by
-#      `python -m gpu_env.cuda.module prebuild` (nvcc; about 3 minutes of one core in ptxas); kept when the source
+#      `python -m gpu_env.backends.cuda.module prebuild` (nvcc; about 3 minutes of one core in ptxas); kept when the source
 #      hash matches.
 # Then: device run `bash benchmarks/gpu_check.sh` with carry [".whl", "build/native", "build/cuda_cache"].
 # Usage: bash benchmarks/gpu_check_prepare.sh [--offline]   (--offline: fail instead of downloading wheels)
@@ -49,8 +49,8 @@ else
   )
 fi
 
-echo "CUDA module: $($PY -m gpu_env.cuda.module key) (source hash)"
-time nice -n 10 $PY -m gpu_env.cuda.module prebuild --arch sm_90 -j 1 --out build/cuda_cache
+echo "CUDA module: $($PY -m gpu_env.backends.cuda.module key) (source hash)"
+time nice -n 10 $PY -m gpu_env.backends.cuda.module prebuild --arch sm_90 -j 1 --out build/cuda_cache
 ls -la build/cuda_cache
 du -sh .whl build/native/_native.so build/cuda_cache
 echo "prepared in $(( $(date +%s) - t0 )) s"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from gpu_env import errors
 
 if TYPE_CHECKING:
-    from gpu_env.ale_batch import AtariBatch
+    from gpu_env.atari_batch import AtariBatch
     from gpu_env.make import make_vec
 
 __all__ = ["AtariBatch", "errors", "make_vec"]
@@ -44,7 +44,7 @@ def __getattr__(name: str) -> Any:
             raise AttributeError("gpu_env.__version__ is the evaltk distribution's version, and evaltk is not "
                                  "installed here: `pip install -e .` in the checkout") from None
     if name == "AtariBatch":
-        from gpu_env.ale_batch import AtariBatch
+        from gpu_env.atari_batch import AtariBatch
 
         return AtariBatch
     if name == "make_vec":

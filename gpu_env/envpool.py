@@ -99,7 +99,7 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
     action_space: spaces.Discrete  # one env's space, as EnvPool
 
     def __init__(self, task_id: str, env_type: str, config: dict[str, Any], backend: str = "cpu") -> None:
-        from gpu_env.ale_batch import AtariBatch
+        from gpu_env.atari_batch import AtariBatch
 
         self.env_type = env_type
         self._config = config

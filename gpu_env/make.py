@@ -6,7 +6,6 @@ from typing import Any, overload
 
 from gymnasium.vector import VectorEnv
 
-from gpu_env.vec_env import atari_vec_env
 from gpu_env.vector import AtariVecEnv
 
 
@@ -30,8 +29,8 @@ def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | 
     default, or ``"numpy"``), ``render_mode`` (``"rgb_array"`` or None), ``device`` and ``num_threads``
     (default :func:`gpu_env.vector.default_num_threads`).
 
-    ``backend="cuda"`` returns :class:`gpu_env.cuda.vec.CudaVecEnv` (same contract, every step on the
-    GPU, torch CUDA tensors out; extra options ``cuda_device``, ``block_size``, ``noop_table_depth``).
+    ``backend="cuda"`` steps the same env on the GPU (:mod:`gpu_env.backends.cuda.vec`: torch CUDA tensors out;
+    extra options ``cuda_device``, ``block_size``, ``noop_table_depth``).
 
     ``preset``: a client's preprocessing reproduced bit for bit (``"sb3"``, ``"cleanrl"``,
     ``"gymnasium"``, ``"envpool"``; :mod:`gpu_env.presets`, docs/drop_in.md) instead of the options above;
@@ -41,4 +40,4 @@ def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | 
         from gpu_env.presets import make as make_preset
 
         return make_preset(env_id, num_envs, preset, backend=backend, **kwargs)
-    return atari_vec_env(env_id, num_envs, backend, **kwargs)
+    return AtariVecEnv(env_id, num_envs, backend=backend, **kwargs)

@@ -3,7 +3,7 @@
 ``gpu_env/core/ale/params.h`` reads an int32 block of :data:`PARAM_COUNT` words (``kParam*``, in the
 order of :func:`rom_params`) plus the ``setMode`` programs of :mod:`gpu_env.games` encoded as one
 int32 stream (``kOp*`` of ``core/ale/environment.h``). The CPU backend (:mod:`gpu_env.backends.native`)
-and the CUDA backend (:mod:`gpu_env.cuda.backend`) both build them here.
+and the CUDA backend (:mod:`gpu_env.backends.cuda.backend`) both build them here.
 """
 
 from __future__ import annotations

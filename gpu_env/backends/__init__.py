@@ -1,1 +1,1 @@
-"""The backends of :class:`gpu_env.AtariBatch` behind one protocol (:mod:`gpu_env.backends.protocol`)."""
+"""The backends of :class:`gpu_env.AtariBatch` (one protocol: :mod:`.protocol`) and the engines of make_vec's env."""

@@ -71,7 +71,7 @@ def env_settings(env_id: str, overrides: dict[str, Any]) -> dict[str, Any]:
 def _base_envs(env_id: str, num_envs: int, backend: str, num_threads: int | None,
                overrides: dict[str, Any]) -> tuple[BatchDriver, list[AleEnv]]:
     """One ``AtariBatch`` (``frameskip=1``; the frame skip runs in :class:`AleEnv`) and its per-env base envs."""
-    from gpu_env.ale_batch import AtariBatch
+    from gpu_env.atari_batch import AtariBatch
 
     s = env_settings(env_id, overrides)
     batch = AtariBatch(s["game"], num_envs, backend=backend, seeds=None,
@@ -171,11 +171,11 @@ def _gymnasium_preset(env_id: str, num_envs: int, seed: int | None, backend: str
                       autoreset_mode: AutoresetMode | str, num_threads: int | None,
                       env_kwargs: dict[str, Any]) -> VectorEnv:
     """``make_vec(env_id, frameskip=1, AtariPreprocessing defaults, stack_size=4)``."""
-    from gpu_env.vec_env import atari_vec_env
+    from gpu_env.vector import AtariVecEnv
 
     if seed is not None:
         raise GpuEnvError("preset='gymnasium' is gpu_env.make_vec: pass the seed to reset(seed=...) instead")
     options = {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84, "stack_size": 4,
                "autoreset_mode": autoreset_mode, "num_threads": num_threads, **env_kwargs}
-    env: VectorEnv = atari_vec_env(env_id, num_envs, backend, **options)
+    env: VectorEnv = AtariVecEnv(env_id, num_envs, backend=backend, **options)
     return env

@@ -1,4 +1,4 @@
-"""Run per-environment wrapper programs over one :class:`~gpu_env.ale_batch.AtariBatch`, batching the emulation.
+"""Run per-environment wrapper programs over one :class:`~gpu_env.atari_batch.AtariBatch`, batching the emulation.
 
 A client's wrapper stack (SB3's ``MaxAndSkipEnv`` over ``NoopResetEnv`` over ``AtariEnv`` …) is
 sequential code per environment: loops that stop early, resets inside steps, no-op steps inside
@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium.utils import seeding
 
-from gpu_env.ale_batch import ACTION_NAMES, AtariBatch
+from gpu_env.atari_batch import ACTION_NAMES, AtariBatch
 
 
 class Op(enum.Enum):

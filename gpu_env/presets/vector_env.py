@@ -2,7 +2,7 @@
 
 Each sub-environment is a stack of :mod:`gpu_env.presets.wrappers` over an
 :class:`~gpu_env.presets._engine.AleEnv`; one :class:`~gpu_env.presets._engine.BatchDriver` runs all
-of them on one :class:`~gpu_env.ale_batch.AtariBatch`. ``reset``/``step`` follow
+of them on one :class:`~gpu_env.atari_batch.AtariBatch`. ``reset``/``step`` follow
 ``gymnasium.vector.SyncVectorEnv`` line for line (seeds ``seed + i``, the three autoreset modes,
 ``final_obs``/``final_info`` under ``SAME_STEP``, infos batched by ``VectorEnv._add_info``), so the
 returned arrays and info dicts are those of ``SyncVectorEnv`` over the client's own wrappers.
@@ -65,7 +65,7 @@ class PresetVecEnv(VectorEnv):
 
     @property
     def batch(self) -> Any:
-        """The :class:`~gpu_env.ale_batch.AtariBatch` all envs run on."""
+        """The :class:`~gpu_env.atari_batch.AtariBatch` all envs run on."""
         return self.driver.batch
 
     def _stack(self, frames: list[U8Array]) -> npt.NDArray[np.uint8]:

@@ -1,4 +1,4 @@
-"""Test-only stand-in for the slice of CuPy that gpu_env.cuda uses, running the kernels on the CPU.
+"""Test-only stand-in for the slice of CuPy that gpu_env.backends.cuda uses, running the kernels on the CPU.
 
 ``core/cuda/kernels.h`` is compiled with g++ against ``cuda_host_shim.h`` into a shared library;
 ``RawModule.get_function(name)`` returns a callable that launches kernel ``name`` with the grid and
@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gpu_env.cuda.module import KERNEL_NAMES, unit_source
+from gpu_env.backends.cuda.module import KERNEL_NAMES, unit_source
 from gpu_env.cuda_source import CORE_DIR
 
 HERE = Path(__file__).resolve().parent
@@ -204,7 +204,7 @@ def _asnumpy(x: Any) -> Any:
 
 
 def make_module(lib_path: Path) -> types.ModuleType:
-    """Build a module object that stands in for ``cupy`` (only what gpu_env.cuda calls)."""
+    """Build a module object that stands in for ``cupy`` (only what gpu_env.backends.cuda calls)."""
     _Module.lib = ctypes.CDLL(str(lib_path))
     cp = types.ModuleType("cupy")
     cp.ndarray = HostArray  # type: ignore[attr-defined]

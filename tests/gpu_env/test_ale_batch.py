@@ -8,7 +8,7 @@ import pytest
 from ale_py import roms
 
 import gpu_env
-from gpu_env.ale_batch import AtariBatch
+from gpu_env.atari_batch import AtariBatch
 from gpu_env.errors import BackendError, GpuEnvError, RomError
 from gpu_env.games import game_info, games
 from gpu_env.rom_params import PARAM_COUNT, encode_set_mode_program, rom_params, set_mode_programs

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_env.cuda.module import KERNEL_NAMES, KernelOptions, nvcc_command, nvrtc_options, unit_source
+from gpu_env.backends.cuda.module import KERNEL_NAMES, KernelOptions, nvcc_command, nvrtc_options, unit_source
 from gpu_env.cuda_source import CORE_DIR
 from tests.gpu_env.nvrtc_helpers import nvrtc_ptx
 
@@ -50,8 +50,8 @@ def test_kernel_parameter_layout_matches_the_cpu_library() -> None:
     names = _enum_names((CORE_DIR / "ale" / "params.h").read_text(), "kParamGameId", "kParamCount")
     assert (names[0], names[-1]) == ("kParamGameId", "kParamCount")
     assert len(names) == len(set(names))
+    from gpu_env.backends.cuda.backend import PARAM_COUNT
     from gpu_env.binding import native
-    from gpu_env.cuda.backend import PARAM_COUNT
 
     assert native().gpu_env_ale_param_count() == PARAM_COUNT
 
@@ -103,7 +103,7 @@ def test_unit_compiles_with_nvrtc() -> None:
 
 def test_prebuild_writes_fatbins_named_by_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The prebuild driver's bookkeeping (file names, options); a recording stand-in plays nvcc here."""
-    from gpu_env.cuda import module
+    from gpu_env.backends.cuda import module
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -172,7 +172,7 @@ def test_load_module_prefers_the_prebuilt_file(tmp_path: Path, monkeypatch: pyte
 
     Newer GPUs load it through its PTX; an older GPU, or a driver that rejects the file, gets NVRTC.
     """
-    from gpu_env.cuda import module
+    from gpu_env.backends.cuda import module
 
     monkeypatch.setenv("GPU_ENV_CUDA_CACHE", str(tmp_path))
     module.cubin_path(KernelOptions(), "sm_90").write_bytes(b"fatbin")
@@ -195,7 +195,7 @@ def test_load_module_prefers_the_prebuilt_file(tmp_path: Path, monkeypatch: pyte
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 def test_prebuild_with_nvcc_holds_sass_and_ptx_of_every_kernel(tmp_path: Path) -> None:
     """The real prebuild (about 2-4 minutes of one core in ptxas): sm_90 SASS and compute_90 PTX, every kernel."""
-    from gpu_env.cuda import module
+    from gpu_env.backends.cuda import module
 
     (path,) = module.prebuild([KernelOptions()], "sm_90", tmp_path, 1)
     assert path == module.cubin_path(KernelOptions(), "sm_90", tmp_path)

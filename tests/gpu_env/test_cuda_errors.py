@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gpu_env.cuda import errors
+from gpu_env.backends.cuda import errors
 from gpu_env.errors import BackendError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,14 +20,14 @@ HAS_CUPY = importlib.util.find_spec("cupy") is not None
 
 @pytest.mark.skipif(HAS_CUPY, reason="CuPy is installed here: the missing-CuPy path cannot be exercised")
 def test_cuda_batch_without_cupy_names_the_install_command() -> None:
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     with pytest.raises(BackendError, match=r"needs CuPy.*pip install -e '\.\[cuda\]'"):
         CudaAtariBatch("pong", 2)
 
 
 def test_cuda_batch_checks_its_arguments_before_the_device() -> None:
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     with pytest.raises(ValueError, match="block_size"):
         CudaAtariBatch("pong", 2, block_size=100)

@@ -24,8 +24,8 @@ GAMES = ("pong", "breakout", "ms_pacman", "space_invaders", "seaquest", "qbert",
 
 
 def _batches(game: str, seed: int) -> tuple[Any, Any]:
-    from gpu_env.ale_batch import AtariBatch
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.atari_batch import AtariBatch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     seeds = [seed + i for i in range(NUM_ENVS)]
     cpu = AtariBatch(game, NUM_ENVS, backend="cpu", seeds=seeds, repeat_action_probability=0.25, num_threads=1)
@@ -81,8 +81,8 @@ def test_cuda_equals_cpu_every_frame_on_twelve_games() -> None:
 
 
 def test_clone_state_is_interchangeable_with_the_cpu_backend() -> None:
-    from gpu_env.ale_batch import AtariBatch
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.atari_batch import AtariBatch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     cpu = AtariBatch("breakout", 3, backend="cpu", seeds=[5, 6, 7], num_threads=1)
     rng = np.random.default_rng(0)
@@ -96,7 +96,7 @@ def test_clone_state_is_interchangeable_with_the_cpu_backend() -> None:
 
 
 def test_mask_leaves_other_envs_untouched() -> None:
-    from gpu_env.cuda.backend import CudaAtariBatch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch
 
     gpu = CudaAtariBatch("pong", 4, seeds=[1, 2, 3, 4])
     before = gpu.clone_state()
@@ -113,7 +113,7 @@ def test_mask_leaves_other_envs_untouched() -> None:
 def test_arrays_reach_torch_without_a_copy() -> None:
     import torch
 
-    from gpu_env.cuda.backend import CudaAtariBatch, to_torch
+    from gpu_env.backends.cuda.backend import CudaAtariBatch, to_torch
 
     gpu = CudaAtariBatch("pong", 8, seeds=0)
     screens = gpu.get_screen_grayscale()
@@ -138,6 +138,7 @@ def test_make_vec_on_the_device_equals_the_cpu_make_vec() -> None:
     n = 64
     cpu = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cpu", **kw)
     dev = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cuda", **kw)
+    assert type(dev) is type(cpu)  # one AtariVecEnv; the backend picks its engine
     o_cpu, _ = cpu.reset(seed=5)
     o_dev, _ = dev.reset(seed=5)
     assert o_dev.is_cuda

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_env.ale_batch import AtariBatch
+from gpu_env.atari_batch import AtariBatch
 from gpu_env.binding import native
 from gpu_env.errors import GpuEnvError
 from gpu_env.mt19937 import from_text, std_mt19937, to_text

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_env.ale_batch import AtariBatch
+from gpu_env.atari_batch import AtariBatch
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess_cpu import CpuObservation
 from tests.gpu_env.resize_cases import DOWNSCALE_SIZES, cv2_area

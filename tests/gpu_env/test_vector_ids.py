@@ -48,10 +48,10 @@ def test_id_family_equals_gymnasium(env_id: str, steps: int) -> None:
 
 def test_registered_settings_reach_the_env() -> None:
     env = make_vec("Breakout-v4", 2, obs_format="numpy")
-    assert env._frameskip == (2, 5)
+    assert env._opts.frameskip == (2, 5)
     assert env.batch.repeat_action_probability == 0.0
     env = make_vec("BreakoutNoFrameskip-v4", 1)
-    assert env._frameskip == 1
+    assert env._opts.frameskip == 1
     assert env.batch.repeat_action_probability == 0.0
 
 

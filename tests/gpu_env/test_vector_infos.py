@@ -139,7 +139,8 @@ def test_record_video_writes_a_file(tmp_path: Path) -> None:
     [({"obs_format": "jax"}, "obs_format='jax'"),
      ({"render_mode": "human"}, "render_mode='human'"),
      ({"obs_format": "numpy", "device": "meta"}, "obs_format='numpy' returns host arrays"),
-     ({"num_threads": 0}, "num_threads=0")],
+     ({"num_threads": 0}, "num_threads=0"),
+     ({"block_size": 64, "noop_table_depth": 8}, "block_size=64, noop_table_depth=8: options of backend='cuda'")],
 )
 def test_bad_output_options_are_named(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(GpuEnvError, match=match):
@@ -158,8 +159,8 @@ def test_default_threads_are_the_allowed_cores(monkeypatch: pytest.MonkeyPatch) 
 
     assert default_num_threads() == len(os.sched_getaffinity(0))
     monkeypatch.setattr(gpu_env.vector, "default_num_threads", lambda: 2)
-    assert make_vec("ALE/Pong-v5", 1)._num_threads == 2  # asked for when num_threads is None, and only then
-    assert make_vec("ALE/Pong-v5", 1, num_threads=3)._num_threads == 3
+    assert make_vec("ALE/Pong-v5", 1)._opts.num_threads == 2  # asked for when num_threads is None, and only then
+    assert make_vec("ALE/Pong-v5", 1, num_threads=3)._opts.num_threads == 3
 
 
 def test_default_threads_do_not_read_the_load() -> None:

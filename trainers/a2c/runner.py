@@ -4,7 +4,7 @@ Every tensor lives on the emulator's device (``env.device``: the CPU for ``backe
 ``"cuda"``). On ``cuda`` the rollout (emulation, preprocessing, autoreset, sampling), V-trace and the
 updates run on the GPU; what crosses to the host is: once per rollout, the finished episodes' returns
 and lengths (:meth:`RolloutCollector.take_episodes`); every ``noop_table_depth`` env steps, the env's
-no-op cursors (int32[num_envs], gpu_env.cuda.vec); once per log line, the five mean loss terms; and
+no-op cursors (int32[num_envs], gpu_env.backends.cuda.vec); once per log line, the five mean loss terms; and
 the checkpoints. docs/a2c.md lists the same.
 One rollout of ``rollout`` steps on ``num_envs`` envs is followed by ``num_minibatches`` updates, each on
 its own group of envs (group ``g`` was collected by weights ``g`` updates older: V-trace corrects it).

@@ -1,9 +1,9 @@
-// CUDA kernels of gpu_env's device backend (gpu_env/cuda/): the ALE environment of
+// CUDA kernels of gpu_env's device backend (gpu_env/backends/cuda/): the ALE environment of
 // core/ale/environment.h and gymnasium's AtariPreprocessing step of core/ale/preprocessing.h (the
 // functions the CPU library runs), one thread per environment, state in device memory, plus the
 // observation kernels (screens, grayscale, max-pool, INTER_AREA resize, frame stack).
 //
-// Compiled as device code by NVRTC through CuPy (gpu_env/cuda/module.py, which assembles the unit
+// Compiled as device code by NVRTC through CuPy (gpu_env/backends/cuda/module.py, which assembles the unit
 // with gpu_env.cuda_source.device_source) and by `nvcc --ptx` in the tests; the tests also compile it
 // for the host with g++ (tests/gpu_env/cuda_host_shim.h) to run the kernels on the CPU.
 //
@@ -17,7 +17,7 @@
 // Every env kernel takes an optional index list `idx` (nullptr: envs 0..count-1): masked work is
 // compacted on the host side so that warps hold only envs that run (divergence handling).
 //
-// Compile-time options (macros given as NVRTC -D options by gpu_env/cuda/module.py):
+// Compile-time options (macros given as NVRTC -D options by gpu_env/backends/cuda/module.py):
 //   GPU_ENV_CUDA_LOCAL_COPY  1: copy an env's AleEnv into thread-local memory for the kernel and
 //                            back (local memory is interleaved per thread, so the warp's accesses
 //                            coalesce); 0: work on the AoS array in global memory in place.
@@ -212,7 +212,7 @@ extern "C" __global__ void gpu_env_act(GPU_ENV_ROM_PARAMS, gpu_env::ale::AleEnv*
   });
 }
 
-// The env step of make_vec(backend="cuda") (gpu_env/cuda/vec.py), autoreset included, no host round
+// The env step of make_vec(backend="cuda") (gpu_env/backends/cuda/vec.py), autoreset included, no host round
 // trip. Env i with resetting[i] (resetting may be null: none) is reset instead of stepped:
 // noop_table[i, noop_cursor[i]++] no-ops (noop_table null: none), then with `preprocess`
 // preprocessed_reset of core/ale/preprocessing.h (pp_lives[i] = lives, pp0 = the gray screen,

@@ -2,7 +2,7 @@
 
 The step itself (``frame_skip`` acts with the wrapper's early exit, the screens of the last two acts,
 the reset with its no-ops) is ``core/ale/preprocessing.h``, run by the ``gpu_env_vec_step`` kernel
-(:meth:`gpu_env.cuda.backend.CudaAtariBatch.vec_step`, what ``make_vec(backend="cuda")`` steps); it
+(:meth:`gpu_env.backends.cuda.backend.CudaAtariBatch.vec_step`, what ``make_vec(backend="cuda")`` steps); it
 writes the grayscale screens into this object's :attr:`obs0` / :attr:`obs1` (gymnasium's
 ``obs_buffer[0]`` / ``obs_buffer[1]``) and the wrapper's lives into :attr:`lives`. :meth:`observe`
 then runs the max-pool and the INTER_AREA resize as element-wise kernels (``core/cuda/kernels.h``:
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_env.cuda.backend import CudaAtariBatch
+from gpu_env.backends.cuda.backend import CudaAtariBatch
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import tap_arrays
 

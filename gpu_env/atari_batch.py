@@ -13,7 +13,7 @@ arguments and hands the work to a backend (:class:`gpu_env.backends.protocol.Ata
   environments (:mod:`gpu_env.backends.native`);
 - ``"ale_py"``: one ``ale_py.ALEInterface`` per environment — the reference itself, behind the same
   API, used by the conformance engine and as a baseline (:mod:`gpu_env.backends.ale_py`);
-- ``"cuda"``: the same core compiled by CuPy/NVRTC (:mod:`gpu_env.cuda`), host arrays in and out;
+- ``"cuda"``: the same core compiled by CuPy/NVRTC (:mod:`gpu_env.backends.cuda`), host arrays in and out;
   without CuPy or a GPU it raises :class:`~gpu_env.errors.BackendError` naming what is missing.
 
 :meth:`AtariBatch.step_preprocessed` is gymnasium's ``AtariPreprocessing`` step: on ``"cpu"`` in the
@@ -110,8 +110,8 @@ class AtariBatch:
             from gpu_env.backends.native import NativeBackend
 
             self._impl = NativeBackend(self.rom_path, num_envs, self.seeds, settings, num_threads)
-        else:  # "cuda": the same core on the device (gpu_env.cuda); raises BackendError where it cannot run
-            from gpu_env.cuda.backend import CudaAleBackend
+        else:  # "cuda": the same core on the device (gpu_env.backends.cuda); raises BackendError where it cannot run
+            from gpu_env.backends.cuda.backend import CudaAleBackend
 
             self._impl = CudaAleBackend(self.rom_path, num_envs, self.seeds, settings)
         self.mode: int | None = None

@@ -14,7 +14,7 @@ numpy arrays, CuPy arrays or torch tensors (CUDA tensors are read in place).
 Masked calls launch over the compacted list of selected envs, so warps hold only envs that run.
 ``CudaAleBackend`` is a thin ``.get()`` wrapper that adapts the class to the ``AtariBackend`` protocol
 (:mod:`gpu_env.backends.protocol`; host numpy arrays), for ``AtariBatch(backend="cuda")``;
-``make_vec(..., backend="cuda")`` (:mod:`gpu_env.cuda.vec`) uses the same class without it.
+``make_vec(..., backend="cuda")`` (:mod:`gpu_env.backends.cuda.vec`) uses the same class without it.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from gpu_env.backends.cuda.errors import require_cuda
+from gpu_env.backends.cuda.module import KernelOptions, load_module
 from gpu_env.backends.preprocessing import step_observe_by_loop
 from gpu_env.backends.protocol import NUM_ACTIONS, AleSettings, check_num_envs, seeds_array
-from gpu_env.cuda.errors import require_cuda
-from gpu_env.cuda.module import KernelOptions, load_module
 from gpu_env.errors import GpuEnvError, NotImplementedYetError
 from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
 from gpu_env.roms import resolve_rom_path
@@ -213,7 +213,7 @@ class CudaAtariBatch:
         """One launch of ``gpu_env_vec_step``: make_vec's env step and autoreset on every env (see kernels.h).
 
         ``actions``: int32[N] ALE actions (device) or ``None`` (no env steps); ``resetting``: uint8[N]
-        (device) or ``None``; ``preprocessor``: a :class:`~gpu_env.cuda.preprocess.CudaPreprocessor`
+        (device) or ``None``; ``preprocessor``: a :class:`~gpu_env.backends.cuda.preprocess.CudaPreprocessor`
         (AtariPreprocessing's step into its buffers) or ``None`` (one ALE act); ``noop_table``
         int32[N, noop_depth] with ``noop_cursor`` int32[N] (``None``: no no-ops); outputs float32[N]
         rewards and uint8[N] flags. Nothing is read back to the host.
@@ -405,7 +405,7 @@ class CudaAleBackend:
 
     Every result is read back to the host (``.get()``); its ``step_observe`` is the loop of batch calls
     of :mod:`gpu_env.backends.preprocessing` (the device's own preprocessed step is make_vec's,
-    :mod:`gpu_env.cuda.vec`).
+    :mod:`gpu_env.backends.cuda.vec`).
     """
 
     def __init__(self, rom: Path, num_envs: int, seeds: npt.NDArray[np.uint32], settings: AleSettings) -> None:

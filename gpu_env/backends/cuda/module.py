@@ -13,7 +13,7 @@ of this unit does not finish in reasonable time or memory (docs/gpu_backend.md r
 
 Compilation: a fatbin in the cache directory (``$GPU_ENV_CUDA_CACHE`` or ``~/.cache/gpu_env/cuda``),
 named by the SHA-256 of source, options and architecture, is loaded if present (``python -m
-gpu_env.cuda.module prebuild`` makes it with nvcc on any machine, GPU or not: SASS for sm_90 plus
+gpu_env.backends.cuda.module prebuild`` makes it with nvcc on any machine, GPU or not: SASS for sm_90 plus
 compute_90 PTX, which the driver compiles for newer GPUs); otherwise, or when the driver rejects the
 file, CuPy compiles the unit with NVRTC, and CuPy's own kernel cache (``$CUPY_CACHE_DIR``) keeps the result.
 Options: ``--std=c++17 --fmad=false`` (no fused multiply-add anywhere, so float/double results equal
@@ -165,8 +165,8 @@ def fatbin_entries(path: Path) -> list[tuple[str, str]]:
     """
     data = path.read_bytes()
     if len(data) < 16 or struct.unpack_from("<I", data, 0)[0] != _FATBIN_MAGIC:
-        raise BackendError(f"{path} is not a CUDA fatbin (bad magic): rebuild it with python -m gpu_env.cuda.module "
-                           "prebuild")
+        raise BackendError(f"{path} is not a CUDA fatbin (bad magic): rebuild it with "
+                           "python -m gpu_env.backends.cuda.module prebuild")
     header, body = struct.unpack_from("<HQ", data, 6)[0], struct.unpack_from("<Q", data, 8)[0]
     out: list[tuple[str, str]] = []
     offset = header
@@ -246,8 +246,8 @@ def prebuild(variants: list[KernelOptions], arch: str, out_dir: Path, jobs: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m gpu_env.cuda.module prebuild [--arch sm_90] [--out DIR] [--local] [--game-id N] [-j N]``."""
-    parser = argparse.ArgumentParser(prog="python -m gpu_env.cuda.module")
+    """``python -m gpu_env.backends.cuda.module prebuild [--arch sm_90] [--out DIR] [--local] [--game-id N] [-j N]``."""
+    parser = argparse.ArgumentParser(prog="python -m gpu_env.backends.cuda.module")
     sub = parser.add_subparsers(dest="command", required=True)
     pre = sub.add_parser("prebuild", help="compile the kernels with nvcc into the cache directory")
     pre.add_argument("--arch", default="sm_90")
