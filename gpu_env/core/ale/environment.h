@@ -35,7 +35,7 @@ constexpr int32_t kNumJoystickActions = 18;      // PLAYER_A_NOOP .. PLAYER_A_DO
 constexpr int32_t kRamBytes = 128;
 constexpr int32_t kSuperchipDraws = 128;
 
-// setMode programs (built by gpu_env/ale_native.py from gpu_env/games.py), one int32 stream per mode:
+// setMode programs (built by gpu_env/rom_params.py from gpu_env/games.py), one int32 stream per mode:
 //   kOpSelect frames | kOpSelectUntil frames max_presses(-1: none) COND | kOpSoftReset |
 //   kOpHookBegin | kOpHookEnd | kOpAct action | kOpActUntil n a0..a(n-1) COND |
 //   kOpActUntilChanged addr n a0..a(n-1) | kOpSelectRandomUntil base modulo then_act COND | kOpEnd

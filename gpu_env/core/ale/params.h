@@ -1,6 +1,6 @@
 // The int32 parameter block that describes a ROM and its ALE settings to the environment layer.
 // One layout for the CPU entry points (native/ale_batch.cpp) and the CUDA kernels (cuda/kernels.h);
-// gpu_env/ale_native.py and gpu_env/backends/cuda/backend.py build it in this order.
+// gpu_env/rom_params.py builds it in this order, for gpu_env/backends/native.py and gpu_env/backends/cuda/backend.py.
 #pragma once
 
 #include "../hd.h"
