@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from evaltk.envs.shm_reaper import engine_children
 from evaltk.tournament.match import MatchResult, MatchSpec, run_match
 from evaltk.tournament.pool import PlayerPool
 
@@ -54,10 +55,8 @@ def _while_playing(pool: PlayerPool, spec: MatchSpec, workdir: Path, timeout_s: 
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         busy = [p for p in pool._live if p not in pool._idle]
-        if len(busy) == 2 and any(Path(f"/proc/{busy[0].pid}/task").iterdir()):
-            children = Path(f"/proc/{busy[0].pid}/task/{busy[0].pid}/children").read_text().split()
-            if children:
-                break
+        if len(busy) == 2 and engine_children(busy[0].pid):  # its engine runs (any thread's child)
+            break
         time.sleep(0.05)
     else:
         pytest.fail("the match's host player had no engine within 180 s")
