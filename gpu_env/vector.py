@@ -422,11 +422,10 @@ class AtariVecEnv(VectorEnv):
         now = time.perf_counter()
         if resetting is not None:
             self._stats.start(resetting, now)
-        stepped = ~resetting if resetting is not None else engine.everyone()
-        self._stats.add(reward, stepped)
+        everyone = engine.everyone()
+        self._stats.add(reward, ~resetting if resetting is not None else everyone)
         done: Mask = term | trunc
         values = self._env_info()
-        everyone = engine.everyone()
         if mode == AutoresetMode.SAME_STEP and (on_device or done.any()):
             # As gymnasium's SAME_STEP: the ended envs' last observation and info (with "episode") go
             # under "final_obs" / "final_info"; the returned observation and info are the reset ones.

@@ -44,6 +44,8 @@ class HostEngine:
         self._rngs = rngs
         self.num_envs = opts.num_envs
         self.device = opts.device if opts.device is not None else torch.device("cpu")
+        # Each of AtariPreprocessing's frames is one `act` (no inner loop, no stochastic frame skip).
+        self._one_act_per_frame = opts.inner_loops == 1 and not isinstance(opts.frameskip, tuple)
         self.batch = AtariBatch(opts.rom_id, opts.num_envs, backend=backend, seeds=None,
                                 repeat_action_probability=opts.repeat_action_probability,
                                 frameskip=opts.batch_frameskip, max_num_frames_per_episode=opts.max_frames,
@@ -190,8 +192,7 @@ class HostEngine:
         stepping = ~resetting
         frame: npt.NDArray[np.uint8] | None = None
         stacked = False
-        one_act_per_frame = self._o.inner_loops == 1 and not isinstance(self._o.frameskip, tuple)
-        if self._o.preprocess and one_act_per_frame:
+        if self._o.preprocess and self._one_act_per_frame:
             reward, term, trunc, frame, stacked = self._preprocessed_step(actions, stepping, resetting)
         elif self._o.preprocess:  # several acts per frame (a stochastic or inner frame skip): the loop of env steps
             total, term, trunc = step_loop(
