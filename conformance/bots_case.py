@@ -1,10 +1,10 @@
 """Suite case kind ``bots``: an agent against ViZDoom's scripted bots with one declared statistical expectation.
 
 Fields: ``checkpoint`` (a built-in tournament agent, ``random``/``scripted`` with or without ``builtin:``,
-or a Doom checkpoint directory), ``matches`` (>= 1; the maximum with an SPRT), ``bots`` (default 1),
-``bot_names``, ``map`` (default ``map01``), ``timelimit`` (game minutes, default 1), ``seed``,
-``frameskip``, ``executor`` (``local``/``ray``), ``concurrency``, ``match_timeout`` and exactly one
-expectation:
+or a Doom checkpoint location, :mod:`evaltk.locations`: a directory or ``hf://ORG/REPO[@REV][/PATH]``),
+``matches`` (>= 1; the maximum with an SPRT), ``bots`` (default 1), ``bot_names``, ``map`` (default
+``map01``), ``timelimit`` (game minutes, default 1), ``seed``, ``frameskip``, ``executor``
+(``local``/``ray``), ``concurrency``, ``match_timeout`` and exactly one expectation:
 
 * ``min_win_rate = W``: a gauntlet; passes when the one-sided lower confidence bound (Wilson, level
   ``1 - alpha``) on the win rate (strictly more frags than the best bot) is at least ``W``;
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
+from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
 
 #: The built-in agents a tournament plays (``evaltk.tournament.agents.make_agent``).
 DOOM_BUILTINS = ("random", "scripted")
@@ -70,22 +70,30 @@ BOTS_FIELDS: dict[str, FieldSpec] = {
 }
 
 
-def _agent(ref: str) -> str:
-    """Return a tournament agent reference: built-in names as they are, checkpoint paths made absolute."""
-    from evaltk.policies import builtin_name
+def _agent(ref: str, resolved: bool) -> str:
+    """Return a tournament agent reference: with ``resolved``, the location made a local checkpoint directory.
 
-    return ref if builtin_name(ref) is not None else str(Path(ref).resolve())
+    Built-in names stay as they are; a location (:func:`evaltk.locations.local_checkpoint`: a path, another
+    library's file, ``hf://``) becomes the absolute evaltk checkpoint directory the players load. Without
+    ``resolved`` (checking a suite before it runs) nothing is fetched: the reference is returned as written.
+    """
+    from evaltk.locations import local_checkpoint
+
+    return local_checkpoint(ref).ref if resolved else ref
 
 
-def tournament_config(params: Mapping[str, Any]) -> Any:
-    """Return the :class:`evaltk.tournament.formats.TournamentConfig` a ``bots`` case plays."""
+def tournament_config(params: Mapping[str, Any], *, resolved: bool = True) -> Any:
+    """Return the :class:`evaltk.tournament.formats.TournamentConfig` a ``bots`` case plays.
+
+    ``resolved=False`` leaves the agents as written (for checking the other settings without fetching anything).
+    """
     from evaltk.tournament.formats import SprtConfig, TournamentConfig
 
     alpha = float(params.get("alpha", 0.05))
-    agents: tuple[str, ...] = (_agent(str(params["checkpoint"])),)
+    agents: tuple[str, ...] = (_agent(str(params["checkpoint"]), resolved),)
     sprt, fmt = None, "gauntlet"
     if "baseline" in params:
-        fmt, agents = "match", (*agents, _agent(str(params["baseline"])))
+        fmt, agents = "match", (*agents, _agent(str(params["baseline"]), resolved))
         sprt = SprtConfig(elo0=float(params["elo0"]), elo1=float(params["elo1"]), alpha=alpha,
                           beta=float(params.get("beta", 0.05)))
     return TournamentConfig(format=fmt, agents=agents, matches=int(params["matches"]),
@@ -117,16 +125,19 @@ def check_bots_case(params: Mapping[str, Any]) -> str | None:
         if problem is not None:
             return f"{key}: {problem}"
     try:
-        tournament_config(params).validate()
+        tournament_config(params, resolved=False).validate()
     except TournamentError as exc:
         return str(exc)
     return None
 
 
 def _agent_problem(ref: str) -> str | None:
+    from evaltk.locations import is_remote
     from evaltk.policies import builtin_name
 
     name = builtin_name(ref)
+    if is_remote(ref):
+        return None  # fetched and read when the case runs
     if name in DOOM_BUILTINS or (name is None and (Path(ref) / "policy.json").is_file()):
         return None
     if name is not None:

@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
 from conformance.policy_trace import policy_problem, policy_trace_for
-from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of, register_kind
 from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5
+from evaltk.locations import Resolved, resolve
 from evaltk.margin import MarginKind
 
 TRACE_BACKENDS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
@@ -38,7 +39,7 @@ def check_trace_case(params: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _evidence_problem(case: Case, trace: Trace, source: str) -> str | None:
+def _evidence_problem(case: Case, trace: Trace, source: str, checkpoint: str | None) -> str | None:
     """Return what makes ``trace`` unfit as evidence for ``case`` (too short, other settings or ROM), or None."""
     p, h = case.params, trace.header
     declared = int(p["frames"])
@@ -48,7 +49,7 @@ def _evidence_problem(case: Case, trace: Trace, source: str) -> str | None:
     policy = h.get("actions", {}).get("kind") == "policy"
     recorded = {"rom": h.get("rom"), "seed": h["actions"]["env_seed"] if policy else h.get("seed"),
                 "repeat_action_probability": h.get("settings", {}).get("repeat_action_probability")}
-    problem = policy_problem(p, h, source)
+    problem = policy_problem(p, h, source, checkpoint)
     if problem is not None:
         return problem
     for key, value in recorded.items():
@@ -73,8 +74,9 @@ def run_trace_case(case: Case, workdir: Path) -> CaseResult:
     backend_name = str(p.get("backend", "ale"))
     prob = float(p.get("repeat_action_probability", 0.25))
     declared = int(p["frames"])
-    trace, source = _get_trace(case, workdir, prob)
-    problem = _evidence_problem(case, trace, source)
+    where = resolve(str(p["checkpoint"])) if "checkpoint" in p else None
+    trace, source = _get_trace(case, workdir, prob, where)
+    problem = _evidence_problem(case, trace, source, None if where is None else where.ref)
     details: dict[str, Any] = {"frames": declared, "recorded_frames": trace.frames, "backend": backend_name,
                                "rom": trace.header["rom"]}
     if problem is not None:
@@ -88,12 +90,12 @@ def run_trace_case(case: Case, workdir: Path) -> CaseResult:
     return CaseResult(case, Outcome.FAILED, divergence.summary(), seconds, details)
 
 
-def _get_trace(case: Case, workdir: Path, prob: float) -> tuple[Trace, str]:
+def _get_trace(case: Case, workdir: Path, prob: float, where: Resolved | None) -> tuple[Trace, str]:
     p = case.params
     if "trace_file" in p:
         return load(Path(str(p["trace_file"]))), f"trace file {p['trace_file']}"
-    if "checkpoint" in p:
-        return policy_trace_for(str(p["checkpoint"]), int(p["frames"]), int(p["seed"]), workdir)
+    if where is not None:
+        return policy_trace_for(where, int(p["frames"]), int(p["seed"]), workdir)
     rom, frames, seed = str(p["rom"]), int(p["frames"]), int(p["seed"])
     path = workdir / "traces" / f"{rom}_seed{seed}_frames{frames}_p{prob:g}.npz"
     trace = cached(path, lambda: record_ale(rom, frames=frames, seed=seed, repeat_action_probability=prob))
@@ -205,31 +207,3 @@ def run_sim_lockstep_case(case: Case, workdir: Path) -> CaseResult:
                       {"identical": result.identical, "steps": result.steps,
                        "first_difference": None if result.first_difference is None
                        else result.first_difference.as_dict()})
-
-
-def register_all() -> None:
-    """Register every built-in case kind with the suite runner."""
-    register_kind("trace", TRACE_FIELDS, run_trace_case, check_trace_case,
-                  path_fields=frozenset({"trace_file", "checkpoint"}))
-    register_kind("transfer", TRANSFER_FIELDS, run_transfer_case)
-    register_kind("sim_lockstep", SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case)
-    register_doom_kinds()
-
-
-def register_doom_kinds() -> None:
-    """Register the Doom kinds: ``doom_trace``, ``doom_demo`` and ``bots``."""
-    from conformance.bots_case import BOTS_FIELDS, check_bots_case, run_bots_case
-    from conformance.doom_cases import (
-        DOOM_DEMO_FIELDS,
-        DOOM_TRACE_FIELDS,
-        check_doom_demo_case,
-        check_doom_trace_case,
-        run_doom_demo_case,
-        run_doom_trace_case,
-    )
-
-    register_kind("doom_trace", DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case,
-                  path_fields=frozenset({"trace_file"}))
-    register_kind("doom_demo", DOOM_DEMO_FIELDS, run_doom_demo_case, check_doom_demo_case,
-                  path_fields=frozenset({"results"}))
-    register_kind("bots", BOTS_FIELDS, run_bots_case, check_bots_case, path_fields=frozenset())

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least
 from conformance.doom_trace import DoomTrace, load_doom, replay_doom, version_note
-from conformance.suite import Case, CaseResult, FieldSpec, Outcome, at_least
 from conformance.trace_file import TraceError
 
 

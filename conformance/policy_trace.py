@@ -19,12 +19,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from conformance.frames import screen_md5
 from conformance.trace import FORMAT, VERSION, Trace, TraceError, cached, rom_md5
+
+if TYPE_CHECKING:
+    from evaltk.locations import Resolved
 
 
 class RecordingAle:
@@ -74,13 +77,24 @@ def _install(env: Any, recorder: RecordingAle) -> None:
 
 
 def record_policy(checkpoint: str | Path, *, frames: int, seed: int) -> Trace:
-    """Record ``frames`` frames of the checkpoint's own play on ale-py (see the module docstring)."""
+    """Record ``frames`` frames of the checkpoint's own play on ale-py (see the module docstring).
+
+    ``checkpoint`` is a location (:mod:`evaltk.locations`: a directory, another library's file, ``hf://``);
+    the header names it by its label (``hf://ORG/REPO@SHA/PATH`` for the Hub) and its weights digest.
+    """
+    from evaltk.locations import resolve
+
+    return record_resolved(resolve(str(checkpoint)), frames=frames, seed=seed)
+
+
+def record_resolved(where: Resolved, *, frames: int, seed: int) -> Trace:
+    """Record ``frames`` frames of the play of a resolved checkpoint (:func:`evaltk.locations.resolve`)."""
     from evaltk.checkpoint import load
     from evaltk.policies import load_policy
 
-    ckpt = load(checkpoint)
-    trace = record_play(load_policy(checkpoint), dict(ckpt.spec.env), frames=frames, seed=seed)
-    trace.header["actions"].update({"checkpoint": str(checkpoint), "weights_sha256": weights_digest(Path(checkpoint))})
+    ckpt = load(where.ref)
+    trace = record_play(load_policy(where.ref), dict(ckpt.spec.env), frames=frames, seed=seed)
+    trace.header["actions"].update({"checkpoint": where.label, "weights_sha256": weights_digest(Path(where.ref))})
     return trace
 
 
@@ -133,24 +147,28 @@ def weights_digest(path: Path) -> str:
     return hashlib.sha256((Path(path) / "policy.safetensors").read_bytes()).hexdigest()
 
 
-def policy_trace_for(checkpoint: str, frames: int, seed: int, workdir: Path) -> tuple[Trace, str]:
-    """Return a trace of the checkpoint's play (cached in ``workdir/traces`` by weights digest) and its source name."""
-    digest = weights_digest(Path(checkpoint))[:16]
+def policy_trace_for(where: Resolved, frames: int, seed: int, workdir: Path) -> tuple[Trace, str]:
+    """Return a trace of the resolved checkpoint's play (cached in ``workdir/traces`` by its weights) and its source."""
+    digest = weights_digest(Path(where.ref))[:16]
     path = workdir / "traces" / f"policy_{digest}_seed{seed}_frames{frames}.npz"
-    return cached(path, lambda: record_policy(checkpoint, frames=frames, seed=seed)), f"recorded policy trace {path}"
+    return cached(path, lambda: record_resolved(where, frames=frames, seed=seed)), f"recorded policy trace {path}"
 
 
-def policy_problem(params: Mapping[str, Any], header: Mapping[str, Any], source: str) -> str | None:
-    """Return why a trace is no evidence of the case's ``checkpoint`` (random play, other weights), or None."""
-    if "checkpoint" not in params:
+def policy_problem(params: Mapping[str, Any], header: Mapping[str, Any], source: str,
+                   checkpoint: str | None) -> str | None:
+    """Return why a trace is no evidence of the case's ``checkpoint`` (random play, other weights), or None.
+
+    ``checkpoint`` is the case's location resolved to an evaltk checkpoint directory (None: the case names none).
+    """
+    if checkpoint is None:
         return None
     actions = header.get("actions", {})
     if actions.get("kind") != "policy":
         return (f"the case names checkpoint = {params['checkpoint']!r} but {source} records {actions.get('kind')} "
                 "actions, not a policy's play: record one with evaltk conformance record --checkpoint")
-    if not (Path(str(params["checkpoint"])) / "policy.safetensors").is_file():
+    if not (Path(checkpoint) / "policy.safetensors").is_file():
         return f"checkpoint {params['checkpoint']} has no policy.safetensors: pass an evaltk checkpoint directory"
-    here = weights_digest(Path(str(params["checkpoint"])))
+    here = weights_digest(Path(checkpoint))
     if actions.get("weights_sha256") != here:
         return (f"{source} was recorded from weights sha256 {actions.get('weights_sha256')}, checkpoint "
                 f"{params['checkpoint']} has {here}: record the trace again from this checkpoint")

@@ -9,7 +9,7 @@ A suite file (``suites/*.toml``)::
     ray_address = "HOST:PORT"   # optional: the Ray cluster for executor = "ray"; --ray-address overrides it
 
     [[case]]
-    kind = "trace"              # one of CASE_FIELDS
+    kind = "trace"              # one of conformance.kinds.KINDS
     name = "pong-seed0"         # unique in the suite
     rom = "pong"
     frames = 2000               # frames compared (a trace_file must hold at least this many)
@@ -17,8 +17,9 @@ A suite file (``suites/*.toml``)::
     repeat_action_probability = 0.25
     backend = "ale"             # what is checked against the recording: "ale" (reference drift) or "gpu_env"
 
-Each kind's fields are declared in :data:`CASE_FIELDS` (name -> :class:`FieldSpec`: types, required,
-a check of the value); unknown or missing fields, wrong types, out-of-range values, missing files and
+The kinds are listed, explicitly, in :data:`conformance.kinds.KINDS` (:class:`conformance.case.Kind`: the
+fields, name -> :class:`FieldSpec` with types, required and a check of the value, the runner and a
+check across fields); unknown or missing fields, wrong types, out-of-range values, missing files and
 duplicate names are reported with the file, the case, the field and the fix before anything runs.
 Running a case returns a :class:`CaseResult`; :func:`write_junit` writes the standard XML CI systems
 read.
@@ -29,32 +30,20 @@ from __future__ import annotations
 import time
 import tomllib
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from enum import Enum
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.case import PATH_FIELDS, Case, CaseResult, FieldSpec, Kind, Outcome, at_least, between, one_of
+from conformance.kinds import KINDS
 from evaltk.errors import SuiteError
 from evaltk.executor import EXECUTORS, Executor, Resources, WorkUnit, make_executor, stream
+from evaltk.locations import is_remote
 
-
-class Outcome(Enum):
-    """How a case ended."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One validated case of a suite."""
-
-    kind: str
-    name: str
-    params: Mapping[str, Any]
+__all__ = ["CASE_FIELDS", "FOLDER_FIELDS", "KINDS", "LOCATION_FIELDS", "PATH_FIELDS", "Case", "CaseResult",
+           "FieldSpec", "Kind", "Outcome", "Suite", "at_least", "between", "case_units", "load_suite", "one_of",
+           "run_case", "run_suite", "stream_suite", "suite_executor", "write_junit"]
 
 
 @dataclass(frozen=True)
@@ -70,80 +59,16 @@ class Suite:
     ray_address: str | None = None
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    """What running one case found."""
-
-    case: Case
-    outcome: Outcome
-    message: str
-    seconds: float
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One field of a case kind: accepted types, whether it is required, and a check of its value.
-
-    ``check`` returns what is wrong with a value of the right type (e.g. ``"must be >= 1"``), or None.
-    """
-
-    types: tuple[type, ...]
-    required: bool = False
-    check: Callable[[Any], str | None] | None = None
-
-
-def at_least(low: float) -> Callable[[Any], str | None]:
-    """Return a check that the value is >= ``low``."""
-    return lambda v: None if v >= low else f"must be >= {low:g}"
-
-
-def between(low: float, high: float, *, open_ends: bool = False) -> Callable[[Any], str | None]:
-    """Return a check that the value lies in [low, high] (or (low, high) with ``open_ends``)."""
-    def check(v: Any) -> str | None:
-        ok = low < v < high if open_ends else low <= v <= high
-        left, right = ("(", ")") if open_ends else ("[", "]")
-        return None if ok and v == v else f"must be in {left}{low:g}, {high:g}{right}"
-    return check
-
-
-def one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
-    """Return a check that the value is one of ``choices``."""
-    return lambda v: None if v in choices else f"must be one of {', '.join(repr(c) for c in choices)}"
-
-
-CaseCheck = Callable[[Mapping[str, Any]], str | None]
-# kind -> field -> FieldSpec; filled by conformance.cases
-CASE_FIELDS: dict[str, dict[str, FieldSpec]] = {}
-# Fields holding file paths: relative paths are taken relative to the suite file; the file must exist.
-PATH_FIELDS = frozenset({"trace_file", "baseline"})
+# kind -> field -> FieldSpec of the built-in kinds (:data:`conformance.kinds.KINDS`).
+CASE_FIELDS: Mapping[str, Mapping[str, FieldSpec]] = {name: kind.fields for name, kind in KINDS.items()}
 # Path fields that may name a folder as well as a file (a tournament folder, a checkpoint directory).
 FOLDER_FIELDS = frozenset({"results", "checkpoint"})
-CaseRunner = Callable[[Case, Path], CaseResult]
-_RUNNERS: dict[str, CaseRunner] = {}
-_CASE_CHECKS: dict[str, CaseCheck] = {}
-
-
-_KIND_PATH_FIELDS: dict[str, frozenset[str]] = {}
-
-
-def register_kind(kind: str, fields: dict[str, FieldSpec], runner: CaseRunner,
-                  case_check: CaseCheck | None = None, path_fields: frozenset[str] | None = None) -> None:
-    """Add a case kind: its fields, the function that runs it and an optional check across its fields.
-
-    ``path_fields`` names the kind's fields that hold file paths (default: those in :data:`PATH_FIELDS`).
-    """
-    CASE_FIELDS[kind] = fields
-    _RUNNERS[kind] = runner
-    if case_check is not None:
-        _CASE_CHECKS[kind] = case_check
-    if path_fields is not None:
-        _KIND_PATH_FIELDS[kind] = path_fields
+# Path fields that hold a checkpoint location (evaltk.locations): an ``hf://`` one is no local file to check.
+LOCATION_FIELDS = frozenset({"checkpoint"})
 
 
 def load_suite(path: str | Path) -> Suite:
     """Parse and validate a suite file; :class:`SuiteError` names the file, the case and the fix."""
-    _ensure_builtin_kinds()
     path = Path(path)
     if not path.is_file():
         raise SuiteError(f"suite file {path} does not exist (suites live in suites/*.toml)")
@@ -190,12 +115,12 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
     if not isinstance(raw, dict):
         raise SuiteError(f"{where} is not a table; write it as [[case]] with key = value lines")
     kind = raw.get("kind")
-    if not isinstance(kind, str) or kind not in CASE_FIELDS:
-        raise SuiteError(f"{where}: kind {kind!r} is not one of {sorted(CASE_FIELDS)}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise SuiteError(f"{where}: kind {kind!r} is not one of {sorted(KINDS)}")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise SuiteError(f"{where}: needs a non-empty string 'name'")
-    spec = CASE_FIELDS[kind]
+    spec = KINDS[kind].fields
     params = {k: v for k, v in raw.items() if k not in ("kind", "name")}
     unknown = sorted(set(params) - set(spec))
     if unknown:
@@ -212,13 +137,15 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
         problem = fs.check(value) if fs.check is not None else None
         if problem is not None:
             raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} {problem}")
-    for key in _KIND_PATH_FIELDS.get(kind, PATH_FIELDS) & set(params):
+    for key in KINDS[kind].path_fields & set(params):
+        if key in LOCATION_FIELDS and is_remote(str(params[key])):
+            continue
         if not Path(params[key]).is_absolute():
             params[key] = str((path.parent / params[key]).resolve())
         if not (Path(params[key]).is_file() or (key in FOLDER_FIELDS and Path(params[key]).is_dir())):
             raise SuiteError(f"{where} ({name}): field {key!r}: file {params[key]} does not exist "
                              "(relative paths are taken from the suite file's folder)")
-    check = _CASE_CHECKS.get(kind)
+    check = KINDS[kind].check
     problem = check(params) if check is not None else None
     if problem is not None:
         raise SuiteError(f"{where} ({name}): {problem}")
@@ -227,10 +154,9 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
 
 def run_case(case: Case, workdir: Path) -> CaseResult:
     """Run one case; an exception inside it becomes an ``ERROR`` result rather than aborting the suite."""
-    _ensure_builtin_kinds()
     start = time.perf_counter()
     try:
-        return _RUNNERS[case.kind](case, workdir)
+        return KINDS[case.kind].run(case, workdir)
     except Exception as exc:
         return CaseResult(case, Outcome.ERROR, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
 
@@ -289,10 +215,3 @@ def write_junit(suite: Suite, results: list[CaseResult], path: str | Path) -> Pa
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     return path
-
-
-def _ensure_builtin_kinds() -> None:
-    if not _RUNNERS:
-        from conformance import cases
-
-        cases.register_all()

@@ -5,13 +5,15 @@ A location is a local path (an evaltk checkpoint directory, or another library's
 or ``hf://ORG/REPO[@REVISION][/PATH]`` on the Hugging Face Hub (:mod:`evaltk.hub`). :func:`resolve`
 returns the evaltk checkpoint directory (or built-in name) the loaders read, and the label score
 tables record: for the Hub, ``hf://ORG/REPO@<commit sha>[/PATH]`` naming the exact checkpoint (the
-same label reads back offline from the cache). :func:`pin` gives that label alone, and
+same label reads back offline from the cache); :func:`local_checkpoint` the same with the directory
+made absolute, for other processes. :func:`pin` gives that label alone, and
 :func:`table_provenance` the provenance score tables and reports record for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evaltk import hub
@@ -64,6 +66,24 @@ def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> R
         return Resolved(where.path, where.label, where.source)
     local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id)
     return Resolved(local, where.label, where.source)
+
+
+def is_remote(ref: str) -> bool:
+    """Return True when ``ref`` names a checkpoint :func:`locate` fetches (``hf://``), not a path on this machine."""
+    return hub.is_hub(ref)
+
+
+def local_checkpoint(ref: str) -> Resolved:
+    """Return :func:`resolve` of ``ref`` with ``ref`` made an absolute directory (other processes read it too).
+
+    Built-in names (``random``, ``builtin:NAME``) pass through unresolved, as the players and loaders take them.
+    """
+    from evaltk.policies import builtin_name
+
+    if builtin_name(ref) is not None:
+        return Resolved(ref, ref)
+    found = resolve(ref)
+    return Resolved(str(Path(found.ref).resolve()), found.label, found.source)
 
 
 def pin(ref: str) -> str:

@@ -207,3 +207,17 @@ num_envs = 2
     assert result.outcome is Outcome.PASSED, result.message
     assert result.details["n_a"] == 6
     assert result.details["n_b"] == 6
+
+
+def test_the_kind_table_is_explicit_and_imports_no_suite_runner() -> None:
+    """Every kind is in conformance.kinds.KINDS at import; no module defining a kind imports conformance.suite."""
+    import ast
+
+    from conformance import kinds
+
+    assert set(kinds.KINDS) == {"trace", "transfer", "sim_lockstep", "doom_trace", "doom_demo", "bots"}
+    root = Path(kinds.__file__).parent
+    for name in ("case", "kinds", "cases", "bots_case", "doom_cases"):
+        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert "conformance.suite" not in imported, f"conformance/{name}.py imports conformance.suite"

@@ -1,0 +1,91 @@
+"""What a conformance case is: its validated fields, its result, and a case kind (fields, runner, checks).
+
+:mod:`conformance.kinds` lists the built-in kinds; :mod:`conformance.suite` loads suite files against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+
+class Outcome(Enum):
+    """How a case ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One validated case of a suite."""
+
+    kind: str
+    name: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """What running one case found."""
+
+    case: Case
+    outcome: Outcome
+    message: str
+    seconds: float
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One field of a case kind: accepted types, whether it is required, and a check of its value.
+
+    ``check`` returns what is wrong with a value of the right type (e.g. ``"must be >= 1"``), or None.
+    """
+
+    types: tuple[type, ...]
+    required: bool = False
+    check: Callable[[Any], str | None] | None = None
+
+
+def at_least(low: float) -> Callable[[Any], str | None]:
+    """Return a check that the value is >= ``low``."""
+    return lambda v: None if v >= low else f"must be >= {low:g}"
+
+
+def between(low: float, high: float, *, open_ends: bool = False) -> Callable[[Any], str | None]:
+    """Return a check that the value lies in [low, high] (or (low, high) with ``open_ends``)."""
+    def check(v: Any) -> str | None:
+        ok = low < v < high if open_ends else low <= v <= high
+        left, right = ("(", ")") if open_ends else ("[", "]")
+        return None if ok and v == v else f"must be in {left}{low:g}, {high:g}{right}"
+    return check
+
+
+def one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
+    """Return a check that the value is one of ``choices``."""
+    return lambda v: None if v in choices else f"must be one of {', '.join(repr(c) for c in choices)}"
+
+
+CaseCheck = Callable[[Mapping[str, Any]], str | None]
+CaseRunner = Callable[[Case, Path], CaseResult]
+# Fields holding file paths: relative paths are taken relative to the suite file; the file must exist.
+PATH_FIELDS = frozenset({"trace_file", "baseline"})
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A case kind: its fields, the function that runs a case, an optional check across its fields.
+
+    ``path_fields`` names the fields that hold file paths (checked to exist, made absolute from the suite file).
+    """
+
+    fields: Mapping[str, FieldSpec]
+    run: CaseRunner
+    check: CaseCheck | None = None
+    path_fields: frozenset[str] = PATH_FIELDS
