@@ -50,6 +50,7 @@ from evaltk.scores import COLUMNS as COLUMNS
 from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
 from evaltk.scores import TABLE_FILE, TableWriter, open_table
 from evaltk.scores import read_table as read_table
+from evaltk.seeding import episode_seed as episode_seed
 from evaltk.simulators import NAMES as SIMULATORS
 from evaltk.simulators import EpisodeSlots, check_name, get
 
@@ -60,16 +61,6 @@ BACKENDS = SIMULATORS
 """The built-in simulators (:data:`evaltk.simulators.NAMES`); ``MODULE:CALLABLE`` names a user's factory."""
 DOOM_BACKEND = "vizdoom"
 """Backend recorded for Doom evaluations (``--against gym``, the default, runs ViZDoom for Doom envs)."""
-
-
-def episode_seed(seed: int, index: int) -> int:
-    """Seed of episode ``index`` of an evaluation with base ``seed``: a 31-bit int, recorded per row.
-
-    ``SeedSequence(seed, spawn_key=(index,)).generate_state(1)[0] & 0x7FFFFFFF``: independent streams
-    per episode, and base seeds 0 and 1 share no episodes (unlike ``seed + index``).
-    """
-    state = np.random.SeedSequence(int(seed), spawn_key=(int(index),)).generate_state(1)[0]
-    return int(state) & 0x7FFFFFFF
 
 
 @dataclass(frozen=True)

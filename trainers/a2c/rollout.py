@@ -28,7 +28,7 @@ class RolloutCollector:
     """
 
     def __init__(self, env: Any, model: NatureActorCritic, cfg: A2cConfig, generator: torch.Generator,
-                 seed: int) -> None:
+                 seed: int | list[int]) -> None:
         self.env = env
         self.model = model
         self.cfg = cfg

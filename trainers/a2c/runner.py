@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from evaltk import seeding
 from trainers.a2c import checkpointing
 from trainers.a2c.config import A2cConfig, ConfigError
 from trainers.a2c.learner import LossTerms, a2c_vtrace_loss
@@ -27,8 +28,6 @@ from trainers.a2c.model import NatureActorCritic
 from trainers.a2c.rollout import RolloutCollector
 from trainers.common.run import MetricsWriter, Shutdown, open_run_dir
 from trainers.common.state_io import write_run_config
-
-_RESUME_SEED_STRIDE = 1_000_003
 
 
 @dataclass
@@ -128,18 +127,19 @@ def run(cfg: A2cConfig, log: Any = print) -> RunResult:
     env = make_env(cfg)
     device: torch.device = env.device
     obs_shape = tuple(int(d) for d in env.single_observation_space.shape)
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(seeding.seed(cfg.seed, "a2c.weights"))
     model = NatureActorCritic((obs_shape[0], obs_shape[1], obs_shape[2]), int(env.single_action_space.n)).to(device)
     optimizer = make_optimizer(cfg, model)
     generator = torch.Generator(device=device)
-    generator.manual_seed(cfg.seed)
+    generator.manual_seed(seeding.seed(cfg.seed, "a2c.actions"))
     frames = updates = episodes = resumes = 0
     if cfg.resume:
         state = _restore(cfg, run_dir, model, optimizer, generator)
         frames, updates, episodes, resumes = state.frames, state.updates, state.episodes, state.resumes + 1
     start_frames = frames
     write_config(run_dir, cfg, device, resumed_from=frames if cfg.resume else None)
-    collector = RolloutCollector(env, model, cfg, generator, seed=cfg.seed + _RESUME_SEED_STRIDE * resumes)
+    env_seeds = [seeding.seed(cfg.seed, "a2c.env", resumes, i) for i in range(cfg.num_envs)]
+    collector = RolloutCollector(env, model, cfg, generator, seed=env_seeds)
     metrics = MetricsWriter(run_dir)
     stop = Shutdown()
     window: deque[float] = deque(maxlen=cfg.stats_window)

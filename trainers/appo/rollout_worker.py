@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import cv2
 
+from evaltk import seeding
 from evaltk.envs.doom import DoomEnv, scenario_from_env_spec
 from trainers.appo.buffers import SharedBuffers
 
@@ -73,7 +74,7 @@ class RolloutWorker:
         b = self.buffers.np
         for split in self.splits:
             for e in split:
-                seed = self.spec.seed + 1000 * e + 100_003 * self.spec.generation
+                seed = seeding.seed(self.spec.seed, "appo.env", self.spec.generation, e, bits=31)
                 env = DoomEnv(self.scenario, seed=seed)
                 self.envs[e] = env
                 slot = int(b["env_slot"][e])

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from evaltk import seeding
 from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
 from evaltk.envs.shm_reaper import group_cpu_seconds, kill_groups, processes_in_groups
 from trainers.appo import checkpointing
@@ -66,7 +67,7 @@ def build_model(cfg: AppoConfig, scenario: DoomScenario) -> ActorCritic:
     spec = action_spec(scenario)
     nvec = [spec["n"]] if spec["type"] == "discrete" else list(spec["nvec"])
     shape = obs_spec(scenario)["shape"]
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(seeding.seed(cfg.seed, "appo.weights"))
     return ActorCritic((shape[0], shape[1], shape[2]), nvec, cfg.hidden_size, cfg.rnn_size, cfg.nonlinearity)
 
 
@@ -147,7 +148,8 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
     generations = [0] * cfg.num_workers
     learner = Learner(model, cfg)
     inference = Inference(model, buffers, requests, lambda w: replies[w], lambda w: generations[w],
-                          cfg.worker_splits, seed=cfg.seed + 7, random_actions=cfg.sampler_only,
+                          cfg.worker_splits, seed=seeding.seed(cfg.seed, "appo.inference"),
+                          random_actions=cfg.sampler_only,
                           wait_s=cfg.inference_wait_ms / 1000.0, packed_weights=cfg.packed_inference,
                           encoder_dtype=encoder_dtype(cfg.encoder_precision))
     system = System(cfg=cfg, scenario=scenario, buffers=buffers, learner=learner, inference=inference,
@@ -206,7 +208,8 @@ class AppoRun:
         self.run_dir = open_run_dir(cfg.out, resume=cfg.resume, error=ConfigError)
         write_config(self.run_dir, cfg, self.scenario, resumed_from=self.start_frames if cfg.resume else None,
                      process=process)
-        self.system = connect_components(dataclasses.replace(cfg, seed=cfg.seed + 1_000_003 * self.resumes),
+        resume_cfg = dataclasses.replace(cfg, seed=seeding.seed(cfg.seed, "appo.resume", self.resumes))
+        self.system = connect_components(resume_cfg,
                                          self.scenario, self.model, fault_crash_after_s=fault_crash_after_s, log=log)
         self.learner, self.inference = self.system.learner, self.system.inference
         self.learner.version = self.inference.version = start_step

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
+from evaltk import seeding
 from evaltk.tournament.match import MatchResult, MatchSpec, bot_names, run_match
 from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
@@ -110,7 +111,8 @@ def shaping_of(hyperparams: dict[str, float], base: dict[str, float]) -> dict[st
 def member_config(cfg: AppoConfig, member: Member) -> AppoConfig:
     """Return the APPO config of one member: the run's, with the member's learning rate and entropy coefficient."""
     return dataclasses.replace(cfg, learning_rate=member.hyperparams["learning_rate"],
-                               entropy_coef=member.hyperparams["entropy_coef"], seed=cfg.seed + member.id)
+                               entropy_coef=member.hyperparams["entropy_coef"],
+                               seed=seeding.seed(cfg.seed, "selfplay.member", member.id))
 
 
 class PopulationRun:
@@ -127,7 +129,7 @@ class PopulationRun:
         self.abort = threading.Event()
         self.players: PlayerPool | None = None  # the long-lived player processes while run() runs
         self.state = self._load_or_create()
-        self.rng = np.random.default_rng(cfg.seed + 7_919 * self.state.resumes)
+        self.rng = seeding.rng(cfg.seed, "selfplay.matches", self.state.resumes)
         if self.state.rng_state:
             self.rng.bit_generator.state = dict(self.state.rng_state)
         self.live = [self._build(m) for m in self.state.members]
@@ -147,7 +149,7 @@ class PopulationRun:
             return state
         if (self.run_dir / "config.json").is_file():
             raise ConfigError(f"--out {self.run_dir} holds a run that is not a population run; choose another --out")
-        rng = np.random.default_rng(self.cfg.seed)
+        rng = seeding.rng(self.cfg.seed, "selfplay.population")
         base = pbt.defaults(self.space)
         members = []
         for i in range(self.sp.population):
@@ -162,7 +164,7 @@ class PopulationRun:
         mcfg = member_config(self.cfg, member)
         model = build_model(mcfg, self.scenario)
         learner = Learner(model, mcfg)
-        generator = torch.Generator().manual_seed(mcfg.seed)
+        generator = torch.Generator().manual_seed(seeding.seed(mcfg.seed, "appo.inference"))
         mdir = pop.member_dir(self.run_dir, member)
         if latest_policy_path(mdir) is not None:
             policy, restored = checkpointing.load_latest(mdir)
