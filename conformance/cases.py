@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
+from conformance.lockstep import ACTION_SETS, START_MODES, LockstepConfig, LockstepError, run_lockstep
 from conformance.policy_trace import policy_problem, policy_trace_for
 from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5
 from evaltk.locations import Resolved, resolve
@@ -175,6 +176,53 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     message = f"verdict {verdict} (expected {expect}): {result.summary()}"
     return CaseResult(case, outcome, message, time.perf_counter() - start,
                       {"verdict": verdict, "n_a": len(scores_a), "n_b": len(scores_b)})
+
+
+LOCKSTEP_FIELDS: dict[str, FieldSpec] = {
+    "game": FieldSpec((str,), required=True, check=lambda v: None if v else "must not be empty"),
+    "frames": FieldSpec((int,), required=True, check=at_least(1)),
+    "seed": FieldSpec((int,), check=at_least(0)),
+    "start": FieldSpec((str,), check=one_of(START_MODES)),
+    "num_envs": FieldSpec((int,), check=at_least(1)),
+    "actions": FieldSpec((str,), check=one_of(ACTION_SETS)),
+    "repeat_action_probability": FieldSpec((float, int), check=between(0.0, 1.0)),
+    "frameskip": FieldSpec((int,), check=at_least(1)),
+    "mode": FieldSpec((int,), check=at_least(0)),
+    "difficulty": FieldSpec((int,), check=at_least(0)),
+    "max_num_frames_per_episode": FieldSpec((int,), check=at_least(0)),
+    "warmup_frames": FieldSpec((int,), check=at_least(0)),
+}
+
+
+def lockstep_config(params: Mapping[str, Any]) -> LockstepConfig:
+    """Return the :class:`conformance.lockstep.LockstepConfig` of a ``lockstep`` case (the CLI's defaults)."""
+    p = params
+    return LockstepConfig(
+        str(p["game"]), int(p["frames"]), seed=int(p.get("seed", 0)), start=str(p.get("start", "ale-state")),
+        num_envs=int(p.get("num_envs", 1)), actions=str(p.get("actions", "minimal")),
+        repeat_action_probability=float(p.get("repeat_action_probability", 0.0)), frameskip=int(p.get("frameskip", 1)),
+        mode=p.get("mode"), difficulty=p.get("difficulty"),
+        max_num_frames_per_episode=int(p.get("max_num_frames_per_episode", 0)), warmup_frames=p.get("warmup_frames"))
+
+
+def check_lockstep_case(params: Mapping[str, Any]) -> str | None:
+    """Return why a ``lockstep`` case's settings cannot run together (:class:`LockstepError`'s message), or None."""
+    try:
+        lockstep_config(params)
+    except LockstepError as exc:
+        return str(exc)
+    return None
+
+
+def run_lockstep_case(case: Case, workdir: Path) -> CaseResult:
+    """Step gpu_env next to live ale-py (:func:`conformance.lockstep.run_lockstep`); pass when every frame is equal.
+
+    A divergence fails the case; its difference image goes to ``workdir/<case name>/``.
+    """
+    start = time.perf_counter()
+    result = run_lockstep(lockstep_config(case.params), png_dir=workdir / case.name)
+    outcome = Outcome.FAILED if result.diverged else Outcome.PASSED
+    return CaseResult(case, outcome, result.summary(), time.perf_counter() - start, result.as_dict())
 
 
 SIM_LOCKSTEP_FIELDS: dict[str, FieldSpec] = {

@@ -11,10 +11,13 @@ from collections.abc import Mapping
 from conformance.bots_case import BOTS_FIELDS, check_bots_case, run_bots_case
 from conformance.case import Kind
 from conformance.cases import (
+    LOCKSTEP_FIELDS,
     SIM_LOCKSTEP_FIELDS,
     TRACE_FIELDS,
     TRANSFER_FIELDS,
+    check_lockstep_case,
     check_trace_case,
+    run_lockstep_case,
     run_sim_lockstep_case,
     run_trace_case,
     run_transfer_case,
@@ -31,7 +34,8 @@ from conformance.doom_cases import (
 KINDS: Mapping[str, Kind] = {
     "trace": Kind(TRACE_FIELDS, run_trace_case, check_trace_case, frozenset({"trace_file", "checkpoint"})),
     "transfer": Kind(TRANSFER_FIELDS, run_transfer_case),
-    "sim_lockstep": Kind(SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case),
+    "lockstep": Kind(LOCKSTEP_FIELDS, run_lockstep_case, check_lockstep_case, frozenset()),
+    "sim_lockstep": Kind(SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case, path_fields=frozenset()),
     "doom_trace": Kind(DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case, frozenset({"trace_file"})),
     "doom_demo": Kind(DOOM_DEMO_FIELDS, run_doom_demo_case, check_doom_demo_case, frozenset({"results"})),
     "bots": Kind(BOTS_FIELDS, run_bots_case, check_bots_case, frozenset()),

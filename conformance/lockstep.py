@@ -1,6 +1,11 @@
-"""The lockstep engine: gpu_env and a reference stepped side by side, every field compared every frame.
+"""The lockstep engine: two sides stepped side by side, compared after the start, every step and every reset.
 
-One loop (:func:`lockstep`) drives a :class:`gpu_env.AtariBatch` ("ours") next to a
+One loop (:func:`run_pair`) drives a :class:`Pair` and stops at the first mismatch. Its two users:
+:class:`AtariPair` (:func:`lockstep`, :func:`run_lockstep`; the ``trace`` case kind and
+``evaltk conformance lockstep``) and :class:`conformance.sim_lockstep.SimPair` (two simulators' envs;
+the ``sim_lockstep`` case kind and ``evaltk conformance lockstep --sim``).
+
+:func:`lockstep` drives a :class:`gpu_env.AtariBatch` ("ours") next to a
 :class:`Reference` — live ale-py (:class:`LiveReference`) or a recorded trace
 (:class:`conformance.trace.TraceReference`) — and stops at the first frame where anything differs:
 reward, RAM, screen (or its hash), lives, game over, truncation and the frame counters, plus the
@@ -30,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -110,61 +115,120 @@ class Reference(Protocol):
         """Return the reference's RGB screen of ``env`` for the difference image (None: not available)."""
 
 
+M = TypeVar("M")
+M_co = TypeVar("M_co", covariant=True)
+
+
+class Pair(Protocol[M_co]):
+    """Two sides stepped together; each call compares them and returns the first mismatch (an ``M``) or None.
+
+    The Atari pair (:class:`AtariPair`: gpu_env next to ale-py or a trace) and the simulator pair
+    (:class:`conformance.sim_lockstep.SimPair`: two simulators' envs) are the engine's two users.
+    """
+
+    def start(self) -> M_co | None:
+        """Bring both sides to the common start and compare them there."""
+
+    def step(self, frame: int) -> M_co | None:
+        """Play step ``frame`` (1-based) on both sides and compare what they show."""
+
+    def episode_ends(self, frame: int) -> npt.NDArray[np.bool_]:
+        """Return bool[N]: the envs whose episode ends after step ``frame`` (0: after the start)."""
+
+    def reset(self, frame: int, mask: npt.NDArray[np.bool_]) -> M_co | None:
+        """Start the next episode of the masked envs on both sides and compare them."""
+
+
 @dataclass(frozen=True)
-class EngineResult:
-    """What :func:`lockstep` found: frames compared, resets done and the first divergence (or None)."""
+class EngineResult(Generic[M]):
+    """What :func:`run_pair` found: steps compared, resets done, the first mismatch (or None), fields compared."""
 
     frames_compared: int
     resets: int
-    divergence: Divergence | None
-    compared: tuple[str, ...]
+    divergence: M | None
+    compared: tuple[str, ...] = ()
+
+
+def run_pair(pair: Pair[M], frames: int) -> EngineResult[M]:
+    """Step ``pair`` ``frames`` steps from its start, resetting ended episodes; stop at the first mismatch.
+
+    ``frames_compared`` counts the steps found identical: the start and the resets after step ``f``
+    are compared as part of step ``f``.
+    """
+    resets = 0
+    bad = pair.start()
+    if bad is not None:
+        return EngineResult(0, resets, bad)
+    for frame in range(frames + 1):
+        if frame > 0:
+            bad = pair.step(frame)
+            if bad is not None:
+                return EngineResult(frame - 1, resets, bad)
+        ends = pair.episode_ends(frame)
+        if ends.any():
+            resets += int(ends.sum())
+            bad = pair.reset(frame, ends)
+            if bad is not None:
+                return EngineResult(frame, resets, bad)
+    return EngineResult(frames, resets, None)
+
+
+class AtariPair:
+    """gpu_env (``ours``, a :class:`gpu_env.AtariBatch`) next to a :class:`Reference`, every known field compared.
+
+    The RGB/grayscale screens are compared at the start and after the last step when ``colours`` (live
+    references only); ``png_path`` receives reference | ours | difference at a divergence.
+    """
+
+    def __init__(self, reference: Reference, ours: Any, frames: int, png_path: Path | None, colours: bool) -> None:
+        self.reference, self.ours, self.frames = reference, ours, frames
+        self.png_path, self.colours = png_path, colours
+        self.compared: set[str] = set()
+        self._shown: Frame | None = None
+
+    def _check(self, expected: Frame | None, reward: Any, frame: int, phase: str) -> Divergence | None:
+        if expected is None:
+            return None
+        self.compared.update(expected.known())
+        diff = first_difference(expected, observe_batch(self.ours, reward, expected.known()))
+        return None if diff is None else _divergence(diff, frame, phase, self.reference, self.ours, self.png_path)
+
+    def _with_colours(self, shown: Frame | None, at_edge: bool) -> Frame | None:
+        if shown is None or not (self.colours and at_edge) or not isinstance(self.reference, LiveReference):
+            return shown
+        return self.reference.observe_colours(shown)
+
+    def start(self) -> Divergence | None:
+        """Bring ours to the reference's start (an import or nothing) and compare."""
+        self._shown = self.reference.start(self.ours)
+        return self._check(self._with_colours(self._shown, True), None, 0, "start")
+
+    def step(self, frame: int) -> Divergence | None:
+        """Play the reference's actions of ``frame`` on ours and compare what both show."""
+        actions, self._shown = self.reference.step(frame)
+        rewards = self.ours.act(actions)
+        return self._check(self._with_colours(self._shown, frame == self.frames), rewards, frame, "act")
+
+    def episode_ends(self, frame: int) -> npt.NDArray[np.bool_]:
+        """Return the envs whose episode the reference ends after ``frame``."""
+        return self.reference.episode_ends(frame, self._shown)
+
+    def reset(self, frame: int, mask: npt.NDArray[np.bool_]) -> Divergence | None:
+        """Reset the masked envs on both sides (the reference's rule) and compare."""
+        return self._check(self.reference.reset(mask, self.ours), None, frame, "reset")
 
 
 def lockstep(reference: Reference, ours: Any, frames: int, *, png_path: Path | None = None,
-             colours: bool = True) -> EngineResult:
-    """Step ``ours`` (a :class:`gpu_env.AtariBatch`) next to ``reference`` for ``frames`` frames.
+             colours: bool = True) -> EngineResult[Divergence]:
+    """Step ``ours`` (a :class:`gpu_env.AtariBatch`) next to ``reference`` for ``frames`` frames (:class:`AtariPair`).
 
     Compares every field the reference knows after the start, after every act and after every reset,
     and the RGB/grayscale screens at the start and the end when ``colours`` (live references only).
     Stops at the first difference; with ``png_path`` writes reference | ours | difference there.
     """
-    compared: set[str] = set()
-    resets = 0
-
-    def check(expected: Frame | None, reward: Any, frame: int, phase: str) -> Divergence | None:
-        if expected is None:
-            return None
-        compared.update(expected.known())
-        diff = first_difference(expected, observe_batch(ours, reward, expected.known()))
-        return None if diff is None else _divergence(diff, frame, phase, reference, ours, png_path)
-
-    def with_colours(shown: Frame | None, at_edge: bool) -> Frame | None:
-        if shown is None or not (colours and at_edge) or not isinstance(reference, LiveReference):
-            return shown
-        return reference.observe_colours(shown)
-
-    def done(frame_count: int, divergence: Divergence | None) -> EngineResult:
-        return EngineResult(frame_count, resets, divergence, tuple(n for n in _ORDER if n in compared))
-
-    shown = reference.start(ours)
-    bad = check(with_colours(shown, True), None, 0, "start")
-    if bad is not None:
-        return done(0, bad)
-    for frame in range(frames + 1):
-        if frame > 0:
-            actions, shown = reference.step(frame)
-            rewards = ours.act(actions)
-            bad = check(with_colours(shown, frame == frames), rewards, frame, "act")
-            if bad is not None:
-                return done(frame - 1, bad)
-        ends = reference.episode_ends(frame, shown)
-        if ends.any():
-            after = reference.reset(ends, ours)
-            resets += int(ends.sum())
-            bad = check(after, None, frame, "reset")
-            if bad is not None:
-                return done(frame, bad)
-    return done(frames, None)
+    pair = AtariPair(reference, ours, frames, png_path, colours)
+    out = run_pair(pair, frames)
+    return replace(out, compared=tuple(n for n in _ORDER if n in pair.compared))
 
 
 _ORDER = ("reward", "ram", "screen", "screen_md5", "lives", "game_over", "truncated", "frame_number",
@@ -352,12 +416,22 @@ def run_lockstep(config: LockstepConfig, *, png_dir: str | Path | None = None) -
     ours = AtariBatch(path if c.rom_path is not None else c.game, c.num_envs, backend=c.backend, seeds=seeds,
                       **settings, **extra)  # type: ignore[arg-type]
     choices = side.minimal_action_set() if c.actions == "minimal" else np.arange(18, dtype=np.int64)
-    reference = LiveReference(side, c.start, np.random.default_rng(c.seed), choices, c.warmup_frames)
+    reference = LiveReference(side, c.start, action_rng(c.seed), choices, c.warmup_frames)
     png = None if png_dir is None else Path(png_dir) / f"lockstep_{c.start}_{c.game}_seed{c.seed}.png"
     out = lockstep(reference, ours, c.frames, png_path=png)
     return LockstepResult(config=c, frames_compared=out.frames_compared, resets=out.resets,
                           warmup_frames=tuple(reference.warmups), compared=out.compared,
                           seconds=time.perf_counter() - began, divergence=out.divergence)
+
+
+def action_rng(seed: int) -> np.random.Generator:
+    """Return the generator of both engine users' random actions (and ale-state warm-ups): ``default_rng(seed)``.
+
+    Unfinished: not yet a named stream of :mod:`evaltk.seeding` (nor are the ALE seeds ``seed + i`` of
+    :func:`run_lockstep`); switching changes every lockstep's actions, and ``docs/conformance.md``'s
+    104-ROM table must be regenerated with it.
+    """
+    return np.random.default_rng(seed)
 
 
 def default_png_dir() -> Path:

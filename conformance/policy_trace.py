@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from conformance.frames import screen_md5
-from conformance.trace import FORMAT, VERSION, Trace, TraceError, cached, rom_md5
+from conformance.trace import Trace, TraceError, cached, trace_header
 
 if TYPE_CHECKING:
     from evaltk.locations import Resolved
@@ -124,22 +124,14 @@ def record_play(policy: Any, env: dict[str, Any], *, frames: int, seed: int) -> 
             obs, _ = gym_env.reset()
     gym_env.close()
     rom = rom_id_from_env_id(str(spec["env_id"]))
-    header = {
-        "format": FORMAT, "version": VERSION, "ale_py_version": _ale_version(), "rom": rom, "rom_md5": rom_md5(rom),
-        "seed": random_seed, "frames": frames, "initial_reset": recorder.resets_before_first,
-        "settings": {"repeat_action_probability": float(spec["kwargs"]["repeat_action_probability"]),
-                     "frameskip": 1, "mode": spec["kwargs"]["mode"], "difficulty": spec["kwargs"]["difficulty"]},
-        "actions": {"kind": "policy", "model_class": str(policy.spec.model_class), "env_seed": int(seed),
-                    "policy_seed": int(seed), "env": spec},
-        "reset_rule": "gymnasium reset (reset_game, then AtariPreprocessing no-ops) after every game over",
-    }
+    header = trace_header(
+        rom, seed=random_seed, frames=frames, initial_reset=recorder.resets_before_first,
+        settings={"repeat_action_probability": float(spec["kwargs"]["repeat_action_probability"]), "frameskip": 1,
+                  "mode": spec["kwargs"]["mode"], "difficulty": spec["kwargs"]["difficulty"]},
+        actions={"kind": "policy", "model_class": str(policy.spec.model_class), "env_seed": int(seed),
+                 "policy_seed": int(seed), "env": spec},
+        reset_rule="gymnasium reset (reset_game, then AtariPreprocessing no-ops) after every game over")
     return Trace(header=header, **recorder.rows)
-
-
-def _ale_version() -> str:
-    import ale_py
-
-    return str(ale_py.__version__)
 
 
 def weights_digest(path: Path) -> str:

@@ -3,8 +3,9 @@
 :func:`run_sim_lockstep` builds the same env on both sides (:func:`deterministic_env`: sticky actions
 off, AtariPreprocessing with one NOOP after every reset, ``frame_skip`` 4, 84x84 grayscale, no stack),
 each from the simulator registry (:func:`evaltk.simulators.get` then ``deterministic()``: EnvPool without
-FIRE on reset), starts episode ``e`` of both with the seed ``episode_seed(seed, e)``, and feeds both
-the same uniformly random actions (``numpy.random.default_rng(seed)``). After every reset and every step
+FIRE on reset), starts episode ``e`` of both with the seed ``episode_seed(seed, e)`` (an evaluation's),
+and feeds both the same uniformly random actions (:func:`conformance.lockstep.action_rng`). It runs on
+the lockstep engine (:func:`conformance.lockstep.run_pair`, :class:`SimPair`). After every reset and every step
 it compares, in this order, ``obs``, ``reward``, ``terminated``, ``truncated`` and ``lives``, and stops at
 the first difference: it writes ``reference.png`` and ``sim.png`` (the two observations),
 ``diff.png`` (:func:`conformance.frames.write_diff_png`: reference | sim | white where they differ),
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from conformance.frames import write_diff_png
+from conformance.lockstep import action_rng, run_pair
 from evaltk.envs import describe
 from evaltk.envs.atari import atari_env
 from evaltk.evaluate import episode_seed
@@ -149,8 +151,51 @@ def _write(out: Path, ref: Transition, sim: Transition, found: FirstDifference) 
     return {k: str(v) for k, v in files.items()}
 
 
-def _start(runner: EpisodeRunner, seed: int) -> Transition:
-    return Transition(runner.start(seed), 0.0, False, False, 0, -1)
+class SimPair:
+    """Two simulators' runners as a :class:`conformance.lockstep.Pair` of one env (see the module docstring)."""
+
+    def __init__(self, config: SimLockstepConfig, runners: tuple[EpisodeRunner, EpisodeRunner], n_actions: int,
+                 out: Path) -> None:
+        self.config, self.runners, self.n_actions, self.out = config, runners, n_actions, out
+        self.rng = action_rng(config.seed)
+        self.episode, self.skipped = 0, 0
+        self._ending = False
+
+    def _begin(self, step: int) -> FirstDifference | None:
+        seed = episode_seed(self.config.seed, self.episode)
+        pair = tuple(Transition(r.start(seed), 0.0, False, False, 0, -1) for r in self.runners)
+        return self._compare(pair, step, "reset", FIELDS)  # type: ignore[arg-type]
+
+    def _compare(self, pair: tuple[Transition, Transition], step: int, phase: str,
+                 fields: tuple[str, ...]) -> FirstDifference | None:
+        found = _compare(*pair, fields)
+        if found is None:
+            return None
+        name, a, b, pixels = found
+        diff = FirstDifference(step, self.episode, phase, name, a, b, pixels)
+        return dataclasses.replace(diff, files=_write(self.out, *pair, diff))
+
+    def start(self) -> FirstDifference | None:
+        """Start episode 0 on both sides and compare the first observations."""
+        return self._begin(0)
+
+    def step(self, frame: int) -> FirstDifference | None:
+        """Feed one random action to both sides and compare (a terminal observation only with ``terminal_obs``)."""
+        action = int(self.rng.integers(self.n_actions))
+        pair = (self.runners[0].step(action), self.runners[1].step(action))
+        self._ending = pair[0].terminated or pair[0].truncated
+        fields = FIELDS[1:] if self._ending and not self.config.terminal_obs else FIELDS
+        self.skipped += int(fields is not FIELDS and _compare(*pair, ("obs",)) is not None)
+        return self._compare(pair, frame, "step", fields)
+
+    def episode_ends(self, frame: int) -> np.ndarray:
+        """Return ``[True]`` after a step that ended the reference's episode."""
+        return np.array([frame > 0 and self._ending], dtype=np.bool_)
+
+    def reset(self, frame: int, mask: np.ndarray) -> FirstDifference | None:
+        """Start the next episode (seed ``episode_seed(seed, e)``) on both sides and compare."""
+        self.episode += 1
+        return self._begin(frame)
 
 
 def run_sim_lockstep(config: SimLockstepConfig, *, out: Path) -> SimLockstepResult:
@@ -166,33 +211,12 @@ def run_sim_lockstep(config: SimLockstepConfig, *, out: Path) -> SimLockstepResu
                                                                            (config.sim, "--sim"))]
     for sim in sims:
         sim.check(info, seed=episode_seed(config.seed, 0))
-    ref_runner, sim_runner = (s.runner(info) for s in sims)
-    rng = np.random.default_rng(config.seed)
-    n_actions = int(info.action_spec["n"])
-    episode, step, skipped = 0, 0, 0
+    runners = (sims[0].runner(info), sims[1].runner(info))
     try:
-        seed = episode_seed(config.seed, episode)
-        pair, phase = (_start(ref_runner, seed), _start(sim_runner, seed)), "reset"
-        while True:
-            ending = phase == "step" and (pair[0].terminated or pair[0].truncated)
-            fields = FIELDS[1:] if ending and not config.terminal_obs else FIELDS
-            skipped += int(fields is not FIELDS and _compare(*pair, ("obs",)) is not None)
-            found = _compare(*pair, fields)
-            if found is not None:
-                name, a, b, pixels = found
-                diff = FirstDifference(step, episode, phase, name, a, b, pixels)
-                diff = FirstDifference(step, episode, phase, name, a, b, pixels, _write(out, *pair, diff))
-                return SimLockstepResult(config, step, episode + 1, diff, skipped)
-            if ending:
-                episode += 1
-                seed = episode_seed(config.seed, episode)
-                pair, phase = (_start(ref_runner, seed), _start(sim_runner, seed)), "reset"
-                continue
-            if step == config.steps:
-                return SimLockstepResult(config, step, episode + 1, None, skipped)
-            action = int(rng.integers(n_actions))
-            step += 1
-            pair, phase = (ref_runner.step(action), sim_runner.step(action)), "step"
+        pair = SimPair(config, runners, int(info.action_spec["n"]), out)
+        found = run_pair(pair, config.steps).divergence
+        steps = config.steps if found is None else found.step
+        return SimLockstepResult(config, steps, pair.episode + 1, found, pair.skipped)
     finally:
-        ref_runner.close()
-        sim_runner.close()
+        for runner in runners:
+            runner.close()

@@ -111,11 +111,23 @@ def rom_md5(rom: str) -> str:
     return hashlib.md5(rom_path(rom).read_bytes()).hexdigest()
 
 
+def trace_header(rom: str, *, seed: int, frames: int, settings: dict[str, Any], actions: dict[str, Any],
+                 reset_rule: str, **extra: Any) -> dict[str, Any]:
+    """Return the header every Atari trace starts with: format, version, ale-py version, ROM id and md5, then the rest.
+
+    ``settings``: ``repeat_action_probability``, ``frameskip``, ``mode``, ``difficulty``; ``actions``: how actions
+    were drawn (``kind`` first); ``extra``: fields of one recorder (a policy trace's ``initial_reset``).
+    """
+    import ale_py
+
+    return {"format": FORMAT, "version": VERSION, "ale_py_version": str(ale_py.__version__), "rom": rom,
+            "rom_md5": rom_md5(rom), "seed": int(seed), "frames": frames, **extra, "settings": settings,
+            "actions": actions, "reset_rule": reset_rule}
+
+
 def record_ale(rom: str, *, frames: int, seed: int, repeat_action_probability: float = 0.25,
                action_seed: int | None = None, mode: int | None = None, difficulty: int | None = None) -> Trace:
     """Record ``frames`` frames of uniformly random full-set actions on ale-py, resetting at every game over."""
-    import ale_py
-
     if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
         raise TraceError(f"frames={frames!r}: record at least one frame")
     path = rom_path(rom)
@@ -134,14 +146,12 @@ def record_ale(rom: str, *, frames: int, seed: int, repeat_action_probability: f
         if shown.game_over[0]:
             side.reset_game(np.ones(1, dtype=np.bool_))
             out["reset"][t] = True
-    header = {
-        "format": FORMAT, "version": VERSION, "ale_py_version": ale_py.__version__, "rom": rom,
-        "rom_md5": hashlib.md5(path.read_bytes()).hexdigest(), "seed": int(seed), "frames": frames,
-        "settings": {"repeat_action_probability": float(repeat_action_probability), "frameskip": 1,
-                     "mode": mode, "difficulty": difficulty},
-        "actions": {"kind": "uniform-full-set", "seed": int(seed if action_seed is None else action_seed)},
-        "reset_rule": "reset_game after every game over",
-    }
+    header = trace_header(
+        rom, seed=seed, frames=frames,
+        settings={"repeat_action_probability": float(repeat_action_probability), "frameskip": 1, "mode": mode,
+                  "difficulty": difficulty},
+        actions={"kind": "uniform-full-set", "seed": int(seed if action_seed is None else action_seed)},
+        reset_rule="reset_game after every game over")
     return Trace(header=header, **out)
 
 

@@ -97,3 +97,21 @@ def test_cli_json_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance", "lockstep", "--game", "pong", "--frames", "0"]) == 2
     assert "frames=0" in capsys.readouterr().err
     assert main(["conformance", "lockstep", "--game", "pong", "--frames", "5", "--sticky", "0.25"]) == 2
+
+
+def test_a_lockstep_case_runs_the_engine_and_refuses_settings_it_cannot_run(tmp_path: Path) -> None:
+    from conformance.suite import Outcome, load_suite, run_case
+    from evaltk.errors import SuiteError
+
+    path = tmp_path / "s.toml"
+    path.write_text("[suite]\nname='l'\n[[case]]\nkind='lockstep'\nname='pong-boot'\ngame='pong'\nframes=120\n"
+                    "seed=3\nstart='boot'\nactions='full'\nrepeat_action_probability=0.25\n")
+    case = load_suite(path).cases[0]
+    result = run_case(case, tmp_path / "w")
+    assert result.outcome is Outcome.PASSED, result.message
+    assert result.message.startswith("pong (boot, seed 3, 1 env, sticky 0.25, full actions): 120 frames identical")
+    assert result.details["frames_compared"] == 120
+    path.write_text("[suite]\nname='l'\n[[case]]\nkind='lockstep'\nname='x'\ngame='pong'\nframes=10\n"
+                    "repeat_action_probability=0.25\n")
+    with pytest.raises(SuiteError, match=r"case #1 \(x\): start='ale-state' needs repeat_action_probability=0"):
+        load_suite(path)

@@ -215,7 +215,7 @@ def test_the_kind_table_is_explicit_and_imports_no_suite_runner() -> None:
 
     from conformance import kinds
 
-    assert set(kinds.KINDS) == {"trace", "transfer", "sim_lockstep", "doom_trace", "doom_demo", "bots"}
+    assert set(kinds.KINDS) == {"trace", "transfer", "lockstep", "sim_lockstep", "doom_trace", "doom_demo", "bots"}
     root = Path(kinds.__file__).parent
     for name in ("case", "kinds", "cases", "bots_case", "doom_cases"):
         tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))

@@ -116,3 +116,19 @@ def test_bad_files_give_clear_errors_naming_the_file(tmp_path: Path, pong_trace:
         record_ale("no_such_game", frames=1, seed=0)
     with pytest.raises(TraceError, match="frames=0"):
         record_ale("pong", frames=0, seed=0)
+
+
+def test_random_and_policy_traces_share_one_header_layout() -> None:
+    """Both recorders build their header with conformance.trace.trace_header: the same fields, in the same order."""
+    from conformance.policy_trace import record_policy
+    from conformance.trace import record_ale, trace_header
+
+    checkpoint = Path(__file__).resolve().parents[2] / "suites" / "checkpoints" / "a2c_breakout"
+    random_play = record_ale("breakout", frames=5, seed=0).header
+    policy_play = record_policy(checkpoint, frames=5, seed=0).header
+    layout = list(trace_header("breakout", seed=0, frames=5, settings={}, actions={}, reset_rule=""))
+    assert [k for k in random_play if k != "digest"] == layout
+    assert [k for k in policy_play if k not in ("digest", "initial_reset")] == layout
+    assert {k: random_play[k] for k in ("format", "version", "ale_py_version", "rom", "rom_md5")} == {
+        k: policy_play[k] for k in ("format", "version", "ale_py_version", "rom", "rom_md5")}
+    assert policy_play["actions"]["checkpoint"] == str(checkpoint)
