@@ -6,7 +6,8 @@
 * ``builtin:scripted``: the tournament's scripted agent (:class:`evaltk.tournament.agents.ScriptedDoomAgent`)
   on its feature vector (labels and depth buffers, so both are recorded and hashed), its buttons mapped
   onto the scenario's by name (buttons the scenario lacks are dropped);
-* a checkpoint directory (or ``hf://``): :func:`evaltk.policies.load_policy` on the model observation of
+* a checkpoint location (:func:`evaltk.locations.resolve`: a directory, ``hf://``):
+  :func:`evaltk.policies.load_policy` on the model observation of
   :func:`evaltk.envs.doom.observation`; its scenario must be the one recorded.
 """
 
@@ -76,9 +77,10 @@ def _scripted(rng: np.random.Generator) -> Decide:
 
 def _checkpoint(ref: str, scenario: str, rng: np.random.Generator) -> Decide:
     from evaltk.envs.doom import action_to_buttons, observation, scenario_from_env_spec
+    from evaltk.locations import resolve
     from evaltk.policies import load_policy
 
-    policy = load_policy(ref)
+    policy = load_policy(resolve(ref).ref)  # a location: a directory, another library's file or hf://
     env: dict[str, Any] = dict(policy.spec.env)
     if env.get("family") != "doom":
         raise TraceError(f"checkpoint {ref} plays {env.get('env_id')!r} ({env.get('family')}), not a Doom scenario")

@@ -30,7 +30,7 @@ from conformance.frames import write_diff_png
 from conformance.lockstep import action_rng, run_pair
 from evaltk.envs import describe
 from evaltk.envs.atari import atari_env
-from evaltk.evaluate import episode_seed
+from evaltk.seeding import episode_seed
 from evaltk.simulators import get
 from evaltk.simulators.slots import EpisodeRunner, Transition
 

@@ -71,3 +71,17 @@ def test_a_bots_case_plays_an_hf_checkpoint(hub: HubServer, tmp_path: Path) -> N
     case = cases["hub-agent"]
     assert case["outcome"] == "passed", case["message"]
     assert case["matches_played"] == 1
+
+
+def test_conformance_record_takes_an_hf_checkpoint(hub: HubServer, tmp_path: Path) -> None:  # noqa: F811
+    sha = hub.repo(A2C_REPO).push({p.name: p.read_bytes() for p in A2C.iterdir()})
+    out = tmp_path / "policy.npz"
+    with hub.serve() as url:
+        proc = evaltk(["conformance", "record", "--checkpoint", f"hf://{A2C_REPO}", "--frames", "100", "--seed", "1",
+                       "--out", str(out)], tmp_path / "hf", endpoint=url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header = load(out).header
+    assert header["actions"]["checkpoint"] == f"hf://{A2C_REPO}@{sha}"
+    shipped = load(SHIPPED)
+    assert header["actions"]["weights_sha256"] == shipped.header["actions"]["weights_sha256"]
+    assert (load(out).action == shipped.action[:100]).all()  # the same play as the local checkpoint's, seed 1
