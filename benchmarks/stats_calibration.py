@@ -43,7 +43,7 @@ from evaltk.compare import Verdict, decide
 from evaltk.stats import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stats_calibration_sequential import SEQ_LOOKS, paired_table, sequential_table  # noqa: E402  (a sibling script)
+from stats_calibration_sequential import SEQ_LOOKS, paired_table, sequential_table  # a sibling script
 
 ALPHA = 0.05
 KINDS = ["absolute", "relative", "sd", "prob"]

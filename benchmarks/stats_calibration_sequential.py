@@ -78,15 +78,16 @@ def _resample(values: np.ndarray, rng: np.random.Generator, shape: tuple[int, in
 
 
 def real_table(name: str) -> np.ndarray:
-    """The returns of ``benchmarks/data/scores/NAME``, standardized to mean 0 and SD 1 (population)."""
+    """Return the returns of ``benchmarks/data/scores/NAME``, standardized to mean 0 and SD 1 (population)."""
     returns = np.asarray(read_scores(DATA / name).returns, np.float64)
     if returns.size < 2 or returns.std() == 0.0:
         raise SystemExit(f"error: {DATA / name} needs at least 2 distinct returns; regenerate it with evaltk evaluate")
-    return (returns - returns.mean()) / returns.std()
+    out: np.ndarray = (returns - returns.mean()) / returns.std()
+    return out
 
 
 def seq_dists() -> list[tuple[str, Draw]]:
-    """The score distributions of the sequential table, synthetic and resampled from real tables."""
+    """Return the score distributions of the sequential table, synthetic and resampled from real tables."""
     out: list[tuple[str, Draw]] = [("normal", _standard_normal), ("t3 (heavy tails)", _standard_t3),
                                    ("Atari-like bimodal", _standard_bimodal)]
     out += [(label, partial(_resample, real_table(name))) for label, name in REAL_TABLES]

@@ -86,7 +86,7 @@ class SequentialComparison:
         return f"{self.verdict.value}: {self.reason}"
 
     def interval(self) -> dict[str, Any] | None:
-        """The design's interval at the look that ended the sequence (``None`` without looks).
+        """Return the design's interval at the look that ended the sequence (``None`` without looks).
 
         ``ci`` is the repeated confidence interval from the "different" boundaries: over all looks
         it covers the true quantity with probability at least ``1 - alpha`` (Jennison and Turnbull
@@ -111,6 +111,26 @@ class SequentialComparison:
         return (f"stopped at look {iv['look']} of {iv['looks_planned']} after {unit}; {iv['level']:.0%} repeated CI "
                 f"[{iv['ci'][0]:.4g}, {iv['ci'][1]:.4g}], {iv['level_equivalence']:.0%} repeated CI "
                 f"[{iv['ci_equivalence'][0]:.4g}, {iv['ci_equivalence'][1]:.4g}] (valid at a sequential stop)")
+
+    def report_fields(self) -> dict[str, Any]:
+        """Return the fields of a report whose verdict is this sequential one (``evaltk validate --sequential``).
+
+        The interval is the design's (:meth:`interval`); no fixed-N sample size is given for a
+        sequentially stopped sample. Empty for ``identical`` rows and runs without looks.
+        """
+        iv = self.interval()
+        if iv is None or self.verdict is Verdict.IDENTICAL:
+            return {}
+        used = self.episodes_used
+        budget = "the budget was spent: a larger --episodes would decide" if self.outcome is Outcome.INCONCLUSIVE \
+            else "the design decided"
+        return {"ci": iv["ci"], "ci_level": iv["level"], "ci_tost": iv["ci_equivalence"],
+                "ci_method": f"repeated confidence interval at look {iv['look']} of {iv['looks_planned']}",
+                "episodes_needed": None,
+                "episodes_needed_line": (f"none from a fixed-N formula: a sequential run stopped at look {iv['look']} "
+                                         f"of {iv['looks_planned']} after {used[1]} episodes per side; {budget}"),
+                "fixed_n_note": ("'comparison' analyses the episodes the looks used as if their number had been "
+                                 "fixed in advance; it ignores the stopping rule and is not the verdict's analysis")}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""

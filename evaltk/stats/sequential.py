@@ -377,7 +377,7 @@ def look_once(design: SequentialDesign, k: int, a_k: FloatArray, b_k: FloatArray
 
 def repeated_ci(a_k: FloatArray, b_k: FloatArray, kind: str, nominal: float, *,
                 paired: bool) -> tuple[float, float]:
-    """The margin points ``m`` that neither one-sided test of the look rejects at ``nominal``: ``[low, high]``.
+    """Return the margin points ``m`` that neither one-sided test of the look rejects at ``nominal``: ``[low, high]``.
 
     ``low`` solves p("quantity <= m") = ``nominal`` and ``high`` solves p("quantity >= m") = ``nominal``,
     with the look's own tests (so the interval is dual to the decision: "equivalent" at look

@@ -6,9 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from scipy import optimize
+from scipy import optimize, stats
 
 from evaltk.stats.boundaries import (
     crossing_probability,
@@ -21,7 +19,7 @@ from evaltk.stats.validate import StatsInputError
 
 
 def classical_constant(looks: int, alpha: float, design: str) -> float:
-    """The constant c of the classical equally spaced two-sided design, by the recursion (Pocock: c; OBF: c sqrt(K/k))."""
+    """Return the classical two-sided constant c by the recursion (Pocock: c; OBF: c sqrt(K / k))."""
     t = np.arange(1, looks + 1) / looks
     shape = np.ones(looks) if design == "pocock" else np.sqrt(looks / np.arange(1, looks + 1))
 
@@ -52,7 +50,8 @@ def test_first_boundary_spends_exactly_the_spending_function() -> None:
     t = np.array([0.2, 0.4, 0.6, 0.8, 1.0])
     b = one_sided_bounds(t, 0.025, "obrien-fleming")
     assert b[0] == pytest.approx(stats.norm.isf(spent(0.2, 0.025, "obrien-fleming")), abs=1e-6)  # 4.877
-    assert spent(0.2, 0.05, "obrien-fleming") == pytest.approx(2 * stats.norm.sf(stats.norm.isf(0.025) / math.sqrt(0.2)))
+    expected = 2 * stats.norm.sf(stats.norm.isf(0.025) / math.sqrt(0.2))
+    assert spent(0.2, 0.05, "obrien-fleming") == pytest.approx(expected)
     assert spent(0.2, 0.05, "pocock") == pytest.approx(0.05 * math.log(1 + (math.e - 1) * 0.2))
 
 
