@@ -1,26 +1,31 @@
 """Group-sequential comparison with three outcomes: equivalent, different, or inconclusive when the budget is spent.
 
 The quantity ``theta`` (``B - A`` in the margin's units) is compared with the margin region
-``(low, high)`` at each look. At each margin point (``high``, and ``low`` mirrored) one
-group-sequential test of that point runs with early stopping on both sides
-(:func:`evaltk.stats.boundaries.inner_outer_bounds`, Lan-DeMets alpha-spending, O'Brien-Fleming
-shape by default): its *inner* boundary ``u_k`` spends ``alpha`` (the TOST half "theta < high") and
-its *outer* boundary ``d_k`` spends ``alpha / 2`` ("theta > high"). A look stops with
+``(low, high)`` at each look. At each margin point (``high``, and ``low`` mirrored) there are two
+one-sided tests: the TOST half "theta < high" at the nominal level ``1 - Phi(u_k)`` and "theta >
+high" at ``1 - Phi(d_k)``, with the boundaries of :func:`evaltk.stats.boundaries.inner_outer_bounds`
+(Lan-DeMets alpha-spending, O'Brien-Fleming shape by default), solved for the rule below. A look
+stops with
 
-* ``equivalent`` - both TOST halves cross their inner boundaries at the same look. Each half is a
-  level-alpha group-sequential test whose continuation region counts on the stops at the outer
-  boundary (the procedure always stops there), so the intersection-union argument keeps the level:
-  P(equivalent) <= alpha whenever theta lies on or outside the margin;
-* ``different`` - either margin point is crossed outwards: the p-value of "theta <= high" (or
-  "theta >= low") is below ``1 - Phi(d_k)``. Inside the region at most one of the two can happen
-  with any probability, so P(different) <= alpha / 2 whenever theta lies inside (or on) the margin;
-  this is the sequential form of the fixed-N rule "the difference test rejects and the ``1 - alpha``
-  CI lies entirely outside the region" (with one look the boundaries are ``z_{1-alpha}`` and
-  ``z_{1-alpha/2}``, exactly that rule);
+* ``equivalent`` - both TOST halves reject at the same look. P(equivalent) <= alpha whenever theta
+  lies on or outside the margin: the rule says "equivalent" only on a path that has not crossed
+  the outer boundary before, and ``u_k`` spends alpha on exactly those paths;
+* ``different`` - either margin point is crossed outwards (the p-value of "theta <= high", or of
+  "theta >= low", is below ``1 - Phi(d_k)``). ``d_k`` spends alpha / 2 with no other stopping, so
+  a TOST half that crossed ``u_k`` alone (which does not stop the rule) is accounted for:
+  P(different) <= alpha / 2 whenever theta lies inside or on the margin, up to the chance of
+  crossing the *other* margin point, which matters only when the whole region is about one SE
+  wide (:func:`evaltk.stats.boundaries.procedure_rates` computes both rates). With one look the
+  boundaries are ``z_{1-alpha}`` and ``z_{1-alpha/2}``, the fixed-N rule. An ``sd`` margin
+  withholds "different" at a look whose pooled sample kurtosis exceeds :data:`SD_KURTOSIS_LIMIT`:
+  the delta-method SE of the standardized difference needs a finite fourth moment, and for
+  heavy-tailed scores (t3) it is too small exactly in the samples that drew no extreme episode;
 * ``inconclusive`` - only at the last look, when neither has happened: the budget is spent.
 
 There is no futility stop: an interim look that decides nothing continues, so "inconclusive" always
 means "the budget ran out". Boundaries at look ``k`` depend on the fractions ``t_1..t_k`` only.
+Each look also reports its repeated confidence intervals (:func:`repeated_ci`), dual to its
+decisions; the one at ``d_k`` covers theta at every look at once with probability >= 1 - alpha.
 
 Statistics per look (``x`` = candidate B, ``y`` = reference A), vectorised over a leading axis so
 that the calibration benchmark runs thousands of sequences at once:
