@@ -14,17 +14,13 @@ Run: ``python benchmarks/stats_calibration.py`` (``--sims 2000`` pairs per row b
 3. How often each verdict comes out for the must-show cases (identical distributions and a +1 SD
    shift at n = 300, identical at n = 6) over ``--seeds`` seeds, for normal, lognormal and discrete
    scores.
-4. ``--only sequential``: the three-outcome sequential comparison (:mod:`evaltk.stats.sequential`,
-   margin 0.5 SD, ``--looks`` looks (default 10), O'Brien-Fleming alpha-spending, budget planned
-   for 80 % power to show equivalence at a true 0) at true differences 0, 0.25, 0.5 (the margin)
-   and 1.0 SD: the rate of each outcome (false "equivalent" at the margin, false "different"
-   inside or on it, the power of each), the average episodes per side, and the fixed-N rule at the
-   same power (closed-form size, with its simulated power on the same sequences), for normal,
-   t3 (heavy-tailed) and Atari-like bimodal scores, absolute and sd margins (vectorised: all
-   sequences of a cell at once).
+4. ``--only sequential``: the three-outcome sequential comparison at true differences 0, 0.25,
+   0.5 (the margin) and 1.0 SD for normal, t3, bimodal and resampled real score tables, both
+   margin kinds, each error rate checked against its own bound (``stats_calibration_sequential.py``).
 5. ``--only paired``: paired (per-seed differences) vs unpaired designs when the per-seed scores
    correlate (rho = 0.75, 0.9): error rates and average episodes.
 
+The script exits 1 when a sequential error rate is above its bound plus 3 Monte-Carlo SEs.
 Every row uses its own ``numpy.random.Generator`` seeded from ``--seed`` and the row, so a rerun
 prints the same numbers. MC SE = sqrt(r (1 - r) / sims).
 """
@@ -33,9 +29,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy import optimize, stats
@@ -43,6 +41,9 @@ from statsmodels.stats.weightstats import ttost_ind
 
 from evaltk.compare import Verdict, decide
 from evaltk.stats import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stats_calibration_sequential import SEQ_LOOKS, paired_table, sequential_table  # a sibling script
 
 ALPHA = 0.05
 KINDS = ["absolute", "relative", "sd", "prob"]
@@ -227,164 +228,6 @@ def verdict_sweep(seeds: int) -> None:
                           + " |", flush=True)
 
 
-def _standard_normal(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    return rng.standard_normal(shape)
-
-
-def _standard_t3(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    return rng.standard_t(3, shape) / math.sqrt(3.0)
-
-
-BIMODAL = (0.7, 2.0, 1.0, 12.0, 3.0)  # P(low mode), low mean, low SD, high mean, high SD
-
-
-def _standard_bimodal(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    """Atari-like scores: most episodes end early (low mode), some clear a level (high mode); mean 0, SD 1."""
-    p, m1, s1, m2, s2 = BIMODAL
-    mean = p * m1 + (1 - p) * m2
-    var = p * (s1**2 + m1**2) + (1 - p) * (s2**2 + m2**2) - mean**2
-    low = rng.random(shape) < p
-    x = np.where(low, rng.normal(m1, s1, shape), rng.normal(m2, s2, shape))
-    return (x - mean) / math.sqrt(var)
-
-
-SEQ_DISTS: list[tuple[str, Callable[[np.random.Generator, tuple[int, int]], np.ndarray]]] = [
-    ("normal", _standard_normal), ("t3 (heavy tails)", _standard_t3), ("Atari-like bimodal", _standard_bimodal)]
-
-
-
-SEQ_LOOKS = 10
-"""Looks of the benchmarked sequential design (``evaltk compare --sequential``'s default)."""
-SEQ_MARGIN = 0.5
-"""Margin of the sequential table, in SD units of the scores."""
-SEQ_DELTAS = (0.0, 0.25, 0.5, 1.0)
-"""True differences (SD units): equality, inside the margin, on it, and twice it."""
-Draw = Callable[[np.random.Generator, tuple[int, int]], np.ndarray]
-
-
-@dataclass(frozen=True)
-class SequentialRow:
-    """The measurements of one (scores, kind, design) row of the sequential table; rates per true difference."""
-
-    n_max: int
-    equivalent: dict[float, float]
-    different: dict[float, float]
-    inconclusive: dict[float, float]
-    episodes: dict[float, float]
-    fixed_n_equivalence: int
-    fixed_n_difference: int
-    fixed_equivalent_power: float
-    fixed_different_power: float
-
-
-def _fixed_rates(a: np.ndarray, b: np.ndarray, n: int, kind: str, paired: bool) -> tuple[float, float]:
-    """Rates of the fixed-N rule at ``n`` per side: TOST at alpha, and "beyond the margin" at alpha / 2."""
-    from evaltk.stats.sequential import look_stats
-
-    st = look_stats(a[:, :n], b[:, :n], -SEQ_MARGIN, SEQ_MARGIN, kind, paired=paired)
-    return (float(np.mean(np.maximum(st.p_lower, st.p_upper) < ALPHA)),
-            float(np.mean(np.minimum(st.p_above, st.p_below) < ALPHA / 2)))
-
-
-def sequential_row(label: str, draw: Draw, kind: str, sims: int, seed: int, *, rho: float = 0.0,
-                   paired: bool = False, looks: int = SEQ_LOOKS) -> SequentialRow:
-    """Run the three-outcome sequential design at each true difference of :data:`SEQ_DELTAS`.
-
-    The budget is planned for 80 % power to show equivalence at a true 0
-    (:func:`evaltk.stats.sequential.design_max_episodes`). The fixed-N comparators have the same
-    power as the design measured here: the closed-form TOST size at the design's power at 0, and the
-    closed-form "beyond the margin" size at its power at twice the margin; their own simulated power
-    on the same sequences is reported next to them.
-    """
-    from evaltk.compare.sequential import look_sizes
-    from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size
-    from evaltk.stats.sequential import Outcome, SequentialDesign, design_max_episodes, simulate
-
-    plan_rho = rho if paired else 0.0
-    n_max = max(design_max_episodes(SEQ_MARGIN, looks=looks, alpha=ALPHA, rho=plan_rho), 10)
-    sizes = look_sizes(n_max, looks, 10)
-    design = SequentialDesign.build([s / n_max for s in sizes], alpha=ALPHA)
-    sd_plan = math.sqrt(1.0 - plan_rho)
-    rates: dict[Outcome, dict[float, float]] = {o: {} for o in Outcome}
-    episodes: dict[float, float] = {}
-    data: dict[float, tuple[np.ndarray, np.ndarray]] = {}
-    for delta in SEQ_DELTAS:
-        rng = np.random.default_rng([seed, 31, int(1000 * rho), int(paired), SEQ_DIST_CODE[label],
-                                     int(1000 * delta), SEQUENTIAL_KIND_CODE[kind], looks])
-        z, e = draw(rng, (sims, 4 * n_max)), draw(rng, (sims, 4 * n_max))
-        a, b = z, rho * z + math.sqrt(1.0 - rho**2) * e + delta
-        res = simulate(design, a, b, sizes, kind, SEQ_MARGIN, paired=paired)
-        for outcome in Outcome:
-            rates[outcome][delta] = res.rate(outcome)
-        episodes[delta] = float(res.episodes.mean())
-        data[delta] = (a, b)
-    power_eq = min(max(rates[Outcome.EQUIVALENT][0.0], 0.05), 0.999)
-    power_diff = min(max(rates[Outcome.DIFFERENT][1.0], 0.05), 0.999)
-    n_eq = tost_sample_size(SEQ_MARGIN, sd=sd_plan, alpha=ALPHA, power=power_eq).n_per_side
-    n_diff = beyond_margin_sample_size(SEQ_MARGIN, 1.0, sd=sd_plan, alpha=ALPHA, power=power_diff).n_per_side
-    fixed_eq = _fixed_rates(*data[0.0], min(n_eq, 4 * n_max), kind, paired)[0]
-    fixed_diff = _fixed_rates(*data[1.0], min(n_diff, 4 * n_max), kind, paired)[1]
-    return SequentialRow(n_max, rates[Outcome.EQUIVALENT], rates[Outcome.DIFFERENT], rates[Outcome.INCONCLUSIVE],
-                         episodes, n_eq, n_diff, fixed_eq, fixed_diff)
-
-
-SEQUENTIAL_KIND_CODE = {"absolute": 0, "sd": 1}
-SEQ_DIST_CODE = {label: i for i, (label, _) in enumerate(SEQ_DISTS)}
-
-
-def _se(rate: float, sims: int) -> float:
-    return math.sqrt(max(rate * (1.0 - rate), 1e-12) / sims)
-
-
-def sequential_table(sims: int, seed: int, looks: int = SEQ_LOOKS) -> list[tuple[str, str, SequentialRow]]:
-    """Table 4: the three-outcome sequential comparison next to the fixed-N rule at equal power (unpaired)."""
-    print(f"\n## Sequential comparison ({looks} looks, O'Brien-Fleming, margin {SEQ_MARGIN} SD, unpaired) vs "
-          f"fixed N at equal power, {sims} sequences per cell")
-    print("Error rates: false equivalent at the margin (bound alpha = 0.05), false different inside or on the margin "
-          "(bound alpha/2 = 0.025 at the margin, 0 at 0.25 and 0 SD). Outcomes as equivalent / different / "
-          "inconclusive.\n")
-    print("| scores | kind | max N | d = 0 (power eq.) | d = 0.25 | d = 0.5 (margin) | d = 1.0 (power diff.) | "
-          "avg N at d = 0 / 0.25 / 0.5 / 1.0 | fixed N eq. (its power) | fixed N diff. (its power) | "
-          "saving at 0 / at 1.0 | CPU s |")
-    print("| --- | --- | ---: | --- | --- | --- | --- | --- | ---: | ---: | --- | ---: |")
-    out = []
-    for label, draw in SEQ_DISTS:
-        for kind in ("absolute", "sd"):
-            t0 = time.process_time()
-            r = sequential_row(label, draw, kind, sims, seed, looks=looks)
-            cells = [f"{r.equivalent[d]:.3f} / {r.different[d]:.3f} / {r.inconclusive[d]:.3f}" for d in SEQ_DELTAS]
-            save_eq = 1.0 - r.episodes[0.0] / r.fixed_n_equivalence
-            save_diff = 1.0 - r.episodes[1.0] / r.fixed_n_difference
-            print(f"| {label} | {kind} | {r.n_max} | " + " | ".join(cells) + " | "
-                  + " / ".join(f"{r.episodes[d]:.1f}" for d in SEQ_DELTAS)
-                  + f" | {r.fixed_n_equivalence} ({r.fixed_equivalent_power:.3f}) | {r.fixed_n_difference} "
-                  f"({r.fixed_different_power:.3f}) | {save_eq:.1%} / {save_diff:.1%} | "
-                  f"{time.process_time() - t0:.1f} |", flush=True)
-            out.append((label, kind, r))
-    worst_eq = max(r.equivalent[SEQ_MARGIN] for _, _, r in out)
-    worst_diff = max(max(r.different[d] for d in SEQ_DELTAS if d <= SEQ_MARGIN) for _, _, r in out)
-    print(f"\nworst false equivalent at the margin: {worst_eq:.4f} (MC SE {_se(worst_eq, sims):.4f}); worst false "
-          f"different inside or on the margin: {worst_diff:.4f} (MC SE {_se(worst_diff, sims):.4f}); "
-          f"bound 0.05 + 0.01 = 0.06", flush=True)
-    return out
-
-
-def paired_table(sims: int, seed: int) -> None:
-    """Table 5: paired vs unpaired sequential designs when per-seed scores correlate."""
-    print(f"\n## Paired vs unpaired sequential comparison, margin {SEQ_MARGIN} SD, absolute, {sims} sequences per cell")
-    print("| scores | rho | design | max N | false equiv. at margin | false diff. at margin | power eq. at 0 | "
-          "power diff. at 1.0 | avg N at 0 / 0.5 / 1.0 |")
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |")
-    for label, draw in SEQ_DISTS[:2]:
-        # unpaired: A and B on different seeds, i.e. independent episodes (what pairing replaces)
-        for rho, paired in ((0.0, False), (0.75, True), (0.9, True)):
-            r = sequential_row(label, draw, "absolute", sims, seed, rho=rho, paired=paired)
-            print(f"| {label} | {rho:g} | {'paired' if paired else 'unpaired'} | {r.n_max} | "
-                  f"{r.equivalent[0.5]:.4f} | {r.different[0.5]:.4f} | {r.equivalent[0.0]:.3f} | "
-                  f"{r.different[1.0]:.3f} | {r.episodes[0.0]:.1f} / {r.episodes[0.5]:.1f} / "
-                  f"{r.episodes[1.0]:.1f} |", flush=True)
-
-
 def main() -> None:
     """Parse arguments and print both tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -403,18 +246,23 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=200, help="seeds per case in the verdict table (default 200)")
     args = parser.parse_args()
     sims = 300 if args.quick else args.sims
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"stats calibration: sims={sims} sizes={args.sizes} seed={args.seed} alpha={ALPHA} "
-          "(machine shared; CPU seconds per row shown)")
+          f"(machine shared; CPU seconds per row shown); started {started}; command: python {' '.join(sys.argv)}")
     if args.only in (None, "type1"):
         type_one_error(sims, args.sizes, args.seed, args.resamples)
     if args.only in (None, "tost"):
         false_equivalence(sims, args.sizes, args.seed, args.kinds)
     if args.only in (None, "verdicts"):
         verdict_sweep(args.seeds)
+    ok = True
     if args.only in (None, "sequential"):
-        sequential_table(sims, args.seed, args.looks)
+        ok &= sequential_table(sims, args.seed, args.looks)
     if args.only in (None, "paired"):
-        paired_table(sims, args.seed)
+        ok &= paired_table(sims, args.seed)
+    if not ok:
+        print("error: a sequential error rate is above its bound plus 3 Monte-Carlo SEs (rows marked MISS)")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

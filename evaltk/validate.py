@@ -389,6 +389,8 @@ class Validation:
 
     def episodes_needed_line(self) -> str:
         """How many episodes per side would decide, in words (compare's recommendation)."""
+        if self.sequential is not None and self.sequential.report_fields():
+            return str(self.sequential.report_fields()["episodes_needed_line"])
         rec, info = self.comparison.recommendation, self.comparison.information
         if info is not None:
             return f"{info.episodes_to_decide} per side would decide: {info.reason}"
@@ -405,7 +407,7 @@ class Validation:
         rows = spec_rows(self.sim.spec, self.reference.spec)
         c = self.config
         checkpoint = self.sim.rows[0]["checkpoint"] if self.sim.rows else c.checkpoint
-        return {
+        report = {
             "command": "validate", "format": "evaltk-validate/1",
             "verdict": self.verdict, "verdict_line": self.verdict_line(), "identical": self.identical,
             "explanation": comparison["explanation"] if self.sequential is None else self.sequential.reason,
@@ -425,6 +427,7 @@ class Validation:
             "simulator_settings": self.settings, "pairs": self.pairs, "comparison": comparison,
             "files": {k: str(v) for k, v in self.files.items()},
         }
+        return report if self.sequential is None else {**report, **self.sequential.report_fields()}
 
 
 def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | None = None) -> Validation:

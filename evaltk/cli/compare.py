@@ -79,6 +79,8 @@ def _print_sequential(result: Any) -> None:
         print(f"  {look.summary()}")
     print(f"verdict: {result.verdict.value}")
     print(f"  {result.reason}")
+    if result.interval_line():
+        print(f"  {result.interval_line()}")
 
 
 def _print_settings(a: Path, b: Path, payload: dict[str, Any]) -> None:

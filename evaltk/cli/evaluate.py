@@ -157,6 +157,8 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
     result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True))
     print(f"verdict: {result.verdict.value}")
     print(f"  {result.reason}")
+    if result.interval_line():
+        print(f"  {result.interval_line()}")
     print(f"wrote {args.out / 'sequential.json'}, {args.out / 'sequential.md'}")
     if args.json:
         emit_json({"command": "evaluate", "until_verdict": True, **result.to_dict()})

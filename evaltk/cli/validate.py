@@ -90,7 +90,9 @@ def _side_table(report: dict[str, Any], labels: tuple[str, str]) -> Table:
 
 def _comparison_table(report: dict[str, Any]) -> Table:
     c = report["comparison"]
-    t = Table(title="comparison (A = reference, B = sim)", show_header=True, header_style="bold")
+    title = ("fixed-N analysis of the episodes the looks used (ignores the stopping rule; not the verdict's)"
+             if report.get("fixed_n_note") else "comparison (A = reference, B = sim)")
+    t = Table(title=title, show_header=True, header_style="bold")
     t.add_column("quantity")
     t.add_column("value", justify="right")
     t.add_row(c["quantity"], f"{c['estimate']:,.4g}")
@@ -169,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(_comparison_table(report))
     _print_settings(console, report["simulator_settings"])
     print(f"explanation: {report['explanation']}")
+    if report.get("fixed_n_note"):
+        print(f"sequential: {report['sequential']['interval_line']}")
     print(f"episodes needed: {report['episodes_needed_line']}")
     for side in ("sim", "reference"):
         for note in report["sides"][side]["notes"]:

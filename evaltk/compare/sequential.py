@@ -22,6 +22,7 @@ from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pai
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
 from evaltk.stats.sequential import (
+    SD_KURTOSIS_LIMIT,
     SEQUENTIAL_KINDS,
     Look,
     Outcome,
@@ -84,12 +85,61 @@ class SequentialComparison:
         """One line: verdict and reason."""
         return f"{self.verdict.value}: {self.reason}"
 
+    def interval(self) -> dict[str, Any] | None:
+        """Return the design's interval at the look that ended the sequence (``None`` without looks).
+
+        ``ci`` is the repeated confidence interval from the "different" boundaries: over all looks
+        it covers the true quantity with probability at least ``1 - alpha`` (Jennison and Turnbull
+        2000, ch. 9), so it stays valid at a data-dependent stopping look, unlike a fixed-N CI.
+        ``ci_equivalence`` is the one from the equivalence boundaries (``1 - 2 alpha``).
+        """
+        if not self.looks or self.design is None:
+            return None
+        last = self.looks[-1]
+        return {"method": "repeated confidence interval at the stopping look", "look": last.k,
+                "looks_planned": self.design.looks, "level": 1.0 - self.design.alpha,
+                "ci": list(last.ci_difference), "level_equivalence": 1.0 - 2.0 * self.design.alpha,
+                "ci_equivalence": list(last.ci_equivalence), "estimate": last.estimate}
+
+    def interval_line(self) -> str:
+        """One line: the design's interval, the look it stopped at and the episodes it used ("" without looks)."""
+        iv = self.interval()
+        if iv is None:
+            return ""
+        used = self.episodes_used
+        unit = f"{used[1]} pairs" if self.paired else f"{used[0]} / {used[1]} episodes (A / B)"
+        return (f"stopped at look {iv['look']} of {iv['looks_planned']} after {unit}; {iv['level']:.0%} repeated CI "
+                f"[{iv['ci'][0]:.4g}, {iv['ci'][1]:.4g}], {iv['level_equivalence']:.0%} repeated CI "
+                f"[{iv['ci_equivalence'][0]:.4g}, {iv['ci_equivalence'][1]:.4g}] (valid at a sequential stop)")
+
+    def report_fields(self) -> dict[str, Any]:
+        """Return the fields of a report whose verdict is this sequential one (``evaltk validate --sequential``).
+
+        The interval is the design's (:meth:`interval`); no fixed-N sample size is given for a
+        sequentially stopped sample. Empty for ``identical`` rows and runs without looks.
+        """
+        iv = self.interval()
+        if iv is None or self.verdict is Verdict.IDENTICAL:
+            return {}
+        used = self.episodes_used
+        budget = "the budget was spent: a larger --episodes would decide" if self.outcome is Outcome.INCONCLUSIVE \
+            else "the design decided"
+        return {"ci": iv["ci"], "ci_level": iv["level"], "ci_tost": iv["ci_equivalence"],
+                "ci_method": f"repeated confidence interval at look {iv['look']} of {iv['looks_planned']}",
+                "episodes_needed": None,
+                "episodes_needed_line": (f"none from a fixed-N formula: a sequential run stopped at look {iv['look']} "
+                                         f"of {iv['looks_planned']} after {used[1]} episodes per side; {budget}"),
+                "fixed_n_note": ("'comparison' analyses the episodes the looks used as if their number had been "
+                                 "fixed in advance; it ignores the stopping rule and is not the verdict's analysis")}
+
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
         used = self.episodes_used
         return {"verdict": self.verdict.value, "outcome": self.outcome.value, "sequential": True,
                 "margin": self.margin, "margin_kind": self.kind, "design": "paired" if self.paired else "unpaired",
                 "episodes_used": {"a": used[0], "b": used[1]}, "budget": {"a": self.max_a, "b": self.max_b},
+                "stopped_at_look": self.looks[-1].k if self.looks else None, "interval": self.interval(),
+                "interval_line": self.interval_line(),
                 "looks": [look.to_dict() for look in self.looks],
                 "boundaries": None if self.design is None else self.design.to_dict(),
                 "explanation": self.reason,
@@ -127,8 +177,8 @@ def check_budget(option: str, episodes: int, min_episodes: int) -> None:
                            f"(e.g. {option} 100)")
 
 
-def explain(look: Look, total_looks: int, paired: bool) -> str:
-    """Why the sequence ended at ``look``, in words."""
+def explain(look: Look, total_looks: int, paired: bool, heavy: bool = False) -> str:
+    """Why the sequence ended at ``look``, in words (``heavy``: some look's "different" was not allowed)."""
     unit = "pairs" if paired else f"{look.n_a} / {look.n_b} episodes (A / B)"
     where = (f"at look {look.k} of {total_looks} after {look.n_b} {unit}" if paired
              else f"at look {look.k} of {total_looks} after {unit}")
@@ -138,9 +188,17 @@ def explain(look: Look, total_looks: int, paired: bool) -> str:
     if look.outcome is Outcome.DIFFERENT:
         return (f"different {where}: the difference is shown to lie beyond the margin (p = {look.p_beyond:.3g} < "
                 f"nominal {look.nominal_alpha_beyond:.3g}; estimate {look.estimate:.4g})")
-    return (f"inconclusive {where}: the budget is spent without a decision (TOST p = {look.p_tost:.3g} needs < "
+    text = (f"inconclusive {where}: the budget is spent without a decision (TOST p = {look.p_tost:.3g} needs < "
             f"{look.nominal_alpha:.3g}; beyond-margin p = {look.p_beyond:.3g} needs < "
-            f"{look.nominal_alpha_beyond:.3g}); more episodes would decide")
+            f"{look.nominal_alpha_beyond:.3g})")
+    return text + (heavy_tails_note() if heavy else "; a larger budget would decide")
+
+
+def heavy_tails_note() -> str:
+    """Why an ``sd`` margin did not say "different" on heavy-tailed scores, and what to use instead."""
+    return (f"; the sd margin may not say \"different\" for scores this heavy-tailed (pooled sample kurtosis above "
+            f"{SD_KURTOSIS_LIMIT:g}: the delta-method SE of the standardized difference needs a finite fourth "
+            "moment), use --margin-kind absolute with the margin in score units")
 
 
 def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: SequentialDesign, kind: MarginKind,
@@ -178,7 +236,9 @@ def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: Seque
                                     pairing)
     last = made[-1]
     return SequentialComparison(OUTCOME_VERDICT[last.outcome], last.outcome, made, design, kind.value, float(margin),
-                                paired, budget[0], budget[1], explain(last, design.looks, paired), None, pairing)
+                                paired, budget[0], budget[1],
+                                explain(last, design.looks, paired, any(look.heavy_tails for look in made)), None,
+                                pairing)
 
 
 def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *, looks: int = 10,

@@ -135,6 +135,22 @@ def render_png(result: Comparison, path: Path, label_a: str = "A", label_b: str 
         tmp.unlink(missing_ok=True)
 
 
+def sequential_look_lines(payload: dict[str, Any]) -> list[str]:
+    """Markdown table of the looks of ``SequentialComparison.to_dict()`` (empty without looks)."""
+    if not payload["looks"]:
+        return []
+    lines = ["| look | n A | n B | info fraction | estimate | SE | TOST p | needs < | beyond-margin p | needs < | "
+             "repeated CI (verdict's level) | outcome |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
+    for look in payload["looks"]:
+        ci = look.get("ci_difference") or [math.nan, math.nan]
+        lines.append(f"| {look['k']} | {look['n_a']} | {look['n_b']} | {look['fraction']:.3f} | "
+                     f"{_num(look['estimate'])} | {_num(look['se'])} | {_num(look['p_tost'])} | "
+                     f"{_num(look['nominal_alpha'])} | {_num(look['p_beyond'])} | "
+                     f"{_num(look['nominal_alpha_beyond'])} | [{_num(ci[0])}, {_num(ci[1])}] | {look['outcome']} |")
+    return [*lines, ""]
+
+
 def render_sequential_markdown(payload: dict[str, Any]) -> str:
     """Markdown for a sequential comparison (``SequentialComparison.to_dict()`` plus ``environments``/``inputs``)."""
     lines = ["# evaltk compare --sequential", "",
@@ -144,15 +160,9 @@ def render_sequential_markdown(payload: dict[str, Any]) -> str:
     lines += _environment_lines(payload.get("environments"))
     if payload.get("inputs"):
         lines += [f"- A (reference): `{payload['inputs']['a']}`", f"- B (candidate): `{payload['inputs']['b']}`", ""]
-    if payload["looks"]:
-        lines += ["| look | n A | n B | info fraction | estimate | SE | TOST p | needs < | beyond-margin p | needs < | "
-                  "outcome |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-        for look in payload["looks"]:
-            lines.append(f"| {look['k']} | {look['n_a']} | {look['n_b']} | {look['fraction']:.3f} | "
-                         f"{_num(look['estimate'])} | {_num(look['se'])} | {_num(look['p_tost'])} | "
-                         f"{_num(look['nominal_alpha'])} | {_num(look['p_beyond'])} | "
-                         f"{_num(look['nominal_alpha_beyond'])} | {look['outcome']} |")
-        lines.append("")
+    if payload.get("interval_line"):
+        lines += [payload["interval_line"] + ".", ""]
+    lines += sequential_look_lines(payload)
     if payload.get("boundaries"):
         b = payload["boundaries"]
         lines += [f"Boundaries: {b['spending']} alpha-spending, alpha {b['alpha']:g} per TOST side and "

@@ -83,6 +83,7 @@ def _ci(pair: Sequence[float] | None) -> str:
 def _key_numbers(report: Mapping[str, Any]) -> str:
     c = report["comparison"]
     boot = c["bootstrap_ci_mean_difference"]
+    fixed = "fixed-N (ignores the stopping rule) " if _sequential_rows(report) else ""
     rows = [
         ("verdict", f"<strong>{_e(report['verdict'])}</strong>"),
         ("design", _e(report["design"])),
@@ -90,12 +91,24 @@ def _key_numbers(report: Mapping[str, Any]) -> str:
                    f"{_e(_ci(c['margin_region']))}"),
         ("alpha", _e(_value(report["alpha"]))),
         ("quantity", f"<code>{_e(c['quantity'])}</code> = {_e(_value(c['estimate']))}"),
-        (f"{c['ci_level']:.0%} CI", f"{_e(_ci(c['ci']))} ({_e(c['ci_method'])})"),
-        (f"{c['ci_tost_level']:.0%} TOST CI", _e(_ci(c["ci_tost"]))),
-        (f"bootstrap (BCa) {boot['level']:.0%} CI of mean(B) - mean(A)", _e(_ci([boot["low"], boot["high"]]))),
+        *_sequential_rows(report),
+        (f"{fixed}{c['ci_level']:.0%} CI", f"{_e(_ci(c['ci']))} ({_e(c['ci_method'])})"),
+        (f"{fixed}{c['ci_tost_level']:.0%} TOST CI", _e(_ci(c["ci_tost"]))),
+        (f"{fixed}bootstrap (BCa) {boot['level']:.0%} CI of mean(B) - mean(A)", _e(_ci([boot["low"], boot["high"]]))),
         ("episodes needed", _e(report["episodes_needed_line"])),
     ]
     return _table(("", "value"), [(f"<strong>{_e(k)}</strong>", v) for k, v in rows])
+
+
+def _sequential_rows(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Key-number rows of a sequential verdict: its repeated CIs and where it stopped (none otherwise)."""
+    seq = report.get("sequential")
+    if not seq or not seq.get("interval") or report.get("verdict") == "identical":
+        return []
+    iv = seq["interval"]
+    return [("sequential stop", _e(seq["interval_line"])),
+            (f"{iv['level']:.0%} repeated CI (the verdict's)", _e(_ci(iv["ci"]))),
+            (f"{iv['level_equivalence']:.0%} repeated CI (equivalence)", _e(_ci(iv["ci_equivalence"])))]
 
 
 def _environments(report: Mapping[str, Any], labels: tuple[str, str]) -> str:

@@ -121,7 +121,15 @@ def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
     for side in ("sim", "reference"):
         lines += [f"Note ({side}): {n}" for n in report["sides"][side]["notes"]]
     body = compare_markdown(validation.comparison, label_a=ref, label_b=sim)
-    lines += ["", body.replace("# evaltk compare", "## Comparison (A = reference, B = sim)", 1)]
+    heading = "## Comparison (A = reference, B = sim)"
+    if report.get("fixed_n_note"):  # a sequential verdict: its looks first, the fixed-N analysis labelled as such
+        from evaltk.report.compare_report import sequential_look_lines
+
+        lines += ["## Sequential looks", "", report["sequential"]["interval_line"] + ".", "",
+                  *sequential_look_lines(report["sequential"])]
+        heading = ("## Fixed-N analysis of the episodes the looks used (ignores the stopping rule; not the verdict's "
+                   "analysis)")
+    lines += ["", body.replace("# evaltk compare", heading, 1)]
     return "\n".join(lines)
 
 

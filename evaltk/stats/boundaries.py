@@ -1,4 +1,4 @@
-"""Group-sequential boundaries: Lan-DeMets alpha-spending and the classical Pocock / O'Brien-Fleming constants.
+"""Group-sequential boundaries of the three-outcome comparison: Lan-DeMets alpha-spending by numerical recursion.
 
 A group-sequential test looks at the data ``K`` times, at information fractions
 ``0 < t_1 < ... < t_K <= 1``. Its standardized statistics ``Z_1..Z_K`` behave as a Brownian motion
@@ -18,9 +18,10 @@ from look to look by integrating against the normal transition density (Simpson'
 and each ``b_k`` is found by root finding. No Monte Carlo is involved, so the boundaries repeat
 exactly.
 
-:func:`classical_constant` gives the classical equally spaced designs (Pocock 1977: one constant
-``c`` at every look; O'Brien-Fleming 1979: ``c sqrt(K / k)``), the numbers in the published
-tables (e.g. two-sided alpha = 0.05, K = 5: Pocock 2.413, O'Brien-Fleming 2.040).
+:func:`inner_outer_bounds` gives the boundaries of the rule :mod:`evaltk.stats.sequential` runs
+and :func:`procedure_rates` that rule's own error rates; :func:`crossing_probability` is the
+recursion for a single continuation interval (the tests check it against the published Pocock /
+O'Brien-Fleming constants and ``scipy.stats.multivariate_normal``).
 """
 
 from __future__ import annotations
@@ -115,14 +116,24 @@ class _Recursion:
 
     def advance(self, t: float, z_low: float, z_high: float) -> None:
         """Move to fraction ``t`` keeping only paths with ``z_low < Z_k < z_high`` (either may be infinite)."""
+        self.advance_regions(t, [(z_low, z_high)])
+
+    def advance_regions(self, t: float, regions: list[tuple[float, float]]) -> None:
+        """Move to fraction ``t`` keeping only paths with ``Z_k`` inside one of ``regions`` (disjoint intervals)."""
         mean_t, sd_t = self.theta * t, math.sqrt(t)
-        lo = max(z_low * sd_t, mean_t - TAIL_SD * sd_t) if math.isfinite(z_low) else mean_t - TAIL_SD * sd_t
-        hi = min(z_high * sd_t, mean_t + TAIL_SD * sd_t) if math.isfinite(z_high) else mean_t + TAIL_SD * sd_t
+        xs, ws = [], []
+        for z_low, z_high in regions:
+            lo = max(z_low * sd_t, mean_t - TAIL_SD * sd_t) if math.isfinite(z_low) else mean_t - TAIL_SD * sd_t
+            hi = min(z_high * sd_t, mean_t + TAIL_SD * sd_t) if math.isfinite(z_high) else mean_t + TAIL_SD * sd_t
+            if hi > lo:
+                x, w = _simpson(lo, hi)
+                xs.append(x)
+                ws.append(w)
         mean, sd = self._moments(t)
-        if hi <= lo:
+        if not xs:
             x, w, f = np.zeros(1), np.zeros(1), np.zeros(1)
         else:
-            x, w = _simpson(lo, hi)
+            x, w = np.concatenate(xs), np.concatenate(ws)
             f = (self.w * self.f) @ stats.norm.pdf((x[None, :] - mean[:, None]) / sd) / sd
         self.x, self.w, self.f, self.t_prev = x, w, f, t
 
@@ -137,134 +148,91 @@ def _solve(func: Callable[[float], float], target: float) -> float:
 def one_sided_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str) -> FloatArray:
     """Upper boundaries ``b_k`` (Z scale) of a one-sided test of level ``alpha`` with alpha-spending.
 
-    ``P(Z_k >= b_k for some k) = spent(t_K)`` under the null (drift 0); the last look spends
-    everything left when ``t_K = 1``. Looks are evaluated as they come: the boundary at look
-    ``k`` depends on ``t_1..t_k`` only, so unplanned look times are allowed.
-    """
-    return _spending_bounds(fractions, alpha, shape, two_sided=False)
-
-
-def two_sided_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str) -> FloatArray:
-    """Symmetric boundaries ``+-b_k`` of a two-sided test of total level ``alpha`` with alpha-spending."""
-    return _spending_bounds(fractions, alpha, shape, two_sided=True)
-
-
-def _spending_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str, *, two_sided: bool) -> FloatArray:
-    """Boundaries ``b_k`` whose null exit probability at look ``k`` is what ``shape`` spends there.
-
-    One-sided: exit above ``b_k``; two-sided: exit above ``b_k`` or below ``-b_k``.
+    ``P(Z_k >= b_k for some k) = spent(t_K)`` under the null (drift 0), with no other stopping; the
+    last look spends everything left when ``t_K = 1``. Looks are evaluated as they come: the
+    boundary at look ``k`` depends on ``t_1..t_k`` only, so unplanned look times are allowed.
     """
     t = check_fractions(fractions)
     rec = _Recursion(0.0)
     out = np.empty(t.size)
     previous = 0.0
     for k, tk in enumerate(t):
-        target = spent(float(tk), alpha, shape) - previous
-
         def exit_prob(z: float, tk: float = float(tk)) -> float:
-            return rec.exit_upper(tk, z) + (rec.exit_lower(tk, -z) if two_sided else 0.0)
+            return rec.exit_upper(tk, z)
 
-        out[k] = _solve(exit_prob, target)
+        out[k] = _solve(exit_prob, spent(float(tk), alpha, shape) - previous)
         previous += exit_prob(float(out[k]))
-        rec.advance(float(tk), -float(out[k]) if two_sided else -math.inf, float(out[k]))
+        rec.advance(float(tk), -math.inf, float(out[k]))
     return out
 
 
 def inner_outer_bounds(fractions: ArrayLike, alpha_inner: float, alpha_outer: float,
                        shape: Spending | str) -> tuple[FloatArray, FloatArray]:
-    """Boundaries of a test of one point with early stopping on either side, each side with its own level.
+    """Boundaries of the three-outcome sequential comparison (:mod:`evaltk.stats.sequential`), per margin point.
 
-    The continuation region at look ``k`` is ``-outer_k < Z_k < inner_k``. Under the null (drift 0)
-    the exits above ``inner_k`` spend ``alpha_inner`` and the exits below ``-outer_k`` spend
-    ``alpha_outer``, each by the alpha-spending ``shape``. A path that leaves on one side is never
-    counted on the other (the exits at one look are disjoint, and the recursion carries only paths
-    still inside), so the two levels hold jointly: ``P(exit above) = spent(t_K, alpha_inner)`` and
-    ``P(exit below) = spent(t_K, alpha_outer)``. With one look at ``t = 1`` the boundaries are
-    ``z_{1 - alpha_inner}`` and ``z_{1 - alpha_outer}``, the fixed-sample tests.
-    Returns ``(inner, outer)``, both positive.
+    ``Z_k`` is one TOST half's statistic (large when the quantity lies inside the margin point).
+    The procedure stops with "different" when ``Z_k <= -outer_k`` and with "equivalent" only when
+    *both* halves reach ``inner_k`` at the same look, so a half that crossed ``inner_k`` alone goes
+    on and may still cross ``-outer_k`` later. The boundaries hold for that rule:
+
+    * ``outer`` is the one-sided ``alpha_outer`` boundary with no other stopping
+      (:func:`one_sided_bounds`): a path can cross ``-outer_k`` after having crossed ``inner_j``
+      (the other half not), so no exit at ``inner`` is counted on; under the null
+      ``P(Z_k <= -outer_k for some k) = alpha_outer`` exactly, whatever the equivalence stops do;
+    * ``inner`` spends ``alpha_inner`` for the paths still inside ``(-outer_k, inner_k)``: the
+      procedure says "equivalent" at look ``k`` only for a path that has never crossed
+      ``-outer_j`` (it would have stopped "different") and is past ``inner_k`` now, so its first
+      exit in that region is at ``inner``; hence ``P(equivalent) <= alpha_inner``.
+
+    :func:`procedure_rates` computes the rule's own error rates for a given margin. With one look
+    at ``t = 1`` the boundaries are ``z_{1 - alpha_inner}`` and ``z_{1 - alpha_outer}``, the
+    fixed-sample tests. Returns ``(inner, outer)``, both positive.
     """
     t = check_fractions(fractions)
     if not (0.0 < alpha_inner < 0.5 and 0.0 < alpha_outer < 0.5):
         raise StatsInputError(f"levels must be in (0, 0.5), got {alpha_inner!r} and {alpha_outer!r}")
     shape_ = parse_spending(shape)
+    outer = one_sided_bounds(t, alpha_outer, shape_)
     rec = _Recursion(0.0)
-    inner, outer = np.empty(t.size), np.empty(t.size)
-    spent_in = spent_out = 0.0
+    inner = np.empty(t.size)
+    spent_in = 0.0
     for k, tk in enumerate(t):
         tk_ = float(tk)
 
         def above(z: float, tk_: float = tk_) -> float:
             return rec.exit_upper(tk_, z)
 
-        def below(z: float, tk_: float = tk_) -> float:
-            return rec.exit_lower(tk_, -z)
-
         inner[k] = _solve(above, spent(tk_, alpha_inner, shape_) - spent_in)
-        outer[k] = _solve(below, spent(tk_, alpha_outer, shape_) - spent_out)
         spent_in += above(float(inner[k]))
-        spent_out += below(float(outer[k]))
         rec.advance(tk_, -float(outer[k]), float(inner[k]))
     return inner, outer
 
 
-def _efficacy_futility(t: FloatArray, alpha: float, beta: float, shape: Spending, futility_shape: Spending,
-                       drift: float, binding: bool) -> tuple[FloatArray, FloatArray]:
-    """Upper and lower boundaries for a given drift under the alternative (see :func:`efficacy_futility_bounds`)."""
-    null, alt = _Recursion(0.0), _Recursion(drift)
-    upper, lower = np.empty(t.size), np.empty(t.size)
-    spent_a = spent_b = 0.0
-    for k, tk in enumerate(t):
-        tk_ = float(tk)
-        target = spent(tk_, alpha, shape) - spent_a
+def procedure_rates(fractions: ArrayLike, inner: ArrayLike, outer: ArrayLike, margin_se: float,
+                    drift: float) -> tuple[float, float]:
+    """``(P(equivalent), P(different))`` of the three-outcome rule itself, known variance, by the recursion.
 
-        def above(z: float, tk_: float = tk_) -> float:
-            return null.exit_upper(tk_, z)
-
-        def below(z: float, tk_: float = tk_) -> float:
-            return -alt.exit_lower(tk_, z)  # decreasing in z, as _solve needs
-
-        upper[k] = -10.0 if above(-10.0) < target else _solve(above, target)
-        target_b = spent(tk_, beta, futility_shape) - spent_b
-        if -below(40.0) <= target_b:
-            lower[k] = 40.0
-        elif -below(-10.0) >= target_b:
-            lower[k] = -10.0
-        else:
-            lower[k] = float(optimize.brentq(lambda z, tb=target_b: -below(z) - tb, -10.0, 40.0, xtol=1e-10))
-        low = min(float(lower[k]), float(upper[k]))
-        spent_a += null.exit_upper(tk_, float(upper[k]))
-        spent_b += alt.exit_lower(tk_, low)
-        null.advance(tk_, low if binding else -math.inf, float(upper[k]))
-        alt.advance(tk_, low, float(upper[k]))
-    return upper, lower
-
-
-def efficacy_futility_bounds(fractions: ArrayLike, alpha: float, beta: float, shape: Spending | str,
-                             futility_shape: Spending | str, *,
-                             binding: bool = True) -> tuple[FloatArray, FloatArray, float]:
-    """One-sided test with early stopping for either hypothesis (Jennison and Turnbull 2000, sec. 4.2 and 7.3).
-
-    Rejects H0 (drift 0) at look ``k`` when ``Z_k >= upper_k`` and accepts it when ``Z_k <= lower_k``;
-    ``upper`` spends ``alpha`` under H0 by ``shape``, ``lower`` spends ``beta`` under the alternative
-    by ``futility_shape``, and the alternative's drift ``theta`` (``E[Z_k] = theta sqrt(t_k)``) is the
-    one at which the two meet at the last look, so the test decides there. ``binding``: the upper
-    boundaries count on stopping at ``lower`` (smaller ``upper``; the level holds only if futility
-    stops are obeyed); otherwise the upper boundaries are those of :func:`one_sided_bounds`.
-    Returns ``(upper, lower, theta)``; ``lower_k <= upper_k``. The fixed design (one look) has
-    ``theta = z_{1-alpha} + z_{1-beta}``; max information is ``(theta / effect)^2``.
+    ``Z_k`` is the upper TOST half, ``(high - estimate) / se_k``; the lower half is
+    ``2 margin_se sqrt(t_k) - Z_k`` where ``margin_se`` is the half-width of the margin region in
+    standard errors at the full budget (``(high - low) / (2 se_K)``). ``drift`` is the upper half's
+    mean per unit information (``E[Z_k] = drift sqrt(t_k)``): 0 for a true quantity on the upper
+    margin point, ``margin_se`` at the centre. A look stops "equivalent" when both halves are at
+    least ``inner_k`` and "different" when either is at most ``-outer_k``; otherwise it continues.
     """
     t = check_fractions(fractions)
-    shape_, fshape = parse_spending(shape), parse_spending(futility_shape)
-    if not (0.0 < alpha < 0.5 and 0.0 < beta < 0.5):
-        raise StatsInputError(f"alpha and beta must be in (0, 0.5), got {alpha!r} and {beta!r}")
-
-    def gap(theta: float) -> float:
-        upper, lower = _efficacy_futility(t, alpha, beta, shape_, fshape, theta, binding)
-        return float(upper[-1] - lower[-1])
-
-    theta = float(optimize.brentq(gap, 0.5, 8.0, xtol=1e-7))
-    upper, lower = _efficacy_futility(t, alpha, beta, shape_, fshape, theta, binding)
-    return upper, np.minimum(lower, upper), theta
+    u, d = np.asarray(inner, np.float64), np.asarray(outer, np.float64)
+    rec = _Recursion(drift)
+    p_eq = p_diff = 0.0
+    for k, tk in enumerate(t):
+        tk_, top = float(tk), 2.0 * margin_se * math.sqrt(float(tk))
+        lo_eq, hi_eq = float(u[k]), top - float(u[k])
+        if hi_eq > lo_eq:
+            p_eq += rec.exit_upper(tk_, lo_eq) - rec.exit_upper(tk_, hi_eq)
+        p_diff += rec.exit_lower(tk_, -float(d[k])) + rec.exit_upper(tk_, top + float(d[k]))
+        regions = ([(-float(d[k]), lo_eq), (hi_eq, top + float(d[k]))] if hi_eq > lo_eq
+                   else [(-float(d[k]), top + float(d[k]))])
+        rec.advance_regions(tk_, regions)
+    return p_eq, p_diff
 
 
 def crossing_probability(fractions: ArrayLike, upper: ArrayLike, *, lower: ArrayLike | None = None,
@@ -287,23 +255,3 @@ def crossing_probability(fractions: ArrayLike, upper: ArrayLike, *, lower: Array
             p_lo += rec.exit_lower(float(tk), float(lo[k]))
         rec.advance(float(tk), float(lo[k]), float(up[k]))
     return p_up, p_lo
-
-
-def classical_constant(looks: int, alpha: float, design: str) -> float:
-    """Return the constant ``c`` of the classical equally spaced two-sided design of total level ``alpha``.
-
-    ``design="pocock"``: boundaries ``c`` at every look; ``"obrien-fleming"``: ``c sqrt(K / k)``
-    (so the last boundary is ``c``).
-    """
-    if looks < 1:
-        raise StatsInputError(f"looks must be >= 1, got {looks!r}")
-    if design not in ("pocock", "obrien-fleming"):
-        raise StatsInputError(f"design must be 'pocock' or 'obrien-fleming', got {design!r}")
-    t = np.arange(1, looks + 1) / looks
-    shape = np.ones(looks) if design == "pocock" else np.sqrt(looks / np.arange(1, looks + 1))
-
-    def level(c: float) -> float:
-        up, lo = crossing_probability(t, c * shape, lower=-c * shape)
-        return up + lo
-
-    return float(optimize.brentq(lambda c: level(c) - alpha, 0.5, 10.0, xtol=1e-10))

@@ -1,26 +1,31 @@
 """Group-sequential comparison with three outcomes: equivalent, different, or inconclusive when the budget is spent.
 
 The quantity ``theta`` (``B - A`` in the margin's units) is compared with the margin region
-``(low, high)`` at each look. At each margin point (``high``, and ``low`` mirrored) one
-group-sequential test of that point runs with early stopping on both sides
-(:func:`evaltk.stats.boundaries.inner_outer_bounds`, Lan-DeMets alpha-spending, O'Brien-Fleming
-shape by default): its *inner* boundary ``u_k`` spends ``alpha`` (the TOST half "theta < high") and
-its *outer* boundary ``d_k`` spends ``alpha / 2`` ("theta > high"). A look stops with
+``(low, high)`` at each look. At each margin point (``high``, and ``low`` mirrored) there are two
+one-sided tests: the TOST half "theta < high" at the nominal level ``1 - Phi(u_k)`` and "theta >
+high" at ``1 - Phi(d_k)``, with the boundaries of :func:`evaltk.stats.boundaries.inner_outer_bounds`
+(Lan-DeMets alpha-spending, O'Brien-Fleming shape by default), solved for the rule below. A look
+stops with
 
-* ``equivalent`` - both TOST halves cross their inner boundaries at the same look. Each half is a
-  level-alpha group-sequential test whose continuation region counts on the stops at the outer
-  boundary (the procedure always stops there), so the intersection-union argument keeps the level:
-  P(equivalent) <= alpha whenever theta lies on or outside the margin;
-* ``different`` - either margin point is crossed outwards: the p-value of "theta <= high" (or
-  "theta >= low") is below ``1 - Phi(d_k)``. Inside the region at most one of the two can happen
-  with any probability, so P(different) <= alpha / 2 whenever theta lies inside (or on) the margin;
-  this is the sequential form of the fixed-N rule "the difference test rejects and the ``1 - alpha``
-  CI lies entirely outside the region" (with one look the boundaries are ``z_{1-alpha}`` and
-  ``z_{1-alpha/2}``, exactly that rule);
+* ``equivalent`` - both TOST halves reject at the same look. P(equivalent) <= alpha whenever theta
+  lies on or outside the margin: the rule says "equivalent" only on a path that has not crossed
+  the outer boundary before, and ``u_k`` spends alpha on exactly those paths;
+* ``different`` - either margin point is crossed outwards (the p-value of "theta <= high", or of
+  "theta >= low", is below ``1 - Phi(d_k)``). ``d_k`` spends alpha / 2 with no other stopping, so
+  a TOST half that crossed ``u_k`` alone (which does not stop the rule) is accounted for:
+  P(different) <= alpha / 2 whenever theta lies inside or on the margin, up to the chance of
+  crossing the *other* margin point, which matters only when the whole region is about one SE
+  wide (:func:`evaltk.stats.boundaries.procedure_rates` computes both rates). With one look the
+  boundaries are ``z_{1-alpha}`` and ``z_{1-alpha/2}``, the fixed-N rule. An ``sd`` margin
+  withholds "different" at a look whose pooled sample kurtosis exceeds :data:`SD_KURTOSIS_LIMIT`:
+  the delta-method SE of the standardized difference needs a finite fourth moment, and for
+  heavy-tailed scores (t3) it is too small exactly in the samples that drew no extreme episode;
 * ``inconclusive`` - only at the last look, when neither has happened: the budget is spent.
 
 There is no futility stop: an interim look that decides nothing continues, so "inconclusive" always
 means "the budget ran out". Boundaries at look ``k`` depend on the fractions ``t_1..t_k`` only.
+Each look also reports its repeated confidence intervals (:func:`repeated_ci`), dual to its
+decisions; the one at ``d_k`` covers theta at every look at once with probability >= 1 - alpha.
 
 Statistics per look (``x`` = candidate B, ``y`` = reference A), vectorised over a leading axis so
 that the calibration benchmark runs thousands of sequences at once:
@@ -34,6 +39,7 @@ that the calibration benchmark runs thousands of sequences at once:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -160,6 +166,9 @@ class LookStats:
         p_upper: p-value of "quantity >= high".
         p_above: p-value of "quantity <= high" (small when the quantity exceeds the margin).
         p_below: p-value of "quantity >= low".
+        heavy_tails: ``sd`` margins only (else ``None``): the pooled sample kurtosis exceeds
+            :data:`SD_KURTOSIS_LIMIT`, so the delta-method SE of the standardized difference
+            cannot be trusted to show "different" (see :func:`decide_look`).
 
     """
 
@@ -169,6 +178,20 @@ class LookStats:
     p_upper: FloatArray
     p_above: FloatArray
     p_below: FloatArray
+    heavy_tails: np.ndarray | None = None
+
+
+SD_KURTOSIS_LIMIT = 5.0
+"""Largest pooled sample kurtosis at which an ``sd`` margin may say "different" (normal scores: 3)."""
+
+
+def pooled_kurtosis(x: FloatArray, y: FloatArray) -> FloatArray:
+    """Sample kurtosis ``m4 / m2^2`` of both sides' deviations from their own means, per row (``float64[S]``)."""
+    c = np.concatenate([x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)], axis=1)
+    m2 = np.mean(c**2, axis=1)
+    with np.errstate(all="ignore"):
+        out: FloatArray = np.where(m2 > 0, np.mean(c**4, axis=1) / np.where(m2 > 0, m2, 1.0) ** 2, 0.0)
+    return out
 
 
 def _t_tests(est: FloatArray, se: FloatArray, df: FloatArray, low: float, high: float) -> LookStats:
@@ -199,7 +222,8 @@ def _sd_unpaired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookS
     diff = x.mean(axis=1) - y.mean(axis=1)
     zero = pooled == 0.0
     s = np.sqrt(np.where(zero, 1.0, pooled))
-    d = np.where(zero, np.where(diff == 0.0, 0.0, np.sign(diff) * np.inf), diff / s)
+    with np.errstate(invalid="ignore"):  # sign(0) * inf in rows that np.where discards
+        d = np.where(zero, np.where(diff == 0.0, 0.0, np.sign(diff) * np.inf), diff / s)
     scale = math.sqrt(nx * ny / (nx + ny))
     total = np.zeros_like(d)
     dd = np.where(np.isfinite(d), d, 0.0)
@@ -235,7 +259,8 @@ def _sd_paired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookSta
     md = diff.mean(axis=1)
     zero = pooled == 0.0
     s = np.sqrt(np.where(zero, 1.0, pooled))
-    d = np.where(zero, np.where(md == 0.0, 0.0, np.sign(md) * np.inf), md / s)
+    with np.errstate(invalid="ignore"):  # sign(0) * inf in rows that np.where discards
+        d = np.where(zero, np.where(md == 0.0, 0.0, np.sign(md) * np.inf), md / s)
     dd = np.where(np.isfinite(d), d, 0.0)
     dev = ((x - x.mean(axis=1, keepdims=True)) ** 2 - vx[:, None] + (y - y.mean(axis=1, keepdims=True)) ** 2
            - vy[:, None]) / 2.0
@@ -258,7 +283,8 @@ def look_stats(a: FloatArray, b: FloatArray, low: float, high: float, kind: str,
     if paired and x.shape != y.shape:
         raise StatsInputError(f"paired looks need equal shapes, got {y.shape} and {x.shape}")
     if kind == "sd":
-        return _sd_paired(x, y, low, high) if paired else _sd_unpaired(x, y, low, high)
+        st = _sd_paired(x, y, low, high) if paired else _sd_unpaired(x, y, low, high)
+        return dataclasses.replace(st, heavy_tails=pooled_kurtosis(x, y) > SD_KURTOSIS_LIMIT)
     if paired:
         diff = x - y
         n = diff.shape[1]
@@ -276,6 +302,8 @@ def decide_look(design: SequentialDesign, k: int, st: LookStats) -> np.ndarray:
     """Outcome codes (index into ``list(Outcome)``) of look ``k`` (0-based) for each sequence."""
     equivalent = np.maximum(st.p_lower, st.p_upper) < design.nominal_alpha(k)
     different = np.minimum(st.p_above, st.p_below) < design.nominal_alpha_beyond(k)
+    if st.heavy_tails is not None:
+        different &= ~st.heavy_tails
     undecided = Outcome.INCONCLUSIVE if k == design.looks - 1 else Outcome.CONTINUE
     codes = np.full(st.estimate.shape, list(Outcome).index(undecided))
     codes[different] = list(Outcome).index(Outcome.DIFFERENT)
@@ -299,6 +327,13 @@ class Look:
         p_beyond: ``min(p_above, p_below)``, the p-value of "inside or on the margin".
         nominal_alpha_beyond: the threshold for "different" (``1 - Phi(d_k)``).
         outcome: what this look decided.
+        ci_equivalence: the repeated confidence interval at level ``1 - 2 nominal_alpha`` (``u_k``):
+            "equivalent" needs it inside the margin region.
+        ci_difference: the repeated confidence interval at level ``1 - 2 nominal_alpha_beyond``
+            (``d_k``): "different" needs it wholly beyond a margin point. Over all looks it covers
+            the true quantity with probability at least ``1 - alpha``.
+        heavy_tails: an ``sd`` margin's "different" was not allowed at this look (pooled sample
+            kurtosis above :data:`SD_KURTOSIS_LIMIT`).
 
     """
 
@@ -313,12 +348,17 @@ class Look:
     p_beyond: float
     nominal_alpha_beyond: float
     outcome: Outcome
+    ci_equivalence: tuple[float, float] = (math.nan, math.nan)
+    ci_difference: tuple[float, float] = (math.nan, math.nan)
+    heavy_tails: bool = False
 
     def summary(self) -> str:
         """One line for people."""
+        lo, hi = self.ci_difference
         return (f"look {self.k}: n_a={self.n_a} n_b={self.n_b} (t={self.fraction:.2f}) estimate={self.estimate:.4g} "
                 f"se={self.se:.3g} TOST p={self.p_tost:.3g} (needs < {self.nominal_alpha:.3g}), beyond-margin "
-                f"p={self.p_beyond:.3g} (needs < {self.nominal_alpha_beyond:.3g}) -> {self.outcome.value}")
+                f"p={self.p_beyond:.3g} (needs < {self.nominal_alpha_beyond:.3g}), repeated CI [{lo:.4g}, {hi:.4g}] "
+                f"(level {1 - 2 * self.nominal_alpha_beyond:.4g} at this look) -> {self.outcome.value}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
@@ -332,9 +372,40 @@ def look_once(design: SequentialDesign, k: int, a_k: FloatArray, b_k: FloatArray
     """Make look ``k`` (0-based) on the cumulative samples ``a_k`` (reference) and ``b_k`` (``float64[n]``)."""
     st = look_stats(a_k[None, :], b_k[None, :], -margin, margin, kind, paired=paired)
     outcome = list(Outcome)[int(decide_look(design, k, st)[0])]
+    heavy = bool(st.heavy_tails[0]) if st.heavy_tails is not None else False
     return Look(k + 1, int(a_k.size), int(b_k.size), design.fractions[k], float(st.estimate[0]), float(st.se[0]),
                 float(max(st.p_lower[0], st.p_upper[0])), design.nominal_alpha(k),
-                float(min(st.p_above[0], st.p_below[0])), design.nominal_alpha_beyond(k), outcome)
+                float(min(st.p_above[0], st.p_below[0])), design.nominal_alpha_beyond(k), outcome,
+                repeated_ci(a_k, b_k, kind, design.nominal_alpha(k), paired=paired),
+                repeated_ci(a_k, b_k, kind, design.nominal_alpha_beyond(k), paired=paired), heavy)
+
+
+def repeated_ci(a_k: FloatArray, b_k: FloatArray, kind: str, nominal: float, *,
+                paired: bool) -> tuple[float, float]:
+    """Return the margin points ``m`` that neither one-sided test of the look rejects at ``nominal``: ``[low, high]``.
+
+    ``low`` solves p("quantity <= m") = ``nominal`` and ``high`` solves p("quantity >= m") = ``nominal``,
+    with the look's own tests (so the interval is dual to the decision: "equivalent" at look
+    ``k`` iff the interval at ``1 - Phi(u_k)`` lies inside the region, "different" iff the one at
+    ``1 - Phi(d_k)`` lies beyond a margin point). Infinite ends where the tests never reach ``nominal``.
+    """
+    st = look_stats(a_k[None, :], b_k[None, :], 0.0, 0.0, kind, paired=paired)
+    est, se = float(st.estimate[0]), float(st.se[0])
+    if not (math.isfinite(est) and se > 0.0):
+        return est, est
+
+    def p_le(m: float) -> float:
+        return float(look_stats(a_k[None, :], b_k[None, :], m, m, kind, paired=paired).p_above[0]) - nominal
+
+    def p_ge(m: float) -> float:
+        return float(look_stats(a_k[None, :], b_k[None, :], m, m, kind, paired=paired).p_below[0]) - nominal
+
+    lo_m, hi_m = est - 60.0 * se, est + 60.0 * se
+    low = float(optimize.brentq(p_le, lo_m, est, xtol=1e-10 * (1 + abs(est)))) if p_le(lo_m) < 0 < p_le(est) \
+        else -math.inf
+    high = float(optimize.brentq(p_ge, est, hi_m, xtol=1e-10 * (1 + abs(est)))) if p_ge(hi_m) < 0 < p_ge(est) \
+        else math.inf
+    return low, high
 
 
 def run_sequence(design: SequentialDesign, looks: Iterable[tuple[FloatArray, FloatArray]], kind: str,

@@ -227,3 +227,73 @@ def test_every_sequential_entry_point_checks_looks_and_budget_alike(tmp_path: Pa
     assert error_line(capsys, [*argv, "--max-episodes", "5"]) == (
         "error: --max-episodes 5 is below the 10 episodes a verdict needs; raise it (e.g. --max-episodes 100)")
     assert not (tmp_path / "b").exists()
+
+
+def test_sequential_reports_its_repeated_ci_and_stopping_look(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Compare --sequential: the verdict's interval is the repeated CI at the stopping look, no fixed-N CI."""
+    rng = np.random.default_rng(8)
+    a = _table(tmp_path / "a.csv", rng.normal(0, 1, 100).tolist())
+    b = _table(tmp_path / "b.csv", rng.normal(1.0, 1, 100).tolist(), seeds=[5000 + i for i in range(100)])
+    out = tmp_path / "seq"
+    assert main(["compare", str(a), str(b), "--margin", "0.5", "--margin-kind", "sd", "--sequential",
+                 "--out", str(out), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    payload = json.loads(lines[-1])
+    iv = payload["interval"]
+    assert payload["verdict"] == "different"
+    assert iv["look"] == payload["stopped_at_look"] == payload["looks"][-1]["k"] < 10
+    assert iv["ci"] == payload["looks"][-1]["ci_difference"]
+    assert iv["ci"][0] > 0.5  # "different": the repeated CI lies beyond the margin
+    assert iv["level"] == pytest.approx(0.95)
+    assert f"stopped at look {iv['look']} of 10 after" in payload["interval_line"]
+    assert any(line.strip() == payload["interval_line"] for line in lines)
+    md = (out / "sequential.md").read_text()
+    assert payload["interval_line"] in md
+    assert "repeated CI" in md
+    assert "episodes needed" not in md.lower()
+
+
+FACTORY = '''
+import ale_py
+import gymnasium as gym
+
+gym.register_envs(ale_py)
+
+
+def make(*, env_id, num_envs, seed, spec):
+    """gymnasium + ale-py with every reward doubled: the same episodes, other returns."""
+    return gym.wrappers.TransformReward(gym.make(env_id, **spec["kwargs"]), lambda r: 2.0 * r)
+'''
+
+
+def test_validate_sequential_reports_one_analysis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Validate --sequential on real ale-py episodes: repeated CIs, the stopping look, fixed-N parts labelled."""
+    folder = tmp_path / "user_code"
+    folder.mkdir()
+    (folder / "double_sim.py").write_text(FACTORY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(folder))
+    out = tmp_path / "val"
+    assert main(["validate", "builtin:random", "--env-id", "ALE/Breakout-v5", "--episodes", "20", "--num-envs", "2",
+                 "--seed", "3", "--resamples", "999", "--margin", "3", "--sim", "double_sim:make", "--reference",
+                 "gym", "--workers", "0", "--sequential", "--looks", "2", "--out", str(out), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    assert report["verdict"] != "identical"
+    seq = report["sequential"]
+    assert report["ci"] == seq["interval"]["ci"]
+    assert report["ci_tost"] == seq["interval"]["ci_equivalence"]
+    assert report["ci_method"].startswith(f"repeated confidence interval at look {seq['stopped_at_look']} of 2")
+    assert report["episodes_needed"] is None
+    assert report["episodes_needed_line"].startswith("none from a fixed-N formula")
+    assert "ignores the stopping rule" in report["fixed_n_note"]
+    assert f"sequential: {seq['interval_line']}" in lines
+    assert any("fixed-N analysis of the episodes the looks used" in line for line in lines)
+    md = (out / "report.md").read_text()
+    assert "## Sequential looks" in md
+    assert "## Fixed-N analysis of the episodes the looks used" in md
+    assert "## Comparison (A = reference, B = sim)" not in md
+    html = (out / "report.html").read_text()
+    assert "95% repeated CI (the verdict&#x27;s)" in html or "95% repeated CI (the verdict's)" in html
+    assert "fixed-N (ignores the stopping rule) 95% CI" in html

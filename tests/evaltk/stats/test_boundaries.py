@@ -6,18 +6,28 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 from evaltk.stats.boundaries import (
-    classical_constant,
     crossing_probability,
-    efficacy_futility_bounds,
     inner_outer_bounds,
     one_sided_bounds,
+    procedure_rates,
     spent,
-    two_sided_bounds,
 )
 from evaltk.stats.validate import StatsInputError
+
+
+def classical_constant(looks: int, alpha: float, design: str) -> float:
+    """Return the classical two-sided constant c by the recursion (Pocock: c; OBF: c sqrt(K / k))."""
+    t = np.arange(1, looks + 1) / looks
+    shape = np.ones(looks) if design == "pocock" else np.sqrt(looks / np.arange(1, looks + 1))
+
+    def level(c: float) -> float:
+        up, lo = crossing_probability(t, c * shape, lower=-c * shape)
+        return up + lo
+
+    return float(optimize.brentq(lambda c: level(c) - alpha, 0.5, 10.0, xtol=1e-10))
 
 # Jennison & Turnbull (2000), Tables 2.1 and 2.3: two-sided alpha = 0.05, equally spaced looks.
 POCOCK = {2: 2.178, 3: 2.289, 4: 2.361, 5: 2.413}
@@ -32,14 +42,16 @@ def test_classical_constants_match_published_tables(looks: int) -> None:
 
 def test_one_look_is_the_fixed_sample_test() -> None:
     assert one_sided_bounds([1.0], 0.05, "pocock")[0] == pytest.approx(stats.norm.isf(0.05), abs=1e-7)
-    assert two_sided_bounds([1.0], 0.05, "obrien-fleming")[0] == pytest.approx(stats.norm.isf(0.025), abs=1e-7)
+    assert one_sided_bounds([1.0], 0.025, "obrien-fleming")[0] == pytest.approx(stats.norm.isf(0.025), abs=1e-7)
 
 
 def test_first_boundary_spends_exactly_the_spending_function() -> None:
     # At the first look the crossing probability is a plain normal tail, so b_1 is known in closed form.
     t = np.array([0.2, 0.4, 0.6, 0.8, 1.0])
-    b = two_sided_bounds(t, 0.05, "obrien-fleming")
-    assert b[0] == pytest.approx(stats.norm.isf(0.025) / math.sqrt(0.2), abs=1e-6)  # 4.383
+    b = one_sided_bounds(t, 0.025, "obrien-fleming")
+    assert b[0] == pytest.approx(stats.norm.isf(spent(0.2, 0.025, "obrien-fleming")), abs=1e-6)  # 4.877
+    expected = 2 * stats.norm.sf(stats.norm.isf(0.025) / math.sqrt(0.2))
+    assert spent(0.2, 0.05, "obrien-fleming") == pytest.approx(expected)
     assert spent(0.2, 0.05, "pocock") == pytest.approx(0.05 * math.log(1 + (math.e - 1) * 0.2))
 
 
@@ -86,42 +98,16 @@ def test_linear_spending_is_proportional() -> None:
     assert spent(1.0, 0.05, "linear") == 0.05
 
 
-def test_efficacy_futility_single_look_is_the_fixed_design() -> None:
-    upper, lower, theta = efficacy_futility_bounds([1.0], 0.05, 0.1, "obrien-fleming", "linear")
-    assert upper[0] == pytest.approx(stats.norm.ppf(0.95), abs=1e-6)
-    assert lower[0] == pytest.approx(upper[0], abs=1e-5)
-    assert theta == pytest.approx(stats.norm.ppf(0.95) + stats.norm.ppf(0.9), abs=1e-5)
-
-
-@pytest.mark.parametrize("binding", [True, False])
-def test_efficacy_futility_spends_alpha_under_null_and_beta_under_alternative(binding: bool) -> None:
-    t = np.arange(1, 6) / 5
-    upper, lower, theta = efficacy_futility_bounds(t, 0.05, 0.1, "obrien-fleming", "linear", binding=binding)
-    assert np.all(lower <= upper)
-    assert lower[-1] == pytest.approx(upper[-1], abs=1e-5)  # the last look decides
-    level, _ = crossing_probability(t, upper, lower=lower if binding else None)
-    assert level == pytest.approx(0.05, abs=1e-5)
-    power, miss = crossing_probability(t, upper, lower=lower, drift=theta)
-    assert miss == pytest.approx(0.1, abs=1e-5)
-    assert power == pytest.approx(0.9, abs=1e-4)
-    if binding:
-        assert np.all(upper[1:] <= one_sided_bounds(t, 0.05, "obrien-fleming")[1:] + 1e-9)
-        assert theta > stats.norm.ppf(0.95) + stats.norm.ppf(0.9)  # inflation over the fixed design
-    else:
-        assert upper == pytest.approx(one_sided_bounds(t, 0.05, "obrien-fleming"), abs=1e-6)
-
-
-def test_efficacy_futility_rejects_bad_levels() -> None:
-    with pytest.raises(StatsInputError, match="alpha and beta"):
-        efficacy_futility_bounds([0.5, 1.0], 0.05, 0.7, "pocock", "pocock")
-
-
-def test_inner_outer_bounds_spend_each_level_jointly() -> None:
+def test_inner_outer_bounds_spend_each_level_for_the_rule_that_runs() -> None:
     t = np.arange(1, 11) / 10
     inner, outer = inner_outer_bounds(t, 0.05, 0.025, "obrien-fleming")
-    up, down = crossing_probability(t, inner, lower=-outer)
+    # outer: the whole alpha/2 with no other stopping (an inner crossing of one half does not stop the rule)
+    _, down_alone = crossing_probability(t, np.full(t.size, np.inf), lower=-outer)
+    assert down_alone == pytest.approx(0.025, abs=1e-6)
+    assert outer == pytest.approx(one_sided_bounds(t, 0.025, "obrien-fleming"), abs=1e-12)
+    # inner: alpha on the paths still inside (-outer, inner)
+    up, _ = crossing_probability(t, inner, lower=-outer)
     assert up == pytest.approx(0.05, abs=1e-6)
-    assert down == pytest.approx(0.025, abs=1e-6)
     assert np.all(np.diff(inner) < 0)
     assert np.all(np.diff(outer) < 0)
     one_in, one_out = inner_outer_bounds([1.0], 0.05, 0.025, "pocock")
@@ -142,3 +128,39 @@ def test_inner_outer_two_looks_agree_with_scipy_multivariate_normal() -> None:
 
     second_up = box(-outer[0], inner[0], math.inf) - box(-outer[0], inner[0], inner[1])
     assert first_up + second_up == pytest.approx(0.05, abs=1e-4)
+    # the outer boundary alone: P(Z_1 <= -outer_1 or Z_2 <= -outer_2) = 1 - P(Z_1 < outer_1, Z_2 < outer_2)
+    assert 1.0 - float(mvn.cdf(outer)) == pytest.approx(0.025, abs=1e-4)
+
+
+@pytest.mark.parametrize("margin_se", [1.5, 2.9, 5.0])
+def test_the_rule_that_runs_holds_both_levels(margin_se: float) -> None:
+    """procedure_rates: "equivalent" needs both halves, "different" either; on the margin <= alpha and ~ alpha/2."""
+    t = np.array([14, 22, 29, 36, 43, 50, 58, 65, 72]) / 72
+    inner, outer = inner_outer_bounds(t, 0.05, 0.025, "obrien-fleming")
+    eq, diff = procedure_rates(t, inner, outer, margin_se, 0.0)  # true quantity on the upper margin point
+    assert eq <= 0.05 + 1e-6
+    assert 0.0249 <= diff <= 0.025 + 1e-4  # the lower point adds Phi(-d - 2 margin_se sqrt(t)) at most
+    eq_mid, diff_mid = procedure_rates(t, inner, outer, margin_se, margin_se)  # at the centre
+    assert diff_mid <= 2 * 0.025 * stats.norm.sf(margin_se) + 1e-9
+    assert eq_mid >= eq
+
+
+def test_procedure_rates_agree_with_a_direct_simulation_of_the_rule() -> None:
+    """The recursion over the rule's two-interval continuation region against 200,000 simulated Brownian paths."""
+    t = np.array([0.25, 0.5, 0.75, 1.0])
+    inner, outer = inner_outer_bounds(t, 0.05, 0.025, "pocock")
+    margin_se = 1.8
+    rng = np.random.default_rng(3)
+    steps = rng.standard_normal((200_000, t.size)) * np.sqrt(np.diff(t, prepend=0.0))
+    z = np.cumsum(steps, axis=1) / np.sqrt(t)  # upper half's Z at drift 0 (true quantity on the margin point)
+    lower_half = 2 * margin_se * np.sqrt(t) - z
+    eq = (z >= inner) & (lower_half >= inner)
+    diff = (z <= -outer) | (lower_half <= -outer)
+    stop = eq | diff
+    first = np.where(stop.any(axis=1), stop.argmax(axis=1), -1)
+    rows = np.flatnonzero(first >= 0)
+    sim_eq = float(np.mean(eq[rows, first[rows]])) * rows.size / z.shape[0]
+    sim_diff = float(np.mean(diff[rows, first[rows]])) * rows.size / z.shape[0]
+    p_eq, p_diff = procedure_rates(t, inner, outer, margin_se, 0.0)
+    assert sim_eq == pytest.approx(p_eq, abs=4 * math.sqrt(p_eq / 200_000) + 1e-4)
+    assert sim_diff == pytest.approx(p_diff, abs=4 * math.sqrt(p_diff / 200_000) + 1e-4)

@@ -53,10 +53,10 @@ def test_tost_false_equivalence_at_the_margin(kind: str, margin: float, shift: f
 @pytest.mark.parametrize("dist", [0, 2])  # normal and Atari-like bimodal scores
 def test_sequential_calibration_benchmark_small(dist: int) -> None:
     """The benchmark's sequential row at 600 sequences: each outcome's error rate and the saving against fixed N."""
-    bench = load_benchmark("stats_calibration")
-    label, draw = bench.SEQ_DISTS[dist]
+    bench = load_benchmark("stats_calibration_sequential")
+    _, draw = bench.seq_dists()[dist]
     sims = 600
-    row = bench.sequential_row(label, draw, "absolute", sims, 0)
+    row = bench.sequential_row(dist, draw, "absolute", sims, 0)
     band = 3.0 * math.sqrt(ALPHA * (1 - ALPHA) / sims)
     assert row.equivalent[0.5] <= ALPHA + band  # false "equivalent" on the margin
     assert row.different[0.5] <= ALPHA / 2 + band  # false "different" on the margin

@@ -13,11 +13,15 @@ from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
 from evaltk.stats.equivalence import tost_standardized
 from evaltk.stats.sequential import (
+    SD_KURTOSIS_LIMIT,
     Outcome,
     SequentialDesign,
     design_max_episodes,
     information_fraction,
+    look_once,
     look_stats,
+    pooled_kurtosis,
+    repeated_ci,
     run_sequence,
     simulate,
 )
@@ -168,3 +172,46 @@ def test_outcomes_are_symmetric_in_a_and_b_and_invariant_to_a_common_offset(seed
     assert np.array_equal(forward.outcome, swapped.outcome)  # the region is symmetric: B - A and A - B decide alike
     assert np.array_equal(forward.episodes, swapped.episodes)
     assert np.array_equal(forward.outcome, moved.outcome)
+
+
+@pytest.mark.parametrize(("kind", "paired"), [("absolute", False), ("absolute", True), ("sd", False), ("sd", True)])
+def test_repeated_ci_is_dual_to_each_look_decision(kind: str, paired: bool) -> None:
+    """'different' iff the d_k interval lies beyond a margin point; 'equivalent' iff the u_k interval lies inside."""
+    rng = np.random.default_rng(11)
+    design = SequentialDesign.build([0.25, 0.5, 0.75, 1.0])
+    for shift in (0.0, 0.3, 0.6, 1.2):
+        a, b = rng.normal(0, 1, 80), rng.normal(shift, 1, 80)
+        for k, n in enumerate((20, 40, 60, 80)):
+            look = look_once(design, k, a[:n], b[:n], kind, 0.5, paired=paired)
+            lo, hi = look.ci_difference
+            if not look.heavy_tails:
+                assert (look.outcome is Outcome.DIFFERENT) == (lo > 0.5 or hi < -0.5)
+            elo, ehi = look.ci_equivalence
+            assert (look.outcome is Outcome.EQUIVALENT) == (elo > -0.5 and ehi < 0.5)
+            assert elo >= lo  # the equivalence boundary is the inner one
+            assert ehi <= hi
+    # absolute, unpaired: the interval is estimate -+ t quantile x Welch SE
+    a, b = rng.normal(0, 1, 30), rng.normal(0.2, 1.5, 40)
+    st_ = look_stats(a[None], b[None], 0.0, 0.0, "absolute", paired=False)
+    qx, qy = b.var(ddof=1) / 40, a.var(ddof=1) / 30
+    df = (qx + qy) ** 2 / (qx**2 / 39 + qy**2 / 29)
+    half = stats.t.isf(0.01, df) * st_.se[0]
+    assert repeated_ci(a, b, "absolute", 0.01, paired=False) == pytest.approx((st_.estimate[0] - half,
+                                                                               st_.estimate[0] + half), abs=1e-8)
+
+
+def test_sd_margin_does_not_say_different_on_heavy_tails() -> None:
+    """Pooled sample kurtosis above the limit: the sd margin's 'different' is withheld, the absolute one is not."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_t(2.2, 300)
+    b = rng.standard_t(2.2, 300) + 3.0
+    assert pooled_kurtosis(a[None], b[None])[0] > SD_KURTOSIS_LIMIT
+    design = SequentialDesign.build([1.0])
+    look = look_once(design, 0, a, b, "sd", 0.5, paired=False)
+    assert look.heavy_tails
+    assert look.ci_difference[0] > 0.5  # the interval alone would say "different"
+    assert look.outcome is Outcome.INCONCLUSIVE
+    assert look_once(design, 0, a, b, "absolute", 0.5, paired=False).outcome is Outcome.DIFFERENT
+    normal = look_once(design, 0, rng.normal(0, 1, 300), rng.normal(1.5, 1, 300), "sd", 0.5, paired=False)
+    assert not normal.heavy_tails
+    assert normal.outcome is Outcome.DIFFERENT
