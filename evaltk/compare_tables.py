@@ -39,6 +39,7 @@ class LoadedTable:
         seeds: episode seeds in the same order (``None`` without a ``seed`` column).
         env_id: the table's single ``env_id`` (``None`` if absent; ``"A,B"`` if it holds several).
         env: the env spec from ``evaluation.json`` next to the table (``None`` if there is none).
+        digests: per-episode digests in the same order (``None`` when the table records none).
 
     """
 
@@ -47,22 +48,24 @@ class LoadedTable:
     seeds: np.ndarray | None = field(repr=False)
     env_id: str | None
     env: dict[str, Any] | None
+    digests: list[dict[str, str]] | None = field(default=None, repr=False)
 
 
 def load_table(path: str | Path, *, column: str = "return") -> LoadedTable:
     """Read ``path`` with its seeds, episode order and env spec (see the module docstring)."""
     table = read_scores(path, column=column)
-    returns, seeds, index = table.returns, table.seeds, table.index
+    returns, seeds, index, digests = table.returns, table.seeds, table.index, table.digests
     if index is not None:
         order = np.argsort(index, kind="stable")
         returns = returns[order]
         seeds = None if seeds is None else seeds[order]
+        digests = None if digests is None else [digests[i] for i in order.tolist()]
     if seeds is not None and np.unique(seeds).size != seeds.size:
         seeds = None  # not one seed per episode: cannot pair
     env_ids = table.labels.get("env_id")
     env_id = ",".join(env_ids) if env_ids else None
     env = table.settings.get("env") if table.settings is not None else None
-    return LoadedTable(table, returns, seeds, env_id, env if isinstance(env, dict) else None)
+    return LoadedTable(table, returns, seeds, env_id, env if isinstance(env, dict) else None, digests)
 
 
 def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -181,5 +184,6 @@ def compare_tables(path_a: str | Path, path_b: str | Path, margin: float, kind: 
     a, b = load_table(path_a, column=column), load_table(path_b, column=column)
     env_check = check_envs(a, b, allow_different_envs=allow_different_envs)
     result = compare(a.returns, b.returns, margin, kind, alpha=alpha, seed=seed, n_resamples=n_resamples,
-                     seeds_a=a.seeds, seeds_b=b.seeds, paired=paired, min_episodes=min_episodes)
+                     seeds_a=a.seeds, seeds_b=b.seeds, paired=paired, min_episodes=min_episodes,
+                     digests_a=a.digests, digests_b=b.digests)
     return TableComparison(result, a, b, env_check)

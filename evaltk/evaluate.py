@@ -42,6 +42,7 @@ import numpy as np
 from evaltk.atomic import write_json_atomic
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
+from evaltk.episode_digest import EpisodeDigests
 from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
 from evaltk.locations import pin, resolve, table_provenance
@@ -417,6 +418,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     label, backend = checkpoint_label(config.checkpoint), recorded_backend(config, info)
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
     vec: EpisodeSlots = get(config.backend).episodes(info, k, workers=workers, fast_reset=config.fast_reset)
+    digests = EpisodeDigests(k)
     with vec:
 
         def start(slots: list[int]) -> list[int]:
@@ -428,6 +430,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
                     continue
                 slot_index[slot], slot_seed[slot] = index, episode_seed(config.seed, index)
                 returns[slot], steps[slot] = 0.0, 0
+                digests.start(slot)
                 started.append(slot)
             if started:
                 seeds = [int(slot_seed[s]) for s in started]
@@ -440,8 +443,10 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
         start(list(range(k)))
         first = np.ones(k, np.bool_)
         while (active := slot_index >= 0).any():
+            digests.observe(vec.obs, active)
             actions = _check_actions(policy.act(vec.obs, first), info, k)
             res = vec.step(actions, active)
+            digests.step(actions, res.reward, active)
             returns[active] += res.reward[active]
             steps[active] += 1
             n_active = int(active.sum())
@@ -451,14 +456,19 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
             if res.restarted is not None:  # voided (its Doom engine died) and started again from its seed
                 replayed = np.flatnonzero(res.restarted)
                 returns[replayed], steps[replayed], first[replayed] = 0.0, 0, True
+                for slot in replayed.tolist():
+                    digests.start(slot)
                 if isinstance(policy, EpisodeSeeded):
                     policy.begin_episodes(replayed, [episode_policy_rng(int(slot_seed[s])) for s in replayed])
             finished = np.flatnonzero(active & (res.terminated | res.truncated)).tolist()
             for slot in finished:
+                digest, obs_digest = digests.finish(slot, int(steps[slot]), bool(res.terminated[slot]),
+                                                    bool(res.truncated[slot]))
                 row = {"checkpoint": label, "env_id": info.env["env_id"], "backend": backend,
                        "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
                        "frames": int(res.frames[slot]), "steps": int(steps[slot]),
-                       "truncated": bool(res.truncated[slot] and not res.terminated[slot])}
+                       "truncated": bool(res.truncated[slot] and not res.terminated[slot]),
+                       "digest": digest, "obs_digest": obs_digest}
                 on_row(row)
                 if progress is not None:
                     progress(row, pending_steps)

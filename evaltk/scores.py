@@ -48,8 +48,14 @@ import numpy.typing as npt
 from evaltk.atomic import write_json_atomic
 from evaltk.errors import ScoreTableError
 
-COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
-"""Columns of the table ``evaltk evaluate`` writes, in order."""
+LEGACY_COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
+"""Columns of tables written before per-episode digests were recorded: still read, resumed in this layout."""
+COLUMNS = (*LEGACY_COLUMNS, "digest", "obs_digest")
+"""Columns of the table ``evaltk evaluate`` writes, in order. ``digest`` is the episode's step digest (rewards,
+actions, the step and flag that ended it) and ``obs_digest`` the digest of the observations the policy acted on
+(:mod:`evaltk.episode_digest`)."""
+DIGEST_KEYS = {"digest": "steps", "obs_digest": "obs"}
+"""Digest columns and the key each one has in :attr:`ScoreTable.digests`."""
 TABLE_FILE = "episodes.csv"
 SETTINGS_FILE = "evaluation.json"
 """The manifest next to :data:`TABLE_FILE` (format, settings, columns, provenance)."""
@@ -74,6 +80,8 @@ class ScoreTable:
         index: ``int64[n_episodes]`` episode indices in file order (``None`` unless every row has one).
         settings: the manifest's ``settings`` when the table has one (``None`` otherwise).
         provenance: the manifest's ``provenance`` (``{}`` when none was recorded; module docstring).
+        digests: per row, ``{"steps": hex, "obs": hex}`` from the digest columns (:data:`DIGEST_KEYS`), in file
+            order; ``None`` unless every row has a ``digest`` (tables of older evaltk versions have none).
 
     """
 
@@ -85,6 +93,7 @@ class ScoreTable:
     index: npt.NDArray[np.int64] | None = field(default=None, repr=False)
     settings: dict[str, Any] | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
+    digests: list[dict[str, str]] | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
@@ -116,7 +125,8 @@ def _resolve(path: Path) -> Path:
 
 
 COLUMN_TYPES: dict[str, str] = {"return": "number", "index": "int", "seed": "int", "frames": "int", "steps": "int",
-                                "truncated": "bool", "checkpoint": "str", "env_id": "str", "backend": "str"}
+                                "truncated": "bool", "checkpoint": "str", "env_id": "str", "backend": "str",
+                                "digest": "str", "obs_digest": "str"}
 """Types of the columns ``evaltk evaluate`` writes, enforced wherever such a column appears; the
 score column itself (``--column``) is always a number."""
 
@@ -261,7 +271,14 @@ def read_scores(path: str | Path, *, column: str = "return") -> ScoreTable:
     manifest = read_manifest(table)
     return ScoreTable(table, column, np.asarray(values, dtype=np.float64), labels, _int_column(rows, "seed"),
                       _int_column(rows, "index"), None if manifest is None else manifest.get("settings"),
-                      {} if manifest is None else dict(manifest.get("provenance") or {}))
+                      {} if manifest is None else dict(manifest.get("provenance") or {}), row_digests(rows))
+
+
+def row_digests(rows: list[dict[str, Any]]) -> list[dict[str, str]] | None:
+    """Per row ``{"steps": ..., "obs": ...}`` from the digest columns; ``None`` unless every row has a ``digest``."""
+    if not rows or not all(r.get("digest") for r in rows):
+        return None
+    return [{key: str(r[column]) for column, key in DIGEST_KEYS.items() if r.get(column)} for r in rows]
 
 
 def _int_column(rows: list[dict[str, Any]], column: str) -> npt.NDArray[np.int64] | None:
@@ -289,11 +306,12 @@ def read_manifest(table: str | Path) -> dict[str, Any] | None:
     return manifest
 
 
-def format_row(row: dict[str, Any]) -> str:
-    """One CSV line of :data:`COLUMNS` for ``row`` (``truncated`` as ``true``/``false``)."""
+def format_row(row: dict[str, Any], columns: tuple[str, ...] = COLUMNS) -> str:
+    """One CSV line of ``columns`` for ``row`` (``truncated`` as ``true``/``false``, a missing digest empty)."""
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerow(
-        [row[c] if c != "truncated" else ("true" if row[c] else "false") for c in COLUMNS])
+        [("true" if row[c] else "false") if c == "truncated" else row.get(c, "") if c in DIGEST_KEYS else row[c]
+         for c in columns])
     return buf.getvalue()
 
 
@@ -308,7 +326,24 @@ def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
         raise ScoreTableError(f"{where} has truncated={raw.get('truncated')!r}, expected true/false: "
                               "delete that line (or the file) and re-run")
     row["truncated"] = raw["truncated"] == "true"
+    for column in DIGEST_KEYS:
+        row[column] = raw.get(column) or ""
     return row
+
+
+def table_columns(path: Path) -> tuple[str, ...]:
+    """Return the columns of the ``episodes.csv`` at ``path`` (:data:`COLUMNS` or :data:`LEGACY_COLUMNS`).
+
+    A missing or empty file has :data:`COLUMNS` (it is about to be written in the current layout).
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return COLUMNS
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        header = tuple(next(csv.reader([fh.readline()]), []))
+    if header not in (COLUMNS, LEGACY_COLUMNS):
+        raise ScoreTableError(f"{path} has columns {list(header)}, expected {list(COLUMNS)}: it was not written "
+                              "by evaltk evaluate; use another --out directory")
+    return header
 
 
 def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
@@ -326,7 +361,7 @@ def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     if not text.strip():
         return []
     reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != COLUMNS:
+    if tuple(reader.fieldnames or ()) not in (COLUMNS, LEGACY_COLUMNS):
         raise ScoreTableError(f"{path} has columns {reader.fieldnames}, expected {list(COLUMNS)}: it was not written "
                               "by evaltk evaluate; use another --out directory")
     return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
@@ -381,10 +416,15 @@ def open_table(out: Path, settings: dict[str, Any], *,
 
 
 class TableWriter:
-    """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once."""
+    """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once.
+
+    Rows are written in the file's own layout (:func:`table_columns`): a table of an older evaltk is resumed
+    without digests, so every row of one table has the same columns.
+    """
 
     def __init__(self, path: Path, done: set[int]) -> None:
         self.path, self.done = path, set(done)
+        self.columns = table_columns(path)
         self.rows: list[dict[str, Any]] = []
 
     def write(self, row: dict[str, Any]) -> bool:
@@ -392,9 +432,9 @@ class TableWriter:
         if row["index"] in self.done:
             return False
         with open(self.path, "a", encoding="utf-8") as table:
-            table.write(format_row(row))
+            table.write(format_row(row, self.columns))
             table.flush()
             os.fsync(table.fileno())
         self.done.add(row["index"])
-        self.rows.append(row)
+        self.rows.append(row if self.columns == COLUMNS else {**row, "digest": "", "obs_digest": ""})
         return True
