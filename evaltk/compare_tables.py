@@ -23,10 +23,8 @@ import numpy as np
 from evaltk.compare import MIN_EPISODES, CompareError, Comparison, compare
 from evaltk.margin import MarginKind
 from evaltk.scores import ScoreTable, read_scores
+from evaltk.simulators.settings import UNKNOWN, difference_rows, flatten
 from evaltk.stats.validate import FloatArray
-
-NOT_RECORDED = "not recorded"
-"""What a side shows for a setting its table does not record."""
 
 
 @dataclass(frozen=True)
@@ -68,32 +66,16 @@ def load_table(path: str | Path, *, column: str = "return") -> LoadedTable:
     return LoadedTable(table, returns, seeds, env_id, env if isinstance(env, dict) else None, digests)
 
 
-def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted keys of a nested spec (``env.kwargs.frameskip`` ...), leaves as they are."""
-    flat: dict[str, Any] = {}
-    for key, value in spec.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
-
-
 def spec_rows(sim: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
-    """Put the two specs side by side: one row per setting, ``differs`` True where the values differ.
+    """Put the two specs side by side (flattened): one row per setting, ``differs`` True where the values differ.
 
     ``versions_now`` is left out (it only explains resumed rows). Settings a baseline does not record
-    show :data:`NOT_RECORDED` and are not counted as differences.
+    show :data:`~evaltk.simulators.settings.UNKNOWN` and are not counted as differences
+    (:func:`~evaltk.simulators.settings.difference_rows`, the one settings diff).
     """
     a = flatten({k: v for k, v in sim.items() if k != "versions_now"})
     b = flatten({k: v for k, v in reference.items() if k != "versions_now"})
-    rows = []
-    for key in list(a) + [k for k in b if k not in a]:
-        va, vb = a.get(key, NOT_RECORDED), b.get(key, NOT_RECORDED)
-        unknown = NOT_RECORDED in (va, vb)
-        rows.append({"setting": key, "sim": va, "reference": vb, "differs": not unknown and va != vb})
-    return rows
+    return difference_rows(a, b, keys=())
 
 
 @dataclass(frozen=True)
@@ -139,10 +121,11 @@ def check_envs(a: LoadedTable, b: LoadedTable, *, allow_different_envs: bool = F
     if a.env_id is not None and b.env_id is not None and a.env_id != b.env_id:
         differences.append(f"env id {a.env_id!r} (A) vs {b.env_id!r} (B)")
     if a.env is not None and b.env is not None:
-        fa, fb = flatten(a.env), flatten(b.env)
-        for key in sorted(set(fa) | set(fb)):
-            if key != "env_id" and fa.get(key) != fb.get(key):
-                differences.append(f"{key} = {fa.get(key)!r} (A) vs {fb.get(key)!r} (B)")
+        for row in sorted(spec_rows(a.env, b.env), key=lambda r: str(r["setting"])):
+            key, va, vb = row["setting"], row["sim"], row["reference"]
+            if key != "env_id" and va != vb:  # a key only one spec has counts here: the specs are both known
+                differences.append(f"{key} = {None if va == UNKNOWN else va!r} (A) vs "
+                                   f"{None if vb == UNKNOWN else vb!r} (B)")
     check = EnvCheck(a.env_id, b.env_id, differences, allow_different_envs, a.env is not None and b.env is not None)
     if differences and not allow_different_envs:
         raise CompareError(f"the tables come from different environments ({'; '.join(differences)}): a verdict "

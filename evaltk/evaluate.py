@@ -52,7 +52,7 @@ from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
 from evaltk.scores import TABLE_FILE, TableWriter, open_table
 from evaltk.scores import read_table as read_table
 from evaltk.simulators import NAMES as SIMULATORS
-from evaltk.simulators import EpisodeSlots, check_name, get
+from evaltk.simulators import EpisodeSlots, check_name, get, recorded_name
 
 SUMMARY_FILE = "summary.json"
 SIMULATOR_FILE = "simulator.json"
@@ -188,9 +188,10 @@ def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     return policy, info, _digest(policy.spec, path)
 
 
-def _open_out(out: Path, settings: dict[str, Any], provenance: dict[str, Any]) -> list[dict[str, Any]]:
-    """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation."""
-    rows = open_table(out, settings, provenance=provenance)
+def _open_out(out: Path, settings: dict[str, Any], provenance: dict[str, Any],
+              simulator: dict[str, Any]) -> list[dict[str, Any]]:
+    """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation or simulator."""
+    rows = open_table(out, settings, provenance=provenance, simulator=simulator)
     for row in rows:
         if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
             raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
@@ -248,8 +249,11 @@ class Prepared:
 
 
 def recorded_backend(config: EvalConfig, info: EnvInfo) -> str:
-    """Backend written to rows, settings and summary: ``vizdoom`` for Doom envs, else ``config.backend``."""
-    return DOOM_BACKEND if info.env["family"] == "doom" else config.backend
+    """Backend written to rows, settings and summary: ``vizdoom`` for Doom envs, else the simulator's name.
+
+    EnvPool's options (``envpool:KEY=VALUE``) are recorded in the manifest's simulator identity, not here.
+    """
+    return DOOM_BACKEND if info.env["family"] == "doom" else recorded_name(config.backend)
 
 
 def prepare(config: EvalConfig) -> Prepared:
@@ -290,8 +294,9 @@ def prepare(config: EvalConfig) -> Prepared:
     }
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
-    old_rows = _open_out(config.out, settings, table_provenance(config.checkpoint))
-    write_json_atomic(config.out / SIMULATOR_FILE, get(config.backend).settings(info.env))
+    simulator = get(config.backend).identity(info.env)
+    old_rows = _open_out(config.out, settings, table_provenance(config.checkpoint), simulator)
+    write_json_atomic(config.out / SIMULATOR_FILE, simulator["settings"])
     done = {r["index"] for r in old_rows}
     todo = [i for i in range(config.episodes) if i not in done]
     return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)

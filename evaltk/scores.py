@@ -14,7 +14,8 @@ file, the line and the fix.
 The table ``evaltk evaluate`` writes (schema :data:`COLUMNS`, file :data:`TABLE_FILE`) lives in a
 directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
 
-    {"format": "evaltk-evaluation/1", "settings": {...}, "columns": [...], "provenance": {...}}
+    {"format": "evaltk-evaluation/1", "settings": {...}, "columns": [...], "provenance": {...},
+     "simulator": {...}}
 
 * ``settings`` - what the rows depend on (checkpoint, policy digest, env spec, base seed, backend);
   :func:`open_table` refuses to add rows to a table of other settings (resume, never mix);
@@ -23,7 +24,11 @@ directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
   object whose keys name a source, e.g. ``{"checkpoint": {"source": "hf", "repo": "ORG/REPO",
   "revision": "<commit sha>", "path": "sub/dir"}}`` for a Hugging Face checkpoint; a reopened
   table with a different provenance is refused like different settings. Tables written before the
-  field existed read back with ``{}``.
+  field existed read back with ``{}``;
+* ``simulator`` - the simulator's identity (:meth:`evaltk.simulators.base.Simulator.identity`: its name,
+  effective settings with package and version, EnvPool's options, a factory's module-source digest);
+  :func:`open_table` refuses to add rows when the simulator that would write them has another identity,
+  naming what changed. Tables written before the field existed resume unchecked.
 
 Writing: :func:`open_table` creates or reopens the directory (a partial last line left by a killed
 writer is cut off: repair), :class:`TableWriter` appends rows as episodes finish (flushed, fsynced,
@@ -376,12 +381,27 @@ def _refuse_change(out: Path, what: str, old: dict[str, Any], new: dict[str, Any
             "use another --out or delete that directory")
 
 
-def open_table(out: Path, settings: dict[str, Any], *,
-               provenance: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _refuse_simulator(out: Path, old: Any, new: dict[str, Any]) -> None:
+    """Refuse rows of a simulator whose identity differs from the one that wrote the table (module docstring)."""
+    if not isinstance(old, dict) or old == new:
+        return
+    from evaltk.simulators.settings import UNKNOWN, flatten
+
+    was, now = flatten(old), flatten(new)
+    changed = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))
+    shown = "; ".join(f"{k}: {was.get(k, UNKNOWN)!r} there, {now.get(k, UNKNOWN)!r} now" for k in changed[:4])
+    more = f" (and {len(changed) - 4} more)" if len(changed) > 4 else ""
+    raise ScoreTableError(f"{out} holds episodes of another simulator ({shown}{more}): refusing to mix them with "
+                          "this one's; use a new --out (or delete that directory)")
+
+
+def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any] | None = None,
+               simulator: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Create or reopen the table directory ``out``; return the rows already there (resume).
 
-    Refuses a manifest of other settings or provenance, a table without a manifest, and an episode
-    index twice; a partial last line is cut off (:func:`read_table` with ``repair``).
+    Refuses a manifest of other settings, provenance or simulator identity (``simulator``; module
+    docstring), a table without a manifest, and an episode index twice; a partial last line is cut off
+    (:func:`read_table` with ``repair``).
     """
     out.mkdir(parents=True, exist_ok=True)
     manifest_path, table = out / SETTINGS_FILE, out / TABLE_FILE
@@ -395,11 +415,16 @@ def open_table(out: Path, settings: dict[str, Any], *,
                                   "re-run") from None
         _refuse_change(out, "settings", old, settings)
         _refuse_change(out, "provenance", old_provenance, recorded)
+        if simulator is not None:
+            _refuse_simulator(out, manifest.get("simulator"), json.loads(json.dumps(simulator)))
     elif table.exists() and table.stat().st_size > 0:
         raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
     else:
-        write_json_atomic(manifest_path, {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS),
-                                          "provenance": recorded})
+        manifest = {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS),
+                    "provenance": recorded}
+        if simulator is not None:
+            manifest["simulator"] = simulator
+        write_json_atomic(manifest_path, manifest)
     if not table.exists() or table.stat().st_size == 0:
         with open(table, "w", encoding="utf-8") as fh:
             fh.write(",".join(COLUMNS) + "\n")

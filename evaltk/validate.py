@@ -32,7 +32,7 @@ import numpy as np
 from evaltk.atomic import write_json_atomic
 from evaltk.compare import Comparison, Pairing, Verdict, compare
 from evaltk.compare.sequential import SequentialComparison, check_budget, check_looks, look_sizes, run_sequential
-from evaltk.compare_tables import NOT_RECORDED, spec_rows
+from evaltk.compare_tables import spec_rows
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
     EvalConfig,
@@ -48,8 +48,9 @@ from evaltk.hub import is_hub
 from evaltk.locations import resolve, table_provenance
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, read_table, row_digests
-from evaltk.simulators import check_name
+from evaltk.simulators import check_name, recorded_name
 from evaltk.simulators.compare_settings import Alignment, aligned_reference_env, settings_section
+from evaltk.simulators.settings import UNKNOWN
 from evaltk.stats.sequential import SequentialDesign
 
 ENVIRONMENT_FILE = "environment.json"
@@ -157,7 +158,7 @@ def package_versions() -> dict[str, str]:
 
 def _eval_config(config: ValidateConfig, backend: str, env: dict[str, Any] | None = None) -> EvalConfig:
     """Return the evaluation of one side, in ``out/<simulator>/`` (``out/<simulator>-aligned/`` for an aligned env)."""
-    folder = backend.replace(":", "_") + ("" if env is None else "-aligned")
+    folder = recorded_name(backend).replace(":", "_") + ("" if env is None else "-aligned")
     return EvalConfig(checkpoint=config.checkpoint, out=config.out / folder, episodes=config.episodes,
                       seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, backend=backend,
                       workers=config.workers, env=env)
@@ -215,9 +216,9 @@ def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> 
     planned = LoadedTable(ScoreTable(sim.config.out / TABLE_FILE, "return", np.empty(0), {"env_id": [env_id]}),
                           np.empty(0), None, env_id, sim.info.env)
     check_envs(loaded, planned, allow_different_envs=allow_different_envs)
-    backend = ",".join(loaded.table.labels.get("backend", [])) or NOT_RECORDED
-    spec: dict[str, Any] = {"env_id": loaded.env_id or NOT_RECORDED, "backend": backend,
-                            "engine": BACKEND_WORDS.get(backend, NOT_RECORDED)}
+    backend = ",".join(loaded.table.labels.get("backend", [])) or UNKNOWN
+    spec: dict[str, Any] = {"env_id": loaded.env_id or UNKNOWN, "backend": backend,
+                            "engine": BACKEND_WORDS.get(backend, UNKNOWN)}
     if loaded.env is not None:
         spec["env"] = {k: v for k, v in loaded.env.items() if k != "env_id"}
     environment = loaded.table.path.parent / ENVIRONMENT_FILE
@@ -261,7 +262,7 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         check_name(backend, option=name)
     if config.align and config.baseline is not None:
         raise ValidateError("--align re-runs the reference with the simulator's settings: drop --baseline or --align")
-    if config.baseline is None and config.sim == config.reference:
+    if config.baseline is None and recorded_name(config.sim) == recorded_name(config.reference):
         raise ValidateError(f"--sim and --reference are both {config.sim}: validate one backend against another "
                             "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
     if not (0.0 < config.alpha < 0.5):
@@ -441,7 +442,7 @@ class Validation:
             "environments": {"sim": self.sim.spec, "reference": self.reference.spec, "rows": rows,
                              "differs": [r["setting"] for r in rows if r["differs"]],
                              "not_recorded": [r["setting"] for r in rows
-                                              if NOT_RECORDED in (r["sim"], r["reference"])]},
+                                              if UNKNOWN in (r["sim"], r["reference"])]},
             "simulator_settings": self.settings, "pairs": self.pairs, "comparison": comparison,
             "files": {k: str(v) for k, v in self.files.items()},
         }

@@ -42,6 +42,10 @@ class GpuEnvSimulator:
         """Return the reference's settings for ``env``, as gpu_env reproduces them."""
         return reference_settings(env, package=f"gpu_env {version('evaltk')} (CPU backend)").to_dict()
 
+    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
+        """Return the name and the effective settings (evaltk's version, which ships gpu_env, among them)."""
+        return {"simulator": self.name, "settings": self.settings(env)}
+
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """One ``gpu_env.make_vec`` vector of ``num_envs`` envs (``workers`` and ``fast_reset`` do not apply)."""
         return GpuEnvEpisodeVector(info.env, num_envs, obs_shape=info.obs_spec["shape"],

@@ -40,6 +40,10 @@ class GymSimulator:
         package = f"gymnasium {version('gymnasium')} + ale-py {version('ale-py')}"
         return reference_settings(env, package=package).to_dict()
 
+    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
+        """Return the name and the effective settings (gymnasium's and ale-py's versions among them)."""
+        return {"simulator": self.name, "settings": self.settings(env)}
+
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """Slots of ``make_env(env)`` spread over ``workers`` processes."""
         return EpisodeVector(info.env, num_envs, num_workers=workers, obs_shape=info.obs_spec["shape"],

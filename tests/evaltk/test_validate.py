@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.main import main
-from evaltk.compare_tables import NOT_RECORDED, spec_rows
+from evaltk.compare_tables import spec_rows
 from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.simulators.settings import UNKNOWN
 from evaltk.validate import ENVIRONMENT_FILE, Side, pair_rows
 from tests.evaltk.cli_helpers import error_line
 
@@ -124,7 +125,7 @@ def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert ci[1] < -5  # the whole CI of mean(sim) - mean(baseline) lies below the margin region
     rows = {r["setting"]: r for r in report["environments"]["rows"]}
     assert rows["env_id"]["reference"] == ENV_ID
-    assert rows["env.kwargs.frameskip"]["reference"] == NOT_RECORDED
+    assert rows["env.kwargs.frameskip"]["reference"] == UNKNOWN
     assert not rows["env.kwargs.frameskip"]["differs"]  # unknown is not counted as a difference
     assert text[-1].startswith("verdict: different")
     assert not (out / "pairs.png").exists()
@@ -203,6 +204,6 @@ def test_spec_rows_mark_differences_and_skip_unknowns() -> None:
     assert rows["env.kwargs.frameskip"]["differs"]
     assert not rows["env.kwargs.mode"]["differs"]
     assert not rows["env_id"]["differs"]
-    assert rows["versions.ale-py"]["reference"] == NOT_RECORDED
+    assert rows["versions.ale-py"]["reference"] == UNKNOWN
     assert not rows["versions.ale-py"]["differs"]
     assert "versions_now.ale-py" not in rows

@@ -10,6 +10,7 @@ to ``--out``.
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -87,6 +88,7 @@ def factory_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     folder.mkdir()
     (folder / "my_sim.py").write_text(MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "my_sim", raising=False)  # import this test's file, as a new process would
     return "my_sim"
 
 
@@ -158,6 +160,25 @@ def test_three_equal_episodes_are_not_identical(factory_module: str, tmp_path: P
     assert report["comparison"]["episodes"]["n_same"] == 3
     assert report["verdict"] == "inconclusive"
     assert "all 3 shared episodes are the same step for step, but 'identical' needs at least 10" in lines[-2]
+
+
+def test_resume_refuses_an_edited_factory_module(factory_module: str, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The manifest records a digest of the factory's module source: a changed module is not pooled with old rows."""
+    out = tmp_path / "val"
+    sim = f"{factory_module}:make"
+    assert main(_validate(out, sim)) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / "my_sim_make" / "evaluation.json").read_text())
+    assert len(manifest["simulator"]["module_source"]) == 64
+    tables = {side: (out / side / TABLE_FILE).read_text() for side in ("my_sim_make", "gym")}
+    module = tmp_path / "user_code" / "my_sim.py"
+    module.write_text(module.read_text() + "\nSCALE = 2  # an edit after the first validation\n")
+    line = error_line(capsys, _validate(out, sim, episodes=5))  # resuming would add two rows per side
+    assert "holds episodes of another simulator (module_source:" in line
+    assert "use a new --out" in line
+    assert {side: (out / side / TABLE_FILE).read_text() for side in tables} == tables  # no row written
+    assert main(_validate(tmp_path / "new", sim, episodes=5)) == 0  # a new --out runs
 
 
 @pytest.mark.parametrize(("callable_name", "needle"), [
