@@ -143,33 +143,36 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     (default ``gym``, the reference) with base seed ``seed``; side B is ``episodes`` episodes on
     ``backend_b`` (default ``gpu_env``) with base seed ``seed_b`` (default ``seed + 1``: independent
     episodes, so the check is statistical, not a replay; ``seed_b = seed`` pairs the rows by seed, so
-    identical rows give the verdict ``identical``). Passes when ``evaltk compare``'s verdict equals ``expect``
+    episodes identical step for step on at least 10 seeds give the verdict ``identical``). Passes when
+    ``evaltk compare``'s verdict equals ``expect``
     (default ``equivalent``).
     """
     from evaltk.compare import compare
     from evaltk.evaluate import EvalConfig, evaluate
-    from evaltk.scores import read_scores
+    from evaltk.scores import read_scores, row_digests
 
     start = time.perf_counter()
     p = case.params
     env_id = str(p["env_id"]) if "env_id" in p else None
 
-    def side(name: str, seed: int, backend: str) -> tuple[list[float], list[int]]:
+    def side(name: str, seed: int, backend: str) -> tuple[list[float], list[int], list[dict[str, str]] | None]:
         config = EvalConfig(checkpoint=str(p["checkpoint"]), out=workdir / case.name / name,
                             episodes=int(p["episodes"]), seed=seed, num_envs=int(p.get("num_envs", 4)),
                             env_id=env_id, backend=backend)
         rows = evaluate(config).rows
-        return [float(r["return"]) for r in rows], [int(r["seed"]) for r in rows]
+        return [float(r["return"]) for r in rows], [int(r["seed"]) for r in rows], row_digests(rows)
 
     seeds_a: list[int] | None = None
+    digests_a: list[dict[str, str]] | None = None
     if "baseline" in p:
         scores_a = [float(x) for x in read_scores(Path(str(p["baseline"]))).returns]
     else:
-        scores_a, seeds_a = side("a", int(p["seed"]), str(p.get("backend_a", "gym")))
-    scores_b, seeds_b = side("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("backend_b", "gpu_env")))
+        scores_a, seeds_a, digests_a = side("a", int(p["seed"]), str(p.get("backend_a", "gym")))
+    scores_b, seeds_b, digests_b = side("b", int(p.get("seed_b", int(p["seed"]) + 1)),
+                                        str(p.get("backend_b", "gpu_env")))
     result = compare(scores_a, scores_b, float(p["margin"]), str(p["margin_kind"]),
                      alpha=float(p.get("alpha", 0.05)), seed=int(p["seed"]), seeds_a=seeds_a,
-                     seeds_b=None if seeds_a is None else seeds_b)
+                     seeds_b=None if seeds_a is None else seeds_b, digests_a=digests_a, digests_b=digests_b)
     expect = str(p.get("expect", "equivalent"))
     verdict = result.verdict.value
     outcome = Outcome.PASSED if verdict == expect else Outcome.FAILED

@@ -23,10 +23,8 @@ import numpy as np
 from evaltk.compare import MIN_EPISODES, CompareError, Comparison, compare
 from evaltk.margin import MarginKind
 from evaltk.scores import ScoreTable, read_scores
+from evaltk.simulators.settings import UNKNOWN, difference_rows, flatten
 from evaltk.stats.validate import FloatArray
-
-NOT_RECORDED = "not recorded"
-"""What a side shows for a setting its table does not record."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +37,7 @@ class LoadedTable:
         seeds: episode seeds in the same order (``None`` without a ``seed`` column).
         env_id: the table's single ``env_id`` (``None`` if absent; ``"A,B"`` if it holds several).
         env: the env spec from ``evaluation.json`` next to the table (``None`` if there is none).
+        digests: per-episode digests in the same order (``None`` when the table records none).
 
     """
 
@@ -47,50 +46,36 @@ class LoadedTable:
     seeds: np.ndarray | None = field(repr=False)
     env_id: str | None
     env: dict[str, Any] | None
+    digests: list[dict[str, str]] | None = field(default=None, repr=False)
 
 
 def load_table(path: str | Path, *, column: str = "return") -> LoadedTable:
     """Read ``path`` with its seeds, episode order and env spec (see the module docstring)."""
     table = read_scores(path, column=column)
-    returns, seeds, index = table.returns, table.seeds, table.index
+    returns, seeds, index, digests = table.returns, table.seeds, table.index, table.digests
     if index is not None:
         order = np.argsort(index, kind="stable")
         returns = returns[order]
         seeds = None if seeds is None else seeds[order]
+        digests = None if digests is None else [digests[i] for i in order.tolist()]
     if seeds is not None and np.unique(seeds).size != seeds.size:
         seeds = None  # not one seed per episode: cannot pair
     env_ids = table.labels.get("env_id")
     env_id = ",".join(env_ids) if env_ids else None
     env = table.settings.get("env") if table.settings is not None else None
-    return LoadedTable(table, returns, seeds, env_id, env if isinstance(env, dict) else None)
-
-
-def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted keys of a nested spec (``env.kwargs.frameskip`` ...), leaves as they are."""
-    flat: dict[str, Any] = {}
-    for key, value in spec.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
+    return LoadedTable(table, returns, seeds, env_id, env if isinstance(env, dict) else None, digests)
 
 
 def spec_rows(sim: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
-    """Put the two specs side by side: one row per setting, ``differs`` True where the values differ.
+    """Put the two specs side by side (flattened): one row per setting, ``differs`` True where the values differ.
 
     ``versions_now`` is left out (it only explains resumed rows). Settings a baseline does not record
-    show :data:`NOT_RECORDED` and are not counted as differences.
+    show :data:`~evaltk.simulators.settings.UNKNOWN` and are not counted as differences
+    (:func:`~evaltk.simulators.settings.difference_rows`, the one settings diff).
     """
     a = flatten({k: v for k, v in sim.items() if k != "versions_now"})
     b = flatten({k: v for k, v in reference.items() if k != "versions_now"})
-    rows = []
-    for key in list(a) + [k for k in b if k not in a]:
-        va, vb = a.get(key, NOT_RECORDED), b.get(key, NOT_RECORDED)
-        unknown = NOT_RECORDED in (va, vb)
-        rows.append({"setting": key, "sim": va, "reference": vb, "differs": not unknown and va != vb})
-    return rows
+    return difference_rows(a, b, keys=())
 
 
 @dataclass(frozen=True)
@@ -136,10 +121,11 @@ def check_envs(a: LoadedTable, b: LoadedTable, *, allow_different_envs: bool = F
     if a.env_id is not None and b.env_id is not None and a.env_id != b.env_id:
         differences.append(f"env id {a.env_id!r} (A) vs {b.env_id!r} (B)")
     if a.env is not None and b.env is not None:
-        fa, fb = flatten(a.env), flatten(b.env)
-        for key in sorted(set(fa) | set(fb)):
-            if key != "env_id" and fa.get(key) != fb.get(key):
-                differences.append(f"{key} = {fa.get(key)!r} (A) vs {fb.get(key)!r} (B)")
+        for row in sorted(spec_rows(a.env, b.env), key=lambda r: str(r["setting"])):
+            key, va, vb = row["setting"], row["sim"], row["reference"]
+            if key != "env_id" and va != vb:  # a key only one spec has counts here: the specs are both known
+                differences.append(f"{key} = {None if va == UNKNOWN else va!r} (A) vs "
+                                   f"{None if vb == UNKNOWN else vb!r} (B)")
     check = EnvCheck(a.env_id, b.env_id, differences, allow_different_envs, a.env is not None and b.env is not None)
     if differences and not allow_different_envs:
         raise CompareError(f"the tables come from different environments ({'; '.join(differences)}): a verdict "
@@ -181,5 +167,6 @@ def compare_tables(path_a: str | Path, path_b: str | Path, margin: float, kind: 
     a, b = load_table(path_a, column=column), load_table(path_b, column=column)
     env_check = check_envs(a, b, allow_different_envs=allow_different_envs)
     result = compare(a.returns, b.returns, margin, kind, alpha=alpha, seed=seed, n_resamples=n_resamples,
-                     seeds_a=a.seeds, seeds_b=b.seeds, paired=paired, min_episodes=min_episodes)
+                     seeds_a=a.seeds, seeds_b=b.seeds, paired=paired, min_episodes=min_episodes,
+                     digests_a=a.digests, digests_b=b.digests)
     return TableComparison(result, a, b, env_check)

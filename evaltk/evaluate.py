@@ -42,6 +42,7 @@ import numpy as np
 from evaltk.atomic import write_json_atomic
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
+from evaltk.episode_digest import EpisodeDigests
 from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
 from evaltk.locations import pin, resolve, table_provenance
@@ -52,7 +53,7 @@ from evaltk.scores import TABLE_FILE, TableWriter, open_table
 from evaltk.scores import read_table as read_table
 from evaltk.seeding import episode_seed as episode_seed
 from evaltk.simulators import NAMES as SIMULATORS
-from evaltk.simulators import EpisodeSlots, check_name, get
+from evaltk.simulators import EpisodeSlots, check_name, get, recorded_name
 
 SUMMARY_FILE = "summary.json"
 SIMULATOR_FILE = "simulator.json"
@@ -178,9 +179,10 @@ def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
     return policy, info, _digest(policy.spec, path)
 
 
-def _open_out(out: Path, settings: dict[str, Any], provenance: dict[str, Any]) -> list[dict[str, Any]]:
-    """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation."""
-    rows = open_table(out, settings, provenance=provenance)
+def _open_out(out: Path, settings: dict[str, Any], provenance: dict[str, Any],
+              simulator: dict[str, Any]) -> list[dict[str, Any]]:
+    """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation or simulator."""
+    rows = open_table(out, settings, provenance=provenance, simulator=simulator)
     for row in rows:
         if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
             raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
@@ -238,8 +240,11 @@ class Prepared:
 
 
 def recorded_backend(config: EvalConfig, info: EnvInfo) -> str:
-    """Backend written to rows, settings and summary: ``vizdoom`` for Doom envs, else ``config.backend``."""
-    return DOOM_BACKEND if info.env["family"] == "doom" else config.backend
+    """Backend written to rows, settings and summary: ``vizdoom`` for Doom envs, else the simulator's name.
+
+    EnvPool's options (``envpool:KEY=VALUE``) are recorded in the manifest's simulator identity, not here.
+    """
+    return DOOM_BACKEND if info.env["family"] == "doom" else recorded_name(config.backend)
 
 
 def prepare(config: EvalConfig) -> Prepared:
@@ -280,8 +285,9 @@ def prepare(config: EvalConfig) -> Prepared:
     }
     if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
         settings["num_envs"] = config.num_envs
-    old_rows = _open_out(config.out, settings, table_provenance(config.checkpoint))
-    write_json_atomic(config.out / SIMULATOR_FILE, get(config.backend).settings(info.env))
+    simulator = get(config.backend).identity(info.env)
+    old_rows = _open_out(config.out, settings, table_provenance(config.checkpoint), simulator)
+    write_json_atomic(config.out / SIMULATOR_FILE, simulator["settings"])
     done = {r["index"] for r in old_rows}
     todo = [i for i in range(config.episodes) if i not in done]
     return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)
@@ -408,6 +414,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     label, backend = checkpoint_label(config.checkpoint), recorded_backend(config, info)
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
     vec: EpisodeSlots = get(config.backend).episodes(info, k, workers=workers, fast_reset=config.fast_reset)
+    digests = EpisodeDigests(k)
     with vec:
 
         def start(slots: list[int]) -> list[int]:
@@ -419,6 +426,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
                     continue
                 slot_index[slot], slot_seed[slot] = index, episode_seed(config.seed, index)
                 returns[slot], steps[slot] = 0.0, 0
+                digests.start(slot)
                 started.append(slot)
             if started:
                 seeds = [int(slot_seed[s]) for s in started]
@@ -431,8 +439,10 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
         start(list(range(k)))
         first = np.ones(k, np.bool_)
         while (active := slot_index >= 0).any():
+            digests.observe(vec.obs, active)
             actions = _check_actions(policy.act(vec.obs, first), info, k)
             res = vec.step(actions, active)
+            digests.step(actions, res.reward, active)
             returns[active] += res.reward[active]
             steps[active] += 1
             n_active = int(active.sum())
@@ -442,14 +452,19 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
             if res.restarted is not None:  # voided (its Doom engine died) and started again from its seed
                 replayed = np.flatnonzero(res.restarted)
                 returns[replayed], steps[replayed], first[replayed] = 0.0, 0, True
+                for slot in replayed.tolist():
+                    digests.start(slot)
                 if isinstance(policy, EpisodeSeeded):
                     policy.begin_episodes(replayed, [episode_policy_rng(int(slot_seed[s])) for s in replayed])
             finished = np.flatnonzero(active & (res.terminated | res.truncated)).tolist()
             for slot in finished:
+                digest, obs_digest = digests.finish(slot, int(steps[slot]), bool(res.terminated[slot]),
+                                                    bool(res.truncated[slot]))
                 row = {"checkpoint": label, "env_id": info.env["env_id"], "backend": backend,
                        "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
                        "frames": int(res.frames[slot]), "steps": int(steps[slot]),
-                       "truncated": bool(res.truncated[slot] and not res.terminated[slot])}
+                       "truncated": bool(res.truncated[slot] and not res.terminated[slot]),
+                       "digest": digest, "obs_digest": obs_digest}
                 on_row(row)
                 if progress is not None:
                     progress(row, pending_steps)

@@ -14,7 +14,8 @@ file, the line and the fix.
 The table ``evaltk evaluate`` writes (schema :data:`COLUMNS`, file :data:`TABLE_FILE`) lives in a
 directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
 
-    {"format": "evaltk-evaluation/1", "settings": {...}, "columns": [...], "provenance": {...}}
+    {"format": "evaltk-evaluation/1", "settings": {...}, "columns": [...], "provenance": {...},
+     "simulator": {...}}
 
 * ``settings`` - what the rows depend on (checkpoint, policy digest, env spec, base seed, backend);
   :func:`open_table` refuses to add rows to a table of other settings (resume, never mix);
@@ -23,7 +24,11 @@ directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
   object whose keys name a source, e.g. ``{"checkpoint": {"source": "hf", "repo": "ORG/REPO",
   "revision": "<commit sha>", "path": "sub/dir"}}`` for a Hugging Face checkpoint; a reopened
   table with a different provenance is refused like different settings. Tables written before the
-  field existed read back with ``{}``.
+  field existed read back with ``{}``;
+* ``simulator`` - the simulator's identity (:meth:`evaltk.simulators.base.Simulator.identity`: its name,
+  effective settings with package and version, EnvPool's options, a factory's module-source digest);
+  :func:`open_table` refuses to add rows when the simulator that would write them has another identity,
+  naming what changed. Tables written before the field existed resume unchecked.
 
 Writing: :func:`open_table` creates or reopens the directory (a partial last line left by a killed
 writer is cut off: repair), :class:`TableWriter` appends rows as episodes finish (flushed, fsynced,
@@ -48,8 +53,14 @@ import numpy.typing as npt
 from evaltk.atomic import write_json_atomic
 from evaltk.errors import ScoreTableError
 
-COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
-"""Columns of the table ``evaltk evaluate`` writes, in order."""
+LEGACY_COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
+"""Columns of tables written before per-episode digests were recorded: still read, resumed in this layout."""
+COLUMNS = (*LEGACY_COLUMNS, "digest", "obs_digest")
+"""Columns of the table ``evaltk evaluate`` writes, in order. ``digest`` is the episode's step digest (rewards,
+actions, the step and flag that ended it) and ``obs_digest`` the digest of the observations the policy acted on
+(:mod:`evaltk.episode_digest`)."""
+DIGEST_KEYS = {"digest": "steps", "obs_digest": "obs"}
+"""Digest columns and the key each one has in :attr:`ScoreTable.digests`."""
 TABLE_FILE = "episodes.csv"
 SETTINGS_FILE = "evaluation.json"
 """The manifest next to :data:`TABLE_FILE` (format, settings, columns, provenance)."""
@@ -74,6 +85,8 @@ class ScoreTable:
         index: ``int64[n_episodes]`` episode indices in file order (``None`` unless every row has one).
         settings: the manifest's ``settings`` when the table has one (``None`` otherwise).
         provenance: the manifest's ``provenance`` (``{}`` when none was recorded; module docstring).
+        digests: per row, ``{"steps": hex, "obs": hex}`` from the digest columns (:data:`DIGEST_KEYS`), in file
+            order; ``None`` unless every row has a ``digest`` (tables of older evaltk versions have none).
 
     """
 
@@ -85,6 +98,7 @@ class ScoreTable:
     index: npt.NDArray[np.int64] | None = field(default=None, repr=False)
     settings: dict[str, Any] | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
+    digests: list[dict[str, str]] | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
@@ -116,7 +130,8 @@ def _resolve(path: Path) -> Path:
 
 
 COLUMN_TYPES: dict[str, str] = {"return": "number", "index": "int", "seed": "int", "frames": "int", "steps": "int",
-                                "truncated": "bool", "checkpoint": "str", "env_id": "str", "backend": "str"}
+                                "truncated": "bool", "checkpoint": "str", "env_id": "str", "backend": "str",
+                                "digest": "str", "obs_digest": "str"}
 """Types of the columns ``evaltk evaluate`` writes, enforced wherever such a column appears; the
 score column itself (``--column``) is always a number."""
 
@@ -261,7 +276,14 @@ def read_scores(path: str | Path, *, column: str = "return") -> ScoreTable:
     manifest = read_manifest(table)
     return ScoreTable(table, column, np.asarray(values, dtype=np.float64), labels, _int_column(rows, "seed"),
                       _int_column(rows, "index"), None if manifest is None else manifest.get("settings"),
-                      {} if manifest is None else dict(manifest.get("provenance") or {}))
+                      {} if manifest is None else dict(manifest.get("provenance") or {}), row_digests(rows))
+
+
+def row_digests(rows: list[dict[str, Any]]) -> list[dict[str, str]] | None:
+    """Per row ``{"steps": ..., "obs": ...}`` from the digest columns; ``None`` unless every row has a ``digest``."""
+    if not rows or not all(r.get("digest") for r in rows):
+        return None
+    return [{key: str(r[column]) for column, key in DIGEST_KEYS.items() if r.get(column)} for r in rows]
 
 
 def _int_column(rows: list[dict[str, Any]], column: str) -> npt.NDArray[np.int64] | None:
@@ -289,11 +311,12 @@ def read_manifest(table: str | Path) -> dict[str, Any] | None:
     return manifest
 
 
-def format_row(row: dict[str, Any]) -> str:
-    """One CSV line of :data:`COLUMNS` for ``row`` (``truncated`` as ``true``/``false``)."""
+def format_row(row: dict[str, Any], columns: tuple[str, ...] = COLUMNS) -> str:
+    """One CSV line of ``columns`` for ``row`` (``truncated`` as ``true``/``false``, a missing digest empty)."""
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerow(
-        [row[c] if c != "truncated" else ("true" if row[c] else "false") for c in COLUMNS])
+        [("true" if row[c] else "false") if c == "truncated" else row.get(c, "") if c in DIGEST_KEYS else row[c]
+         for c in columns])
     return buf.getvalue()
 
 
@@ -308,7 +331,24 @@ def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
         raise ScoreTableError(f"{where} has truncated={raw.get('truncated')!r}, expected true/false: "
                               "delete that line (or the file) and re-run")
     row["truncated"] = raw["truncated"] == "true"
+    for column in DIGEST_KEYS:
+        row[column] = raw.get(column) or ""
     return row
+
+
+def table_columns(path: Path) -> tuple[str, ...]:
+    """Return the columns of the ``episodes.csv`` at ``path`` (:data:`COLUMNS` or :data:`LEGACY_COLUMNS`).
+
+    A missing or empty file has :data:`COLUMNS` (it is about to be written in the current layout).
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return COLUMNS
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        header = tuple(next(csv.reader([fh.readline()]), []))
+    if header not in (COLUMNS, LEGACY_COLUMNS):
+        raise ScoreTableError(f"{path} has columns {list(header)}, expected {list(COLUMNS)}: it was not written "
+                              "by evaltk evaluate; use another --out directory")
+    return header
 
 
 def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
@@ -326,7 +366,7 @@ def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     if not text.strip():
         return []
     reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != COLUMNS:
+    if tuple(reader.fieldnames or ()) not in (COLUMNS, LEGACY_COLUMNS):
         raise ScoreTableError(f"{path} has columns {reader.fieldnames}, expected {list(COLUMNS)}: it was not written "
                               "by evaltk evaluate; use another --out directory")
     return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
@@ -341,12 +381,27 @@ def _refuse_change(out: Path, what: str, old: dict[str, Any], new: dict[str, Any
             "use another --out or delete that directory")
 
 
-def open_table(out: Path, settings: dict[str, Any], *,
-               provenance: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _refuse_simulator(out: Path, old: Any, new: dict[str, Any]) -> None:
+    """Refuse rows of a simulator whose identity differs from the one that wrote the table (module docstring)."""
+    if not isinstance(old, dict) or old == new:
+        return
+    from evaltk.simulators.settings import UNKNOWN, flatten
+
+    was, now = flatten(old), flatten(new)
+    changed = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))
+    shown = "; ".join(f"{k}: {was.get(k, UNKNOWN)!r} there, {now.get(k, UNKNOWN)!r} now" for k in changed[:4])
+    more = f" (and {len(changed) - 4} more)" if len(changed) > 4 else ""
+    raise ScoreTableError(f"{out} holds episodes of another simulator ({shown}{more}): refusing to mix them with "
+                          "this one's; use a new --out (or delete that directory)")
+
+
+def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any] | None = None,
+               simulator: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Create or reopen the table directory ``out``; return the rows already there (resume).
 
-    Refuses a manifest of other settings or provenance, a table without a manifest, and an episode
-    index twice; a partial last line is cut off (:func:`read_table` with ``repair``).
+    Refuses a manifest of other settings, provenance or simulator identity (``simulator``; module
+    docstring), a table without a manifest, and an episode index twice; a partial last line is cut off
+    (:func:`read_table` with ``repair``).
     """
     out.mkdir(parents=True, exist_ok=True)
     manifest_path, table = out / SETTINGS_FILE, out / TABLE_FILE
@@ -360,11 +415,16 @@ def open_table(out: Path, settings: dict[str, Any], *,
                                   "re-run") from None
         _refuse_change(out, "settings", old, settings)
         _refuse_change(out, "provenance", old_provenance, recorded)
+        if simulator is not None:
+            _refuse_simulator(out, manifest.get("simulator"), json.loads(json.dumps(simulator)))
     elif table.exists() and table.stat().st_size > 0:
         raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
     else:
-        write_json_atomic(manifest_path, {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS),
-                                          "provenance": recorded})
+        manifest = {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS),
+                    "provenance": recorded}
+        if simulator is not None:
+            manifest["simulator"] = simulator
+        write_json_atomic(manifest_path, manifest)
     if not table.exists() or table.stat().st_size == 0:
         with open(table, "w", encoding="utf-8") as fh:
             fh.write(",".join(COLUMNS) + "\n")
@@ -381,10 +441,15 @@ def open_table(out: Path, settings: dict[str, Any], *,
 
 
 class TableWriter:
-    """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once."""
+    """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once.
+
+    Rows are written in the file's own layout (:func:`table_columns`): a table of an older evaltk is resumed
+    without digests, so every row of one table has the same columns.
+    """
 
     def __init__(self, path: Path, done: set[int]) -> None:
         self.path, self.done = path, set(done)
+        self.columns = table_columns(path)
         self.rows: list[dict[str, Any]] = []
 
     def write(self, row: dict[str, Any]) -> bool:
@@ -392,9 +457,9 @@ class TableWriter:
         if row["index"] in self.done:
             return False
         with open(self.path, "a", encoding="utf-8") as table:
-            table.write(format_row(row))
+            table.write(format_row(row, self.columns))
             table.flush()
             os.fsync(table.fileno())
         self.done.add(row["index"])
-        self.rows.append(row)
+        self.rows.append(row if self.columns == COLUMNS else {**row, "digest": "", "obs_digest": ""})
         return True

@@ -32,7 +32,7 @@ import numpy as np
 from evaltk.atomic import write_json_atomic
 from evaltk.compare import Comparison, Pairing, Verdict, compare
 from evaltk.compare.sequential import SequentialComparison, check_budget, check_looks, look_sizes, run_sequential
-from evaltk.compare_tables import NOT_RECORDED, spec_rows
+from evaltk.compare_tables import spec_rows
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
     EvalConfig,
@@ -47,9 +47,10 @@ from evaltk.evaluate import (
 from evaltk.hub import is_hub
 from evaltk.locations import resolve, table_provenance
 from evaltk.margin import MarginKind
-from evaltk.scores import TABLE_FILE, read_table
-from evaltk.simulators import check_name
+from evaltk.scores import TABLE_FILE, read_table, row_digests
+from evaltk.simulators import check_name, recorded_name
 from evaltk.simulators.compare_settings import Alignment, aligned_reference_env, settings_section
+from evaltk.simulators.settings import UNKNOWN
 from evaltk.stats.sequential import SequentialDesign
 
 ENVIRONMENT_FILE = "environment.json"
@@ -123,6 +124,11 @@ class Side:
             return None
         return [int(r["seed"]) for r in self.rows]
 
+    @property
+    def digests(self) -> list[dict[str, str]] | None:
+        """Per-row digests (:func:`evaltk.scores.row_digests`), or None when the table records none."""
+        return row_digests(self.rows)
+
 
 def check_margin(margin: float, kind: str) -> MarginKind:
     """Validate ``--margin``/``--margin-kind`` before anything runs; returns the kind."""
@@ -152,7 +158,7 @@ def package_versions() -> dict[str, str]:
 
 def _eval_config(config: ValidateConfig, backend: str, env: dict[str, Any] | None = None) -> EvalConfig:
     """Return the evaluation of one side, in ``out/<simulator>/`` (``out/<simulator>-aligned/`` for an aligned env)."""
-    folder = backend.replace(":", "_") + ("" if env is None else "-aligned")
+    folder = recorded_name(backend).replace(":", "_") + ("" if env is None else "-aligned")
     return EvalConfig(checkpoint=config.checkpoint, out=config.out / folder, episodes=config.episodes,
                       seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, backend=backend,
                       workers=config.workers, env=env)
@@ -210,9 +216,9 @@ def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> 
     planned = LoadedTable(ScoreTable(sim.config.out / TABLE_FILE, "return", np.empty(0), {"env_id": [env_id]}),
                           np.empty(0), None, env_id, sim.info.env)
     check_envs(loaded, planned, allow_different_envs=allow_different_envs)
-    backend = ",".join(loaded.table.labels.get("backend", [])) or NOT_RECORDED
-    spec: dict[str, Any] = {"env_id": loaded.env_id or NOT_RECORDED, "backend": backend,
-                            "engine": BACKEND_WORDS.get(backend, NOT_RECORDED)}
+    backend = ",".join(loaded.table.labels.get("backend", [])) or UNKNOWN
+    spec: dict[str, Any] = {"env_id": loaded.env_id or UNKNOWN, "backend": backend,
+                            "engine": BACKEND_WORDS.get(backend, UNKNOWN)}
     if loaded.env is not None:
         spec["env"] = {k: v for k, v in loaded.env.items() if k != "env_id"}
     environment = loaded.table.path.parent / ENVIRONMENT_FILE
@@ -223,8 +229,10 @@ def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> 
         rows = sorted(read_table(loaded.table.path), key=lambda r: r["index"])  # with frames and steps
     else:
         seeds = [None] * loaded.returns.size if loaded.seeds is None else [int(x) for x in loaded.seeds]
-        rows = [{"index": i, "seed": seed, "return": float(v)}
-                for i, (v, seed) in enumerate(zip(loaded.returns, seeds, strict=True))]
+        digests = loaded.digests or [{}] * loaded.returns.size
+        rows = [{"index": i, "seed": seed, "return": float(v), "digest": d.get("steps", ""),
+                 "obs_digest": d.get("obs", "")}
+                for i, (v, seed, d) in enumerate(zip(loaded.returns, seeds, digests, strict=True))]
     if len(rows) < 2:
         raise ValidateError(f"baseline {loaded.table.path} has {len(rows)} episode; a comparison needs at least 2")
     return Side(role="reference", source="baseline", table=loaded.table.path, rows=rows, spec=spec)
@@ -254,7 +262,7 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         check_name(backend, option=name)
     if config.align and config.baseline is not None:
         raise ValidateError("--align re-runs the reference with the simulator's settings: drop --baseline or --align")
-    if config.baseline is None and config.sim == config.reference:
+    if config.baseline is None and recorded_name(config.sim) == recorded_name(config.reference):
         raise ValidateError(f"--sim and --reference are both {config.sim}: validate one backend against another "
                             "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
     if not (0.0 < config.alpha < 0.5):
@@ -312,6 +320,8 @@ def pair_rows(reference: Side, sim: Side) -> dict[str, Any] | None:
     by_seed = {int(r["seed"]): r for r in reference.rows}
     pairs = [(by_seed[int(r["seed"])], r) for r in sim.rows if int(r["seed"]) in by_seed]
     same = {key: sum(a.get(key) == b.get(key) for a, b in pairs) for key in ("return", "frames", "steps")}
+    same["episode"] = sum(bool(a.get("digest")) and (a.get("digest"), a.get("obs_digest"))
+                          == (b.get("digest"), b.get("obs_digest")) for a, b in pairs)
     return {"n_shared": len(pairs), "only_reference": len(reference.rows) - len(pairs),
             "only_sim": len(sim.rows) - len(pairs), "same": same,
             "rows": [{"seed": int(b["seed"]), "index": b.get("index"), "reference_return": a["return"],
@@ -349,15 +359,26 @@ class Validation:
     describes the episodes the looks used."""
 
     @property
+    def _sequential_decides(self) -> bool:
+        """The looks' verdict is the report's, unless they stopped on equal returns that are not equal episodes."""
+        if self.sequential is None:
+            return False
+        return self.sequential.verdict is not Verdict.IDENTICAL or self.comparison.identical is not None
+
+    @property
     def verdict(self) -> str:
-        """The verdict: ``identical``, ``equivalent``, ``different`` or ``inconclusive``."""
-        if self.sequential is not None:
+        """The verdict: ``identical``, ``equivalent``, ``different`` or ``inconclusive``.
+
+        ``identical`` needs every shared seed's episode to be the same step for step (compare's digests);
+        looks that stopped on equal returns whose episodes differ give the comparison's verdict instead.
+        """
+        if self.sequential is not None and self._sequential_decides:
             return str(self.sequential.verdict.value)
         return str(self.comparison.verdict.value)
 
     @property
     def identical(self) -> dict[str, Any] | None:
-        """Compare's identical-rows finding (``n_shared``, ``only_a``, ``only_b``, ``message``), if any."""
+        """Compare's identical-episodes finding (``n_shared``, ``upper_bound``, ``message``...), if any."""
         if self.sequential is not None and self.sequential.verdict is not Verdict.IDENTICAL:
             return None
         return None if self.comparison.identical is None else self.comparison.identical.to_dict()
@@ -371,16 +392,16 @@ class Validation:
         """Return the one line that ends the printed summary."""
         d = self.comparison.decision
         identical = self.identical
-        if self.sequential is not None and identical is None:
+        if self.sequential is not None and identical is None and self._sequential_decides:
             return (f"verdict: {self.verdict} (sequential, margin {d.margin:g}, {d.kind.value}; "
                     f"{self.sequential.reason})")
         if identical is not None:
-            line = f"verdict: identical - {identical['message']} ({self.label('sim')} vs {self.label('reference')}"
-            if self.pairs is not None and self.pairs["same"]["frames"] == identical["n_shared"]:
-                line += "; every return, frame count and step count the same"
-            return line + ")"
+            return f"verdict: {identical['message']} ({self.label('sim')} vs {self.label('reference')})"
         line = (f"verdict: {self.verdict} (margin {d.margin:g}, {d.kind.value}; {d.ci.level:.0%} CI of "
                 f"{d.quantity} [{d.ci.low:.4g}, {d.ci.high:.4g}])")
+        episodes = self.comparison.episodes
+        if episodes is not None and episodes.note() is not None:
+            line += f"; not identical: {episodes.short()}"
         if self.comparison.information is not None:
             line += f"; too few episodes: {self.comparison.information.episodes_to_decide} per side would decide"
         elif self.comparison.recommendation is not None:
@@ -397,7 +418,7 @@ class Validation:
         if rec is not None:
             return rec.summary()
         if self.identical is not None:
-            return "none: identical rows are an exact finding, no statistics needed"
+            return "none: identical episodes are an exact finding, no statistics needed"
         return "none: the verdict is reached with these episodes"
 
     def to_dict(self) -> dict[str, Any]:
@@ -423,7 +444,7 @@ class Validation:
             "environments": {"sim": self.sim.spec, "reference": self.reference.spec, "rows": rows,
                              "differs": [r["setting"] for r in rows if r["differs"]],
                              "not_recorded": [r["setting"] for r in rows
-                                              if NOT_RECORDED in (r["sim"], r["reference"])]},
+                                              if UNKNOWN in (r["sim"], r["reference"])]},
             "simulator_settings": self.settings, "pairs": self.pairs, "comparison": comparison,
             "files": {k: str(v) for k, v in self.files.items()},
         }
@@ -446,7 +467,8 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
                  else _evaluated_side("reference", ref_prep, progress.get("reference")))
     comparison = compare(reference.returns, sim.returns, c.margin, prep.kind, alpha=c.alpha, seed=c.seed,
                          n_resamples=c.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
-                         paired="auto" if c.paired else "no", min_episodes=c.min_episodes)
+                         paired="auto" if c.paired else "no", min_episodes=c.min_episodes,
+                         digests_a=reference.digests, digests_b=sim.digests)
     ref_env = None if isinstance(prep.reference, Side) else prep.reference.info.env
     settings = settings_section(c.sim, prep.sim.info.env, c.reference, ref_env, prep.alignment)
     return Validation(c, sim, reference, comparison, pair_rows(reference, sim), settings=settings, sequential=seq)

@@ -21,7 +21,10 @@ DESCRIPTION = """Compare two score tables (A = reference, B = candidate) and giv
   equivalent    TOST passes: the (1-2*alpha) CI lies inside the margin region;
   different     the difference test rejects AND the (1-alpha) CI lies entirely outside the margin region;
   inconclusive  neither; says how many more episodes per side give 80% power.
-  identical     both tables ran the same seeds and every shared seed gave the same return (a fact, no test).
+  identical     both tables ran the same seeds and every shared seed's episode is the same step for step
+                (per-episode digests: rewards, actions, episode end, observations) on at least 10 seeds; printed
+                with the 95% upper bound 3/n on the rate of differing episodes (a fact, no test). Tables
+                without digests (older evaltk) are compared on returns only, and say so.
 A non-significant difference is never reported as equivalence. No verdict from fewer than --min-episodes
 (default 10) episodes per side: that is inconclusive, with the number of episodes that would decide.
 
@@ -142,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {test.summary()}")
     if result.decision.tost is not None:
         print(f"  {result.decision.tost.summary()}")
-    print(f"verdict: {result.verdict.value}")
+    print(f"verdict: {result.headline()}")
     print(f"  {result.decision.explanation}")
     if result.information is not None:
         print(f"  {result.information.reason}")

@@ -36,11 +36,16 @@ from where it lies relative to the margin, and the explanation says so); near-co
 Welch's test, whose verdict tends to the same answer as the variance goes to 0.
 
 Paired designs: with ``seeds_a`` and ``seeds_b`` the rows are matched by episode seed
-(:mod:`evaltk.stats.paired`). When every shared seed gives the same return on both sides the
-verdict is ``identical`` - a fact about the data, not a statistical inference - and
-:attr:`Comparison.identical` says so ("identical episode for episode, n = 20 shared seeds").
-Otherwise, for ``absolute`` and ``sd`` margins, the verdict comes from the paired TOST on the
-per-seed differences (``relative`` and ``prob`` stay unpaired, with a note).
+(:mod:`evaltk.stats.paired`). With the per-episode digests of both sides (``digests_a``/``digests_b``,
+:mod:`evaltk.episode_digest`: rewards, actions and episode end per step, and the observations) the
+verdict is ``identical`` when every shared seed's episode is the same step for step on at least
+``max(min_episodes, MIN_EPISODES)`` shared seeds - a fact about these episodes, stated with the rule of
+three's 95 % upper bound on the rate of differing episodes (3/n): "identical on 30/30 seeds: fewer than
+10% of episodes differ (95%)" (:attr:`Comparison.identical`). Anything less - fewer seeds, an episode
+that differs, or tables without digests (older tables: compared on returns only) - gets the ordinary
+statistics, and :attr:`Comparison.episodes` says why in the explanation. For ``absolute`` and ``sd``
+margins the verdict then comes from the paired TOST on the per-seed differences (``relative`` and
+``prob`` stay unpaired, with a note).
 
 Modules: :mod:`evaltk.compare.result` (result types), :mod:`evaltk.compare.decision` (the rule,
 pairing, margins), :mod:`evaltk.compare.plan` (power and recommendation),
@@ -59,6 +64,7 @@ from evaltk.compare.decision import (
     identical_decision,
     margin_kind,
     margin_region,
+    match_episodes,
     pair_rows,
     sample_scores,
     sized,
@@ -72,12 +78,14 @@ from evaltk.compare.result import (
     CompareError,
     Comparison,
     Decision,
+    EpisodeMatch,
     IdenticalRows,
     InformationCheck,
     Pairing,
     Recommendation,
     Verdict,
     describe,
+    upper_bound,
 )
 from evaltk.margin import MarginKind
 from evaltk.stats.bootstrap import bootstrap_diff_ci
@@ -93,6 +101,7 @@ __all__ = [
     "CompareError",
     "Comparison",
     "Decision",
+    "EpisodeMatch",
     "IdenticalRows",
     "InformationCheck",
     "MarginKind",
@@ -122,6 +131,8 @@ def compare(
     seeds_b: Any = None,
     paired: str = "auto",
     min_episodes: int = MIN_EPISODES,
+    digests_a: Any = None,
+    digests_b: Any = None,
 ) -> Comparison:
     """Full comparison of reference scores ``a`` with candidate scores ``b`` (``float[n]``, n >= 2 each).
 
@@ -129,19 +140,26 @@ def compare(
     the permutation test, the KS permutation p-value (with ties) and the BCa bootstrap CI, so a
     rerun gives identical numbers. ``seeds_a``/``seeds_b`` (the episode seeds, in the same order
     as ``a``/``b``) enable pairing: ``paired="auto"`` pairs when at least 2 seeds are shared,
-    ``"yes"`` requires it, ``"no"`` never pairs (identical rows are still reported).
+    ``"yes"`` requires it, ``"no"`` never pairs (identical episodes are still reported).
+    ``digests_a``/``digests_b`` (per row ``{"steps": hex, "obs": hex}`` or ``None``, parallel to the seeds)
+    are what ``identical`` is decided on (module docstring).
     """
     rng = np.random.default_rng(seed)
     kind_ = margin_kind(kind)
     pairs, pairing = pair_rows(a, b, seeds_a, seeds_b, paired, kind_)
-    if pairs is not None and pairs.n >= 2 and pairs.identical:
-        decision = identical_decision(pairs, kind_, margin, alpha)
+    match = (None if pairs is None else
+             match_episodes(pairs, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes))
+    if pairs is not None and match is not None and match.identical and pairs.identical:
+        decision = identical_decision(pairs, match, kind_, margin, alpha)
         if pairing is not None:
             pairing = dataclasses.replace(pairing, used=False,
-                                          note="every shared seed gives the same return: reported as identical")
+                                          note="every shared seed gives the same episode: reported as identical")
     else:
         use = pairs if pairing is not None and pairing.used else None
         decision = decide(a, b, margin, kind_, alpha=alpha, rng=rng, min_episodes=min_episodes, pairs=use)
+        note = None if match is None else match.note()
+        if note is not None:
+            decision = dataclasses.replace(decision, explanation=f"{decision.explanation} [episodes: {note}]")
     xa, xb = sample_scores(a, "A"), sample_scores(b, "B")
     tests = {name: sized(res, xa.size, xb.size) for name, res in {
         "welch_t": welch_t(xb, xa),
@@ -157,8 +175,8 @@ def compare(
     boot = bootstrap_diff_ci(xb, xa, rng=rng, method="bca", n_resamples=n_resamples, level=1.0 - alpha)
     boot = ConfidenceInterval(boot.estimate, boot.low, boot.high, boot.level, boot.method, "mean(B) - mean(A)")
     rec = recommend(xa, xb, decision, pairs)
-    identical = (IdenticalRows(pairs.n, pairs.only_a, pairs.only_b)
-                 if pairs is not None and decision.verdict is Verdict.IDENTICAL else None)
+    identical = (IdenticalRows(pairs.n, pairs.only_a, pairs.only_b, match.what, upper_bound(pairs.n))
+                 if pairs is not None and match is not None and decision.verdict is Verdict.IDENTICAL else None)
     return Comparison(decision, tests, holm, boot, rec, describe(xa), describe(xb), seed, xa, xb, identical,
-                      pairing, information_check(decision, rec, min_episodes))
+                      pairing, information_check(decision, rec, min_episodes), match)
 

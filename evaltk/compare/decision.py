@@ -20,10 +20,12 @@ from evaltk.compare.result import (
     QUANTITY,
     CompareError,
     Decision,
+    EpisodeMatch,
     IdenticalRows,
     Pairing,
     Verdict,
     fmt,
+    upper_bound,
 )
 from evaltk.margin import MarginKind
 from evaltk.stats import equivalence
@@ -78,6 +80,27 @@ def pair_rows(a: Any, b: Any, seeds_a: Any, seeds_b: Any, paired: str,
     else:
         note, used = f"tests on the per-seed differences over {pairs.n} shared seeds", True
     return pairs, Pairing(pairs.n, pairs.only_a, pairs.only_b, used, pairs.correlation(), note)
+
+
+def match_episodes(pairs: PairedSample, seeds_a: Any, seeds_b: Any, digests_a: Any, digests_b: Any, *,
+                   min_episodes: int = MIN_EPISODES) -> EpisodeMatch:
+    """Compare the shared seeds' episodes through their digests (``{"steps": hex, "obs": hex}`` per row).
+
+    ``digests_a``/``digests_b`` run parallel to ``seeds_a``/``seeds_b`` (``None``: the side recorded none).
+    A digest key counts as compared when both sides have it on every shared seed; ``identical`` also needs
+    the ``steps`` digest and at least ``max(min_episodes, MIN_EPISODES)`` shared seeds.
+    """
+    need = max(int(min_episodes), MIN_EPISODES)
+    if digests_a is None or digests_b is None:
+        return EpisodeMatch(pairs.n, 0, 0, (), (), need)
+    by_a = {int(s): dict(d or {}) for s, d in zip(seeds_a, digests_a, strict=True)}
+    by_b = {int(s): dict(d or {}) for s, d in zip(seeds_b, digests_b, strict=True)}
+    shared = [int(s) for s in pairs.seeds]
+    keys = tuple(k for k in ("steps", "obs") if all(by_a[s].get(k) and by_b[s].get(k) for s in shared))
+    if not keys:
+        return EpisodeMatch(pairs.n, 0, 0, (), (), need)
+    differ = [s for s in shared if any(by_a[s][k] != by_b[s][k] for k in keys)]
+    return EpisodeMatch(pairs.n, len(shared), len(shared) - len(differ), keys, tuple(differ[:5]), need)
 
 
 def sample_scores(values: Any, name: str) -> FloatArray:
@@ -275,15 +298,15 @@ def _verdict(tost: EquivalenceResult, difference: TestResult, ci: ConfidenceInte
                     alpha, why, n_a, n_b, design=design)
 
 
-def identical_decision(pairs: PairedSample, kind: MarginKind, margin: float, alpha: float) -> Decision:
-    """Every shared seed gave the same return: report the fact, no test."""
+def identical_decision(pairs: PairedSample, match: EpisodeMatch, kind: MarginKind, margin: float,
+                       alpha: float) -> Decision:
+    """Every shared seed gave the same episode step for step (``match.identical``): report the fact, no test."""
     low, high = margin_region(kind, margin)
     value = 0.5 if kind is MarginKind.PROB else 0.0
-    rows = IdenticalRows(pairs.n, pairs.only_a, pairs.only_b)
-    why = (f"{rows.summary()}: A and B produced the same return on every shared seed, the strongest evidence "
-           "there is that they behave alike; this is a fact about these episodes, not a statistical inference, so "
-           "no test is needed (or meaningful)")
-    ci = ConfidenceInterval(value, value, value, 1.0 - alpha, "exact (identical rows)", QUANTITY[kind])
+    rows = IdenticalRows(pairs.n, pairs.only_a, pairs.only_b, match.what, upper_bound(pairs.n))
+    why = (f"{rows.summary()}: A and B produced the same episode on every shared seed (the same {match.what}); "
+           "this is a fact about these episodes, not a statistical inference, and the bound is the rule of three "
+           "(3/n) on how often episodes not run here could differ")
+    ci = ConfidenceInterval(value, value, value, 1.0 - alpha, "exact (identical episodes)", QUANTITY[kind])
     return Decision(Verdict.IDENTICAL, kind, float(margin), low, high, QUANTITY[kind], value, None, None, ci, alpha,
                     why, pairs.n, pairs.n, design="paired")
-

@@ -19,8 +19,9 @@ from evaltk.stats.validate import FloatArray
 
 TARGET_POWER = 0.8
 MIN_EPISODES = 10
-"""Fewest episodes per side (pairs when paired) for any verdict but ``inconclusive`` (rule of three:
-ten equal episodes still leave room for outcomes of probability up to 0.3 that were never seen)."""
+"""Fewest episodes per side (pairs when paired) for any verdict but ``inconclusive``, and fewest equal episodes
+for ``identical`` (rule of three: ten equal episodes still leave room for outcomes of probability up to 0.3 that
+were never seen)."""
 PAIRED_KINDS = (MarginKind.ABSOLUTE, MarginKind.SD)
 
 
@@ -124,27 +125,106 @@ class Decision:
     too_little_information: bool = False
 
 
+DIGEST_WORDS = {"steps": "rewards, actions and episode ends", "obs": "observations"}
+"""What each per-episode digest (:mod:`evaltk.episode_digest`) covers, in words."""
+
+
+def upper_bound(n: int) -> float:
+    """95 % upper bound on the rate of differing episodes when ``n`` compared episodes were all equal (3/n)."""
+    return min(1.0, 3.0 / n)
+
+
+def percent(rate: float) -> str:
+    """Return a rate as a percentage with up to three significant digits (``0.1`` -> ``10%``, ``3/14`` -> ``21.4%``)."""
+    return f"{100.0 * rate:.3g}%"
+
+
 @dataclass(frozen=True)
-class IdenticalRows(JsonResult):
-    """Every shared seed gave exactly the same return in A and in B (e.g. frame-exact backends).
+class EpisodeMatch(JsonResult):
+    """Rows of A and B matched by seed and compared step for step through their digests.
 
     Attributes:
-        n_shared: number of shared seeds.
+        n_shared: seeds present on both sides.
+        n_compared: shared seeds whose digests both sides recorded (0 for tables without digests).
+        n_same: compared seeds whose digests all agree.
+        compared: the digest keys compared (``steps``, ``obs``), the ones both sides recorded for every seed.
+        differing_seeds: up to 5 seeds whose episodes differ.
+        min_episodes: fewest equal episodes for the verdict ``identical``.
+
+    """
+
+    n_shared: int
+    n_compared: int
+    n_same: int
+    compared: tuple[str, ...]
+    differing_seeds: tuple[int, ...]
+    min_episodes: int
+
+    @property
+    def what(self) -> str:
+        """What was compared, in words (``rewards, actions and episode ends, and observations``)."""
+        return ", and ".join(DIGEST_WORDS[k] for k in self.compared) or "returns only"
+
+    @property
+    def identical(self) -> bool:
+        """Every shared seed's episode is the same step for step, on at least ``min_episodes`` seeds."""
+        return (self.n_compared == self.n_shared >= self.min_episodes and self.n_same == self.n_compared
+                and "steps" in self.compared)
+
+    def short(self) -> str:
+        """Why not ``identical``, in a few words for a verdict line (``""`` when identical)."""
+        if self.identical:
+            return ""
+        if self.n_compared < self.n_shared or "steps" not in self.compared:
+            return "compared on returns only (the tables record no per-step digests)"
+        if self.n_same < self.n_compared:
+            return f"{self.n_compared - self.n_same} of {self.n_compared} shared episodes differ step for step"
+        return (f"all {self.n_same} shared episodes are the same step for step, but 'identical' needs at least "
+                f"{self.min_episodes}")
+
+    def note(self) -> str | None:
+        """Why the episodes are not reported ``identical`` (``None`` when they are)."""
+        if self.identical:
+            return None
+        if self.n_compared < self.n_shared or "steps" not in self.compared:
+            return ("the tables hold no per-step digests for every shared seed (written by an older evaltk, or not "
+                    "by evaltk evaluate): compared on returns only, so equal returns do not show the episodes are "
+                    "the same step for step; evaluate into a new --out to record digests")
+        if self.n_same < self.n_compared:
+            seeds = ", ".join(str(s) for s in self.differing_seeds)
+            return (f"{self.n_compared - self.n_same} of {self.n_compared} shared episodes differ step for step "
+                    f"({self.what}; seeds {seeds}{', ...' if self.n_compared - self.n_same > 5 else ''})")
+        return (f"all {self.n_same} shared episodes are the same step for step ({self.what}), but 'identical' needs "
+                f"at least {self.min_episodes} (with {self.n_same}, up to {percent(upper_bound(self.n_same))} of "
+                "episodes could differ unseen): the ordinary statistics apply")
+
+
+@dataclass(frozen=True)
+class IdenticalRows(JsonResult):
+    """Every shared seed gave the same episode in A and in B, step for step (e.g. frame-exact simulators).
+
+    Attributes:
+        n_shared: number of shared seeds (each compared through its digests).
         only_a: rows of A whose seed B lacks (not part of the finding).
         only_b: rows of B whose seed A lacks.
+        compared: what the digests cover, in words.
+        upper_bound: 95 % upper bound on the rate of episodes that differ (3 / ``n_shared``).
 
     """
 
     n_shared: int
     only_a: int = 0
     only_b: int = 0
+    compared: str = DIGEST_WORDS["steps"]
+    upper_bound: float = 1.0
 
     def summary(self) -> str:
-        """One line, e.g. ``identical episode for episode, n = 20 shared seeds``."""
+        """One line, e.g. ``identical on 30/30 seeds: fewer than 10% of episodes differ (95%)``."""
         extra = ""
         if self.only_a or self.only_b:
             extra = f" ({self.only_a} rows of A and {self.only_b} of B have seeds the other side lacks)"
-        return f"identical episode for episode, n = {self.n_shared} shared seeds{extra}"
+        return (f"identical on {self.n_shared}/{self.n_shared} seeds: fewer than {percent(self.upper_bound)} of "
+                f"episodes differ (95%); compared step for step: {self.compared}{extra}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output (with the one-line ``message``)."""
@@ -219,9 +299,10 @@ class Comparison:
         seed: the seed the generator for permutation and bootstrap steps was made from.
         a: the reference scores.
         b: the candidate scores.
-        identical: set when every shared seed gives the same return in A and B (verdict ``identical``).
+        identical: set when every shared seed gives the same episode in A and B (verdict ``identical``).
         pairing: how the rows matched by seed (``None`` without seeds).
         information: set when the minimum-information rule withheld the verdict.
+        episodes: the rows matched by seed and compared through their digests (``None`` without seeds).
 
     """
 
@@ -238,11 +319,20 @@ class Comparison:
     identical: IdenticalRows | None = None
     pairing: Pairing | None = None
     information: InformationCheck | None = None
+    episodes: EpisodeMatch | None = None
 
     @property
     def verdict(self) -> Verdict:
         """Shortcut for ``decision.verdict``."""
         return self.decision.verdict
+
+    def headline(self) -> str:
+        """Return the text after ``verdict:``: the identical finding and its bound, or why not identical."""
+        if self.identical is not None:
+            return self.identical.summary()
+        if self.episodes is not None and self.episodes.note() is not None:
+            return f"{self.verdict.value}; not identical: {self.episodes.short()}"
+        return self.verdict.value
 
     def summary(self) -> str:
         """One line: verdict and the reason."""
@@ -288,6 +378,8 @@ class Comparison:
             "identical": None if self.identical is None else self.identical.to_dict(),
             "pairing": None if self.pairing is None else self.pairing.to_dict(),
             "information": None if self.information is None else self.information.to_dict(),
+            "episodes": None if self.episodes is None else {**self.episodes.to_dict(), "compared_words":
+                                                            self.episodes.what, "note": self.episodes.note()},
             "a": self.describe_a,
             "b": self.describe_b,
             "seed": self.seed,

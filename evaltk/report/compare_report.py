@@ -60,6 +60,8 @@ def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B",
     lines += _environment_lines(environments)
     if result.identical is not None:
         lines += [f"**{result.identical.summary()}** - a fact about these episodes, not a statistical finding.", ""]
+    elif result.episodes is not None and result.episodes.note() is not None:
+        lines += [f"Not identical: {result.episodes.note()}.", ""]
     if result.pairing is not None:
         corr = "-" if result.pairing.correlation is None else f"{result.pairing.correlation:.3f}"
         lines += [f"Pairing: {result.pairing.n_shared} shared seeds (per-seed correlation {corr}); "

@@ -5,7 +5,8 @@
 
 * ``gym`` — the reference: gymnasium + ale-py for Atari env dicts, ViZDoom for Doom ones;
 * ``gpu_env`` — this project's emulator (CPU backend);
-* ``envpool`` — the real EnvPool package (``pip install 'evaltk[envpool]'``);
+* ``envpool`` — the real EnvPool package (``pip install 'evaltk[envpool]'``); ``envpool:KEY=VALUE,...``
+  passes further options to ``envpool.make``;
 * ``MODULE:CALLABLE`` — a user's factory (:mod:`evaltk.simulators.factory`).
 
 "Simulator" is evaltk's word for these; "backend" stays gpu_env's word for where it emulates
@@ -16,7 +17,8 @@ Each simulator reports its effective settings in one schema (:mod:`evaltk.simula
 from __future__ import annotations
 
 from evaltk.simulators.base import EpisodeSlots, Simulator, SimulatorError
-from evaltk.simulators.envpool_sim import EnvPoolSimulator
+from evaltk.simulators.envpool_sim import PREFIX as ENVPOOL_PREFIX
+from evaltk.simulators.envpool_sim import EnvPoolSimulator, parse_options
 from evaltk.simulators.factory import FactorySimulator, is_factory_name
 from evaltk.simulators.gpu_env_sim import GpuEnvSimulator
 from evaltk.simulators.gym_ale import GymSimulator
@@ -25,12 +27,15 @@ NAMES = ("gym", "gpu_env", "envpool")
 """The built-in simulators; anything else must be ``MODULE:CALLABLE``."""
 REFERENCE = "gym"
 
-__all__ = ["NAMES", "REFERENCE", "EpisodeSlots", "Simulator", "SimulatorError", "check_name", "get"]
+__all__ = ["NAMES", "REFERENCE", "EpisodeSlots", "Simulator", "SimulatorError", "check_name", "get", "recorded_name"]
 
 
 def check_name(name: str, *, option: str = "--sim") -> str:
     """Return ``name`` if it names a simulator; :class:`SimulatorError` naming the choices otherwise."""
     if name in NAMES or is_factory_name(name):
+        return name
+    if name.startswith(ENVPOOL_PREFIX):
+        parse_options(name)
         return name
     raise SimulatorError(f"{option} {name!r} is not a simulator: use one of {', '.join(NAMES)}, or MODULE:CALLABLE "
                          "for your own factory (e.g. mysim:make_env; see docs/simulators.md)")
@@ -45,4 +50,14 @@ def get(name: str, *, option: str = "--sim") -> Simulator:
         return GpuEnvSimulator()
     if name == "envpool":
         return EnvPoolSimulator()
+    if name.startswith(ENVPOOL_PREFIX):
+        return EnvPoolSimulator(options=parse_options(name))
     return FactorySimulator(name)
+
+
+def recorded_name(name: str) -> str:
+    """Return the name score tables record: ``envpool`` for ``envpool:KEY=VALUE,...``, else ``name``.
+
+    The options are in the table's manifest (the simulator's identity).
+    """
+    return "envpool" if name.startswith(ENVPOOL_PREFIX) else name

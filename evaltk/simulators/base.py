@@ -55,6 +55,13 @@ class Simulator(Protocol):
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the effective settings for a resolved env dict, in :data:`evaltk.simulators.settings.FIELDS`."""
 
+    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
+        """Return what a resumed score table must match (:func:`evaltk.scores.open_table`).
+
+        The simulator's name, its effective settings (package and version included) and whatever else
+        decides its episodes (a factory's module source, EnvPool's options).
+        """
+
     def deterministic(self) -> Simulator:
         """Return this simulator at deterministic settings for a lockstep (the env dict turns sticky actions off)."""
 

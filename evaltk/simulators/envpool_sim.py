@@ -3,9 +3,13 @@
 The checkpoint's observation pipeline is passed to ``envpool.make`` (``frame_skip``, ``noop_max``,
 ``img_height``/``img_width``, ``stack_num``, ``gray_scale``, ``episodic_life``, ``full_action_space``,
 ``mode``/``difficulty``); everything else is EnvPool's own default, as a user who calls
-``envpool.make(task_id)`` gets it: ``repeat_action_probability=0``, ``use_fire_reset=True`` (FIRE after
-every reset in games that have it), ``max_episode_steps=27000``, ``reward_clip=False``, INTER_AREA resize.
-The settings table shows each of these next to the reference's.
+``envpool.make(task_id)`` gets it. ``--sim envpool:KEY=VALUE[,KEY=VALUE...]`` passes further keyword
+arguments to ``envpool.make`` as they are (EnvPool's own options, checked by EnvPool), e.g.
+``envpool:repeat_action_probability=0.25,max_episode_steps=1000``.
+
+The settings table is read from the ``config`` of a pool built exactly as the evaluation builds its pools
+(:func:`envpool_settings`); evaltk holds none of EnvPool's defaults. Settings EnvPool's config does not
+state (the max-pool of the last two frames, how grayscale is made) are ``unknown``.
 
 Seeding: EnvPool seeds an env only when its pool is built (ALE ``random_seed`` = the seed, and its NOOP
 draw from ``std::mt19937(seed)``), so every episode gets a pool of one env built with the episode's seed
@@ -17,18 +21,34 @@ not counted: EnvPool does not report them).
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
 import numpy as np
 
 from evaltk.envs import EnvInfo, describe
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
-from evaltk.simulators.settings import Settings, noop_words, version
+from evaltk.simulators.settings import UNKNOWN, Settings, noop_range
 from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
 
 INSTALL_HINT = "pip install 'evaltk[envpool]' (EnvPool 1.2.5 wheels exist for Linux x86-64, CPython 3.8-3.12)"
-MAX_EPISODE_STEPS = 27_000
-"""EnvPool's default episode cap, in env steps."""
+PREFIX = "envpool:"
+"""``--sim envpool:KEY=VALUE,...``: EnvPool with options of its own (module docstring)."""
+
+
+def parse_options(name: str) -> dict[str, Any]:
+    """Return the ``envpool.make`` options of ``envpool:KEY=VALUE,...`` (values as JSON, else strings)."""
+    options: dict[str, Any] = {}
+    for item in name.removeprefix(PREFIX).split(","):
+        key, sep, raw = item.partition("=")
+        if not sep or not key.isidentifier() or not raw:
+            raise SimulatorError(f"--sim {name!r}: {item!r} is not KEY=VALUE; write envpool:KEY=VALUE[,KEY=VALUE...] "
+                                 "with envpool.make's keyword arguments, e.g. envpool:max_episode_steps=1000")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
 
 
 def import_envpool() -> Any:
@@ -76,19 +96,32 @@ def envpool_config(env: dict[str, Any]) -> dict[str, Any]:
             "difficulty": -1 if kwargs["difficulty"] is None else int(kwargs["difficulty"])}
 
 
-def envpool_settings(env: dict[str, Any], config: dict[str, Any], task: str) -> Settings:
-    """EnvPool's effective :class:`Settings` for ``config`` (as :func:`envpool_config` builds it) on ``task``."""
-    fire = bool(config.get("use_fire_reset", True)) and "FIRE" in (describe(env).action_meanings or [])
-    skip = int(config["frame_skip"])
+def make_pool(task: str, config: dict[str, Any], seed: int) -> Any:
+    """Build a pool of one env as every evaluation slot does (``envpool.make``); EnvPool's errors name the fix."""
+    try:
+        return import_envpool().make(task, env_type="gymnasium", num_envs=1, seed=int(seed), **config)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise SimulatorError(f"envpool.make({task!r}, ...) refused the options {config}: {exc}; fix the "
+                             "envpool:KEY=VALUE options (envpool.make's keyword arguments)") from None
+
+
+def envpool_settings(env: dict[str, Any], pool_config: dict[str, Any], task: str) -> Settings:
+    """Return the :class:`Settings` stated by the ``config`` of a built pool (``pool.config``) on ``task``."""
+    envpool = import_envpool()
+    fire = bool(pool_config["use_fire_reset"]) and "FIRE" in (describe(env).action_meanings or [])
+    skip = int(pool_config["frame_skip"])
+    steps = int(pool_config["max_episode_steps"])
     return Settings(
-        package=f"envpool {version('envpool')}", env_id=task, frameskip=skip, max_pool=skip > 1,
-        repeat_action_probability=float(config.get("repeat_action_probability", 0.0)),
-        full_action_space=bool(config["full_action_space"]),
-        max_episode_frames=int(config.get("max_episode_steps", MAX_EPISODE_STEPS)) * skip,
-        noop_starts=noop_words(int(config["noop_max"]), fire), episodic_life=bool(config["episodic_life"]),
-        reward_clip=bool(config["reward_clip"]), fire_on_reset=fire, obs_type="grayscale",
-        obs_size=[int(config["img_height"]), int(config["img_width"])], frame_stack=int(config["stack_num"]),
-        grayscale="ALE grayscale palette", resize="cv2 INTER_AREA")
+        package=f"envpool {envpool.__version__}", env_id=task, frameskip=skip, max_pool=UNKNOWN,
+        repeat_action_probability=float(pool_config["repeat_action_probability"]),
+        full_action_space=bool(pool_config["full_action_space"]),
+        max_episode_frames=steps * skip if steps > 0 else None,
+        noop_starts=noop_range(int(pool_config["noop_max"]), fire), episodic_life=bool(pool_config["episodic_life"]),
+        reward_clip=bool(pool_config["reward_clip"]), fire_on_reset=fire,
+        obs_type="grayscale" if pool_config["gray_scale"] else "rgb",
+        obs_size=[int(pool_config["img_height"]), int(pool_config["img_width"])],
+        frame_stack=int(pool_config["stack_num"]), grayscale=UNKNOWN,
+        resize="cv2 INTER_AREA" if pool_config["use_inter_area_resize"] else "cv2 INTER_LINEAR")
 
 
 class EnvPoolRunner:
@@ -102,7 +135,7 @@ class EnvPoolRunner:
     def start(self, seed: int) -> np.ndarray:
         """Build a fresh pool seeded with ``seed`` and reset it."""
         self.close()
-        self._pool = self._envpool.make(self.task, env_type="gymnasium", num_envs=1, seed=int(seed), **self.config)
+        self._pool = make_pool(self.task, self.config, seed)
         obs, _ = self._pool.reset()
         return np.asarray(obs[0]).reshape(self.obs_shape)
 
@@ -121,12 +154,16 @@ class EnvPoolRunner:
 
 
 class EnvPoolSimulator:
-    """The real EnvPool (see the module docstring); ``use_fire_reset`` False for :meth:`deterministic`."""
+    """The real EnvPool (see the module docstring); ``use_fire_reset`` False for :meth:`deterministic`.
+
+    ``options`` are further ``envpool.make`` keyword arguments (``--sim envpool:KEY=VALUE,...``).
+    """
 
     name = "envpool"
 
-    def __init__(self, *, use_fire_reset: bool = True) -> None:
+    def __init__(self, *, use_fire_reset: bool = True, options: dict[str, Any] | None = None) -> None:
         self.use_fire_reset = use_fire_reset
+        self.options = dict(options or {})
 
     def _config(self, info: EnvInfo) -> tuple[str, dict[str, Any]]:
         if info.env.get("family") != "atari":
@@ -136,14 +173,14 @@ class EnvPoolSimulator:
         return task_id(info.env), self._make_config(info.env)
 
     def _make_config(self, env: dict[str, Any]) -> dict[str, Any]:
-        config = envpool_config(env)
+        config = {**envpool_config(env), **self.options}
         if not self.use_fire_reset:
             config["use_fire_reset"] = False
         return config
 
     def deterministic(self) -> EnvPoolSimulator:
         """EnvPool without FIRE on reset: with ``noop_max=1`` its reset is one NOOP, as AtariPreprocessing's."""
-        return EnvPoolSimulator(use_fire_reset=False)
+        return EnvPoolSimulator(use_fire_reset=False, options=self.options)
 
     def runner(self, info: EnvInfo) -> EpisodeRunner:
         """One env for a lockstep: a pool of one env per episode."""
@@ -160,8 +197,17 @@ class EnvPoolSimulator:
                                  f"{info.obs_spec['dtype']}{want}: use --sim gym/gpu_env for this checkpoint")
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
-        """EnvPool's effective settings for ``env``."""
-        return envpool_settings(env, self._make_config(env), task_id(env)).to_dict()
+        """EnvPool's effective settings for ``env``: the ``config`` of a pool built as the evaluation builds it."""
+        task = task_id(env)
+        pool = make_pool(task, self._make_config(env), 0)
+        try:
+            return envpool_settings(env, dict(pool.config), task).to_dict()
+        finally:
+            pool.close()
+
+    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
+        """Return what a resumed table must match: the effective settings and the ``envpool.make`` options."""
+        return {"simulator": self.name, "settings": self.settings(env), "options": self.options}
 
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """``num_envs`` slots, each a pool of one env per episode (``workers``/``fast_reset`` do not apply)."""

@@ -13,17 +13,24 @@ once per evaluation slot (``num_envs=1``, ``seed`` = the slot's first episode se
 episode with ``reset(seed=episode_seed)``, as for the reference. Before the first step the returned
 env's observation space (shape, dtype) and action space (``Discrete(n)``) must match the checkpoint's.
 
+A table's manifest records the factory's identity (:meth:`FactorySimulator.identity`): its name, what it
+declares and a SHA-256 of its module's source file, so a resume after the module changed is refused.
+
 A factory may describe its settings: an attribute ``evaltk_settings`` on the callable, a function of
 ``spec`` returning a dict of :data:`evaltk.simulators.settings.FIELDS`; settings it does not give are
-``not reported`` in tables (and never counted as differences).
+``unknown`` in tables (and never counted as differences).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect
 import json
 import re
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -31,7 +38,7 @@ import numpy as np
 
 from evaltk.envs import EnvInfo
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
-from evaltk.simulators.settings import NOT_REPORTED
+from evaltk.simulators.settings import UNKNOWN
 from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
 
 PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -185,7 +192,7 @@ class FactorySimulator:
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the factory's ``evaltk_settings(spec)`` where it has one; else the name and env id only."""
         declared = getattr(self.factory, "evaltk_settings", None)
-        base = {"package": self.name, "env_id": str(env.get("env_id", NOT_REPORTED))}
+        base = {"package": self.name, "env_id": str(env.get("env_id", UNKNOWN))}
         if callable(declared):
             try:
                 return {**base, **dict(declared(json.loads(json.dumps(env))))}
@@ -193,6 +200,19 @@ class FactorySimulator:
                 raise SimulatorError(f"simulator {self.name}: evaltk_settings raised {type(exc).__name__}: {exc}; "
                                      "fix it or remove it") from None
         return base
+
+    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
+        """Return the name, the declared settings and the SHA-256 of the factory's module source as on disk now."""
+        return {"simulator": self.name, "settings": self.settings(env), "module_source": self.source_digest()}
+
+    def source_digest(self) -> str:
+        """Return the SHA-256 of the source file of the factory's module (read now, not when imported)."""
+        module = sys.modules.get(getattr(self.factory, "__module__", "") or "")
+        try:
+            path = inspect.getsourcefile(module) if module is not None else None
+            return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else UNKNOWN
+        except (OSError, TypeError):
+            return UNKNOWN
 
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """``num_envs`` slots of the factory's env, stepped in this process."""

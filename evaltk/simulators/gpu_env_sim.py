@@ -1,6 +1,10 @@
 """``gpu_env``: this project's emulator, rebuilding the checkpoint's env with ``gpu_env.make_vec``.
 
-It reproduces gymnasium + ale-py's rules, so its settings are the reference's with its own package name.
+Settings (:meth:`GpuEnvSimulator.settings`) are read from the vector env ``make_vec`` builds where it states
+them publicly: sticky actions and the frame cap (its ``batch``), the action set (``single_action_space``: 18
+actions is the full set), the frame stack and screen size (``single_observation_space``). The rest (frame
+skip, NOOP starts, life loss, grayscale and resize method) are the options evaltk passed to ``make_vec``
+(:func:`evaltk.envs.gpu_vector.make_vec_kwargs`), which gpu_env does not report back.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from evaltk.simulators.base import EpisodeSlots, SimulatorError
 from evaltk.simulators.factory import FactoryRunner
 from evaltk.simulators.settings import reference_settings, version
 from evaltk.simulators.slots import EpisodeRunner
+
+FULL_ACTIONS = 18
+"""The Atari 2600's full action set: ALE's legal actions (``full_action_space``)."""
 
 
 class GpuEnvSimulator:
@@ -39,8 +46,30 @@ class GpuEnvSimulator:
                                                                       **kwargs), info)
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return the reference's settings for ``env``, as gpu_env reproduces them."""
-        return reference_settings(env, package=f"gpu_env {version('evaltk')} (CPU backend)").to_dict()
+        """Return gpu_env's settings for ``env``: the built vector env's where it states them (module docstring)."""
+        given = reference_settings(env, package=f"gpu_env {version('evaltk')} (CPU backend)").to_dict()
+        if env.get("family") != "atari":
+            return given
+        import gpu_env
+
+        env_id, kwargs = make_vec_kwargs(env)
+        vec = gpu_env.make_vec(env_id, 1, backend="cpu", obs_format="numpy", **kwargs)
+        try:
+            frames = int(vec.batch.max_num_frames_per_episode)
+            shape = list(vec.single_observation_space.shape)
+            built: dict[str, Any] = {
+                "repeat_action_probability": float(vec.batch.repeat_action_probability),
+                "full_action_space": int(vec.single_action_space.n) == FULL_ACTIONS,
+                "max_episode_frames": frames if frames > 0 else None}
+            if env["preprocessing"]["atari_preprocessing"] is not None and len(shape) == 3:
+                built.update({"frame_stack": shape[0], "obs_size": shape[1:]})
+        finally:
+            vec.close()
+        return {**given, **built}
+
+    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
+        """Return the name and the effective settings (evaltk's version, which ships gpu_env, among them)."""
+        return {"simulator": self.name, "settings": self.settings(env)}
 
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """One ``gpu_env.make_vec`` vector of ``num_envs`` envs (``workers`` and ``fast_reset`` do not apply)."""

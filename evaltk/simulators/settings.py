@@ -10,7 +10,7 @@ Every simulator reports a :class:`Settings` (``to_dict`` keys in :data:`FIELDS` 
 ``repeat_action_probability`` sticky actions
 ``full_action_space``         18 actions (true) or the game's minimal set (false)
 ``max_episode_frames``        episode frame cap (null: none)
-``noop_starts``               the reset sequence after ``reset_game``: NOOP count (and FIRE), in words
+``noop_starts``               ``[low, high]``: NOOPs after ``reset_game``, uniform in ``low..high`` (``[0, 0]``: none)
 ``episodic_life``             a lost life ends the episode
 ``reward_clip``               rewards clipped to -1/0/1 (evaluation scores should be raw)
 ``fire_on_reset``             FIRE is pressed after every reset
@@ -21,9 +21,11 @@ Every simulator reports a :class:`Settings` (``to_dict`` keys in :data:`FIELDS` 
 ``resize``                    how the screen is resized (``cv2 INTER_AREA``; ``none``)
 ============================  ====================================================================
 
-:func:`reference_settings` derives them for gymnasium + ale-py from an env dict; :func:`difference_rows`
-puts two side by side; :func:`align_env` rewrites a reference env dict to a simulator's settings where
-gymnasium + ale-py can express them and lists the rest.
+Each simulator reads them from what it runs (``docs/simulators.md``); a setting a side does not report
+(a factory that declares nothing) or a table does not record is :data:`UNKNOWN`. :func:`difference_rows`
+is the one diff of settings (simulator settings here, flattened env specs in :mod:`evaltk.compare_tables`);
+:func:`align_env` rewrites a reference env dict to a simulator's settings where gymnasium + ale-py can
+express them and lists the rest.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ import importlib.metadata
 from dataclasses import asdict, dataclass
 from typing import Any
 
-NOT_REPORTED = "not reported"
-"""The value of a setting a simulator does not report (a user factory that declares nothing)."""
+UNKNOWN = "unknown"
+"""The one value shown for a setting a side does not report (a factory that declares nothing) or a table does not
+record (a baseline table without a manifest); never counted as a difference."""
 IDENTITY_FIELDS = ("package", "env_id")
 """Fields that name the simulator rather than change what it computes."""
 
@@ -49,7 +52,7 @@ class Settings:
     repeat_action_probability: float | str
     full_action_space: bool | str
     max_episode_frames: int | str | None
-    noop_starts: str
+    noop_starts: list[int] | str
     episodic_life: bool | str
     reward_clip: bool | str
     fire_on_reset: bool | str
@@ -75,11 +78,23 @@ def version(package: str) -> str:
         return "not installed"
 
 
-def noop_words(noop_max: int, fire: bool) -> str:
-    """Return the reset sequence in words: ``uniform 1..30 NOOPs``, ``uniform 0..29 NOOPs, then FIRE``, ``none``."""
+def noop_range(noop_max: int, fire: bool) -> list[int]:
+    """Return ``[low, high]`` NOOPs a reset draws from for ``noop_max`` (one reset frame goes to FIRE when ``fire``)."""
     if noop_max <= 0:
-        return "FIRE" if fire else "none"
-    return f"uniform {0 if fire else 1}..{noop_max - 1 if fire else noop_max} NOOPs" + (", then FIRE" if fire else "")
+        return [0, 0]
+    return [0, noop_max - 1] if fire else [1, noop_max]
+
+
+def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys of a nested spec (``env.kwargs.frameskip`` ...), leaves as they are."""
+    flat: dict[str, Any] = {}
+    for key, value in spec.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
 
 
 def reference_settings(env: dict[str, Any], *, package: str) -> Settings:
@@ -99,10 +114,10 @@ def reference_settings(env: dict[str, Any], *, package: str) -> Settings:
         size = ap["screen_size"]
         obs_size: list[int] | None = [int(size), int(size)] if isinstance(size, int) else [int(size[1]), int(size[0])]
         obs_type = "grayscale" if gray else "rgb"
-        noop = noop_words(int(ap["noop_max"]), False)
+        noop = noop_range(int(ap["noop_max"]), False)
         life = bool(ap["terminal_on_life_loss"])
     else:
-        obs_type, obs_size, noop, life = str(kwargs["obs_type"]), None, "none", False
+        obs_type, obs_size, noop, life = str(kwargs["obs_type"]), None, [0, 0], False
     return Settings(
         package=package, env_id=str(env["env_id"]), frameskip=frameskip, max_pool=ap is not None and frameskip > 1,
         repeat_action_probability=float(kwargs["repeat_action_probability"]),
@@ -113,14 +128,24 @@ def reference_settings(env: dict[str, Any], *, package: str) -> Settings:
         resize="cv2 INTER_AREA" if ap is not None else "none")
 
 
-def difference_rows(sim: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per setting: ``{setting, sim, reference, differs}``; unreported settings never count as differing."""
+def difference_rows(sim: dict[str, Any], reference: dict[str, Any],
+                    keys: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """Return the one settings diff, a row ``{setting, sim, reference, differs}`` per key (default :data:`FIELDS`).
+
+    ``keys=()`` takes the keys of ``sim`` then those only ``reference`` has (for flattened env specs). A key
+    a side lacks shows :data:`UNKNOWN` and never counts as differing.
+    """
+    names = FIELDS if keys is None else (keys or (*sim, *(k for k in reference if k not in sim)))
     rows = []
-    for key in FIELDS:
-        a, b = sim.get(key, NOT_REPORTED), reference.get(key, NOT_REPORTED)
-        differs = NOT_REPORTED not in (a, b) and a != b
+    for key in names:
+        a, b = sim.get(key, UNKNOWN), reference.get(key, UNKNOWN)
+        differs = not _unknown(a) and not _unknown(b) and a != b
         rows.append({"setting": key, "sim": a, "reference": b, "differs": differs})
     return rows
+
+
+def _unknown(value: Any) -> bool:
+    return isinstance(value, str) and value == UNKNOWN
 
 
 def settings_note(rows: list[dict[str, Any]]) -> str | None:
@@ -155,8 +180,8 @@ def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
     aligned: list[str] = []
     missing: list[tuple[str, str]] = []
     for key in FIELDS:
-        want, have = sim.get(key, NOT_REPORTED), getattr(ref, key)
-        if key in IDENTITY_FIELDS or want in (NOT_REPORTED, have):
+        want, have = sim.get(key, UNKNOWN), getattr(ref, key)
+        if key in IDENTITY_FIELDS or _unknown(want) or want == have:
             continue
         if key == "repeat_action_probability":
             kwargs[key] = float(want)
@@ -166,7 +191,7 @@ def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
             kwargs["max_num_frames_per_episode"] = want
         elif key == "episodic_life" and ap is not None:
             ap["terminal_on_life_loss"] = bool(want)
-        elif key == "noop_starts" and ap is not None and (noop_max := _noop_max(str(want))) is not None:
+        elif key == "noop_starts" and ap is not None and (noop_max := _noop_max(want, sim)) is not None:
             if noop_max == ap["noop_max"]:  # the same reset frames already: the difference is the FIRE press
                 missing.append((key, f"{want!r} takes as many reset frames as the reference's {have!r}; the FIRE "
                                 "press has no AtariPreprocessing option"))
@@ -182,11 +207,8 @@ def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
     return Alignment(env=out, aligned=tuple(aligned), not_aligned=tuple(missing))
 
 
-def _noop_max(words: str) -> int | None:
+def _noop_max(noop_starts: Any, sim: dict[str, Any]) -> int | None:
     """Return the AtariPreprocessing ``noop_max`` with the most reset frames of ``noop_starts`` (FIRE: +1)."""
-    if words == "none":
-        return 0
-    if not words.startswith("uniform "):
+    if not (isinstance(noop_starts, list) and len(noop_starts) == 2 and all(isinstance(v, int) for v in noop_starts)):
         return None
-    high = int(words.removeprefix("uniform ").split(" ")[0].split("..")[1])
-    return high + (1 if "FIRE" in words else 0)
+    return int(noop_starts[1]) + (1 if sim.get("fire_on_reset") is True else 0)

@@ -49,14 +49,19 @@ def test_min_episodes_is_adjustable_and_validated() -> None:
 def test_identical_rows_are_a_distinct_finding() -> None:
     returns = [float(v) for v in np.random.default_rng(0).integers(0, 30, 20)]
     seeds = list(range(500, 520))
-    result = compare(returns, returns[::-1], 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=seeds[::-1])
+    digests = [{"steps": f"s{s}", "obs": f"o{s}"} for s in seeds]
+    result = compare(returns, returns[::-1], 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=seeds[::-1],
+                     digests_a=digests, digests_b=digests[::-1])
     assert result.verdict is Verdict.IDENTICAL
     assert result.identical is not None
-    assert result.identical.summary() == "identical episode for episode, n = 20 shared seeds"
+    assert result.identical.summary() == ("identical on 20/20 seeds: fewer than 15% of episodes differ (95%); compared "
+                                          "step for step: rewards, actions and episode ends, and observations")
     assert result.to_dict()["identical"]["n_shared"] == 20
-    # Even two episodes: a fact, not a statistical claim.
-    tiny = compare([0.0, 0.0], [0.0, 0.0], 1.0, "absolute", n_resamples=199, seeds_a=[1, 2], seeds_b=[1, 2])
-    assert tiny.verdict is Verdict.IDENTICAL
+    # Two (or three) equal episodes are not enough for "identical": the ordinary statistics, with a note.
+    tiny = compare([0.0, 0.0], [0.0, 0.0], 1.0, "absolute", n_resamples=199, seeds_a=[1, 2], seeds_b=[1, 2],
+                   digests_a=digests[:2], digests_b=digests[:2])
+    assert tiny.verdict is Verdict.INCONCLUSIVE
+    assert "'identical' needs at least 10" in tiny.decision.explanation
     # Same values on different seeds are not identical rows.
     other = compare(returns, returns, 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=[s + 100 for s in seeds])
     assert other.verdict is not Verdict.IDENTICAL
@@ -108,7 +113,7 @@ def test_tables_of_different_envs_are_refused_unless_allowed(tmp_path: Path,
     assert "Different environments" in (out / "compare.md").read_text()
 
 
-def test_cli_reports_identical_tables_and_sorts_by_episode_index(tmp_path: Path,
+def test_cli_compares_tables_without_digests_on_returns_and_sorts_by_index(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     returns = [float(v) for v in np.random.default_rng(6).integers(0, 50, 20)]
     a = _table(tmp_path / "gym.csv", returns)
@@ -116,8 +121,8 @@ def test_cli_reports_identical_tables_and_sorts_by_episode_index(tmp_path: Path,
     assert main(["compare", str(a), str(b), "--margin", "1", "--resamples", "199", "--json"]) == 0
     out = capsys.readouterr().out
     payload = json.loads(out.strip().splitlines()[-1])
-    assert payload["verdict"] == "identical"
-    assert "identical episode for episode, n = 20 shared seeds" in out
+    assert payload["verdict"] == "equivalent"  # tables without digests: equal returns, compared on returns only
+    assert "compared on returns only" in payload["explanation"]
     assert "welch_t" in out
     assert "n_a=20, n_b=20" in out
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import struct
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +19,31 @@ from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import ScoreTableError, SpecError
 from evaltk.evaluate import EvalConfig, EvalResult, episode_seed, evaluate, mean_ci
 from evaltk.policies import episode_policy_rng, load_policy, save_builtin
-from evaltk.scores import COLUMNS, SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.scores import COLUMNS, LEGACY_COLUMNS, SETTINGS_FILE, TABLE_FILE, read_table
 
 
-def _replay_random(env: gym.Env[np.ndarray, int], seed: int, n_actions: int) -> tuple[float, int, int]:
-    """Play one episode in ``env`` with the random policy's documented action stream for ``seed``."""
-    env.reset(seed=seed)
+def _replay_random(env: gym.Env[np.ndarray, int], seed: int,
+                   n_actions: int) -> tuple[float, int, int, str, str]:
+    """Play one episode in ``env`` with the random policy's documented action stream for ``seed``.
+
+    Also returns the documented digests (``evaltk.episode_digest``), computed here from their definition.
+    """
+    obs, _ = env.reset(seed=seed)
     rng = episode_policy_rng(seed)
     total, steps = 0.0, 0
+    step_hash, obs_hash = blake2b(b"steps", digest_size=16), blake2b(b"obs", digest_size=16)
     while True:
-        _, r, term, trunc, _ = env.step(int(rng.integers(n_actions)))
+        obs_hash.update(np.ascontiguousarray(obs).tobytes())
+        action = int(rng.integers(n_actions))
+        obs, r, term, trunc, _ = env.step(action)
+        step_hash.update(struct.pack("<qd", action, float(r)))
         total += float(r)
         steps += 1
         if term or trunc:
             ale: Any = env.unwrapped
-            return total, steps, int(ale.ale.getEpisodeFrameNumber())
+            step_hash.update(struct.pack("<q??", steps, term, trunc))
+            return (total, steps, int(ale.ale.getEpisodeFrameNumber()), step_hash.hexdigest(),
+                    obs_hash.hexdigest())
 
 
 @pytest.mark.parametrize(("episodes", "fast_reset"), [
@@ -47,7 +59,8 @@ def test_random_breakout_rows_replay_in_plain_gymnasium(tmp_path: Path, episodes
     plain = gym.make("ALE/Breakout-v5")
     for row in result.rows:
         assert row["seed"] == episode_seed(0, row["index"])
-        assert (row["return"], row["steps"], row["frames"]) == _replay_random(plain, row["seed"], 4)
+        replay = _replay_random(plain, row["seed"], 4)
+        assert (row["return"], row["steps"], row["frames"], row["digest"], row["obs_digest"]) == replay
         assert row["checkpoint"] == "builtin:random"
         assert row["backend"] == "gym"
         assert row["truncated"] is False
@@ -86,7 +99,8 @@ def test_preprocessed_checkpoint_replays_in_the_gymnasium_pipeline(tmp_path: Pat
     ref = gym.wrappers.FrameStackObservation(
         gym.wrappers.AtariPreprocessing(gym.make("ALE/Breakout-v5", frameskip=1), noop_max=30), 4)
     for row in result.rows:
-        assert (row["return"], row["steps"], row["frames"]) == _replay_random(ref, row["seed"], 4)
+        assert (row["return"], row["steps"], row["frames"], row["digest"], row["obs_digest"]) == \
+            _replay_random(ref, row["seed"], 4)
     assert make_env(env).observation_space.shape == (4, 84, 84)
 
 
@@ -130,11 +144,29 @@ def test_partial_last_row_is_repaired_and_rerun(tmp_path: Path) -> None:
     assert resumed.rows == full.rows
 
 
+def test_a_table_without_digests_resumes_in_its_own_layout(tmp_path: Path) -> None:
+    """A table written before digests were recorded still resumes: new rows keep its columns (no digests)."""
+    cfg = EvalConfig("random", tmp_path, episodes=2, seed=4, num_envs=2, env_id="ALE/Breakout-v5", workers=0)
+    evaluate(cfg)
+    table = tmp_path / TABLE_FILE
+    old = [",".join(line.split(",")[:len(LEGACY_COLUMNS)]) for line in table.read_text().splitlines()]
+    table.write_text("\n".join(old) + "\n")
+    resumed = evaluate(EvalConfig("random", tmp_path, episodes=4, seed=4, num_envs=2, env_id="ALE/Breakout-v5",
+                                  workers=0))
+    assert resumed.new_episodes == 2
+    lines = table.read_text().splitlines()
+    assert lines[0] == ",".join(LEGACY_COLUMNS)
+    assert all(len(line.split(",")) == len(LEGACY_COLUMNS) for line in lines)
+    rows = read_table(table)
+    assert len(rows) == 4
+    assert {r["digest"] for r in rows} == {""}
+
+
 def test_malformed_tables_are_refused(tmp_path: Path) -> None:
     cfg = EvalConfig("random", tmp_path, episodes=1, seed=0, num_envs=1, env_id="ALE/Breakout-v5", workers=0)
     evaluate(cfg)
     table = tmp_path / TABLE_FILE
-    table.write_text(",".join(COLUMNS) + "\nbuiltin:random,ALE/Breakout-v5,gym,zero,1,2.0,3,4,false\n")
+    table.write_text(",".join(COLUMNS) + "\nbuiltin:random,ALE/Breakout-v5,gym,zero,1,2.0,3,4,false,,\n")
     with pytest.raises(ScoreTableError, match="line 2 is malformed"):
         evaluate(cfg)
     table.write_text("a,b\n1,2\n")

@@ -27,6 +27,7 @@ def test_shipped_checkpoint_plays_identically_on_gpu_env_and_gym(tmp_path: Path,
             "--resamples", "999", "--out", str(tmp_path / "val"), "--json"]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert report["verdict"] == "identical"
+    assert report["pairs"]["same"]["episode"] == 2  # both episodes the same step for step (digests) ...
+    assert report["verdict"] == "inconclusive"  # ... but "identical" needs 10 (`make run` shows it)
     # a trained policy, not a random one: builtin:random averages about 1.3 on Breakout (docs/a2c.md)
     assert report["sides"]["reference"]["summary"]["mean_return"] > 3

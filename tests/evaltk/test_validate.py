@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.main import main
-from evaltk.compare_tables import NOT_RECORDED, spec_rows
+from evaltk.compare_tables import spec_rows
 from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.simulators.settings import UNKNOWN
 from evaltk.validate import ENVIRONMENT_FILE, Side, pair_rows
 from tests.evaltk.cli_helpers import error_line
 
@@ -31,32 +32,35 @@ def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[dict[str,
 def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "val"
-    report, text = _run(capsys, _argv(out, "--margin", "5"))
+    report, text = _run(capsys, _argv(out, "--margin", "5", episodes=10))
     gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gym" / TABLE_FILE),
                                                                 key=lambda r: r["index"])]
     sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gpu_env" / TABLE_FILE),
                                                                 key=lambda r: r["index"])]
-    assert len(gym_rows) == 4
+    assert len(gym_rows) == 10
     assert sim_rows == gym_rows  # frame-exact backends on the same seeds
     assert report["verdict"] == "identical"
-    assert report["identical"] == {"n_shared": 4, "only_a": 0, "only_b": 0,
-                                   "message": "identical episode for episode, n = 4 shared seeds"}
-    assert text[-1].startswith("verdict: identical - identical episode for episode, n = 4 shared seeds")
+    message = ("identical on 10/10 seeds: fewer than 30% of episodes differ (95%); compared step for step: rewards, "
+               "actions and episode ends, and observations")
+    assert report["identical"] == {"n_shared": 10, "only_a": 0, "only_b": 0, "upper_bound": pytest.approx(0.3),
+                                   "compared": "rewards, actions and episode ends, and observations",
+                                   "message": message}
+    assert text[-1] == f"verdict: {message} (sim (gpu_env) vs reference (gym))"
     assert report["environments"]["differs"] == ["backend", "engine"]  # same env spec, same versions
-    assert report["pairs"]["same"] == {"return": 4, "frames": 4, "steps": 4}
+    assert report["pairs"]["same"] == {"return": 10, "frames": 10, "steps": 10, "episode": 10}
     for name in ("report.json", "report.md", "report.png", "pairs.png", "report.html"):
         assert (out / name).stat().st_size > 0, name
     assert json.loads((out / "report.json").read_text())["verdict"] == "identical"
     md = (out / "report.md").read_text()
-    assert "identical episode for episode" in md
+    assert "identical on 10/10 seeds: fewer than 30% of episodes differ (95%)" in md
     assert "## Environments side by side" in md
-    assert "identical episode for episode" in (out / "report.html").read_text()
-    assert report["sides"]["sim"]["summary"]["new_episodes"] == 4
+    assert "identical on 10/10 seeds" in (out / "report.html").read_text()
+    assert report["sides"]["sim"]["summary"]["new_episodes"] == 10
 
     # Re-running with another margin reuses both score tables and only re-compares.
-    again, _ = _run(capsys, _argv(out, "--margin", "0.5", "--margin-kind", "sd"))
+    again, _ = _run(capsys, _argv(out, "--margin", "0.5", "--margin-kind", "sd", episodes=10))
     assert again["sides"]["sim"]["summary"]["new_episodes"] == 0
-    assert again["sides"]["reference"]["summary"]["resumed_episodes"] == 4
+    assert again["sides"]["reference"]["summary"]["resumed_episodes"] == 10
     assert again["margin_kind"] == "sd"
     assert again["verdict"] == "identical"
 
@@ -65,12 +69,12 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     stored = json.loads(env_file.read_text())
     stored["versions"]["ale-py"] = "0.0.1"
     env_file.write_text(json.dumps(stored))
-    flagged, _ = _run(capsys, _argv(out, "--margin", "5"))
+    flagged, _ = _run(capsys, _argv(out, "--margin", "5", episodes=10))
     assert any("ale-py" in note for note in flagged["sides"]["reference"]["notes"])
     assert "versions.ale-py" in flagged["environments"]["differs"]
 
     # The Gym side's evaluate directory also serves as a baseline table: rows still pair by seed.
-    baseline, text = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(out / "gym")))
+    baseline, text = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(out / "gym"), episodes=10))
     assert baseline["verdict"] == "identical"
     assert baseline["sides"]["reference"]["source"] == "baseline"
     assert baseline["sides"]["sim"]["summary"]["new_episodes"] == 0
@@ -82,10 +86,11 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     settings = json.loads((out / "gym" / SETTINGS_FILE).read_text())
     settings["settings"]["env"]["kwargs"]["repeat_action_probability"] = 0.2
     (sticky / SETTINGS_FILE).write_text(json.dumps(settings))
-    line = error_line(capsys, _argv(out, "--margin", "5", "--baseline", str(sticky)))
+    line = error_line(capsys, _argv(out, "--margin", "5", "--baseline", str(sticky), episodes=10))
     assert "repeat_action_probability" in line
     assert "--allow-different-envs" in line
-    allowed, _ = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(sticky), "--allow-different-envs"))
+    allowed, _ = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(sticky), "--allow-different-envs",
+                                    episodes=10))
     assert "env.kwargs.repeat_action_probability" in allowed["environments"]["differs"]
 
 
@@ -120,7 +125,7 @@ def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert ci[1] < -5  # the whole CI of mean(sim) - mean(baseline) lies below the margin region
     rows = {r["setting"]: r for r in report["environments"]["rows"]}
     assert rows["env_id"]["reference"] == ENV_ID
-    assert rows["env.kwargs.frameskip"]["reference"] == NOT_RECORDED
+    assert rows["env.kwargs.frameskip"]["reference"] == UNKNOWN
     assert not rows["env.kwargs.frameskip"]["differs"]  # unknown is not counted as a difference
     assert text[-1].startswith("verdict: different")
     assert not (out / "pairs.png").exists()
@@ -186,7 +191,7 @@ def test_pair_rows_counts_equal_fields_by_seed() -> None:
     pairs = pair_rows(ref, sim)
     assert pairs is not None
     assert (pairs["n_shared"], pairs["only_reference"], pairs["only_sim"]) == (3, 0, 1)
-    assert pairs["same"] == {"return": 2, "frames": 3, "steps": 3}
+    assert pairs["same"] == {"return": 2, "frames": 3, "steps": 3, "episode": 0}  # no digests recorded
     assert pair_rows(ref, _side([{"return": 1.0}, {"return": 2.0}])) is None  # no seeds: unpaired
 
 
@@ -199,6 +204,6 @@ def test_spec_rows_mark_differences_and_skip_unknowns() -> None:
     assert rows["env.kwargs.frameskip"]["differs"]
     assert not rows["env.kwargs.mode"]["differs"]
     assert not rows["env_id"]["differs"]
-    assert rows["versions.ale-py"]["reference"] == NOT_RECORDED
+    assert rows["versions.ale-py"]["reference"] == UNKNOWN
     assert not rows["versions.ale-py"]["differs"]
     assert "versions_now.ale-py" not in rows

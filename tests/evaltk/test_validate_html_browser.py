@@ -43,10 +43,10 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Run a real validation (the scripted policy as a checkpoint directory, gpu_env vs Gym, 4 seeds)."""
+    """Run a real validation (the scripted policy as a checkpoint directory, gpu_env vs Gym, 10 seeds)."""
     out = tmp_path_factory.mktemp("validate")
     ckpt = save_builtin(tmp_path_factory.mktemp("ckpt") / "scripted", "scripted", env_for_id("ALE/Breakout-v5"))
-    status = main(["validate", str(ckpt), "--episodes", "4", "--num-envs", "2", "--seed", "5", "--margin", "5",
+    status = main(["validate", str(ckpt), "--episodes", "10", "--num-envs", "2", "--seed", "5", "--margin", "5",
                    "--resamples", "999", "--out", str(out)])
     assert status == 0
     return out
@@ -64,7 +64,7 @@ def test_report_is_self_contained(report_dir: Path) -> None:
 def test_page_renders_with_images_and_no_console_output(chromium: str, report_dir: Path, tmp_path: Path) -> None:
     dom, console = browse(chromium, report_dir / "report.html", tmp_path / "profile", "--dump-dom")
     verdict = json.loads((report_dir / "report.json").read_text())["verdict_line"]
-    assert verdict.startswith("verdict: identical - identical episode for episode, n = 4 shared seeds")
+    assert verdict.startswith("verdict: identical on 10/10 seeds: fewer than 30% of episodes differ (95%)")
     assert verdict in dom.replace("&amp;", "&")
     assert 'data-images="loaded 2/2"' in dom  # set by the page's script once both plots decoded
     assert "What differs:" in dom

@@ -19,7 +19,7 @@ from evaltk.cli.main import main
 from evaltk.envs import describe
 from evaltk.evaluate import TABLE_FILE, read_table
 from evaltk.simulators import get
-from evaltk.simulators.settings import align_env, difference_rows, settings_note
+from evaltk.simulators.settings import UNKNOWN, align_env, difference_rows, settings_note
 from tests.evaltk.cli_helpers import error_line
 
 pytest.importorskip("envpool")
@@ -33,15 +33,26 @@ def _a2c_env() -> dict[str, object]:
 
 
 def test_settings_table_lists_what_envpool_does_differently() -> None:
+    import envpool
+
     env = describe(_a2c_env()).env
     sim, ref = get("envpool").settings(env), get("gym").settings(env)
     rows = difference_rows(sim, ref)
     assert [r["setting"] for r in rows if r["differs"]] == [
         "package", "env_id", "repeat_action_probability", "noop_starts", "fire_on_reset"]
-    assert sim["noop_starts"] == "uniform 0..29 NOOPs, then FIRE"
-    assert ref["noop_starts"] == "uniform 1..30 NOOPs"
-    assert sim["max_episode_frames"] == ref["max_episode_frames"] == 108_000
-    assert sim["resize"] == ref["resize"] == "cv2 INTER_AREA"
+    assert sim["package"] == f"envpool {envpool.__version__}"
+    pool = envpool.make("Breakout-v5", env_type="gymnasium", num_envs=1)  # what a user of EnvPool gets
+    try:
+        defaults = pool.config
+    finally:
+        pool.close()
+    assert sim["repeat_action_probability"] == defaults["repeat_action_probability"]
+    assert sim["max_episode_frames"] == defaults["max_episode_steps"] * 4
+    assert sim["fire_on_reset"] is defaults["use_fire_reset"] is True  # Breakout has FIRE
+    assert sim["noop_starts"] == [0, 29]  # noop_max 30 from the checkpoint, one reset frame for FIRE
+    assert ref["noop_starts"] == [1, 30]
+    assert sim["max_pool"] == sim["grayscale"] == UNKNOWN  # EnvPool's config does not state them
+    assert not next(r for r in rows if r["setting"] == "max_pool")["differs"]
     assert "re-run with --align" in str(settings_note(rows))
     assert get("gpu_env").settings(env) | {"package": ref["package"]} == ref  # gpu_env reproduces gym's settings
 
@@ -50,6 +61,18 @@ def test_settings_table_lists_what_envpool_does_differently() -> None:
     assert aligned.env["preprocessing"]["atari_preprocessing"]["noop_max"] == 30
     assert aligned.aligned == ("repeat_action_probability",)
     assert [k for k, _ in aligned.not_aligned] == ["noop_starts", "fire_on_reset"]
+
+
+def test_envpool_options_change_the_settings_read_from_the_pool() -> None:
+    """``envpool:KEY=VALUE`` goes to ``envpool.make`` as EnvPool's own option; the table reads the pool's config."""
+    env = describe(_a2c_env()).env
+    sim = get("envpool:repeat_action_probability=0.25,max_episode_steps=500,use_fire_reset=false").settings(env)
+    assert sim["repeat_action_probability"] == 0.25
+    assert sim["max_episode_frames"] == 2000
+    assert sim["fire_on_reset"] is False
+    assert sim["noop_starts"] == [1, 30]
+    differs = [r["setting"] for r in difference_rows(sim, get("gym").settings(env)) if r["differs"]]
+    assert differs == ["package", "env_id", "max_episode_frames"]
 
 
 @pytest.fixture
@@ -86,6 +109,35 @@ def test_evaluate_on_envpool_writes_rows_and_resumes(cleanrl_checkpoint: Path, t
     assert again["new_episodes"] == 0
     assert again["resumed_episodes"] == 3
     assert read_table(out / TABLE_FILE) == rows
+
+
+def test_validate_shows_envpool_options_and_resume_refuses_another_configuration(
+        cleanrl_checkpoint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "val"
+
+    def argv(sim: str, episodes: int) -> list[str]:
+        return ["validate", str(cleanrl_checkpoint), "--sim", sim, "--reference", "gym", "--episodes", str(episodes),
+                "--num-envs", "2", "--seed", "2", "--margin", "5", "--resamples", "199", "--workers", "0",
+                "--out", str(out)]
+
+    assert main([*argv("envpool:max_episode_steps=40", 2), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    settings = report["simulator_settings"]
+    assert settings["sim"]["max_episode_frames"] == 160  # 40 steps x frame_skip 4, from the pool's config
+    assert "max_episode_frames" in settings["differs"]
+    assert any("max_episode_frames" in line and "160" in line for line in lines)  # the printed settings table
+    rows = read_table(out / "envpool" / TABLE_FILE)
+    assert len(rows) == 2
+    assert all(r["steps"] <= 40 for r in rows)
+    manifest = json.loads((out / "envpool" / "evaluation.json").read_text())
+    assert manifest["simulator"]["options"] == {"max_episode_steps": 40}
+
+    line = error_line(capsys, argv("envpool:max_episode_steps=60", 4))
+    assert "holds episodes of another simulator" in line
+    assert "max_episode_frames: 160 there, 240 now" in line
+    assert "use a new --out" in line
+    assert read_table(out / "envpool" / TABLE_FILE) == rows  # no row written
 
 
 def test_env_ids_envpool_cannot_run_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,6 +199,7 @@ def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
                              table_settings(tmp_path / "envpool" / TABLE_FILE))
     assert lines[0] == "simulator settings that differ (A | B):"
     assert any(line.split() == ["repeat_action_probability", "0.25", "|", "0.0"] for line in lines)
+    assert any(line.split() == ["noop_starts", "[1,", "30]", "|", "[0,", "29]"] for line in lines)
     assert lines[-1].startswith("note: the simulators differ in repeat_action_probability, noop_starts")
     assert difference_lines(None, {}) == [
         "simulator settings: not recorded for both tables (evaltk evaluate writes simulator.json)"]

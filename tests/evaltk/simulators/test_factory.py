@@ -1,13 +1,16 @@
 """A user's ``MODULE:CALLABLE`` simulator, from a module written into a temporary folder on ``sys.path``.
 
-The factory wraps gymnasium itself, so ``validate`` against ``gym`` on the same seeds must find every row
-identical, and a suite ``transfer`` case must run it; each way a factory can be wrong is one ``error:`` line,
-exit status 2, and nothing written to ``--out``.
+The factory wraps gymnasium itself, so ``validate`` against ``gym`` on the same seeds must find every episode
+identical step for step (on at least 10 seeds, with the bound printed), and a suite ``transfer`` case must run
+it; the same factory delaying every reward by one step (same returns, same lengths) must not be identical, nor
+3 equal episodes; each way a factory can be wrong is one ``error:`` line, exit status 2, and nothing written
+to ``--out``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -40,6 +43,25 @@ MODULE = textwrap.dedent('''
         return env
 
 
+    class DelayReward(gym.Wrapper):
+        """Hands out each reward one step late; the last step pays what is still owed (same return)."""
+
+        def reset(self, **kwargs):
+            self.owed = 0.0
+            return self.env.reset(**kwargs)
+
+        def step(self, action):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            paid, self.owed = self.owed, float(reward)
+            if terminated or truncated:
+                paid, self.owed = paid + self.owed, 0.0
+            return obs, paid, terminated, truncated, info
+
+
+    def delayed(*, env_id, num_envs, seed, spec):
+        return DelayReward(make(env_id=env_id, num_envs=num_envs, seed=seed, spec=spec))
+
+
     def as_vector(*, env_id, num_envs, seed, spec):
         return gym.vector.SyncVectorEnv([lambda: make(env_id=env_id, num_envs=1, seed=seed, spec=spec)])
 
@@ -66,11 +88,13 @@ def factory_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     folder.mkdir()
     (folder / "my_sim.py").write_text(MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "my_sim", raising=False)  # import this test's file, as a new process would
     return "my_sim"
 
 
-def _validate(out: Path, sim: str) -> list[str]:
-    return ["validate", "builtin:random", "--env-id", ENV_ID, "--episodes", "3", "--num-envs", "2", "--seed", "3",
+def _validate(out: Path, sim: str, episodes: int = 3) -> list[str]:
+    return ["validate", "builtin:random", "--env-id", ENV_ID, "--episodes", str(episodes), "--num-envs", "2",
+            "--seed", "3",
             "--resamples", "999", "--margin", "5", "--sim", sim, "--reference", "gym", "--workers", "0",
             "--out", str(out)]
 
@@ -82,11 +106,14 @@ def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, cal
 
     out = tmp_path / "val"
     sim = f"{factory_module}:{callable_name}"
-    assert main([*_validate(out, sim), "--json"]) == 0
+    assert main([*_validate(out, sim, episodes=10), "--json"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     report = json.loads(lines[-1])
     assert report["verdict"] == "identical"
-    assert lines[-2].startswith("verdict: identical")
+    assert lines[-2].startswith("verdict: identical on 10/10 seeds: fewer than 30% of episodes differ (95%); "
+                                "compared step for step: rewards, actions and episode ends, and observations")
+    assert report["identical"]["upper_bound"] == pytest.approx(0.3)
+    assert report["pairs"]["same"]["episode"] == 10
     sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)]
     gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / "gym" / TABLE_FILE)]
     assert sorted(sim_rows) == sorted(gym_rows)
@@ -101,6 +128,57 @@ def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, cal
     assert settings["sim"].get("frameskip") is None  # not reported by this factory: never counted as a difference
     assert settings["differs"] == ["package"]
     assert "## Simulator settings that differ" in (out / "report.md").read_text()
+
+
+def test_delayed_rewards_are_not_identical(factory_module: str, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Same returns and lengths on every seed, rewards one step late: equivalent returns, not identical episodes."""
+    out = tmp_path / "val"
+    sim = f"{factory_module}:delayed"
+    assert main([*_validate(out, sim, episodes=10), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    sim_rows = {r["seed"]: r for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)}
+    gym_rows = {r["seed"]: r for r in read_table(out / "gym" / TABLE_FILE)}
+    assert all((sim_rows[s]["return"], sim_rows[s]["steps"]) == (g["return"], g["steps"]) for s, g in gym_rows.items())
+    rewarded = sum(g["return"] != 0 for g in gym_rows.values())  # an episode without rewards is not changed by a delay
+    assert rewarded >= 1
+    assert report["verdict"] != "identical"
+    assert report["identical"] is None
+    episodes = report["comparison"]["episodes"]
+    assert (episodes["n_compared"], episodes["n_same"]) == (10, 10 - rewarded)
+    assert f"not identical: {rewarded} of 10 shared episodes differ step for step" in lines[-2]
+    assert "differ step for step" in report["explanation"]
+
+
+def test_three_equal_episodes_are_not_identical(factory_module: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "val"
+    assert main([*_validate(out, f"{factory_module}:make"), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    assert report["comparison"]["episodes"]["n_same"] == 3
+    assert report["verdict"] == "inconclusive"
+    assert "all 3 shared episodes are the same step for step, but 'identical' needs at least 10" in lines[-2]
+
+
+def test_resume_refuses_an_edited_factory_module(factory_module: str, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The manifest records a digest of the factory's module source: a changed module is not pooled with old rows."""
+    out = tmp_path / "val"
+    sim = f"{factory_module}:make"
+    assert main(_validate(out, sim)) == 0
+    capsys.readouterr()
+    manifest = json.loads((out / "my_sim_make" / "evaluation.json").read_text())
+    assert len(manifest["simulator"]["module_source"]) == 64
+    tables = {side: (out / side / TABLE_FILE).read_text() for side in ("my_sim_make", "gym")}
+    module = tmp_path / "user_code" / "my_sim.py"
+    module.write_text(module.read_text() + "\nSCALE = 2  # an edit after the first validation\n")
+    line = error_line(capsys, _validate(out, sim, episodes=5))  # resuming would add two rows per side
+    assert "holds episodes of another simulator (module_source:" in line
+    assert "use a new --out" in line
+    assert {side: (out / side / TABLE_FILE).read_text() for side in tables} == tables  # no row written
+    assert main(_validate(tmp_path / "new", sim, episodes=5)) == 0  # a new --out runs
 
 
 @pytest.mark.parametrize(("callable_name", "needle"), [
@@ -141,7 +219,7 @@ def test_factory_runs_in_a_suite_transfer_case(factory_module: str, tmp_path: Pa
         name = "my-sim-vs-gym"
         checkpoint = "builtin:random"
         env_id = "{ENV_ID}"
-        episodes = 3
+        episodes = 10
         seed = 5
         seed_b = 5
         backend_a = "gym"
