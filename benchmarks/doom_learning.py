@@ -1,5 +1,7 @@
-"""Doom learning evidence from a commit: doom_basic time to reward (ours, Sample Factory) and duel self-play curves.
+"""Doom learning evidence from a commit: doom_basic per frame against a baseline, time to reward, duel curves.
 
+    python benchmarks/doom_learning.py guard                                          # 3 runs at 180,000 frames
+    python benchmarks/doom_learning.py guard --max-seconds 45 --target 0.75           # the wall-clock form (quiet)
     python benchmarks/doom_learning.py basic --seconds 240 --out runs/doom_basic       # ours, then Sample Factory
     python benchmarks/doom_learning.py basic --recipe small --seconds 60 --skip sf     # the 45-second recipe
     python benchmarks/doom_learning.py duel --train-seconds 1740 --out runs/duel       # train, then rate snapshots
@@ -15,6 +17,15 @@ lines, both the mean of the last 100 episodes, reward x 0.01) and prints the wal
 process start to a mean reward of 0.7 and 0.75, the last reward logged within 45 s of it, and the load
 average. ``basic.png`` has both curves.
 
+``guard`` runs ``evaltk train doom --scenario basic`` ``--runs`` times (default 3, each ``--seed 0``, the
+defaults otherwise) to a fixed budget of ``--frames`` env frames (default 180,000: 45 s at the 4,000 frames/s of
+a quiet 2-core machine), prints each run's frames, mean episode reward (last 100 episodes), frames/s and load
+average, and their median next to the baseline recorded in ``--baseline`` (:data:`BASELINE`, written by
+``--record``). It exits 1 when the median is below the baseline's median by more than the baseline's tolerance,
+or below ``--target`` when one is given. A frame budget makes learning per frame comparable on a loaded machine,
+where a wall-clock budget gives fewer frames; ``--max-seconds S`` runs the wall-clock form instead (no baseline
+comparison unless ``--frames`` is also given; use it with ``--target`` on a quiet machine).
+
 ``duel`` rates a self-play run (``evaltk train doom --scenario duel --self-play``): every frozen snapshot of
 every member (``--every`` k-th, plus each member's latest checkpoint) plays ``--matches`` one-minute duels
 against ``builtin:random`` and against its member's first snapshot, through ``evaltk tournament match``
@@ -27,8 +38,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -48,6 +61,80 @@ AT_SECONDS = 45.0  # issue 14's clock: mean reward >= 0.75 after 45 s
 SMALL_BASIC = ("--obs-height", "36", "--obs-width", "64", "--hidden-size", "128", "--rnn-size", "128",
                "--batch-size", "256", "--learning-rate", "1e-3")
 RECIPES: dict[str, tuple[str, ...]] = {"defaults": (), "small": SMALL_BASIC}
+BASELINE = Path(__file__).resolve().parent / "doom_basic_baseline.json"
+GUARD_FRAMES = 180_000  # 45 s x 4,000 frames/s
+
+
+def guard_run(out: Path, seed: int, frames: int, seconds: float, extra: list[str]) -> dict[str, Any]:
+    """One ``evaltk train doom --scenario basic`` run to ``frames`` (or ``seconds``); its summary, load and command."""
+    budget = [*(["--env-frames", str(frames)] if frames else []), *(["--max-seconds", str(seconds)] if seconds else [])]
+    cmd = [sys.executable, "-m", "evaltk.cli.main", "train", "doom", "--scenario", "basic", "--seed", str(seed),
+           *budget, "--out", str(out), "--json", *extra]
+    if out.exists():  # a run left there would be refused (or resumed)
+        shutil.rmtree(out)
+    load = [os.getloadavg()[0]]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    load.append(os.getloadavg()[0])
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode or not lines or not lines[-1].startswith("{"):
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+        raise SystemExit(f"error: the training run exited with status {proc.returncode}: {' '.join(tail)}")
+    summary = json.loads(lines[-1])
+    return {"seed": seed, "env_frames": summary["env_frames"], "reward": summary["mean_episode_reward"],
+            "fps": summary["fps"], "seconds": summary["seconds"], "load": load,
+            "command": " ".join(cmd[1:]).replace(sys.executable, "python")}
+
+
+def guard(args: argparse.Namespace) -> int:
+    """Run the learning-per-frame check; returns the exit status (1 below the baseline or the target)."""
+    frames = args.frames if args.frames is not None else (0 if args.max_seconds else GUARD_FRAMES)
+    runs = []
+    for i in range(args.runs):
+        run = guard_run(args.out / f"run{i}", args.seed + i * args.seed_step, frames, args.max_seconds, args.train_args)
+        runs.append(run)
+        print(f"run {i}: seed {run['seed']}, {run['env_frames']:,} frames, mean reward {run['reward']:.3f}, "
+              f"{run['fps']:,.0f} frames/s, load average {run['load'][0]:.1f} -> {run['load'][1]:.1f}", flush=True)
+    median = statistics.median(r["reward"] for r in runs)
+    budget = f"{frames:,} frames" if frames else f"{args.max_seconds:g} s"
+    print(f"median of {len(runs)} at {budget}: {median:.3f} (frames/s median "
+          f"{statistics.median(r['fps'] for r in runs):,.0f}, load average {runs[0]['load'][0]:.1f} -> "
+          f"{runs[-1]['load'][1]:.1f})")
+    status = 0
+    if args.record:
+        args.baseline.write_text(json.dumps({
+            "frames": frames, "median": median, "tolerance": args.tolerance, "runs": runs,
+            "recorded": datetime.now().astimezone().isoformat(timespec="seconds"), "commit": _commit(),
+            "cpu": platform.processor() or platform.machine()}, indent=1) + "\n")
+        print(f"baseline recorded in {args.baseline}")
+    elif frames and args.baseline.is_file():
+        status, message = verdict(median, frames, json.loads(args.baseline.read_text()))
+        print(message)
+    if args.target is not None:
+        met = median >= args.target
+        status = status or int(not met)
+        print(f"target {args.target:.3f}: {'met' if met else 'NOT met'}")
+    return status
+
+
+def verdict(median: float, frames: int, base: dict[str, Any]) -> tuple[int, str]:
+    """Compare a median reward at ``frames`` with a recorded baseline; returns (exit status, the line to print).
+
+    Status 1 when ``median`` is below the baseline's median minus its tolerance; a baseline of another frame budget
+    is not compared (status 0, said so).
+    """
+    if int(base["frames"]) != frames:
+        return 0, f"the baseline is for {int(base['frames']):,} frames, not {frames:,}: not compared"
+    floor = float(base["median"]) - float(base["tolerance"])
+    return int(median < floor), (
+        f"baseline {float(base['median']):.3f} (commit {base.get('commit', '?')}, {base.get('recorded', '?')}), "
+        f"tolerance {float(base['tolerance']):.3f}: {'OK' if median >= floor else 'REGRESSION'} "
+        f"(median {median:.3f}, floor {floor:.3f})")
+
+
+def _commit() -> str:
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    return proc.stdout.strip() or "unknown"
 
 
 def ours_curve(seconds: float, out: Path, options: tuple[str, ...] = ()) -> list[tuple[float, float]]:
@@ -247,6 +334,20 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--skip", nargs="*", default=[], choices=["ours", "sf"])
     b.add_argument("--recipe", default="defaults", choices=sorted(RECIPES),
                    help="our options: defaults (Sample Factory's model) or small (SMALL_BASIC)")
+    g = sub.add_parser("guard", help="doom_basic mean reward at a fixed frame budget, median of 3, against a baseline")
+    g.add_argument("--frames", type=int, default=None,
+                   help=f"env frames per run (default {GUARD_FRAMES:,}; 0 with --max-seconds: wall clock only)")
+    g.add_argument("--max-seconds", type=float, default=0.0, help="wall-clock budget per run instead of --frames")
+    g.add_argument("--runs", type=int, default=3)
+    g.add_argument("--seed", type=int, default=0, help="seed of the first run")
+    g.add_argument("--seed-step", type=int, default=0, help="seed increment between runs (0: the same command)")
+    g.add_argument("--baseline", type=Path, default=BASELINE)
+    g.add_argument("--tolerance", type=float, default=0.05, help="with --record: the drop that counts as regression")
+    g.add_argument("--record", action="store_true", help="write these runs as the baseline instead of comparing")
+    g.add_argument("--target", type=float, default=None, help="also exit 1 when the median is below this")
+    g.add_argument("--out", type=Path, default=ROOT / "runs" / "doom_guard")
+    g.add_argument("--train-args", nargs=argparse.REMAINDER, default=[],
+                   help="further `evaltk train doom` options (last on the line)")
     d = sub.add_parser("duel", help="a duel self-play run's win rate against random and its first snapshot")
     d.add_argument("--run", type=Path, default=None, help="an existing self-play run folder (else one is trained)")
     d.add_argument("--train-seconds", type=float, default=1740.0)
@@ -260,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--out", type=Path, default=ROOT / "runs" / "duel")
     args = parser.parse_args(argv)
+    if args.what == "guard":
+        return guard(args)
     if args.what == "basic":
         basic(args)
     else:

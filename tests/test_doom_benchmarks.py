@@ -130,3 +130,37 @@ def test_learning_removes_its_previous_runs_so_nothing_resumes(tmp_path: Path) -
     assert not (tmp_path / "ours").exists()
     assert not (tmp_path / "sf").exists()
     assert result["curves"] == {}
+
+
+def test_the_guard_fails_a_median_below_the_baseline_by_more_than_its_tolerance() -> None:
+    base = {"frames": 180_000, "median": 0.775, "tolerance": 0.05, "commit": "abc1234", "recorded": "today"}
+    status, line = learning.verdict(0.71, 180_000, base)  # issue 44's drop: 0.775 -> 0.71
+    assert status == 1
+    assert "REGRESSION" in line
+    assert "floor 0.725" in line
+    assert learning.verdict(0.73, 180_000, base)[0] == 0
+    status, line = learning.verdict(0.1, 90_000, base)
+    assert status == 0
+    assert "not compared" in line
+
+
+@pytest.mark.slow
+def test_the_guard_records_a_baseline_then_compares_real_runs_with_it(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    options = ["guard", "--frames", "2048", "--runs", "1", "--out", str(tmp_path / "runs"), "--baseline",
+               str(tmp_path / "baseline.json")]
+    train = ["--train-args", "--serial", "--num-workers", "1", "--envs-per-worker", "2", "--obs-height", "36",
+             "--obs-width", "64", "--hidden-size", "32", "--rnn-size", "32", "--batch-size", "64", "--save-every-s", "0"]
+    assert learning.main([*options, "--record", *train]) == 0
+    base = json.loads((tmp_path / "baseline.json").read_text())
+    (run,) = base["runs"]
+    assert base["frames"] == 2048
+    assert run["env_frames"] >= 2048
+    assert base["median"] == run["reward"]
+    assert "--env-frames 2048" in run["command"]
+    # The same seed in serial mode replays the same run: at the baseline, so not below it...
+    assert learning.main([*options, *train]) == 0
+    # ...and against a baseline far above it, the guard exits 1.
+    (tmp_path / "baseline.json").write_text(json.dumps({**base, "median": run["reward"] + 1.0}))
+    assert learning.main([*options, *train]) == 1
+    assert "REGRESSION" in capsys.readouterr().out

@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from trainers.appo import cpu_features
 from trainers.appo.model import ActorCritic, encoder_dtype
 
 OBS = (3, 72, 128)
@@ -117,5 +118,4 @@ def test_the_running_statistics_are_those_of_every_frame_seen() -> None:
 def test_encoder_precision_names_the_encoder_dtype() -> None:
     assert encoder_dtype("fp32") is None
     assert encoder_dtype("bf16") is torch.bfloat16
-    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
-    assert encoder_dtype("auto") is (torch.bfloat16 if native else None)
+    assert encoder_dtype("auto") is (torch.bfloat16 if cpu_features.native_bf16() else None)

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec
-from trainers.appo import packed
+from trainers.appo import cpu_features, packed
 from trainers.appo.gru import gru_sequence
 from trainers.common.sampling import EpisodeGenerators
 from trainers.common.state_io import model_from_checkpoint
@@ -34,14 +34,27 @@ def encoder_dtype(precision: str) -> torch.dtype | None:
 
     ``auto`` takes bf16 only where the CPU multiplies bf16 natively: there a 1,024-sample learner step of the Doom
     model takes 0.50 s of one core against 0.73 s in fp32, and inference's encoder 1.05 ms against 1.46 ms for 6
-    envs (AMD EPYC with AVX512-BF16, 2026-12-04); without those instructions oneDNN emulates bf16. Cached: the
-    learner asks on every step and the CPU does not change.
+    envs (AMD EPYC with AVX512-BF16, 2026-12-04); without those instructions oneDNN emulates bf16. The CPU is read
+    through public interfaces (:func:`trainers.appo.cpu_features.native_bf16`). Cached: the learner asks on every
+    step and the CPU does not change.
     """
     if precision == "fp32":
         return None
-    if precision == "bf16" or torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported():
+    if precision == "bf16" or cpu_features.native_bf16():
         return torch.bfloat16
     return None
+
+
+def version_key(tensors: Sequence[torch.Tensor]) -> tuple[tuple[int, int], ...] | None:
+    """Identity and in-place version counter of each tensor, or None where torch has no ``_version`` counter.
+
+    ``Tensor._version`` is torch's private counter of in-place changes; without it (None) a cache keyed on this
+    must be recomputed on every call (:meth:`ActorCritic.input_affine`).
+    """
+    try:
+        return tuple((id(t), int(t._version)) for t in tensors)
+    except AttributeError:
+        return None
 
 
 def _conv_out(size: int, kernel: int, stride: int) -> int:
@@ -84,7 +97,7 @@ class ActorCritic(nn.Module):
         self.register_buffer("obs_mean", torch.zeros(obs_shape))
         self.register_buffer("obs_var", torch.ones(obs_shape))
         self.register_buffer("obs_count", torch.zeros((), dtype=torch.float64))
-        self._affine_cache: tuple[tuple[tuple[int, int], ...], torch.Tensor, torch.Tensor] | None = None
+        self._affine_cache: tuple[tuple[tuple[int, int], ...] | None, torch.Tensor, torch.Tensor] | None = None
         self.conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
 
     def tensor_shapes(self) -> dict[str, list[int]]:
@@ -161,11 +174,11 @@ class ActorCritic(nn.Module):
 
         The statistics change only in place (:meth:`update_normalizer`, ``load_state_dict``), which bumps each
         buffer's version counter, or when a buffer is replaced: the cache is keyed on both, so a call costs no
-        reduction and no device sync when nothing changed (inference calls it once per pass).
+        reduction and no device sync when nothing changed (inference calls it once per pass); where torch has no
+        version counter (:func:`version_key` is None) it is recomputed on every call.
         """
-        stats = (self.obs_count, self.obs_mean, self.obs_var)
-        key = tuple((id(b), b._version) for b in stats)
-        if self._affine_cache is None or self._affine_cache[0] != key:
+        key = version_key((self.obs_count, self.obs_mean, self.obs_var))
+        if key is None or self._affine_cache is None or self._affine_cache[0] != key:
             if float(self.obs_count.item()) > 0:
                 shift = self.obs_mean * 255.0
                 scale = torch.rsqrt(self.obs_var + 1e-5) / 255.0

@@ -13,8 +13,11 @@ same time (``_reorder_convolution_weight``) instead of on every call: bit-identi
 The arithmetic is the model's: the same fp32 weights, layers and GRU gate equations, summed in another order,
 so outputs equal :meth:`ActorCritic.step` to float rounding (``tests/trainers/test_appo_packed.py``); with a bf16
 encoder (``--encoder-precision``), those of :meth:`ActorCritic.step` with the same encoder dtype to bf16 rounding.
-These are torch's private ``mkldnn`` operators (the ones ``torch.compile`` emits on the CPU); where they are missing
-(a build without oneDNN) :func:`available` is false and inference uses :meth:`ActorCritic.step`.
+These are torch's private ``mkldnn`` operators (the ones ``torch.compile`` emits on the CPU), so they are used only
+where :func:`available` says so: the build has oneDNN and the four operators, and a pass of :class:`PackedStep` over
+a small model, run once per encoder dtype, equals :meth:`ActorCritic.step` (a torch whose private operators
+changed their arguments or results fails that check). Everywhere else the forward pass is :meth:`ActorCritic.step`,
+public torch only (:func:`forward_step`; ``tests/trainers/test_appo_packed.py`` forces that path and compares).
 
 Users: the trainer's inference thread (:class:`trainers.appo.inference.Inference`, repacked on every published
 version) and :class:`trainers.appo.model.AppoPolicy` on the CPU (evaluation, tournaments, self-play players;
@@ -30,23 +33,54 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
+from trainers.appo import cpu_features
+
 if TYPE_CHECKING:  # model.py imports this module; at run time nothing here needs the class
     from trainers.appo.model import ActorCritic
 
 _OPS = ("_reorder_linear_weight", "_reorder_convolution_weight", "_linear_pointwise", "_convolution_pointwise")
+_PROBE_OBS = (3, 36, 36)  # the smallest observation the encoder takes
 
 
 def available(encoder_dtype: torch.dtype | None = None) -> bool:
-    """Whether this torch build has the oneDNN operators :class:`PackedStep` needs, for ``encoder_dtype``.
+    """Whether :class:`PackedStep` runs here, and equals :meth:`ActorCritic.step`, for ``encoder_dtype``.
 
-    oneDNN's bf16 products need AVX512-BW/VL/DQ or AVX-NE-CONVERT (``_is_mkldnn_bf16_supported``); without
-    them a bf16 encoder is not packed (its weight reorder raises), and :func:`forward_step` uses the model's
-    own step instead.
+    Needs oneDNN with the operators of ``_OPS``; for a bf16 encoder also a CPU on which oneDNN runs bf16 products
+    (AVX512-BW/VL/DQ or AVX-NE-CONVERT, :func:`trainers.appo.cpu_features.onednn_bf16`; elsewhere its weight
+    reorder raises); and a pass over a small model that matches the model's own step (:func:`_probe`, once per
+    dtype). Where any is missing, :func:`forward_step` uses the model's own step instead.
     """
     has_onednn = bool(torch.backends.mkldnn.is_available())  # type: ignore[no-untyped-call]
     if not (has_onednn and all(hasattr(torch.ops.mkldnn, op) for op in _OPS)):
         return False
-    return encoder_dtype is None or bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    if encoder_dtype is not None and not cpu_features.onednn_bf16():
+        return False
+    return _probe(encoder_dtype)
+
+
+@functools.cache
+def _probe(encoder_dtype: torch.dtype | None) -> bool:
+    """Run :class:`PackedStep` once on a small random model; True when it equals :meth:`ActorCritic.step`.
+
+    Any error of the private operators (an argument list or a result they no longer have) counts as "not
+    available". The global RNG is left as it was (the model's initialisation draws from it).
+    """
+    from trainers.appo.model import ActorCritic
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = ActorCritic(_PROBE_OBS, [3, 2], hidden_size=16, rnn_size=16).eval()
+        obs = torch.randint(0, 256, (2, *_PROBE_OBS), dtype=torch.uint8)
+        h = torch.randn(2, 16)
+    tol = 1e-4 if encoder_dtype is None else 2e-2
+    try:
+        with torch.inference_mode():
+            got = PackedStep(model, 2, encoder_dtype, probe=False).step(obs, h)
+            want = model.step(obs, h, encoder_dtype)
+        return all(x.shape == y.shape and bool(torch.allclose(x, y, rtol=tol, atol=tol))
+                   for x, y in zip(got, want, strict=True))
+    except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError):
+        return False
 
 
 StepFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
@@ -75,13 +109,15 @@ class PackedStep:
 
     ``batch_hint``: the batch size oneDNN picks its weight layout for (any batch size works). ``encoder_dtype``
     (``torch.bfloat16``): the convolutions and the FC product take bf16 copies of the weights and activations, as
-    :meth:`ActorCritic.encode` under autocast does; the GRU and the heads stay fp32.
+    :meth:`ActorCritic.encode` under autocast does; the GRU and the heads stay fp32. Raises ``RuntimeError`` where
+    :func:`available` is false (``probe=False`` skips that check: :func:`available`'s own probe builds one).
     """
 
-    def __init__(self, model: ActorCritic, batch_hint: int, encoder_dtype: torch.dtype | None = None) -> None:
-        if not available(encoder_dtype):
-            raise RuntimeError(f"oneDNN cannot run this step here (its operators, or {encoder_dtype} products on this "
-                               "CPU, are missing): use ActorCritic.step")
+    def __init__(self, model: ActorCritic, batch_hint: int, encoder_dtype: torch.dtype | None = None, *,
+                 probe: bool = True) -> None:
+        if probe and not available(encoder_dtype):
+            raise RuntimeError(f"oneDNN cannot run this step here (its operators, {encoder_dtype} products on this "
+                               "CPU, or a pass equal to the model's own are missing): use ActorCritic.step")
         self.model = model
         self.batch_hint = batch_hint
         self.encoder_dtype = encoder_dtype
