@@ -1,7 +1,8 @@
 """Suite case kind ``bots``: an agent against ViZDoom's scripted bots with one declared statistical expectation.
 
 Fields: ``checkpoint`` (a built-in tournament agent, ``random``/``scripted`` with or without ``builtin:``,
-or a Doom checkpoint directory), ``matches`` (>= 1; the maximum with an SPRT), ``bots`` (default 1),
+a Doom checkpoint directory, or a Sample Factory Doom experiment folder, imported on load), ``matches``
+(>= 1; the maximum with an SPRT), ``bots`` (default 1),
 ``bot_names``, ``map`` (default ``map01``), ``timelimit`` (game minutes, default 1), ``seed``,
 ``frameskip``, ``executor`` (``local``/``ray``), ``concurrency``, ``match_timeout`` and exactly one
 expectation:
@@ -71,10 +72,20 @@ BOTS_FIELDS: dict[str, FieldSpec] = {
 
 
 def _agent(ref: str) -> str:
-    """Return a tournament agent reference: built-in names as they are, checkpoint paths made absolute."""
+    """Return a tournament agent reference: built-in names as they are, checkpoint paths made absolute.
+
+    Another library's checkpoint (a Sample Factory experiment folder, say) is imported by
+    :func:`evaltk.locations.resolve` and the imported evaltk checkpoint is played.
+    """
+    from evaltk.importers import detect_format
+    from evaltk.locations import resolve
     from evaltk.policies import builtin_name
 
-    return ref if builtin_name(ref) is not None else str(Path(ref).resolve())
+    if builtin_name(ref) is not None:
+        return ref
+    if detect_format(Path(ref)) is not None:
+        return str(Path(resolve(ref).ref).resolve())
+    return str(Path(ref).resolve())
 
 
 def tournament_config(params: Mapping[str, Any]) -> Any:
@@ -128,6 +139,10 @@ def _agent_problem(ref: str) -> str | None:
 
     name = builtin_name(ref)
     if name in DOOM_BUILTINS or (name is None and (Path(ref) / "policy.json").is_file()):
+        return None
+    from evaltk.importers import detect_format
+
+    if name is None and detect_format(Path(ref)) is not None:
         return None
     if name is not None:
         return f"unknown built-in Doom agent {ref!r}; use one of {', '.join(DOOM_BUILTINS)}"

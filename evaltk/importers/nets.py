@@ -90,7 +90,7 @@ def unpack_measurements(obs: torch.Tensor, count: int) -> tuple[torch.Tensor, to
     The layout is :mod:`evaltk.envs.doom_measurements`'s (little-endian float32 bytes, channel-major).
     """
     rows = obs[:, :, -1, :].reshape(obs.shape[0], -1)[:, :4 * count].contiguous()
-    values = rows.view(torch.uint8).view(torch.float32) if rows.dtype == torch.uint8 else rows.to(torch.float32)
+    values = rows.to(torch.uint8).view(torch.float32)  # the row holds bytes (a float batch: their values)
     return obs[:, :, :-1, :], values
 
 
@@ -137,7 +137,7 @@ class LayerProgram(nn.Module):
     def __init__(self, layers: Mapping[str, Sequence[Mapping[str, Any]]], obs_scale: float,
                  measurements: int = 0, heads: Sequence[int] | None = None) -> None:
         super().__init__()
-        self.measurements = int(measurements)
+        self.measurement_count = int(measurements)
         self.heads = [int(n) for n in heads] if heads else None
         unknown = sorted(set(layers) - set(BRANCHES))
         if unknown:
@@ -146,8 +146,8 @@ class LayerProgram(nn.Module):
         self.trunk = nn.Sequential(*(_module(layer) for layer in layers.get("trunk", [])))
         self.policy = nn.Sequential(*(_module(layer) for layer in layers["policy"]))
         self.value = nn.Sequential(*(_module(layer) for layer in layers.get("value", [])))
-        self.measure = nn.Sequential(*(_module(layer) for layer in layers.get("measurements", [])))
-        if bool(self.measurements) != any(isinstance(m, ConcatMeasurements) for m in self.trunk):
+        self.measurements = nn.Sequential(*(_module(layer) for layer in layers.get("measurements", [])))
+        if bool(self.measurement_count) != any(isinstance(m, ConcatMeasurements) for m in self.trunk):
             raise ValueError("a measurements count needs one concat_measurements op in the trunk, and back")
         self.has_value = bool(layers.get("value"))
         grus = [m for m in self.modules() if isinstance(m, nn.GRU)]
@@ -159,8 +159,8 @@ class LayerProgram(nn.Module):
                  state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``obs[B, ...]`` (any numeric dtype), GRU ``state[B, H]`` -> (trunk output float32, new state)."""
         meas = None
-        if self.measurements:
-            obs, meas = unpack_measurements(obs, self.measurements)
+        if self.measurement_count:
+            obs, meas = unpack_measurements(obs, self.measurement_count)
         x = obs.to(torch.float32)
         if self.obs_scale != 1.0:
             x = x / self.obs_scale
@@ -171,7 +171,7 @@ class LayerProgram(nn.Module):
                 out, h_new = module(x.unsqueeze(0), h.unsqueeze(0).contiguous())
                 x, new_state = out.squeeze(0), h_new.squeeze(0)
             elif isinstance(module, ConcatMeasurements) and meas is not None:
-                x = torch.cat((x, self.measure(meas)), dim=1)
+                x = torch.cat((x, self.measurements(meas)), dim=1)
             else:
                 x = module(x)
         return x, new_state

@@ -60,7 +60,7 @@ def _run(name: str) -> Path:
 
 
 def _sf_model(run: Path) -> tuple[Any, dict[str, Any]]:
-    """Sample Factory's actor-critic for ``run``, built by Sample Factory from its config, with the fixture's weights."""
+    """Return Sample Factory's actor-critic for ``run``: built by Sample Factory from its config, the run's weights."""
     import gymnasium as gym
     from sample_factory.model.actor_critic import create_actor_critic
     from sample_factory.utils.attr_dict import AttrDict
@@ -179,7 +179,7 @@ def test_unsupported_encoder_and_action_space_are_one_line(tmp_path: Path) -> No
     run = _copy_run("basic", tmp_path)
     cfg = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({**cfg, "encoder_conv_architecture": "resnet_impala"}))
-    with pytest.raises(ForeignCheckpointError, match=r"encoder 'resnet_impala' is not read \(supported: convnet_simple"):
+    with pytest.raises(ForeignCheckpointError, match=r"encoder .resnet_impala. is not read \(supported: convnet_"):
         import_checkpoint(run, tmp_path / "a")
     (run / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ForeignCheckpointError, match=r"doom_dm's action space has a continuous \(Box\) turn head"):
@@ -188,8 +188,6 @@ def test_unsupported_encoder_and_action_space_are_one_line(tmp_path: Path) -> No
         import_checkpoint(run, tmp_path / "c", env_id="doom_nope")
     with pytest.raises(ForeignCheckpointError, match=r"doom_duel is Sample Factory's self-play env"):
         import_checkpoint(run, tmp_path / "d", env_id="doom_duel")
-    for err in (ForeignCheckpointError,):
-        assert issubclass(err, Exception)
 
 
 def test_default_actions_follow_enjoy(tmp_path: Path) -> None:
