@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-train", action="store_true")
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--margin", type=float, required=True, help="equivalence margin (absolute, in score units)")
+    p.add_argument("--eval-frameskip", type=int, default=None, help="passed to sf_doom_enjoy.py (see there)")
     p.add_argument("--sf-pythonpath", default="", help="PYTHONPATH entries Sample Factory needs here")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
               f"--train_dir={args.train_dir}", "--device=cpu", f"--train_for_seconds={args.train_seconds}",
               "--with_wandb=False", *shlex.split(args.train_args)], sf_env)
     _run([py, str(ROOT / "benchmarks" / "sf_doom_enjoy.py"), f"--env={args.env}", f"--experiment={exp}",
-          f"--train_dir={args.train_dir}", f"--episodes={args.episodes}", f"--out={args.out / 'sf_enjoy'}"],
+          f"--train_dir={args.train_dir}", f"--episodes={args.episodes}", f"--out={args.out / 'sf_enjoy'}",
+          *([f"--eval-frameskip={args.eval_frameskip}"] if args.eval_frameskip else [])],
          {**sf_env, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
     _run([py, "-m", "evaltk.cli.main", "evaluate", str(args.train_dir / exp), "--episodes", str(args.episodes),
           "--out", str(args.out / "evaltk")], ours)

@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--deterministic", action="store_true", help="enjoy's --eval_deterministic (argmax actions)")
+    p.add_argument("--eval-frameskip", type=int, default=None,
+                   help="enjoy's --eval_env_frameskip (default: the Doom default 1, each action repeated "
+                        "env_frameskip times; env_frameskip plays each action once, as evaltk does)")
     args = p.parse_args(argv)
     if os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD") != "1":
         print("error: Sample Factory's enjoy needs TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 on torch >= 2.6", file=sys.stderr)
@@ -83,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     register_env(args.env, functools.partial(_recording_env, recorder, doom_env_by_name(args.env)))
     sf_argv = [f"--env={args.env}", f"--experiment={args.experiment}", f"--train_dir={args.train_dir}",
                "--no_render", f"--max_num_episodes={args.episodes}", "--device=cpu",
-               *(["--eval_deterministic=True"] if args.deterministic else [])]
+               *(["--eval_deterministic=True"] if args.deterministic else []),
+               *([f"--eval_env_frameskip={args.eval_frameskip}"] if args.eval_frameskip else [])]
     cfg = parse_vizdoom_cfg(argv=sf_argv, evaluation=True)
     _, sf_mean = enjoy(cfg)
     rows = recorder.rows[:args.episodes]

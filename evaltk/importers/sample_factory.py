@@ -9,9 +9,16 @@ Rebuilt (``ActorCriticSharedWeights``): the observation normaliser (``obs_subtra
 ``obs_scale``, and with ``normalize_input`` the running mean/std, eps 1e-5, clip 5), the conv
 encoder ``convnet_simple`` (conv 8/4, 4/2, 3/2: Doom) or ``convnet_atari`` (8/4, 4/2, 3/1) with
 ``encoder_conv_mlp_layers``, the one-layer GRU core (``use_rnn``) or none, ``decoder_mlp_layers``,
-``critic_linear`` and ``action_parameterization.distribution_linear`` (one discrete head), all with
-``nonlinearity``. Not read: separate actor/critic weights, LSTM or multi-layer cores, ResNet encoders,
-multi-head (tuple) action spaces and continuous actions.
+``critic_linear`` and ``action_parameterization.distribution_linear``, all with ``nonlinearity``.
+
+Two encoder layouts: Sample Factory's default (``encoder.encoders.obs.enc``; Atari, and Doom models
+built without the Doom example's encoder, played on evaltk's scenario of the env's name), and
+``sf_examples.vizdoom``'s ``VizdoomEncoder`` (``encoder.basic_encoder.enc`` plus, with measurements,
+``encoder.measurements_head`` and its own running normaliser), played on Sample Factory's env rebuilt
+from ``config.json`` (:mod:`evaltk.importers.sf_doom`), one categorical head per head of its tuple
+action space. Sampled actions by default, as Sample Factory's ``enjoy``; greedy when the config sets
+``eval_deterministic``. Not read: separate actor/critic weights, LSTM or multi-layer cores, ResNet
+encoders, continuous (``Box``) action heads.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any
 
 import torch
 
-from evaltk.importers import common
+from evaltk.importers import common, sf_doom
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
 from evaltk.importers.nets import op
@@ -188,7 +195,6 @@ def _doom_branches(sd: dict[str, torch.Tensor], cfg: Mapping[str, Any], name: st
                    where: str) -> tuple[dict[str, Any], dict[str, list[Layer]], list[int], int]:
     """Env dict, layer branches, head sizes and measurement count of an ``sf_examples.vizdoom`` model."""
     from evaltk.envs import doom, doom_measurements
-    from evaltk.importers import sf_doom
 
     probe = doom.DoomScenario(name="probe", cfg=sf_doom.lookup(name, where).cfg, buttons=(),
                               action_heads=(doom.ActionHead("a", ((),)),), scenario_dir="sample_factory")
@@ -231,6 +237,9 @@ def load(path: Path, *, env_id: str | None) -> Imported:
         name = env_id or _get(cfg, "env", str, where)
         env, branches, heads, count = _doom_branches(sd, cfg, name, where)
         caveats = list(CAVEATS_SF_DOOM)
+        if name in sf_doom.SELF_PLAY:
+            caveats.append(f"{name} is Sample Factory's self-play env: evaluate plays it against ViZDoom bots, "
+                           "not against copies of itself; evaltk tournament plays it head to head")
         extra = {**({"action_heads": heads} if len(heads) > 1 else {}), **({"measurements": count} if count else {})}
     else:
         channels = common.shape(sd, f"{_ENC}.conv_head.0.weight", 4, where)[1]

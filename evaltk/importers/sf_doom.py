@@ -20,9 +20,12 @@ Facts read from Sample Factory 2.1.1's ``doom_utils.DOOM_ENVS``, ``action_space`
 * hosts the bots games with Sample Factory's server options (``doom_multiagent``), 4-minute matches
   unless ``timelimit`` is set, and ``num_bots`` from the config when it is not -1.
 
+The self-play envs (``doom_duel``, ``doom_deathmatch_full``: several learning agents in one match)
+import as one agent hosting its env's bots game (at least one ViZDoom bot) scored by frags: their
+opponents in Sample Factory were copies of themselves, which ``evaltk tournament`` plays instead.
+
 Not rebuilt, each refused with one line: the continuous (``Box``) turn of ``doom_dm`` and
-``doom_dwango5``, the self-play envs (``doom_duel``, ``doom_deathmatch_full``: several learning agents;
-they play in ``evaltk tournament``), ``pixel_format`` other than CHW, and envs this table does not list.
+``doom_dwango5``, ``pixel_format`` other than CHW, and envs this table does not list.
 """
 
 from __future__ import annotations
@@ -152,9 +155,6 @@ def scenario(cfg: Mapping[str, Any], name: str, folder: str, where: str) -> dict
     from evaltk.envs import doom_measurements
 
     row = lookup(name, where)
-    if row.agents > 1:
-        raise ForeignCheckpointError(f"{where}: {name} is Sample Factory's self-play env ({row.agents} learning "
-                                     "agents): play the checkpoint in evaltk tournament (scenario duel) instead")
     if cfg.get("pixel_format", "CHW") != "CHW":
         raise ForeignCheckpointError(f"{where}: pixel_format {cfg.get('pixel_format')!r} is not reproduced (only CHW)")
     buttons, variables, cfg_timeout = read_cfg(folder, row.cfg)
@@ -176,9 +176,10 @@ def scenario(cfg: Mapping[str, Any], name: str, folder: str, where: str) -> dict
     if timeouts:
         pre["episode_timeout"] = min(timeouts)
     bots = cfg.get("num_bots", -1)
-    if row.bots > 0:
+    if row.bots > 0 or row.agents > 1:
         timelimit = cfg.get("timelimit")
-        pre.update(bots=row.bots if not isinstance(bots, int) or bots < 0 else bots,
+        count = row.bots if not isinstance(bots, int) or bots < 0 else bots
+        pre.update(bots=max(count, 1) if row.agents > 1 else count,
                    timelimit=float(timelimit) if isinstance(timelimit, (int, float)) else 4.0,
                    game_args=_BOT_ARGS.format(delay=row.respawn_delay), reward_scale=0.0,
                    reward_shaping={"FRAGCOUNT": 1.0}, true_objective="FRAGCOUNT")

@@ -133,18 +133,29 @@ def _lockstep_seed(sf_env: Any) -> int:
     raise AssertionError("no Sample Factory seed below 2**31")
 
 
-@pytest.mark.parametrize("name", ["basic", "battle"])
-def test_observations_equal_sample_factorys_env_in_lockstep(name: str, tmp_path: Path) -> None:
+SINGLE_PLAYER = ("doom_basic", "doom_defend_the_center", "doom_defend_the_line", "doom_health_gathering",
+                 "doom_health_gathering_supreme", "doom_my_way_home", "doom_deadly_corridor", "doom_battle",
+                 "doom_battle2", "doom_two_colors_easy", "doom_benchmark")
+"""Sample Factory's single-player Doom envs (the bots and self-play envs host network games)."""
+
+
+@pytest.mark.parametrize("env", SINGLE_PLAYER)
+def test_observations_equal_sample_factorys_env_in_lockstep(env: str) -> None:
+    """Screens (and measurements) of Sample Factory's env and of evaltk's scenario rebuilt from the same config."""
     from sample_factory.utils.attr_dict import AttrDict
     from sf_examples.vizdoom.doom.doom_utils import doom_env_by_name, make_doom_env_impl
 
-    run = _run(name)
-    _, imported = import_checkpoint(run, tmp_path / "ckpt", actions="greedy")
-    cfg = AttrDict(json.loads((run / "config.json").read_text()))
+    from evaltk.importers import sf_doom
+
+    cfg = AttrDict({**json.loads((_run("battle") / "config.json").read_text()), "env": env, "res_w": 96,
+                    "res_h": 54})
+    probe = doom.DoomScenario(name="probe", cfg="basic.cfg", buttons=(), action_heads=(doom.ActionHead("a", ((),)),),
+                              scenario_dir="sample_factory")
+    pre = sf_doom.scenario(cfg, env, doom.scenario_folder(probe), "test")
+    scenario = doom.scenario_from_env_spec({"family": "doom", "env_id": pre["name"], "preprocessing": pre})
     spec = copy.copy(doom_env_by_name(cfg.env))
     spec.reward_scaling = 1.0  # its RewardScalingWrapper needs gymnasium < 1.0; rewards are not compared here
     sf_env = make_doom_env_impl(spec, cfg=cfg)
-    scenario = doom.scenario_from_env_spec(imported.env)
     seed = _lockstep_seed(sf_env)
     sf_obs, _ = sf_env.reset(seed=seed)
     ours = doom.DoomEnv(scenario, seed=sf_env.unwrapped.curr_seed)
@@ -186,8 +197,8 @@ def test_unsupported_encoder_and_action_space_are_one_line(tmp_path: Path) -> No
         import_checkpoint(run, tmp_path / "b", env_id="doom_dm")
     with pytest.raises(ForeignCheckpointError, match=r"Sample Factory env 'doom_nope' is not one evaltk rebuilds"):
         import_checkpoint(run, tmp_path / "c", env_id="doom_nope")
-    with pytest.raises(ForeignCheckpointError, match=r"doom_duel is Sample Factory's self-play env"):
-        import_checkpoint(run, tmp_path / "d", env_id="doom_duel")
+    with pytest.raises(ForeignCheckpointError, match=r"doom_basic has no measurement inputs but the checkpoint has"):
+        import_checkpoint(_run("battle"), tmp_path / "d", env_id="doom_basic")
 
 
 def test_default_actions_follow_enjoy(tmp_path: Path) -> None:
