@@ -1,7 +1,8 @@
 """Suite case kind ``bots``: an agent against ViZDoom's scripted bots with one declared statistical expectation.
 
 Fields: ``checkpoint`` (a built-in tournament agent, ``random``/``scripted`` with or without ``builtin:``,
-or a Doom checkpoint location, :mod:`evaltk.locations`: a directory or ``hf://ORG/REPO[@REV][/PATH]``),
+or a Doom checkpoint location, :mod:`evaltk.locations`: a directory, a Sample Factory Doom experiment folder
+(imported on load) or ``hf://ORG/REPO[@REV][/PATH]``),
 ``matches`` (>= 1; the maximum with an SPRT), ``bots`` (default 1), ``bot_names``, ``map`` (default
 ``map01``), ``timelimit`` (game minutes, default 1), ``seed``, ``frameskip``, ``executor``
 (``local``/``ray``), ``concurrency``, ``match_timeout`` and exactly one expectation:
@@ -139,6 +140,10 @@ def _agent_problem(ref: str) -> str | None:
     if is_remote(ref):
         return None  # fetched and read when the case runs
     if name in DOOM_BUILTINS or (name is None and (Path(ref) / "policy.json").is_file()):
+        return None
+    from evaltk.importers import detect_format
+
+    if name is None and detect_format(Path(ref)) is not None:
         return None
     if name is not None:
         return f"unknown built-in Doom agent {ref!r}; use one of {', '.join(DOOM_BUILTINS)}"

@@ -39,9 +39,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--script", default=None, choices=("ppo_atari", "ppo_atari_envpool", "dqn_atari"),
                    help="CleanRL script that wrote the file (default: ppo_atari for an Agent, dqn_atari for a "
                         "QNetwork)")
-    p.add_argument("--actions", choices=("greedy", "sample"), default="greedy",
-                   help="greedy: argmax, as SB3's predict(deterministic=True) (default); sample: from the policy's "
-                        "softmax, as CleanRL's and Sample Factory's evaluation scripts (not for DQN)")
+    p.add_argument("--actions", choices=("greedy", "sample"), default=None,
+                   help="greedy: argmax, as SB3's predict(deterministic=True) (the default, except Sample Factory); "
+                        "sample: from the policy's softmax, as CleanRL's and Sample Factory's evaluation scripts "
+                        "(Sample Factory's default unless its config sets eval_deterministic; not for DQN)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
     p.set_defaults(func=run)
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     src = imported.source
     print(f"imported {where.label} ({src['format']}) -> {out}")
     print(f"  env {imported.env['env_id']}: obs {imported.obs_spec['dtype']}{imported.obs_spec['shape']}, "
-          f"{imported.action_spec['n']} actions, {len(imported.tensors)} tensors")
+          f"{imported.action_spec.get('n', imported.action_spec.get('nvec'))} actions, {len(imported.tensors)} tensors")
     for caveat in imported.caveats:
         print(f"  not equivalent: {caveat}")
     if args.json:

@@ -7,9 +7,11 @@ the measurements vector, the reward scale and shaping, and the number of
 built-in bots (which are re-added at the start of every episode).
 
 The observation the APPO model consumes (:func:`observation`) is ``uint8[3, H, W]`` (CHW, RGB): the
-screen rendered at ``scenario.resolution`` (HWC RGB24) resized with bilinear interpolation to
-``scenario.obs_size`` and transposed to CHW. The action a policy returns (:func:`action_spec`) is one index
-per action head: ``int64`` scalar for a single head (``discrete``) or ``int64[k]`` (``multi_discrete``).
+screen rendered at ``scenario.resolution`` (HWC RGB24) resized (``scenario.interpolation``: bilinear
+unless nearest) to ``scenario.obs_size`` and transposed to CHW; a scenario with a ``measurement_scheme``
+adds one row holding its measurement vector (:mod:`evaltk.envs.doom_measurements`). The action a policy
+returns (:func:`action_spec`) is one index per action head: ``int64`` scalar for a single head
+(``discrete``) or ``int64[k]`` (``multi_discrete``).
 
 Typical use::
 
@@ -31,7 +33,7 @@ import cv2
 import numpy as np
 import vizdoom
 
-from evaltk.envs import shm_reaper
+from evaltk.envs import doom_measurements, shm_reaper
 from evaltk.envs.doom_scenarios import DUEL_SHAPING as DUEL_SHAPING
 from evaltk.envs.doom_scenarios import SCENARIOS as SCENARIOS
 from evaltk.envs.doom_scenarios import SELF_PLAY_SCENARIOS as SELF_PLAY_SCENARIOS
@@ -61,10 +63,10 @@ def make_game(scenario: DoomScenario, *, seed: int, extra_game_args: str = "", v
     Bot scenarios host a one-player deathmatch on ``port`` (a free UDP port when None); call
     :func:`start_episode` after ``init()`` and for every new episode so that the bots are (re-)added.
     """
-    cfg_path = os.path.join(vizdoom.scenarios_path, scenario.cfg)
+    cfg_path = os.path.join(scenario_folder(scenario), scenario.cfg)
     if not os.path.isfile(cfg_path):
         raise SpecError(f"scenario {scenario.name!r}: cfg {cfg_path} does not exist; the cfg must be a file "
-                        "shipped in vizdoom.scenarios_path")
+                        f"shipped in its scenario_dir ({scenario.scenario_dir})")
     game = vizdoom.DoomGame()
     game.load_config(cfg_path)
     if scenario.map is not None:
@@ -92,6 +94,19 @@ def make_game(scenario: DoomScenario, *, seed: int, extra_game_args: str = "", v
     if args:
         game.add_game_args(args)
     return game
+
+
+def scenario_folder(scenario: DoomScenario) -> str:
+    """Return the folder of ``scenario.cfg``: ``vizdoom.scenarios_path`` or Sample Factory's ``scenarios``."""
+    if scenario.scenario_dir == "vizdoom":
+        return str(vizdoom.scenarios_path)
+    import importlib.util
+
+    found = importlib.util.find_spec("sf_examples")  # the package's location only: none of its code runs
+    if found is None or not found.submodule_search_locations:
+        raise SpecError(f"scenario {scenario.name!r} uses Sample Factory's scenario files: pip install "
+                        "sample-factory (its sf_examples package holds them)")
+    return os.path.join(next(iter(found.submodule_search_locations)), "vizdoom", "doom", "scenarios")
 
 
 def _tracked_variables(scenario: DoomScenario) -> tuple[str, ...]:
@@ -122,15 +137,21 @@ def observation(state: vizdoom.GameState | None, scenario: DoomScenario, *,
     ``state`` None (the episode is over) gives zeros. ``out``, if given, is filled in place and returned.
     """
     height, width = scenario.obs_size
+    extra = 1 if scenario.measurement_scheme else 0
     if out is None:
-        out = np.empty((3, height, width), dtype=np.uint8)
+        out = np.empty((3, height + extra, width), dtype=np.uint8)
     if state is None:
         out[...] = 0
         return out
     screen = state.screen_buffer
     if screen.shape[0] != height or screen.shape[1] != width:
-        screen = cv2.resize(screen, (width, height), interpolation=cv2.INTER_LINEAR)
-    out[...] = screen.transpose(2, 0, 1)
+        mode = cv2.INTER_NEAREST if scenario.interpolation == "nearest" else cv2.INTER_LINEAR
+        screen = cv2.resize(screen, (width, height), interpolation=mode)
+    out[:, :height] = screen.transpose(2, 0, 1)
+    if extra:
+        variables = state.game_variables if state.game_variables is not None else ()
+        values = dict(zip(scenario.measurements, (float(v) for v in variables), strict=False))
+        doom_measurements.pack(out[:, height], doom_measurements.vector(values))
     return out
 
 
@@ -180,6 +201,8 @@ def action_spec(scenario: DoomScenario) -> dict[str, Any]:
 def obs_spec(scenario: DoomScenario) -> dict[str, Any]:
     """Return the observation spec of :mod:`evaltk.checkpoint` for ``scenario``."""
     height, width = scenario.obs_size
+    if scenario.measurement_scheme:
+        return {"shape": [3, height + 1, width], "dtype": "uint8", "layout": "CHW+measurements"}
     return {"shape": [3, height, width], "dtype": "uint8", "layout": "CHW"}
 
 

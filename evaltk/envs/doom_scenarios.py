@@ -16,6 +16,11 @@ import vizdoom
 
 from evaltk.errors import SpecError
 
+SCENARIO_DIRS = ("vizdoom", "sample_factory")
+"""Where a scenario's cfg can lie (see :class:`DoomScenario`)."""
+INTERPOLATIONS = ("bilinear", "nearest")
+"""How the rendered screen can be resized to the observation size."""
+
 
 @dataclass(frozen=True)
 class ActionHead:
@@ -37,7 +42,12 @@ class DoomScenario:
     ``"<VAR>:neg"`` gives a separate coefficient for decreases. ``reward_scale`` multiplies the game's own
     reward (shaping terms are not scaled). ``bots`` > 0 hosts a one-player deathmatch and adds that many
     built-in bots at every episode start. ``timelimit`` (minutes of game time) and ``episode_timeout``
-    (tics) override the cfg when set.
+    (tics) override the cfg when set. ``scenario_dir``: where ``cfg`` lies, ``"vizdoom"``
+    (``vizdoom.scenarios_path``) or ``"sample_factory"`` (the ``scenarios`` folder of the installed
+    ``sf_examples.vizdoom.doom`` package: Sample Factory's own cfgs and wads). ``interpolation``: how the
+    rendered screen is resized to ``obs_size`` (``"bilinear"``, or ``"nearest"`` as Sample Factory's
+    ``ResizeWrapper``). ``measurement_scheme`` ``"sample_factory"``: the observation carries Sample
+    Factory's ``DoomAdditionalInput`` vector (:mod:`evaltk.envs.doom_measurements`) in one extra row.
     """
 
     name: str
@@ -57,6 +67,9 @@ class DoomScenario:
     skill: int | None = None
     game_args: str = ""
     true_objective: str | None = None
+    scenario_dir: str = "vizdoom"
+    interpolation: str = "bilinear"
+    measurement_scheme: str | None = None
 
     def __post_init__(self) -> None:
         if self.frameskip < 1:
@@ -74,6 +87,11 @@ class DoomScenario:
             if not (hasattr(vizdoom.Button, name) or hasattr(vizdoom.GameVariable, name)):
                 raise SpecError(f"scenario {self.name!r}: {name!r} is neither a vizdoom.Button nor a "
                                 "vizdoom.GameVariable; check the spelling")
+        for what, value, allowed in (("scenario_dir", self.scenario_dir, SCENARIO_DIRS),
+                                     ("interpolation", self.interpolation, INTERPOLATIONS),
+                                     ("measurement_scheme", self.measurement_scheme, (None, "sample_factory"))):
+            if value not in allowed:
+                raise SpecError(f"scenario {self.name!r}: {what} {value!r} is not one of {allowed}")
         if not hasattr(vizdoom.ScreenResolution, self.resolution):
             raise SpecError(f"scenario {self.name!r}: resolution {self.resolution!r} is not a "
                             "vizdoom.ScreenResolution name such as 'RES_160X120'")
@@ -83,7 +101,6 @@ class DoomScenario:
         data = dataclasses.asdict(self)
         data["reward_shaping"] = dict(self.reward_shaping)
         data["obs_layout"] = "CHW"
-        data["interpolation"] = "bilinear"
         return data
 
     def replace(self, **changes: Any) -> DoomScenario:

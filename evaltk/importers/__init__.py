@@ -83,20 +83,23 @@ def read_foreign(path: str | Path, *, fmt: str | None = None, env_id: str | None
 
 
 def import_checkpoint(path: str | Path, out: str | Path, *, fmt: str | None = None, env_id: str | None = None,
-                      script: str | None = None, actions: str = "greedy",
+                      script: str | None = None, actions: str | None = None,
                       origin: dict[str, Any] | None = None) -> tuple[Path, Imported]:
     """Convert the foreign checkpoint ``path`` and write it as the evaltk checkpoint directory ``out``.
 
     ``actions``: ``"greedy"`` (argmax) or ``"sample"`` (from the policy's softmax; not for Q-networks),
-    recorded in ``model_kwargs`` (see :class:`~evaltk.importers.nets.ImportedPolicy`). ``origin``
+    None for the format's default (greedy; Sample Factory: sample, as its ``enjoy``, or greedy when the run's
+    config sets ``eval_deterministic``), recorded in ``model_kwargs``
+    (see :class:`~evaltk.importers.nets.ImportedPolicy`). ``origin``
     (where ``path`` was downloaded from, e.g. the Hub repo and commit) goes to ``provenance.import.origin``.
     """
     from evaltk.checkpoint import CheckpointSpec, default_provenance, save
     from evaltk.importers.nets import ACTION_MODES, MODEL_CLASS
 
-    if actions not in ACTION_MODES:
+    if actions is not None and actions not in ACTION_MODES:
         raise ForeignCheckpointError(f"actions {actions!r}: use one of {', '.join(ACTION_MODES)}")
     imported = read_foreign(path, fmt=fmt, env_id=env_id, script=script)
+    actions = actions or imported.default_actions
     if actions == "sample" and imported.model_kwargs["head"] == "q":
         raise ForeignCheckpointError(f"{path} is a Q-network: its actions are greedy; drop --actions sample")
     env = {**imported.env, "not_equivalent": list(imported.caveats)}

@@ -31,6 +31,8 @@ class Imported:
     action_spec: dict[str, Any]
     source: dict[str, Any]
     caveats: list[str] = field(default_factory=list)
+    default_actions: str = "greedy"
+    """How the policy acts unless told otherwise: ``greedy`` or ``sample`` (as the library's own evaluation)."""
 
 
 def read_file(path: Path) -> bytes:
@@ -89,8 +91,11 @@ def sequential_indices(sd: Mapping[str, torch.Tensor], prefix: str) -> list[int]
 
 
 def assemble(branches: Mapping[str, Sequence[Layer]], sd: Mapping[str, torch.Tensor], *, source: str, head: str,
-             obs_scale: float, where: str) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+             obs_scale: float, where: str, extra: Mapping[str, Any] | None = None
+             ) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
     """Return ``(model_kwargs, tensors)`` for a layer program; every described shape is checked against ``sd``.
+
+    ``extra``: further ``model_kwargs`` (``measurements``, ``action_heads``: :mod:`evaltk.importers.nets`).
 
     Tensors are copied to float32 and named ``<branch>.<index>.weight|bias`` (see :mod:`evaltk.importers.nets`).
     """
@@ -112,7 +117,8 @@ def assemble(branches: Mapping[str, Sequence[Layer]], sd: Mapping[str, torch.Ten
                     raise ForeignCheckpointError(f"{where}: tensor {key!r} has dtype {sd[key].dtype}, not floating")
                 tensors[f"{branch}.{index}.{param}"] = sd[key].detach().to(torch.float32).clone()
                 names[f"{branch}.{index}.{param}"] = key
-    kwargs = {"source": source, "head": head, "obs_scale": float(obs_scale), "layers": layers, "source_names": names}
+    kwargs = {"source": source, "head": head, "obs_scale": float(obs_scale), "layers": layers, "source_names": names,
+              **(extra or {})}
     model = nets.build(kwargs)
     want = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     for name, tensor in tensors.items():

@@ -18,8 +18,14 @@ observation (divided by ``obs_scale``) goes through ``trunk``, then ``policy`` g
 Q-values) and ``value`` (optional, may be empty) the state value. Tensors are named
 ``<branch>.<index>.<param>`` (:data:`PARAMS`); ``source_names`` records the foreign name of each.
 
-:class:`ImportedPolicy` acts greedily (argmax of logits or Q-values), as SB3's
-``evaluate_policy(deterministic=True)`` and a DQN's greedy policy do.
+Sample Factory's Doom models add two optional keys: ``"measurements": 23`` (the observation carries
+that many float32 values packed in its last row, :mod:`evaltk.envs.doom_measurements`; the
+``measurements`` branch, from its own ``obs_norm``, maps them, and the trunk's parameter-free
+``{"op": "concat_measurements"}`` appends that output to the screen features) and
+``"action_heads": [3, 3, 2, 2, 11]`` (the policy output is split into that many categorical heads).
+
+:class:`ImportedPolicy` acts greedily (argmax of logits or Q-values) as SB3's
+``evaluate_policy(deterministic=True)`` and a DQN's greedy policy do, or samples (``actions: sample``).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from torch import nn
 from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
 
 MODEL_CLASS = "evaltk.importers.nets:ImportedPolicy"
-BRANCHES = ("trunk", "policy", "value")
+BRANCHES = ("trunk", "policy", "value", "measurements")
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU,
                                             "leaky_relu": nn.LeakyReLU}
 
@@ -70,6 +76,24 @@ class ObsNorm(nn.Module):
         return x
 
 
+class ConcatMeasurements(nn.Module):
+    """Marks where the ``measurements`` branch's output is appended to the trunk's features (see LayerProgram)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Identity: :meth:`LayerProgram.features` does the concatenation."""
+        return x
+
+
+def unpack_measurements(obs: torch.Tensor, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Split ``uint8[B, C, H + 1, W]`` into the screen ``[B, C, H, W]`` and the float32 vector packed in row H.
+
+    The layout is :mod:`evaltk.envs.doom_measurements`'s (little-endian float32 bytes, channel-major).
+    """
+    rows = obs[:, :, -1, :].reshape(obs.shape[0], -1)[:, :4 * count].contiguous()
+    values = rows.to(torch.uint8).view(torch.float32)  # the row holds bytes (a float batch: their values)
+    return obs[:, :, :-1, :], values
+
+
 def conv(in_channels: int, out_channels: int, kernel: int, stride: int) -> dict[str, Any]:
     """Describe a ``Conv2d`` (no padding)."""
     return {"op": "conv", "in_channels": in_channels, "out_channels": out_channels, "kernel": kernel,
@@ -100,6 +124,8 @@ def _module(layer: Mapping[str, Any]) -> nn.Module:
         return nn.GRU(int(layer["input_size"]), int(layer["hidden_size"]), 1)
     if kind == "flatten":
         return nn.Flatten()
+    if kind == "concat_measurements":
+        return ConcatMeasurements()
     if kind in _ACTIVATIONS:
         return _ACTIVATIONS[kind]()
     raise ValueError(f"unknown layer op {kind!r}: use conv, linear, flatten or one of {', '.join(_ACTIVATIONS)}")
@@ -108,8 +134,11 @@ def _module(layer: Mapping[str, Any]) -> nn.Module:
 class LayerProgram(nn.Module):
     """``trunk`` -> (``policy``, ``value``) as described by ``layers`` (see the module docstring)."""
 
-    def __init__(self, layers: Mapping[str, Sequence[Mapping[str, Any]]], obs_scale: float) -> None:
+    def __init__(self, layers: Mapping[str, Sequence[Mapping[str, Any]]], obs_scale: float,
+                 measurements: int = 0, heads: Sequence[int] | None = None) -> None:
         super().__init__()
+        self.measurement_count = int(measurements)
+        self.heads = [int(n) for n in heads] if heads else None
         unknown = sorted(set(layers) - set(BRANCHES))
         if unknown:
             raise ValueError(f"unknown branch(es) {', '.join(unknown)}: use {', '.join(BRANCHES)}")
@@ -117,6 +146,9 @@ class LayerProgram(nn.Module):
         self.trunk = nn.Sequential(*(_module(layer) for layer in layers.get("trunk", [])))
         self.policy = nn.Sequential(*(_module(layer) for layer in layers["policy"]))
         self.value = nn.Sequential(*(_module(layer) for layer in layers.get("value", [])))
+        self.measurements = nn.Sequential(*(_module(layer) for layer in layers.get("measurements", [])))
+        if bool(self.measurement_count) != any(isinstance(m, ConcatMeasurements) for m in self.trunk):
+            raise ValueError("a measurements count needs one concat_measurements op in the trunk, and back")
         self.has_value = bool(layers.get("value"))
         grus = [m for m in self.modules() if isinstance(m, nn.GRU)]
         if len(grus) > 1 or any(isinstance(m, nn.GRU) for m in [*self.policy, *self.value]):
@@ -126,6 +158,9 @@ class LayerProgram(nn.Module):
     def features(self, obs: torch.Tensor,
                  state: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``obs[B, ...]`` (any numeric dtype), GRU ``state[B, H]`` -> (trunk output float32, new state)."""
+        meas = None
+        if self.measurement_count:
+            obs, meas = unpack_measurements(obs, self.measurement_count)
         x = obs.to(torch.float32)
         if self.obs_scale != 1.0:
             x = x / self.obs_scale
@@ -135,6 +170,8 @@ class LayerProgram(nn.Module):
                 h = torch.zeros(x.shape[0], self.state_size) if state is None else state
                 out, h_new = module(x.unsqueeze(0), h.unsqueeze(0).contiguous())
                 x, new_state = out.squeeze(0), h_new.squeeze(0)
+            elif isinstance(module, ConcatMeasurements) and meas is not None:
+                x = torch.cat((x, self.measurements(meas)), dim=1)
             else:
                 x = module(x)
         return x, new_state
@@ -149,7 +186,8 @@ class LayerProgram(nn.Module):
 
 def build(kwargs: Mapping[str, Any]) -> LayerProgram:
     """Build the :class:`LayerProgram` that ``model_kwargs`` describe."""
-    return LayerProgram(kwargs["layers"], float(kwargs.get("obs_scale", 1.0)))
+    return LayerProgram(kwargs["layers"], float(kwargs.get("obs_scale", 1.0)), int(kwargs.get("measurements", 0)),
+                        kwargs.get("action_heads"))
 
 
 ACTION_MODES = ("greedy", "sample")
@@ -198,7 +236,11 @@ class ImportedPolicy:
 
     @torch.inference_mode()
     def act(self, obs: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """``obs[B, *obs_spec.shape]``, ``first bool[B]`` (zeroes the GRU state there) -> ``int64[B]``."""
+        """``obs[B, *obs_spec.shape]``, ``first bool[B]`` (zeroes the GRU state there) -> ``int64[B]``.
+
+        With ``action_heads`` (several categorical heads, as Sample Factory's tuple action spaces) the
+        logits are split per head and the result is ``int64[B, k]``, each head argmaxed or sampled.
+        """
         x = torch.from_numpy(np.ascontiguousarray(obs)).to(self.device)
         if (self.model.state_size and (self._state is None or self._state.shape[0] != x.shape[0])) or (
                 self.sample and len(self._rngs) != x.shape[0]):
@@ -209,6 +251,13 @@ class ImportedPolicy:
             state = self._state * keep[:, None]
         z, self._state = self.model.features(x, state)
         scores = self.model.policy(z)
+        heads = self.model.heads
+        if heads is None:
+            return self._pick(scores)
+        return np.stack([self._pick(part) for part in torch.split(scores, heads, dim=-1)], axis=1)
+
+    def _pick(self, scores: torch.Tensor) -> np.ndarray:
+        """Argmax of ``scores[B, n]``, or one draw per slot from their softmax (one ``rng.random()`` each)."""
         if not self.sample:
             actions: np.ndarray = scores.argmax(dim=-1).cpu().numpy().astype(np.int64)
             return actions

@@ -9,9 +9,16 @@ Rebuilt (``ActorCriticSharedWeights``): the observation normaliser (``obs_subtra
 ``obs_scale``, and with ``normalize_input`` the running mean/std, eps 1e-5, clip 5), the conv
 encoder ``convnet_simple`` (conv 8/4, 4/2, 3/2: Doom) or ``convnet_atari`` (8/4, 4/2, 3/1) with
 ``encoder_conv_mlp_layers``, the one-layer GRU core (``use_rnn``) or none, ``decoder_mlp_layers``,
-``critic_linear`` and ``action_parameterization.distribution_linear`` (one discrete head), all with
-``nonlinearity``. Not read: separate actor/critic weights, LSTM or multi-layer cores, ResNet encoders,
-multi-head (tuple) action spaces and continuous actions.
+``critic_linear`` and ``action_parameterization.distribution_linear``, all with ``nonlinearity``.
+
+Two encoder layouts: Sample Factory's default (``encoder.encoders.obs.enc``; Atari, and Doom models
+built without the Doom example's encoder, played on evaltk's scenario of the env's name), and
+``sf_examples.vizdoom``'s ``VizdoomEncoder`` (``encoder.basic_encoder.enc`` plus, with measurements,
+``encoder.measurements_head`` and its own running normaliser), played on Sample Factory's env rebuilt
+from ``config.json`` (:mod:`evaltk.importers.sf_doom`), one categorical head per head of its tuple
+action space. Sampled actions by default, as Sample Factory's ``enjoy``; greedy when the config sets
+``eval_deterministic``. Not read: separate actor/critic weights, LSTM or multi-layer cores, ResNet
+encoders, continuous (``Box``) action heads.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any
 
 import torch
 
-from evaltk.importers import common
+from evaltk.importers import common, sf_doom
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
 from evaltk.importers.nets import op
@@ -36,7 +43,9 @@ ENCODERS: dict[str, tuple[tuple[int, int], ...]] = {
 }
 """Sample Factory's conv encoders: (kernel, stride) per conv (strides are not stored in tensors)."""
 _ENC = "encoder.encoders.obs.enc"
-_NORM = "obs_normalizer.running_mean_std.running_mean_std.obs"
+_DOOM_ENC = "encoder.basic_encoder.enc"
+_MEASURE = "encoder.measurements_head"
+_NORM_PREFIX = "obs_normalizer.running_mean_std.running_mean_std"
 _NORM_EPS = 1e-5
 _NORM_CLIP = 5.0
 _MAX_CONFIG_BYTES = 4 << 20
@@ -48,6 +57,13 @@ CAVEATS_ATARI = [
     "gray conversion and resize: Sample Factory converts and resizes with cv2; the reference env resizes "
     "ALE's own grayscale screen: pixel values can differ by a few levels",
     "ClipRewardEnv: training rewards were clipped; evaluation scores are raw game scores",
+]
+CAVEATS_SF_DOOM = [
+    "Sample Factory's enjoy repeats each action env_frameskip times at frameskip 1 (eval_env_frameskip); the "
+    "reference env plays it as one action of env_frameskip tics: the same game tics and rewards, but when an "
+    "episode ends inside the repeat, enjoy plays the rest of the repeat in the next episode",
+    "the score is Sample Factory's true_objective (the unshaped game reward times the env's reward scaling, or "
+    "the final FRAGCOUNT with bots); the training-time reward shaping is not part of it",
 ]
 CAVEATS_DOOM = [
     "Doom: the reference env is evaltk's scenario of the same name; its buttons, action table, resolution "
@@ -93,36 +109,51 @@ def _get(cfg: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where:
     return value
 
 
-def _trunk(sd: dict[str, torch.Tensor], cfg: Mapping[str, Any], obs_shape: list[int], where: str) -> list[Layer]:
+def _activation(cfg: Mapping[str, Any], where: str) -> str:
     act = _get(cfg, "nonlinearity", str, where)
     if act not in ("elu", "relu", "tanh"):
         raise ForeignCheckpointError(f"{where}: nonlinearity {act!r} is not one of elu, relu, tanh")
+    return str(act)
+
+
+def _norm(sd: dict[str, torch.Tensor], cfg: Mapping[str, Any], key: str, shape: list[int], where: str) -> Layer:
+    """Sample Factory's normaliser of observation key ``key`` (mean/scale apply to ``obs`` only)."""
     running = bool(_get(cfg, "normalize_input", bool, where))
     keys = cfg.get("normalize_input_keys")
-    running = running and (keys is None or "obs" in keys)
+    running = running and (keys is None or key in keys)
+    prefix = f"{_NORM_PREFIX}.{key}"
     if not running:  # the layer keeps its (unused) buffers: identity statistics
-        sd[f"{_NORM}.running_mean"] = torch.zeros(obs_shape)
-        sd[f"{_NORM}.running_var"] = torch.ones(obs_shape)
+        sd[f"{prefix}.running_mean"] = torch.zeros(shape)
+        sd[f"{prefix}.running_var"] = torch.ones(shape)
     number = (int, float)
-    norm = {"op": "obs_norm", "shape": obs_shape, "sub_mean": float(_get(cfg, "obs_subtract_mean", number, where)),
-            "scale": float(_get(cfg, "obs_scale", number, where)), "running": running, "eps": _NORM_EPS,
-            "clip": _NORM_CLIP}
-    layers: list[Layer] = [(norm, _NORM)]
+    sub, scale = 0.0, 1.0
+    if key == "obs":
+        sub, scale = float(_get(cfg, "obs_subtract_mean", number, where)), float(_get(cfg, "obs_scale", number, where))
+    return {"op": "obs_norm", "shape": shape, "sub_mean": sub, "scale": scale, "running": running, "eps": _NORM_EPS,
+            "clip": _NORM_CLIP}, prefix
+
+
+def _trunk(sd: dict[str, torch.Tensor], cfg: Mapping[str, Any], obs_shape: list[int], where: str, *,
+           enc: str = _ENC, measurements: bool = False) -> list[Layer]:
+    act = _activation(cfg, where)
+    layers: list[Layer] = [_norm(sd, cfg, "obs", obs_shape, where)]
     arch = _get(cfg, "encoder_conv_architecture", str, where)
     if arch not in ENCODERS:
-        raise ForeignCheckpointError(f"{where}: encoder {arch!r} is not read (only {', '.join(ENCODERS)})")
-    convs = common.sequential_indices(sd, f"{_ENC}.conv_head")
+        raise ForeignCheckpointError(f"{where}: encoder {arch!r} is not read (supported: {', '.join(ENCODERS)})")
+    convs = common.sequential_indices(sd, f"{enc}.conv_head")
     if len(convs) != len(ENCODERS[arch]):
         raise ForeignCheckpointError(f"{where}: {len(convs)} conv layers in the checkpoint, but {arch} has "
                                      f"{len(ENCODERS[arch])}: config.json and the checkpoint do not belong together")
     for index, (kernel, stride) in zip(convs, ENCODERS[arch], strict=True):
-        layer = common.conv_layer(sd, f"{_ENC}.conv_head.{index}", stride, where)
+        layer = common.conv_layer(sd, f"{enc}.conv_head.{index}", stride, where)
         if layer[0]["kernel"] != kernel:
             raise ForeignCheckpointError(f"{where}: conv {index} has kernel {layer[0]['kernel']}, {arch}'s is {kernel}")
         layers += [layer, (op(act), None)]
     layers.append((op("flatten"), None))
-    for index in common.sequential_indices(sd, f"{_ENC}.mlp_layers"):
-        layers += [common.linear_layer(sd, f"{_ENC}.mlp_layers.{index}", where), (op(act), None)]
+    for index in common.sequential_indices(sd, f"{enc}.mlp_layers"):
+        layers += [common.linear_layer(sd, f"{enc}.mlp_layers.{index}", where), (op(act), None)]
+    if measurements:
+        layers.append((op("concat_measurements"), None))
     if _get(cfg, "use_rnn", bool, where):
         if cfg.get("rnn_type") != "gru" or cfg.get("rnn_num_layers") != 1:
             raise ForeignCheckpointError(f"{where}: core {cfg.get('rnn_type')} x{cfg.get('rnn_num_layers')} is not "
@@ -148,6 +179,45 @@ def _env(cfg: Mapping[str, Any], env_id: str | None, stack: int, where: str) -> 
     return common.atari_env(name, frame_stack=stack), list(CAVEATS_ATARI)
 
 
+def _encoder_prefix(sd: Mapping[str, torch.Tensor], where: str) -> str:
+    """Return the conv encoder's tensor prefix: the default ``MultiInputEncoder``'s or ``sf_examples.vizdoom``'s."""
+    for prefix in (_ENC, _DOOM_ENC):
+        if f"{prefix}.conv_head.0.weight" in sd:
+            return prefix
+    found = sorted({".".join(k.split(".")[:3]) for k in sd if k.startswith("encoder.")})[:4]
+    raise ForeignCheckpointError(f"{where}: encoder tensors {found or 'none'} are not an encoder evaltk reads "
+                                 f"(supported: {_ENC}.conv_head.* (Sample Factory's default image encoder) and "
+                                 f"{_DOOM_ENC}.conv_head.* (sf_examples.vizdoom's VizdoomEncoder), with "
+                                 f"encoder_conv_architecture {', '.join(ENCODERS)})")
+
+
+def _doom_branches(sd: dict[str, torch.Tensor], cfg: Mapping[str, Any], name: str,
+                   where: str) -> tuple[dict[str, Any], dict[str, list[Layer]], list[int], int]:
+    """Env dict, layer branches, head sizes and measurement count of an ``sf_examples.vizdoom`` model."""
+    from evaltk.envs import doom, doom_measurements
+
+    probe = doom.DoomScenario(name="probe", cfg=sf_doom.lookup(name, where).cfg, buttons=(),
+                              action_heads=(doom.ActionHead("a", ((),)),), scenario_dir="sample_factory")
+    pre = sf_doom.scenario(cfg, name, doom.scenario_folder(probe), where)
+    env = {"family": "doom", "env_id": pre["name"], "kwargs": {}, "preprocessing": pre}
+    measured = "measurement_scheme" in pre
+    if measured != (f"{_MEASURE}.0.weight" in sd):
+        raise ForeignCheckpointError(f"{where}: {name} {'has' if measured else 'has no'} measurement inputs but the "
+                                     f"checkpoint {'lacks' if measured else 'has'} {_MEASURE}: config.json and the "
+                                     "checkpoint do not belong together")
+    res_h, res_w = pre["obs_size"]
+    branches = {"trunk": _trunk(sd, cfg, [3, res_h, res_w], where, enc=_DOOM_ENC, measurements=measured)}
+    count = doom_measurements.COUNT if measured else 0
+    if measured:
+        act = _activation(cfg, where)
+        branch = [_norm(sd, cfg, "measurements", [count], where)]
+        for index in common.sequential_indices(sd, _MEASURE):
+            branch += [common.linear_layer(sd, f"{_MEASURE}.{index}", where), (op(act), None)]
+        branches["measurements"] = branch
+    heads = [len(h["options"]) for h in pre["action_heads"]]
+    return env, branches, heads, count
+
+
 def load(path: Path, *, env_id: str | None) -> Imported:
     """Convert the Sample Factory checkpoint ``path`` (a ``.pth`` file or an experiment folder)."""
     file = checkpoint_file(path)
@@ -160,19 +230,37 @@ def load(path: Path, *, env_id: str | None) -> Imported:
     cfg = _config(file)
     if not cfg.get("actor_critic_share_weights", True):
         raise ForeignCheckpointError(f"{where}: actor_critic_share_weights=false models are not read")
-    channels = common.shape(sd, f"{_ENC}.conv_head.0.weight", 4, where)[1]
-    env, caveats = _env(cfg, env_id, channels, where)
+    prefix = _encoder_prefix(sd, where)
+    extra: dict[str, Any] = {}
+    heads: list[int] | None = None
+    if prefix == _DOOM_ENC:
+        name = env_id or _get(cfg, "env", str, where)
+        env, branches, heads, count = _doom_branches(sd, cfg, name, where)
+        caveats = list(CAVEATS_SF_DOOM)
+        if name in sf_doom.SELF_PLAY:
+            caveats.append(f"{name} is Sample Factory's self-play env: evaluate plays it against ViZDoom bots, "
+                           "not against copies of itself; evaltk tournament plays it head to head")
+        extra = {**({"action_heads": heads} if len(heads) > 1 else {}), **({"measurements": count} if count else {})}
+    else:
+        channels = common.shape(sd, f"{_ENC}.conv_head.0.weight", 4, where)[1]
+        env, caveats = _env(cfg, env_id, channels, where)
     env, obs_spec, action_spec = common.describe_env(env)
-    branches = {"trunk": _trunk(sd, cfg, list(obs_spec["shape"]), where),
-                "policy": [common.linear_layer(sd, "action_parameterization.distribution_linear", where)],
-                "value": [common.linear_layer(sd, "critic_linear", where)]}
+    if prefix == _ENC:
+        branches = {"trunk": _trunk(sd, cfg, list(obs_spec["shape"]), where)}
+    branches.update(policy=[common.linear_layer(sd, "action_parameterization.distribution_linear", where)],
+                    value=[common.linear_layer(sd, "critic_linear", where)])
     kwargs, tensors = common.assemble(branches, sd, source="sample-factory", head="logits", obs_scale=1.0,
-                                      where=where)
+                                      where=where, extra=extra)
     outputs = common.trace_output(kwargs, tensors, obs_spec["shape"], where)
-    common.check_actions(outputs, action_spec, str(env["env_id"]), where)
+    if heads is None:
+        common.check_actions(outputs, action_spec, str(env["env_id"]), where)
+    elif outputs != sum(heads):
+        raise ForeignCheckpointError(f"{where}: the network has {outputs} action outputs but {env['env_id']}'s "
+                                     f"action heads {heads} need {sum(heads)}: pass the env it was trained on")
     steps = obj.get("env_steps")
     source = {"format": "sample-factory", "env": cfg.get("env"), "file": file.name, "sha256": common.sha256(data),
               "env_steps": steps if isinstance(steps, int) else None,
               "recurrent": any(layer["op"] == "gru" for layer in kwargs["layers"]["trunk"])}
+    actions = "greedy" if cfg.get("eval_deterministic") is True else "sample"
     return Imported(model_kwargs=kwargs, tensors=tensors, env=env, obs_spec=obs_spec, action_spec=action_spec,
-                    source=source, caveats=caveats)
+                    source=source, caveats=caveats, default_actions=actions)

@@ -27,6 +27,8 @@ from evaltk.tournament import agents
 #: Server settings of every match (SF's deathmatch settings; see docs/tournament.md).
 DEATHMATCH_ARGS = ("-deathmatch +sv_forcerespawn 1 +sv_spawnfarthest 1 +sv_respawnprotect 1 +sv_noautoaim 1 "
                    "+sv_nocrouch 1 +sv_nojump 1 +sv_nofreelook 1 +sv_noexit 1 +viz_respawn_delay 0")
+#: The wad every match plays (an agent whose cfg names another wad, e.g. Sample Factory's ssl2.wad, loads this one).
+MATCH_WAD = "cig.wad"
 TICS_PER_SECOND = 35
 RENDER_WIDTH, RENDER_HEIGHT = 160, 120
 #: Labels-buffer value of the player's own weapon sprite (labelled "DoomPlayer"; not an enemy).
@@ -131,7 +133,11 @@ class _Driver:
             self.scenario = dataclasses.replace(doom.scenario_from_env_spec(self.policy.spec.env), bots=0,
                                                 timelimit=None, episode_timeout=None)
             self.frameskip = int(self.scenario.frameskip)
+            if self.scenario.scenario_dir != "vizdoom":  # Sample Factory's cfg: its server options are the match's
+                self.scenario = dataclasses.replace(self.scenario, game_args="")
             game = doom.make_game(self.scenario, seed=spec.seed)
+            if self.scenario.scenario_dir != "vizdoom":  # its cfg names its own wad; every match plays cig.wad
+                game.set_doom_scenario_path(os.path.join(vzd.scenarios_path, MATCH_WAD))
         game.set_doom_map(spec.map)
         game.set_mode(vzd.Mode.PLAYER)
         game.set_window_visible(False)

@@ -80,7 +80,7 @@ def _sf_forward(model: Any, obs: torch.Tensor, rnn: torch.Tensor) -> tuple[torch
 
 def _compare(model: Any, run: Path, tmp_path: Path, obs_shape: tuple[int, ...]) -> ImportedPolicy:
     assert detect_format(run) == "sample-factory"
-    ckpt, imported = import_checkpoint(run, tmp_path / "ckpt")
+    ckpt, imported = import_checkpoint(run, tmp_path / "ckpt", actions="greedy")
     assert imported.source["env_steps"] == 409600
     policy = load_policy(str(ckpt))
     assert isinstance(policy, ImportedPolicy)
