@@ -55,9 +55,15 @@ def create(pid: int, start: str, directory: str | None = None) -> int:
 
 
 def append(path: str, lines: list[str]) -> None:
-    """Append ``lines`` to the record ``path`` in one write (a reader sees all of them or none)."""
+    """Append ``lines`` to the record ``path`` in one write (a reader sees all of them or none).
+
+    A record that is gone (its owner's clean-up is over) is not made again.
+    """
     if lines:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:
+            return
         try:
             os.write(fd, "".join(f"{line}\n" for line in lines).encode())
         finally:
@@ -117,6 +123,8 @@ def try_lock(path: str) -> int | None:
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path).st_ino != os.fstat(fd).st_ino:  # deleted (and made again) since it was opened
+            raise FileNotFoundError(path)
     except OSError:
         os.close(fd)
         return None

@@ -393,6 +393,9 @@ def reap(owner: int, owner_start: str, stream: IO[str]) -> None:
         *lines, buffer = buffer.split("\n")
         for line in lines:
             _apply(line, names, engines, later)
+    deadline = time.monotonic() + 30.0  # EOF comes as the owner exits: wait until it no longer runs (a zombie is dead)
+    while running(owner, owner_start) and time.monotonic() < deadline:
+        time.sleep(0.02)
     _record_engines(tagged_engines(f"{owner}:{owner_start}"), names, engines)
     _kill(engines)
     _unlink(names)

@@ -50,6 +50,13 @@ def _wait(condition: Callable[[], bool], what: str, bound_s: float = 120.0) -> N
         time.sleep(0.05)
 
 
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return "(gone)"
+
+
 def _record(pid: int, text: str) -> shm_owners.Record:
     record = shm_owners.parse(f"/x/{pid}-100", text)
     assert record is not None
@@ -85,7 +92,8 @@ def test_a_dead_owners_init_leftovers_are_swept_and_a_live_owner_in_init_keeps_i
         assert dead_record.exists()
         assert live_record.exists()
         dead.kill()  # inside init(): its reaper knows no name, only the window
-        _wait(lambda: "\nend " in dead_record.read_text(errors="replace"), "the dead owner's reaper did not sweep")
+        # Swept: the dead owner's window is closed; its record is kept while the live owner's window holds a file.
+        _wait(lambda: "\nend " in _text(dead_record), f"the dead owner's reaper did not sweep: {_text(dead_record)!r}")
         assert live.path.exists(), "a sweep unlinked the unmapped file of a live owner in init()"
         live.go()  # maps its file and leaves init(): the names are recorded, the window closed
         live.expect("inited")
