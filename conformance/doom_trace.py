@@ -111,6 +111,7 @@ class DoomGameTics:
     def __init__(self, scenario_name: str, *, seed: int, buffers: tuple[str, ...] = ()) -> None:
         import vizdoom
 
+        from evaltk.envs import shm_reaper
         from evaltk.envs.doom import get_scenario, make_game, start_episode
 
         self.scenario = get_scenario(scenario_name)
@@ -122,7 +123,7 @@ class DoomGameTics:
         self.game.set_labels_buffer_enabled("labels" in buffers)
         self._variables = [getattr(vizdoom.GameVariable, v) for v in TRACE_VARIABLES]
         self._start = start_episode
-        self.game.init()
+        shm_reaper.init_game(self.game)  # a recorded owner of the game's shared memory
         start_episode(self.game, self.scenario, first=True)
 
     def state(self) -> Any:

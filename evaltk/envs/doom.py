@@ -295,10 +295,7 @@ class DoomEnv:
     def reset(self, *, out: np.ndarray | None = None) -> np.ndarray:
         """Start (or restart) an episode and return its first observation ``uint8[3, H, W]``."""
         if not self._started:
-            shm_reaper.watch()  # before init(): the engine inherits the owner tag
-            before = shm_reaper.own_segments(), shm_reaper.engine_children()
-            self.game.init()
-            self._tracked = shm_reaper.track(*before)
+            self._tracked = shm_reaper.init_game(self.game)  # a recorded owner's game, covered by its reaper
             self._started = True
             self._begin(first=True)
         else:

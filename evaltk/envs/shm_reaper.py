@@ -1,24 +1,25 @@
 """Remove ViZDoom's shared memory and engine processes when the Python process that owns them dies.
 
-A started ``DoomGame`` owns three POSIX shared-memory files, ``/dev/shm/ViZDoomSM<id>``,
-``ViZDoomMQCtr<id>`` and ``ViZDoomMQDoom<id>`` (10.7 MB in all at 160x120), and a ``vizdoom``
-engine child. ``DoomGame.close()`` removes them; a process killed with SIGKILL (or SIGTERM without a
-handler, or a killed process group) never gets there, and the engine even outlives it.
+A started ``DoomGame`` owns three POSIX shared-memory files named after the random 10-character instance id
+its controller draws in ``init()``: ``/dev/shm/ViZDoomMQDoom<id>`` and ``ViZDoomMQCtr<id>`` (made by the
+controller), ``ViZDoomSM<id>`` (made by the ``vizdoom`` engine child, started with ``+viz_instance_id <id>``;
+10.7 MB in all at 160x120). ``DoomGame.close()`` removes them; a process killed with SIGKILL (or SIGTERM
+without a handler, or a killed process group) never gets there, and the engine even outlives it.
 
-So every process that starts games also starts one *reaper*: this file run as a tiny stdlib-only
-Python process in its own session (so a killed process group does not take it along), reading a
-pipe from its owner. It learns the owner's segments three ways, so that a kill in the middle of
-``init()`` is covered too: the owner sends the names after each ``init()`` (:func:`track`, read
-from ``/proc/self/maps``: exactly this game's, not another process's); the reaper reads the owner's
-``/proc/<pid>/maps`` and engine children every 0.25 s; and at the end it reads the maps of every
-``vizdoom`` engine whose environment carries the owner's tag (:data:`OWNER_ENV`, set before the
-first game, inherited by the engine). When the pipe reaches EOF (the owner exited, however) or the
-owner's pid is gone, the reaper SIGKILLs those engines and unlinks the recorded segments that still
-exist. Names are random per game, so nothing of another process is touched. A game killed in the
-first moment of ``init()`` (message queues made, nothing mapped long enough to be seen) is caught
-by a last sweep: ``ViZDoom*`` files made since the reaper started that no process maps (a live
-game's are always mapped) are garbage and unlinked. Linux only (``/proc``); elsewhere :func:`track`
-does nothing.
+So every process that starts games (through :func:`init_game`) is a recorded *owner*
+(:mod:`evaltk.envs.shm_owners`: a record named by its pid and start time, with its ``init()`` windows and
+segment names) and starts one *reaper*: a tiny stdlib-only Python process in its own session (so a killed
+process group does not take it along), reading a pipe from its owner and holding the lock of its owner's
+record. It learns the owner's segments three ways, so that a kill in the middle of ``init()`` is covered
+too: the owner sends the names after each ``init()`` (:func:`track`, read from ``/proc/self/maps``: exactly
+this game's); the reaper reads the owner's ``/proc/<pid>/maps`` and engine children every 0.25 s; and at
+the end it reads the maps of every ``vizdoom`` engine whose environment carries the owner's tag
+(:data:`OWNER_ENV`, set before the first game, inherited by the engine). When the pipe reaches EOF (the
+owner exited, however) or the owner's pid is gone, the reaper SIGKILLs those engines, unlinks the recorded
+segments that still exist, and runs :func:`sweep` on its owner's record: files made within the owner's
+``init()`` windows (a game killed before its names were known) that no live owner claims and no process
+maps go too. A sweep never touches a live owner's files, nor a dead owner's record that its reaper still
+holds. Linux only (``/proc``); elsewhere :func:`track` does nothing.
 """
 
 from __future__ import annotations
@@ -31,14 +32,20 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO
+from typing import IO, Any
 
-SHM_DIR = "/dev/shm"
-PREFIX = "ViZDoom"
+from evaltk.envs import shm_owners
+
+SHM_DIR = shm_owners.SHM_DIR
+PREFIX = shm_owners.PREFIX
 #: Environment variable tagging a reaper's owner (``<pid>:<start time>``), inherited by its engines.
 OWNER_ENV = "EVALTK_DOOM_OWNER"
 _LOCK = threading.Lock()
-_PIPE: tuple[int, int] | None = None  # (owner pid, write end of the pipe to its reaper)
+_PIPE: tuple[int, int, str] | None = None  # (owner pid, write end of the pipe to its reaper, owner record path)
+_TOKENS = iter(range(1, 1 << 62))
+#: The reaper's command: ``python -I -S`` (no site-packages, no environment) with only this package's root on the path.
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from evaltk.envs.shm_reaper import main; main(sys.argv[2:])"
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def stat_fields(pid: int | str) -> list[str] | None:
@@ -110,9 +117,10 @@ def tagged_engines(tag: str) -> set[int]:
 def _pipe() -> int | None:
     """Return the write end of the pipe to this process's reaper, starting it on first use (and in a forked child).
 
-    The write end is a bare descriptor that stays open until this process exits, when the kernel closes
-    it and the reaper reads EOF (a file object would be finalised unclosed at interpreter exit). The
-    reaper detaches (:func:`_detach`), so this process has no child to wait for.
+    First this process's owner record is created and locked (:func:`shm_owners.create`); the reaper inherits
+    the locked descriptor. The write end is a bare descriptor that stays open until this process exits, when
+    the kernel closes it and the reaper reads EOF (a file object would be finalised unclosed at interpreter
+    exit). The reaper detaches (:func:`_detach`), so this process has no child to wait for.
     """
     global _PIPE
     if not os.path.isdir("/proc/self/task"):
@@ -121,20 +129,23 @@ def _pipe() -> int | None:
         if _PIPE is not None:  # forked: the inherited write end is the parent's pipe, for the parent's exit to close
             with contextlib.suppress(OSError):
                 os.close(_PIPE[1])
-        os.environ[OWNER_ENV] = f"{os.getpid()}:{start_time(os.getpid())}"
+        pid, start = os.getpid(), str(start_time(os.getpid()))
+        os.environ[OWNER_ENV] = f"{pid}:{start}"
+        lock = shm_owners.create(pid, start)
         read_end, write_end = os.pipe()
         # An empty environment: the reaper needs none, and must not carry a match's tag (it would be
         # killed with the match it is to clean up after) or look like one of the owner's processes.
         try:
-            subprocess.run([sys.executable, "-I", "-S", os.path.abspath(__file__), str(os.getpid())],
+            subprocess.run([sys.executable, "-I", "-S", "-c", _BOOT, _ROOT, str(pid), start],
                            stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
-                           start_new_session=True, close_fds=True, check=False)
+                           start_new_session=True, close_fds=True, pass_fds=(lock,), check=False)
         except BaseException:
             os.close(write_end)
             raise
         finally:
             os.close(read_end)
-        _PIPE = (os.getpid(), write_end)
+            os.close(lock)  # the reaper's copy holds the lock from here on
+        _PIPE = (pid, write_end, shm_owners.record_path(pid, start))
     return _PIPE[1]
 
 
@@ -155,18 +166,41 @@ def watch() -> None:
         _pipe()
 
 
-def track(before: set[str], engines_before: set[int]) -> tuple[set[str], set[int]]:
+def track(before: set[str], engines_before: set[int], *, window: str | None = None) -> tuple[set[str], set[int]]:
     """Register what a game started since ``before``/``engines_before``; return (segments, engine pids).
 
-    Call with :func:`own_segments` and :func:`engine_children` taken just before ``init()``, right
-    after it returns.
+    Call with :func:`own_segments` and :func:`engine_children` taken just before ``init()``, right after it
+    returns. The names go into this process's owner record together with the end of ``window`` (the token
+    :func:`init_game` opened), in one write, and to the reaper.
     """
     names = own_segments() - before
     engines = engine_children() - engines_before
     lines = [f"add {n}" for n in sorted(names)]
+    if _PIPE is not None and _PIPE[0] == os.getpid():
+        ends = [f"end {window} {shm_owners.now()!r}"] if window is not None else []
+        shm_owners.append(_PIPE[2], lines + ends)
     lines += [f"engine {pid} {start_time(pid)}" for pid in sorted(engines) if start_time(pid) is not None]
     _send(lines)
     return names, engines
+
+
+def init_game(game: Any) -> tuple[set[str], set[int]]:
+    """Run ``game.init()`` (a ``vizdoom.DoomGame``) as this process's recorded owner; return what :func:`track` does.
+
+    The owner record gets an open window before ``init()`` (every ViZDoom file made from then on may be this
+    game's, so no sweep takes it) and the game's segment names with the window's end after it, also when
+    ``init()`` raises. The reaper covers the game until :func:`untrack`.
+    """
+    watch()
+    token = f"{threading.get_ident()}.{next(_TOKENS)}"
+    if _PIPE is not None and _PIPE[0] == os.getpid():
+        shm_owners.append(_PIPE[2], [f"begin {token} {shm_owners.now()!r}"])
+    before = own_segments(), engine_children()
+    try:
+        game.init()
+    finally:
+        tracked = track(*before, window=token)
+    return tracked
 
 
 def add_segment(name: str, *, after_pid: int | None = None) -> None:
@@ -189,6 +223,7 @@ def remove_segment(name: str) -> None:
 def untrack(names: set[str], engines: set[int]) -> None:
     """Take back what :func:`track` registered (after ``close()`` removed it)."""
     if _PIPE is not None and _PIPE[0] == os.getpid():
+        shm_owners.append(_PIPE[2], [f"del {n}" for n in sorted(names)])
         _send([f"del {n}" for n in sorted(names)] + [f"unengine {pid}" for pid in sorted(engines)])
 
 
@@ -338,10 +373,8 @@ def _record_engines(pids: set[int], names: set[str], engines: dict[int, str]) ->
             names.update(own_segments(pid))
 
 
-def reap(owner: int, stream: IO[str]) -> None:
+def reap(owner: int, owner_start: str, stream: IO[str]) -> None:
     """Run the reaper: record the owner's games until it is gone, then kill their engines and unlink their memory."""
-    owner_start = start_time(owner)
-    born = time.time()
     names: set[str] = set()
     engines: dict[int, str] = {}
     later: dict[str, tuple[int, str]] = {}
@@ -360,7 +393,25 @@ def reap(owner: int, stream: IO[str]) -> None:
         *lines, buffer = buffer.split("\n")
         for line in lines:
             _apply(line, names, engines, later)
+    deadline = time.monotonic() + 30.0  # EOF comes as the owner exits: wait until it no longer runs (a zombie is dead)
+    while running(owner, owner_start) and time.monotonic() < deadline:
+        time.sleep(0.02)
     _record_engines(tagged_engines(f"{owner}:{owner_start}"), names, engines)
+    _kill(engines)
+    _unlink(names)
+    record = shm_owners.record_path(owner, owner_start)
+    deadline = time.monotonic() + 30.0  # a live owner's open window may hold back a file of this owner's
+    while sweep(mine=record, others=False)[1] and time.monotonic() < deadline:
+        time.sleep(0.25)
+    sweep()
+    deadline = time.monotonic() + 30.0
+    while any(start_time(pid) == start for pid, start in later.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _unlink(set(later))
+
+
+def _kill(engines: dict[int, str]) -> None:
+    """SIGKILL the engines (pid -> start time) that still run, and wait up to 5 s for them to go."""
     for pid, start in engines.items():
         if start_time(pid) == start:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -368,39 +419,63 @@ def reap(owner: int, stream: IO[str]) -> None:
     deadline = time.monotonic() + 5.0
     while any(start_time(pid) == start for pid, start in engines.items()) and time.monotonic() < deadline:
         time.sleep(0.02)
-    _unlink(names)
-    _sweep(since=born)
-    deadline = time.monotonic() + 30.0
-    while any(start_time(pid) == start for pid, start in later.values()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    _unlink(set(later))
 
 
-def _sweep(since: float, *, quiet_s: float = 2.0) -> None:
-    """Unlink ``ViZDoom*`` files made since ``since`` that no process maps (a game killed inside ``init()``).
-
-    A live game's segments are always mapped by its controller and engine, so an unmapped one is
-    garbage; files changed in the last ``quiet_s`` seconds are left alone (one being created right now
-    may not be mapped yet).
-    """
-    time.sleep(quiet_s)
-    cutoff = time.time() - quiet_s
-    candidates = []
-    with contextlib.suppress(OSError):
-        for name in os.listdir(SHM_DIR):
-            if not name.startswith(PREFIX):
-                continue
-            with contextlib.suppress(OSError):
-                st = os.stat(os.path.join(SHM_DIR, name))
-                if st.st_uid == os.getuid() and since - 1.0 <= st.st_ctime <= cutoff:
-                    candidates.append(name)
-    if not candidates:
-        return
+def mapped_anywhere() -> set[str]:
+    """Names of the ``/dev/shm/ViZDoom*`` files that any process this user can read maps."""
     mapped: set[str] = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             mapped |= own_segments(entry)
-    _unlink(set(candidates) - mapped)
+    return mapped
+
+
+def sweep(directory: str | None = None, *, mine: str | None = None, others: bool = True
+          ) -> tuple[set[str], set[str]]:
+    """Clean up after dead owners; return the names unlinked and those a live owner's open window still holds back.
+
+    For each owner record in ``directory`` (this user's, :func:`shm_owners.owners_dir`) whose owner is dead
+    and whose lock this process gets (``mine``: the record whose lock this process already holds; a record a
+    live reaper holds is its reaper's job): SIGKILL the dead owner's engines, close its open windows, unlink
+    :func:`shm_owners.garbage` and delete the record once no open window holds a file of it back.
+    ``others=False`` handles ``mine`` only.
+    """
+    records = shm_owners.read_all(directory)
+    live = [record for record in records if running(record.pid, record.start)]
+    removed: set[str] = set()
+    pending: set[str] = set()
+    for dead in records:
+        if dead in live or (dead.path != mine and not others):
+            continue
+        lock = None if dead.path == mine else shm_owners.try_lock(dead.path)
+        if dead.path == mine or lock is not None:
+            try:
+                gone, held = _clean(dead, live)
+                removed |= gone
+                pending |= held
+            finally:
+                if lock is not None:
+                    os.close(lock)
+    return removed, pending
+
+
+def _clean(dead: shm_owners.Record, live: list[shm_owners.Record]) -> tuple[set[str], set[str]]:
+    """Sweep one dead owner's record (its lock held); return the files unlinked and those held back."""
+    _kill({pid: str(start_time(pid)) for pid in tagged_engines(f"{dead.pid}:{dead.start}")})
+    stamp = shm_owners.now()
+    opened = [token for token, (_, end) in dead.windows.items() if end is None]
+    shm_owners.append(dead.path, [f"end {token} {stamp!r}" for token in opened])
+    dead.windows.update({token: (dead.windows[token][0], stamp) for token in opened})
+    files = shm_owners.vizdoom_files()
+    mapped = mapped_anywhere()
+    gone = shm_owners.garbage(dead, live, files, mapped)
+    _unlink(gone)
+    # What is left is a live owner's (recorded, or mapped by a live game), or held back by an open window.
+    held = shm_owners.claimed(dead, files) - gone - mapped - set().union(set(), *(record.names for record in live))
+    if not any(os.path.exists(os.path.join(SHM_DIR, name)) for name in held):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(dead.path)
+    return gone, held
 
 
 def _unlink(names: set[str]) -> None:
@@ -416,7 +491,8 @@ def _detach() -> None:
         os._exit(0)
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> None:
+    """Run the reaper process (:data:`_BOOT`); ``argv`` is the owner's pid and start time; its pipe is stdin."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the owner; the reaper outlives it
     _detach()
-    reap(int(sys.argv[1]), sys.stdin)
+    reap(int(argv[0]), argv[1], sys.stdin)

@@ -47,6 +47,8 @@ def _replay(path: str, map_name: str, player: int) -> dict[str, Any]:
     """Replay ``path`` from ``player``'s view to the end; return every slot's frags and the final tic."""
     import vizdoom as vzd
 
+    from evaltk.envs import shm_reaper
+
     game = vzd.DoomGame()
     game.load_config(os.path.join(vzd.scenarios_path, "cig.cfg"))
     game.set_doom_map(map_name)
@@ -54,7 +56,7 @@ def _replay(path: str, map_name: str, player: int) -> dict[str, Any]:
     game.set_window_visible(False)
     game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
     game.add_game_args("-deathmatch")
-    game.init()
+    shm_reaper.init_game(game)  # a recorded owner of the game's shared memory
     try:
         game.replay_episode(path, player)
         while not game.is_episode_finished():

@@ -212,10 +212,7 @@ def match_game(game: Any, spec: PlayerSpec) -> Iterator[None]:
     ``close()``, its engine is watched (:func:`engine_watchdog`) while the block runs, and the host (slot 0) puts the
     match's bots in before the block.
     """
-    shm_reaper.watch()  # before init(): the engine inherits the owner tag
-    before = shm_reaper.own_segments(), shm_reaper.engine_children()
-    game.init()
-    tracked = shm_reaper.track(*before)  # removed by the reaper if this process is killed
+    tracked = shm_reaper.init_game(game)  # removed by the reaper if this process is killed
     try:
         with engine_watchdog(tracked[1]):
             if spec.slot == 0:
