@@ -38,12 +38,14 @@ class NativeEnvPool:
 
     ``rules``: frame_skip, noop_max, max_episode_steps, then the kind's flags (``env_pool.cpp``);
     ``seeds``: each env's own ``std::mt19937`` seed; ``action_set``: the ALE action of each action
-    index; ``obs_shape``: one env's stacked observation (the frame layout is the caller's choice).
+    index; ``obs_shape``: one env's stacked observation (the frame layout is the caller's choice);
+    ``affinity_offset`` >= 0 pins worker ``t`` to core ``(affinity_offset + t) % cores``.
     """
 
     def __init__(self, backend: NativeBackend, kind: int, rules: list[int], seeds: npt.ArrayLike,
                  action_set: npt.NDArray[np.int64], grayscale: bool, size: tuple[int, int], stack_num: int,
-                 obs_shape: tuple[int, ...], num_threads: int, same_step: bool = False) -> None:
+                 obs_shape: tuple[int, ...], num_threads: int, same_step: bool = False,
+                 affinity_offset: int = -1) -> None:
         n = backend.num_envs
         h = backend.screen_height
         channels = 1 if grayscale else 3
@@ -60,11 +62,11 @@ class NativeEnvPool:
         self.num_envs = n
         self.obs_shape = obs_shape
         handle, envs, n_c, buffers, stride = backend.pool_arguments()
-        self._pool = ctypes.c_void_p(self._lib.gpu_env_pool_new(
+        self._pool: ctypes.c_void_p | None = ctypes.c_void_p(self._lib.gpu_env_pool_new(
             handle, envs, n_c, buffers, stride, pointer(self._keep[0]), pointer(self._keep[1]),
             pointer(self._keep[2]), _I32(len(action_set)), palette_table(grayscale), _I32(channels), _I32(h),
             pointer(self._bufs[0]), pointer(self._bufs[1]), *self._resize.resize_args(), _I32(stack_num),
-            _I32(max(1, num_threads))))
+            _I32(max(1, num_threads)), _I32(affinity_offset)))
         self._backend = backend  # the envs the pool steps must outlive it
 
     def send(self, ids: npt.ArrayLike, ops: npt.ArrayLike, actions: npt.ArrayLike | None = None,
@@ -92,7 +94,12 @@ class NativeEnvPool:
         self._lib.gpu_env_pool_recv(self._pool, _I32(count), order_p, pointers)
         return out
 
-    def __del__(self) -> None:
+    def close(self) -> None:
+        """Stop the worker threads and free the pool (a closed pool takes no more requests)."""
         pool = getattr(self, "_pool", None)
         if pool is not None:
+            self._pool = None
             self._lib.gpu_env_pool_free(pool)
+
+    def __del__(self) -> None:
+        self.close()

@@ -7,6 +7,9 @@
 // recv(count) waits until `count` envs are complete and copies them out in completion order, or, given
 // `order` (the ids of exactly the envs outstanding), in that order. An env is sent again only after it
 // was received (the callers check), so a worker never writes slots that recv is reading.
+#include <pthread.h>
+#include <sched.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -254,14 +257,15 @@ extern "C" const AleRom* gpu_env_ale_rom_of(const void* handle);
 // fire_reset, episodic_life, life_loss_info, reward_clipping. Env i's own generator is
 // std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens: `channels`, `tables`,
 // `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for gpu_env_preprocess_observe (its
-// tap tables must outlive the pool); `stack_num` frames per observation.
+// tap tables must outlive the pool); `stack_num` frames per observation. With affinity_offset >= 0,
+// worker t runs on core (affinity_offset + t) modulo the cores (ale-py's thread_affinity_offset).
 GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
                                       const int32_t* config, const uint32_t* seeds, const int32_t* action_set,
                                       int32_t num_actions, const uint8_t* tables, int32_t channels, int32_t height,
                                       uint8_t* buf0, uint8_t* buf1, int32_t dst_h, int32_t dst_w,
                                       int32_t integer_path, const int32_t* x_index, const float* x_weight, int32_t kx,
                                       const int32_t* y_index, const float* y_weight, int32_t ky, int32_t stack_num,
-                                      int32_t num_threads) {
+                                      int32_t num_threads, int32_t affinity_offset) {
   EnvPool* p = new EnvPool();
   p->kind = config[0];
   p->same_step = config[1];
@@ -295,6 +299,13 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
   p->position.assign(static_cast<size_t>(n), 0);
   const int32_t threads = num_threads < 1 ? 1 : num_threads;
   for (int32_t t = 0; t < threads; ++t) p->workers.emplace_back([p] { p->serve(); });
+  const int32_t cores = static_cast<int32_t>(std::thread::hardware_concurrency());
+  for (int32_t t = 0; affinity_offset >= 0 && cores > 0 && t < threads; ++t) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((affinity_offset + t) % cores, &set);
+    pthread_setaffinity_np(p->workers[static_cast<size_t>(t)].native_handle(), sizeof(cpu_set_t), &set);
+  }
   return p;
 }
 
