@@ -17,6 +17,7 @@ the other tables are: built once, warmed up, timed in turns, medians, the same r
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from types import ModuleType
 from typing import Any
@@ -43,7 +44,7 @@ class Stepper:
         for _ in range(steps):
             env.step(plan[self._t % len(plan)])
             self._t += 1
-        return steps * plan.shape[1] * self.frames
+        return int(steps * plan.shape[1] * self.frames)
 
     def close(self) -> None:
         """Close the env."""
@@ -70,7 +71,7 @@ class AsyncStepper(Stepper):
             info = env.recv()[-1]
             env.send(plan[self._t % len(plan)][: len(info["env_id"])], info["env_id"])
             self._t += 1
-        return steps * env.config["batch_size"] * self.frames
+        return int(steps * env.config["batch_size"] * self.frames)
 
 
 def _measure(bench: ModuleType, sec: Any, game: str, ours: Stepper, ref: Stepper, steps: int,
@@ -152,7 +153,8 @@ def ale_vector_section(games: list[str], args: argparse.Namespace, bench: Module
         ours, ref = Ours(game, n, **settings), Theirs(game, n, **settings)
         ours.reset()
         ref.reset()
-        plan = bench._plan(np.random.default_rng([5, len(game)]), ours.single_action_space.n, args.dqn_steps * 4, n)
+        plan = bench._plan(np.random.default_rng([5, len(game)]), len(ours.batch.minimal_action_set()),
+                           args.dqn_steps * 4, n)
         _measure(bench, sec, game, Stepper(ours, plan, SKIP), Stepper(ref, plan, SKIP), args.dqn_steps, args)
     sec.notes += ["both sides: ale-py's rules and outputs (gpu_env's equal ale-py's frame for frame)"]
     return sec
@@ -163,7 +165,7 @@ def _cleanrl_env(env_id: str) -> Any:
     from gymnasium import wrappers as gw
     from stable_baselines3.common import atari_wrappers as sb3
 
-    env = gw.RecordEpisodeStatistics(gym.make(env_id))
+    env: Any = gw.RecordEpisodeStatistics(gym.make(env_id))
     env = sb3.EpisodicLifeEnv(sb3.MaxAndSkipEnv(sb3.NoopResetEnv(env, noop_max=30), skip=4))
     if "FIRE" in env.unwrapped.get_action_meanings():
         env = sb3.FireResetEnv(env)
@@ -193,7 +195,7 @@ def client_section(games: list[str], args: argparse.Namespace, bench: ModuleType
             from gpu_env import presets
 
             ours = presets.make(env_id, n, "cleanrl", seed=0, num_threads=threads)
-            ref = gym.vector.SyncVectorEnv([lambda env_id=env_id: _cleanrl_env(env_id) for _ in range(n)])
+            ref = gym.vector.SyncVectorEnv([functools.partial(_cleanrl_env, env_id) for _ in range(n)])
             ref.reset(seed=0)
         ours.reset()
         if client == "sb3":
