@@ -4,8 +4,8 @@ A script written for ``envpool.make`` runs with ``import gpu_env.envpool as envp
 (``"Breakout-v5"`` …, one per ROM ale-py bundles), constructor options and defaults (EnvPool 1.2.5:
 ``seed=42``, ``stack_num=4``, ``frame_skip=4``, ``noop_max=30``, 84x84 grayscale, ``episodic_life``
 and ``reward_clip`` off, ``use_fire_reset`` on, ``repeat_action_probability=0``,
-``max_episode_steps=27000``), the same emulation rules (:mod:`gpu_env.presets.envpool_stack`; equal
-to EnvPool 1.2.5 frame for frame where compared, see docs/drop_in.md) and the same surface.
+``max_episode_steps=27000``), the same emulation rules (equal to EnvPool 1.2.5 frame for frame where
+compared, see docs/drop_in.md) and the same surface.
 
 The rules, as EnvPool documents and implements them, are ``pool_reset``/``pool_step`` of
 ``gpu_env/core/ale/preprocessing.h``; the pool's worker threads (:mod:`gpu_env.backends.env_pool`) run
