@@ -103,6 +103,7 @@ class AtariVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.batch_size)
         self.metadata = {"autoreset_mode": self.autoreset_mode}
         self._last_ids: npt.NDArray[np.int32] | None = None  # the envs of the last batch received
+        self._outstanding = 0  # requests sent and not yet received
 
     def reset(self, *, seed: int | npt.NDArray[Any] | None = None,
               options: dict[str, Any] | None = None) -> tuple[npt.NDArray[np.uint8], dict[str, Any]]:
@@ -128,6 +129,7 @@ class AtariVectorEnv(VectorEnv):
         others = np.setdiff1d(np.arange(self.num_envs), ids)
         if len(others):
             self._pool.send(others, REPORT)
+        self._outstanding += self.num_envs
         obs, _, _, _, info = self.recv()
         return obs, info
 
@@ -169,6 +171,7 @@ class AtariVectorEnv(VectorEnv):
                 raise ValueError(f"actions must be in [0, {n}), got {actions!r}")
             ids, strengths = actions, np.ones(self.batch_size, dtype=np.float32)
         self._pool.send(self._last_ids, STEP, ids, strengths)
+        self._outstanding += self.batch_size
 
     def _continuous(self, actions: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
         """ALE's action of each (radius, angle, fire) triple: ``AtariEnv.map_action_idx`` of the thresholded parts."""
@@ -185,6 +188,10 @@ class AtariVectorEnv(VectorEnv):
 
     def recv(self) -> tuple[Any, ...]:
         """Return the next batch: ``(obs, rewards, terminations, truncations, info)``."""
+        if self._outstanding < self.batch_size:
+            raise RuntimeError(f"recv() needs {self.batch_size} envs running but {self._outstanding} are: "
+                               "send(actions) first")
+        self._outstanding -= self.batch_size
         ordered = self.batch_size == self.num_envs
         wanted = (*_WANTED, "final_obs") if self.autoreset_mode is AutoresetMode.SAME_STEP else _WANTED
         out = self._pool.recv(self.batch_size, wanted, np.arange(self.num_envs) if ordered else None)

@@ -134,5 +134,8 @@ def test_refusals_match_ale_py() -> None:
         env.reset(options={"reset_mask": np.array([True, False])})
     pool = AtariVectorEnv("pong", 4, batch_size=2)
     pool.reset(seed=0)
+    pool.recv()  # the other two envs of the reset
+    with pytest.raises(RuntimeError, match="send"):
+        pool.recv()  # ale-py would wait for ever
     with pytest.raises(ValueError, match="Partial reset"):
         pool.reset(options={"reset_mask": np.array([True, False, False, False])})
