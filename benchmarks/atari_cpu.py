@@ -25,7 +25,10 @@ second and per process CPU second (all threads), their ratios, the geometric mea
 machine's cores and load average before and after, and every remaining difference as a note.
 Frames = env steps x frameskip; frames spent inside resets are not counted on either side.
 
-Usage: python benchmarks/atari_cpu.py [--quick] [--setting raw dqn single] [--games pong ...] [--json]
+The drop-in tables (``benchmarks/atari_dropins.py``: ``envpool``, ``envpool_async``, ``ale_vector``,
+``dqn_envpool``, ``sb3``, ``cleanrl``) compare each gpu_env drop-in with the library it replaces the same way.
+
+Usage: python benchmarks/atari_cpu.py [--quick] [--setting raw dqn single envpool ...] [--games pong ...] [--json]
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -44,7 +48,22 @@ from typing import Any
 import numpy as np
 
 GAMES = ("pong", "breakout", "space_invaders", "ms_pacman", "seaquest")
-SETTINGS = ("raw", "dqn", "single")
+def _dropins() -> Any:
+    """``benchmarks/atari_dropins.py``, the drop-in tables (imported by path: benchmarks/ is not a package)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("atari_dropins", Path(__file__).with_name("atari_dropins.py"))
+    assert spec is not None
+    assert spec.loader is not None
+    module = sys.modules.setdefault("atari_dropins", importlib.util.module_from_spec(spec))
+    if not hasattr(module, "BUILDERS"):
+        spec.loader.exec_module(module)
+    return module
+
+
+SETTINGS = ("raw", "dqn", "single", *_dropins().SETTINGS)
 STICKY = 0.25
 MAX_FRAMES = 108_000
 DQN_SKIP = 4
@@ -441,7 +460,9 @@ def main(argv: list[str] | None = None) -> int:
                             "threads": args.threads, "steps": args.steps, "dqn_steps": args.dqn_steps,
                             "single_frames": args.single_frames}
     builders = {"raw": raw_section, "dqn": dqn_section, "single": single_section}
-    sections = [builders[s](args.games, args) for s in SETTINGS if s in args.setting]
+    this = sys.modules[__name__]
+    sections = [builders[s](args.games, args) if s in builders else _dropins().BUILDERS[s](args.games, args, this)
+                for s in SETTINGS if s in args.setting]
     meta["load_after"] = _load()
     print(markdown(sections, meta))
     if args.json:

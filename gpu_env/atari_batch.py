@@ -49,6 +49,7 @@ from gpu_env.errors import BackendError, GpuEnvError
 from gpu_env.roms import resolve_rom_path
 
 if TYPE_CHECKING:
+    from gpu_env.backends.native import NativeBackend
     from gpu_env.preprocess_cpu import CpuObservation
 
 __all__ = ["ACTION_NAMES", "BACKENDS", "NOOP", "NUM_ACTIONS", "AtariBatch", "seeds_array"]
@@ -130,6 +131,14 @@ class AtariBatch:
             self._impl.reset_game(all_envs)
 
     # ----------------------------------------------------------------------------- helpers
+
+    def native_backend(self) -> NativeBackend:
+        """Return the ``"cpu"`` backend's implementation (for the native steps that run over its envs)."""
+        from gpu_env.backends.native import NativeBackend
+
+        if not isinstance(self._impl, NativeBackend):
+            raise BackendError(f"this step runs on the 'cpu' backend, not {self.backend!r}")
+        return self._impl
     def _mask(self, mask: npt.ArrayLike | None) -> BoolArray:
         if mask is None:
             return self._all_envs

@@ -33,6 +33,10 @@ _U64P = ctypes.POINTER(ctypes.c_uint64)
 SIGNATURES: dict[str, tuple[Any, list[Any] | None]] = {
     "gpu_env_simd_kernels": (ctypes.c_int, []),
     "gpu_env_ale_rom_new": (_P, None),
+    "gpu_env_pool_new": (_P, None),
+    "gpu_env_pool_send": (None, None),
+    "gpu_env_pool_recv": (None, None),
+    "gpu_env_pool_free": (None, None),
     "gpu_env_console_size": (ctypes.c_uint32, []),
     "gpu_env_console_ram_offset": (ctypes.c_uint32, []),
     "gpu_env_console_configure": (None, [_P] + [_I32] * 11),

@@ -4,27 +4,34 @@ A script written for ``envpool.make`` runs with ``import gpu_env.envpool as envp
 (``"Breakout-v5"`` …, one per ROM ale-py bundles), constructor options and defaults (EnvPool 1.2.5:
 ``seed=42``, ``stack_num=4``, ``frame_skip=4``, ``noop_max=30``, 84x84 grayscale, ``episodic_life``
 and ``reward_clip`` off, ``use_fire_reset`` on, ``repeat_action_probability=0``,
-``max_episode_steps=27000``), the same emulation rules (:mod:`gpu_env.presets.envpool_stack`; equal
-to EnvPool 1.2.5 frame for frame where compared, see docs/drop_in.md) and the same surface:
+``max_episode_steps=27000``), the same emulation rules (equal to EnvPool 1.2.5 frame for frame where
+compared, see docs/drop_in.md) and the same surface.
+
+The rules, as EnvPool documents and implements them, are ``pool_reset``/``pool_step`` of
+``gpu_env/core/ale/preprocessing.h``; the pool's worker threads (:mod:`gpu_env.backends.env_pool`) run
+them with the INTER_AREA resize and the frame stack, and hand back whichever envs are done first:
 
 - sync (``batch_size`` unset or ``== num_envs``): ``reset(env_id=None)`` → ``(obs, info)``,
   ``step(action, env_id=None)`` → ``(obs, reward, terminated, truncated, info)``; an env whose
   episode ended is reset by its next step (EnvPool's auto-reset).
 - async (``batch_size < num_envs``): ``async_reset()``, ``send(action, env_id)``, ``recv()`` →
-  the 5-tuple for ``batch_size`` envs (here: in the order they were sent).
+  the 5-tuple for the first ``batch_size`` envs the worker threads complete, as EnvPool.
 - ``info``: ``env_id`` int32, ``players`` {``env_id``}, ``lives`` int32, ``reward`` float32
   (unclipped), ``terminated`` int32 (ALE game over), ``ram`` uint8[B, 128], ``elapsed_step`` int32.
 - ``env_type="gym"``: the old gym API (``reset()`` → obs, ``step`` → ``(obs, reward, done, info)``
   with ``info["TimeLimit.truncated"]``), as CleanRL's ``ppo_atari_envpool.py`` uses it.
 - ``observation_space``/``action_space`` (one env's, as EnvPool), ``single_*``, ``config``, ``spec``.
+
+Not provided: ``use_inter_area_resize=False`` (OpenCV's INTER_LINEAR) and images larger than the
+screen; both are refused with an error.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 import re
-from collections import deque
 from typing import Any
 
 import gymnasium as gym
@@ -33,14 +40,37 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from gpu_env.backends.env_pool import ENVPOOL, RESET, STEP, NativeEnvPool
 from gpu_env.errors import GpuEnvError
-from gpu_env.presets._engine import BatchDriver, Program
-from gpu_env.presets.envpool_stack import EnvpoolAtari, EnvpoolConfig, EnvpoolState
 
 ENV_TYPES = ("gymnasium", "gym")
 DEFAULT_SEED = 42
 _POOL_OPTIONS = ("num_envs", "batch_size", "num_threads", "max_num_players", "thread_affinity_offset", "seed",
                  "env_seed", "gym_reset_return_info", "mode", "difficulty", "base_path")
+_FIRE = 1  # ALE's PLAYER_A_FIRE
+_WANTED = ("env_id", "obs", "reward", "info_reward", "truncated", "done", "game_over", "lives", "elapsed_step", "ram")
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvpoolConfig:
+    """EnvPool's Atari options (names and defaults of ``envpool.make("…-v5")``)."""
+
+    stack_num: int = 4
+    frame_skip: int = 4
+    noop_max: int = 30
+    zero_discount_on_life_loss: bool = False
+    episodic_life: bool = False
+    reward_clip: bool = False
+    use_fire_reset: bool = True
+    img_height: int = 84
+    img_width: int = 84
+    full_action_space: bool = False
+    repeat_action_probability: float = 0.0
+    use_inter_area_resize: bool = True
+    gray_scale: bool = True
+    max_episode_steps: int = 27000
+
+
 _OPTIONS = (*_POOL_OPTIONS, *(f.name for f in dataclasses.fields(EnvpoolConfig)))
 
 
@@ -110,13 +140,22 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
         seeds = list(config["env_seed"]) or [int(config["seed"]) + i for i in range(n)]
         mode = None if config["mode"] < 0 else int(config["mode"])
         difficulty = None if config["difficulty"] < 0 else int(config["difficulty"])
+        if backend != "cpu":
+            raise GpuEnvError(f"gpu_env.envpool runs on the 'cpu' backend only, not {backend!r}")
         batch = AtariBatch(task_rom(task_id), n, backend=backend, seeds=seeds,
                            repeat_action_probability=env_cfg.repeat_action_probability, mode=mode,
-                           difficulty=difficulty, num_threads=int(config["num_threads"]) or None)
-        self.driver = BatchDriver(batch)
+                           difficulty=difficulty, num_threads=1)
+        self.batch = batch
         action_set = batch.legal_action_set() if env_cfg.full_action_space else batch.minimal_action_set()
-        self.envs = [EnvpoolAtari(self.driver, i, action_set, seeds[i], env_cfg) for i in range(n)]
+        fire_reset = env_cfg.use_fire_reset and _FIRE in action_set.tolist()
+        rules = [env_cfg.frame_skip, env_cfg.noop_max, env_cfg.max_episode_steps, env_cfg.episodic_life,
+                 env_cfg.reward_clip, env_cfg.zero_discount_on_life_loss, fire_reset]
+        threads = int(config["num_threads"]) or min(n, len(os.sched_getaffinity(0)))
         channels = (1 if env_cfg.gray_scale else 3) * env_cfg.stack_num
+        self._pool = NativeEnvPool(batch.native_backend(), ENVPOOL, rules, seeds, action_set, env_cfg.gray_scale,
+                                   (env_cfg.img_height, env_cfg.img_width), env_cfg.stack_num,
+                                   (channels, env_cfg.img_height, env_cfg.img_width), threads)
+        self._pending = np.zeros(n, dtype=np.bool_)  # sent and not yet received
         obs_space = spaces.Box(0, 255, (channels, env_cfg.img_height, env_cfg.img_width), np.uint8)
         act_space = spaces.Discrete(len(action_set))
         self.observation_space = self.single_observation_space = obs_space
@@ -126,7 +165,6 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
         self.spec = EnvSpec(task_id, fields(**config), obs_space, act_space)
         self.metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
         self.all_env_ids: npt.NDArray[np.int32] = np.arange(n, dtype=np.int32)
-        self._queue: deque[tuple[int, int | None]] = deque()  # (env_id, action or None for a reset)
 
     # ----------------------------------------------------------------------------- pool
     @property
@@ -153,13 +191,20 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
         """Return the number of environments."""
         return self._num_envs
 
-    def _ids(self, env_id: npt.ArrayLike | None, count: int | None = None) -> list[int]:
+    def _ids(self, env_id: npt.ArrayLike | None, count: int | None = None) -> npt.NDArray[np.int32]:
         ids = self.all_env_ids if env_id is None else np.asarray(env_id).reshape(-1)
         if ids.dtype.kind not in "iu" or (ids < 0).any() or (ids >= self._num_envs).any():
             raise GpuEnvError(f"env_id must be ints in [0, {self._num_envs}), got {ids!r}")
         if count is not None and len(ids) != count:
             raise GpuEnvError(f"got {count} actions for {len(ids)} env ids: pass one action per env id")
-        return [int(i) for i in ids]
+        return ids.astype(np.int32)
+
+    def _send(self, ids: npt.NDArray[np.int32], actions: npt.NDArray[np.int32]) -> None:
+        if len(np.unique(ids)) != len(ids) or self._pending[ids].any():
+            raise GpuEnvError(f"env ids {ids.tolist()} repeat or are still running: recv each env's result "
+                              "before sending it again")
+        self._pending[ids] = True
+        self._pool.send(ids, np.where(actions < 0, RESET, STEP), np.maximum(actions, 0))
 
     def send(self, action: Any, env_id: npt.ArrayLike | None = None) -> None:
         """Queue one step per env in ``env_id`` (default: all) with ``action`` (int[len(env_id)])."""
@@ -169,50 +214,34 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
         a = np.asarray(action).reshape(-1)
         if a.dtype.kind not in "iu" or (a < 0).any() or (a >= self._n_actions).any():
             raise GpuEnvError(f"actions must be ints in [0, {self._n_actions}), got {a!r}")
-        for i, act in zip(self._ids(env_id, len(a)), a, strict=True):
-            self._queue.append((i, int(act)))
+        self._send(self._ids(env_id, len(a)), a.astype(np.int32))
 
     def async_reset(self) -> None:
         """Queue a reset of every env (then ``recv`` their first observations)."""
-        self._queue.extend((i, None) for i in range(self._num_envs))
+        self._send(self.all_env_ids, np.full(self._num_envs, -1, dtype=np.int32))
 
-    def _run(self, count: int) -> tuple[list[int], list[EnvpoolState]]:
-        if len(self._queue) < count:
-            raise GpuEnvError(f"recv needs {count} pending envs but {len(self._queue)} were sent: "
+    def _run(self, count: int, order: npt.NDArray[np.int32] | None = None) -> tuple[Any, ...]:
+        waiting = int(self._pending.sum())
+        if waiting < count:
+            raise GpuEnvError(f"recv needs {count} pending envs but {waiting} were sent: "
                               "send(action, env_id) (or async_reset()) first")
-        taken = [self._queue.popleft() for _ in range(count)]
-        ids = [i for i, _ in taken]
-        if len(set(ids)) != len(ids):
-            raise GpuEnvError(f"env ids {ids} repeat within one batch: recv each env's result before sending it again")
-        programs: dict[int, Program] = {}
-        for i, act in taken:
-            programs[i] = self.envs[i].reset() if act is None else self.envs[i].auto_step(act)
-        results = self.driver.run(programs)
-        return ids, [results[i] for i in ids]
-
-    def _outputs(self, ids: list[int], states: list[EnvpoolState]) -> tuple[Any, ...]:
-        ram = self.driver.batch.get_ram()[ids]
-        env_ids = np.array(ids, dtype=np.int32)
+        out = self._pool.recv(count, _WANTED, order)
+        self._pending[out["env_id"]] = False
+        env_ids = out["env_id"]
         info: dict[str, Any] = {
-            "env_id": env_ids, "players": {"env_id": env_ids.copy()},
-            "lives": np.array([s.lives for s in states], dtype=np.int32),
-            "reward": np.array([s.info_reward for s in states], dtype=np.float32),
-            "terminated": np.array([s.terminated for s in states], dtype=np.int32),
-            "ram": ram, "elapsed_step": np.array([s.elapsed_step for s in states], dtype=np.int32),
+            "env_id": env_ids, "players": {"env_id": env_ids.copy()}, "lives": out["lives"],
+            "reward": out["info_reward"], "terminated": out["game_over"].astype(np.int32), "ram": out["ram"],
+            "elapsed_step": out["elapsed_step"],
         }
-        obs = np.stack([s.obs for s in states])
-        reward = np.array([s.reward for s in states], dtype=np.float32)
-        done = np.array([s.done for s in states], dtype=np.bool_)
-        trunc = np.array([s.trunc for s in states], dtype=np.bool_)
+        done, trunc = out["done"], out["truncated"]
         if self.env_type == "gym":
             info["TimeLimit.truncated"] = trunc
-            return obs, reward, done, info
-        return obs, reward, done & ~trunc, trunc, info
+            return out["obs"], out["reward"], done, info
+        return out["obs"], out["reward"], done & ~trunc, trunc, info
 
     def recv(self, reset: bool = False, return_info: bool = True) -> tuple[Any, ...]:
-        """Run the next ``batch_size`` queued requests; their outputs as ``step`` returns them."""
-        ids, states = self._run(self.batch_size)
-        return self._outputs(ids, states)
+        """Return the first ``batch_size`` envs the workers complete, their outputs as ``step`` returns them."""
+        return self._run(self.batch_size)
 
     # ----------------------------------------------------------------------------- sync API
     def reset(self, env_id: npt.ArrayLike | None = None, *, seed: int | list[int] | None = None,
@@ -228,8 +257,8 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
                 raise GpuEnvError("pass either env_id or options['reset_mask'], not both")
             env_id = np.flatnonzero(np.asarray(options["reset_mask"], dtype=np.bool_))
         ids = self._ids(env_id)
-        self._queue.extend((i, None) for i in ids)
-        out = self._outputs(*self._run(len(ids)))
+        self._send(ids, np.full(len(ids), -1, dtype=np.int32))
+        out = self._run(len(ids), self._sync_order(ids))
         obs, info = out[0], out[-1]
         if self.env_type == "gym" and not self._config["gym_reset_return_info"]:
             return obs
@@ -239,8 +268,11 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
         """``send(action, env_id)`` then ``recv()`` (sync: every env, in env id order)."""
         ids = self._ids(env_id)
         self.send(action, ids)
-        got, states = self._run(len(ids))
-        return self._outputs(got, states)
+        return self._run(len(ids), self._sync_order(ids))
+
+    def _sync_order(self, ids: npt.NDArray[np.int32]) -> npt.NDArray[np.int32] | None:
+        """``ids`` when they are all that is outstanding (outputs in their order), else completion order."""
+        return ids if int(self._pending.sum()) == len(ids) else None
 
     def seed(self, seed: int | None = None) -> None:
         """EnvPool fixes seeds at construction; this raises, naming the fix."""
@@ -262,7 +294,7 @@ def _default_config(task_id: str, env_type: str) -> dict[str, Any]:
 def make(task_id: str, env_type: str = "gymnasium", *, backend: str = "cpu", **kwargs: Any) -> AtariEnvPool:
     """``envpool.make(task_id, env_type, **kwargs)`` for Atari tasks on gpu_env (see the module docstring).
 
-    ``backend``: gpu_env's ``AtariBatch`` backend (``"cpu"``; ``"ale_py"`` runs ale-py itself).
+    ``backend``: gpu_env's ``AtariBatch`` backend; the pool runs on ``"cpu"`` only.
     """
     if env_type == "dm":
         raise GpuEnvError("env_type='dm' (dm_env) is not provided by gpu_env.envpool: use 'gymnasium' or 'gym'")

@@ -1,4 +1,8 @@
-"""``gpu_env.make_vec``: gymnasium's ``make_vec`` for ale-py's Atari ids, on gpu_env."""
+"""``gpu_env.make_vec``: ``gymnasium.make_vec``'s arguments for ale-py's Atari ids, on gpu_env.
+
+It returns torch tensors by default (``obs_format="torch"``); ``obs_format="numpy"`` gives gymnasium's
+own types (numpy observations, float64 rewards, gymnasium's info dtypes).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: None =
 def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str, **kwargs: Any) -> VectorEnv: ...
 def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | None = None,
              **kwargs: Any) -> VectorEnv:
-    """``gymnasium.make_vec(env_id, num_envs, vectorization_mode="sync", ...)`` on gpu_env.
+    """Step, on gpu_env, the env ``gymnasium.make_vec(env_id, num_envs, vectorization_mode="sync", ...)`` steps.
+
+    The same frames, rewards and flags; by default as torch tensors (``obs_format="numpy"``: gymnasium's types).
 
     ``env_id``: any Atari id ale-py registers (``ALE/Breakout-v5``, ``BreakoutNoFrameskip-v4``,
     ``Breakout-v4``, ``Breakout-v0``, ...) or its ``-ram`` form; its registered settings

@@ -23,9 +23,8 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from gpu_env.errors import GpuEnvError
 from gpu_env.presets import make as make_preset
-from gpu_env.presets._engine import Request
 from gpu_env.presets.vector_env import PresetVecEnv
-from gpu_env.presets.wrappers import ProgramEnv, Wrapper
+from gpu_env.presets.wrappers import Gen, ProgramEnv, Wrapper
 
 # SB3 wrapper class names and the gpu_env program wrappers that reproduce them (for env_is_wrapped).
 _SB3_NAMES = {"Monitor": "Monitor", "NoopResetEnv": "NoopReset", "MaxAndSkipEnv": "MaxAndSkip",
@@ -71,7 +70,7 @@ class Sb3VecEnv(VecEnv):
             raise GpuEnvError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
         self._actions = a.astype(np.int64)
 
-    def _env_step(self, i: int, action: int) -> Generator[Request, Any, Any]:
+    def _env_step(self, i: int, action: int) -> Gen:
         """Program: env ``i``'s part of ``DummyVecEnv.step_wait``."""
         env = self.envs[i]
         obs, reward, terminated, truncated, info = yield from env.step(action)

@@ -23,7 +23,8 @@ def _payload(out: str) -> dict[str, object]:
 def test_atari_cpu_runs_every_setting_with_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
     bench = _load("atari_cpu")
     rc = bench.main(["--quick", "--games", "pong", "--num-envs", "2", "--rounds", "1", "--steps", "3",
-                     "--dqn-steps", "2", "--single-frames", "10", "--warmup", "1", "--json"])
+                     "--dqn-steps", "2", "--single-frames", "10", "--warmup", "1", "--json",
+                     "--setting", "raw", "dqn", "single"])
     out = capsys.readouterr().out
     assert rc == 0
     assert "load average (1/5/15 min) before [" in out
@@ -45,6 +46,26 @@ def test_atari_cpu_runs_every_setting_with_both_sides(capsys: pytest.CaptureFixt
         assert row["ratio"] == pytest.approx(row["ours_fps"] / row["ref_fps"])
         assert section["notes"], "every remaining difference is printed as a note"
         assert f"| pong | {row['ours_fps']:,.0f} | {row['ref_fps']:,.0f} | {row['ratio']:.2f} |" in out
+
+
+def test_atari_cpu_runs_every_drop_in_table_with_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _load("atari_cpu")
+    settings = ["envpool", "envpool_async", "ale_vector", "dqn_envpool", "sb3", "cleanrl"]
+    rc = bench.main(["--quick", "--games", "pong", "--num-envs", "2", "--threads", "1", "--rounds", "1",
+                     "--dqn-steps", "2", "--warmup", "1", "--json", "--setting", *settings])
+    out = capsys.readouterr().out
+    assert rc == 0
+    for side in ("gpu_env.envpool (2 envs, 1 threads)", "EnvPool 1.2.5 (2 envs, 1 threads)",
+                 "gpu_env.ale_vector (2 envs, 1 threads)", "SB3 make_atari_env (DummyVecEnv) (2 envs)",
+                 "CleanRL make_env (SyncVectorEnv) (2 envs)"):
+        assert side in out
+    sections = _payload(out)["sections"]
+    assert isinstance(sections, list)
+    assert [s["setting"] for s in sections] == settings
+    for section in sections:
+        (row,) = section["rows"]
+        assert row["ours_fps"] > 0
+        assert row["ref_fps"] > 0
 
 
 @pytest.mark.parametrize(("argv", "message"), [(["--steps", "0"], "--steps must be >= 1, got 0"),

@@ -168,7 +168,7 @@ def private_imports(source_text: str, module: str, is_package: bool = False) -> 
     A private name belongs to its module: a caller elsewhere that needs it says that the module has a
     public function it has not admitted to (STYLE.md, "Private means private"). Dunder names are public.
     """
-    found = []
+    found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(source_text)):
         if not isinstance(node, ast.ImportFrom):
             continue
@@ -185,6 +185,57 @@ def test_no_module_imports_a_private_name_of_another() -> None:
               for module, path in _modules()
               for line, name in private_imports(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")]
     assert not broken, "private names imported across modules:\n" + "\n".join(broken)
+
+
+def _owner_of_private(target: str) -> str | None:
+    """Return the package or module a dotted target is private to (the part before its first ``_name``), or None."""
+    parts = target.split(".")
+    for k, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:k])
+    return None
+
+
+def private_module_imports(source_text: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """Return ``(line, module)`` for each import of a private module (``pkg._mod``) from outside ``pkg``.
+
+    ``import pkg._mod``, ``from pkg._mod import name`` and ``from pkg import _mod`` all count; the
+    modules inside ``pkg`` (its subpackages included) may import it.
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source_text)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            source = _resolve(module, is_package, node)
+            targets = [source, *(f"{source}.{a.name}" for a in node.names if _is_module(f"{source}.{a.name}"))]
+        else:
+            continue
+        for target in targets:
+            owner = _owner_of_private(target)
+            if target.split(".")[0] not in PACKAGES or owner is None:
+                continue
+            if module != owner and not module.startswith(owner + "."):
+                found.append((node.lineno, target))
+    return found
+
+
+def test_no_module_imports_a_private_module_of_another_package() -> None:
+    broken = [f"{path.relative_to(ROOT)}:{line}: {module} imports {target}"
+              for module, path in _modules()
+              for line, target in private_module_imports(path.read_text(encoding="utf-8"), module,
+                                                         path.name == "__init__.py")]
+    assert not broken, "private modules imported from outside their package:\n" + "\n".join(broken)
+
+
+def test_private_module_check_sees_one() -> None:
+    """The checker itself: each import form of a private module from outside is found; from inside it is not."""
+    text = ("import gpu_env.presets._engine\nfrom gpu_env.presets._engine import Op\n"
+            "from gpu_env.presets import _engine\n")
+    assert private_module_imports(text, "gpu_env.envpool") == [
+        (1, "gpu_env.presets._engine"), (2, "gpu_env.presets._engine"), (3, "gpu_env.presets._engine")]
+    assert private_module_imports(text, "gpu_env.presets.wrappers") == []
+    assert private_module_imports("from evaltk.scores import read_table\n", "gpu_env.envpool") == []
 
 
 def test_private_import_check_sees_one() -> None:

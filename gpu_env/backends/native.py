@@ -170,6 +170,19 @@ class NativeBackend:
         )
         return rewards, term, trunc, (stacked if stack is not None else frames)
 
+    @property
+    def library(self) -> Any:
+        """The loaded CPU library."""
+        return self._lib
+
+    def pool_arguments(self) -> tuple[Any, ...]:
+        """Return the ROM handle, envs, env count, frame buffers and stride, as the library takes them."""
+        return self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c
+
+    def default_program(self) -> int:
+        """Return the offset of the setMode program a ``loadROM`` runs (the game's default mode)."""
+        return self._program(self._info.default_mode)
+
     def reset_game(self, mask: BoolArray) -> None:
         """See :meth:`gpu_env.backends.protocol.AtariBackend.reset_game`."""
         self._lib.gpu_env_ale_reset(self._handle, self._envs_p, self._n_c, self._buffers_p, self._stride_c,
@@ -326,6 +339,11 @@ class NativeBackend:
 
 _INDICES, _GRAYSCALE, _RGB = 0, 1, 2  # ScreenFormat of native/screen_format.h
 _FORMAT_C = tuple(ctypes.c_int32(f) for f in (_INDICES, _GRAYSCALE, _RGB))
+
+
+def palette_table(grayscale: bool) -> Any:
+    """Return the grayscale or RGB palette tables (NTSC then PAL) as the library's screen calls take them."""
+    return _screen_tables()[_GRAYSCALE if grayscale else _RGB]
 
 
 def _screen_tables() -> tuple[Any, Any, Any]:

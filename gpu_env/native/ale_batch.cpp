@@ -13,6 +13,7 @@
 #include "ale/preprocessing.h"
 #include "parallel.h"
 #include "preprocess.h"
+#include "host_screens.h"
 #include "screen_format.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
@@ -56,6 +57,9 @@ GPU_ENV_EXPORT void* gpu_env_ale_rom_new(const int32_t* params, float repeat_act
 }
 
 GPU_ENV_EXPORT void gpu_env_ale_rom_free(void* handle) { delete static_cast<RomHandle*>(handle); }
+
+// The ROM of a handle (for native/env_pool.cpp).
+GPU_ENV_EXPORT const AleRom* gpu_env_ale_rom_of(const void* handle) { return &static_cast<const RomHandle*>(handle)->rom; }
 
 // loadROM on the envs with mask[i], seed seeds[i].
 GPU_ENV_EXPORT void gpu_env_ale_load(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
@@ -176,48 +180,6 @@ GPU_ENV_EXPORT void gpu_env_ale_rng_state(const AleEnv* envs, int32_t i, int32_t
   *index = g.index;
 }
 
-namespace {
-
-// Where AtariPreprocessing's two screens go: env i's are buf0/buf1 + frame_bytes * i, `height` rows of
-// 160 pixels in `format` (grayscale or RGB), through the palettes in `tables` (NTSC then PAL).
-struct PreprocessBuffers {
-  ScreenFormat format;
-  const uint8_t* tables;
-  PackedRgb rgb[2];
-  int32_t height;
-  size_t frame_bytes;
-  uint8_t* buf0;
-  uint8_t* buf1;
-};
-
-// Env i's current picture into `target`, as gpu_env_ale_screens_format writes it.
-void write_screen(const AleEnv& e, const uint8_t* fb, const PreprocessBuffers& b, uint8_t* target) {
-  const Tia& tia = e.console.tia;
-  const int32_t rows = tia.height < b.height ? tia.height : b.height;
-  const uint8_t* screen = fb + 160u * static_cast<size_t>(tia.height) * tia.current_buffer;
-  const int32_t which = e.pal != 0 ? 1 : 0;
-  gpu_env_native::screen_convert(screen, rows, b.format, b.tables + gpu_env_native::kPaletteSize * which,
-                                 &b.rgb[which], target);
-  if (rows < b.height) {
-    const size_t row_bytes = b.frame_bytes / static_cast<size_t>(b.height);
-    std::memset(target + row_bytes * static_cast<size_t>(rows), 0, row_bytes * static_cast<size_t>(b.height - rows));
-  }
-}
-
-// Where the shared preprocessing step (core/ale/preprocessing.h) puts env i's screens: obs_buffer[0]
-// is buf0[i], obs_buffer[1] is buf1[i].
-struct HostScreens {
-  const PreprocessBuffers& b;
-  int32_t i;
-
-  uint8_t* slot(int32_t which) const {
-    return (which == 0 ? b.buf0 : b.buf1) + b.frame_bytes * static_cast<size_t>(i);
-  }
-  void capture(const AleEnv& e, const uint8_t* fb, int32_t which) { write_screen(e, fb, b, slot(which)); }
-  void clear(int32_t which) { std::memset(slot(which), 0, b.frame_bytes); }
-};
-
-}  // namespace
 
 // gymnasium's AtariPreprocessing over AtariEnv(frameskip=1), one vector step in one call. Env i does,
 // by modes[i]: 0 nothing; 1 AtariPreprocessing.step of actions[i] (preprocessed_step of
@@ -244,17 +206,7 @@ GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, i
                                              const int32_t* y_index, const float* y_weight, int32_t ky, uint8_t* out,
                                              uint8_t* stack, int32_t stack_size, uint8_t* stacked, int32_t num_threads) {
   const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
-  PreprocessBuffers b;
-  b.format = channels == 3 ? ScreenFormat::kRgb : ScreenFormat::kGrayscale;
-  b.tables = tables;
-  if (b.format == ScreenFormat::kRgb) {
-    gpu_env_native::pack_rgb(tables, b.rgb[0]);
-    gpu_env_native::pack_rgb(tables + 3 * gpu_env_native::kPaletteSize, b.rgb[1]);
-  }
-  b.height = height;
-  b.frame_bytes = 160u * static_cast<size_t>(height) * static_cast<size_t>(channels);
-  b.buf0 = buf0;
-  b.buf1 = buf1;
+  const gpu_env_native::PreprocessBuffers b = gpu_env_native::make_buffers(channels, tables, height, buf0, buf1);
   const gpu_env_native::ObserveSpec spec{height, 160, channels, dst_h, dst_w, integer_path != 0,
                                          {x_index, x_weight, kx}, {y_index, y_weight, ky}};
   const size_t out_bytes = static_cast<size_t>(dst_h) * dst_w * channels;
@@ -270,7 +222,7 @@ GPU_ENV_EXPORT void gpu_env_ale_step_observe(const void* handle, AleEnv* envs, i
     const int32_t i = order[static_cast<size_t>(k)];
     AleEnv& e = envs[i];
     uint8_t* fb = env_buffers(buffers, stride, i);
-    HostScreens screens{b, i};
+    gpu_env_native::HostScreens screens{b, i};
     gpu_env::ale::PreprocessedStep step{0, 0, 0};
     if (modes[i] == 1) {
       step = gpu_env::ale::preprocessed_step(e, r, fb, actions[i], frame_skip, terminal_on_life_loss != 0, lives[i],

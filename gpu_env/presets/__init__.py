@@ -14,7 +14,7 @@
   ``GrayscaleObservation`` → ``FrameStackObservation(4)``; observations uint8[N, 4, 84, 84].
 - ``"gymnasium"``: ``gpu_env.make_vec`` with ``frameskip=1``, gymnasium's ``AtariPreprocessing``
   defaults and ``stack_size=4`` (torch tensors, as make_vec returns them).
-- ``"envpool"``: EnvPool's Atari defaults (:mod:`gpu_env.presets.envpool_stack`).
+- ``"envpool"``: EnvPool's Atari defaults (:mod:`gpu_env.envpool`, native).
 
 The first three take ``env_id``'s registered ale-py settings (``gym.spec(env_id).kwargs``: sticky
 actions, frame skip, frame cap) as ``gym.make(env_id)`` does; ``**env_kwargs`` override them as

@@ -31,7 +31,6 @@ class Op(enum.Enum):
 
     ACT = "act"  # one ALE frame with this full-set action; answers the reward (int)
     SCREEN = "screen"  # answers getScreenRGB() of this env (uint8[H, 160, 3], a copy)
-    SCREEN_GRAY = "screen_gray"  # answers getScreenGrayscale() of this env (uint8[H, 160], a copy)
     RESET_GAME = "reset_game"  # ALE reset_game(); answers None
     LOAD_ROM = "load_rom"  # setInt("random_seed", seed); loadROM(); answers None
 
@@ -87,18 +86,15 @@ class BatchDriver:
                 self.batch.reset_game(masks[Op.RESET_GAME])
             if Op.ACT in masks:
                 rewards = self.batch.act(args, mask=masks[Op.ACT])
-            if kinds - {Op.SCREEN, Op.SCREEN_GRAY}:
+            if kinds - {Op.SCREEN}:
                 self._refresh()
             screens = self.batch.get_screen_rgb() if Op.SCREEN in masks else None
-            grays = self.batch.get_screen_grayscale() if Op.SCREEN_GRAY in masks else None
             for i, (prog, (op, _)) in list(pending.items()):
                 answer: Any = None
                 if op is Op.ACT and rewards is not None:
                     answer = int(rewards[i])
                 elif op is Op.SCREEN and screens is not None:
                     answer = screens[i].copy()
-                elif op is Op.SCREEN_GRAY and grays is not None:
-                    answer = grays[i].copy()
                 self._advance(i, prog, answer, pending, results)
         return results
 

@@ -124,6 +124,44 @@ def test_async_envs_follow_their_own_trajectories() -> None:
             assert np.array_equal(frame, sync_obs[t][env_id]), f"env {env_id} step {t}"
 
 
+@pytest.mark.parametrize("options", [
+    {"gray_scale": False, "stack_num": 2},
+    {"img_height": 105, "img_width": 80, "frame_skip": 3, "noop_max": 1},
+    {"episodic_life": True, "reward_clip": True, "full_action_space": True, "repeat_action_probability": 0.25},
+])
+def test_equals_envpool_itself(options: dict[str, Any]) -> None:
+    """Side by side with the installed EnvPool: every output and info field, every step (RGB, sizes, options)."""
+    real = pytest.importorskip("envpool")
+    theirs = real.make("Seaquest-v5", env_type="gymnasium", num_envs=3, seed=7, **options)
+    ours = envpool.make("Seaquest-v5", env_type="gymnasium", num_envs=3, seed=7, num_threads=2, **options)
+    for a, b in zip(theirs.reset(), ours.reset(), strict=True):
+        assert np.array_equal(a, b) if not isinstance(a, dict) else a.keys() <= b.keys()
+    rng = np.random.default_rng(1)
+    for t in range(200):
+        act = rng.integers(0, theirs.action_space.n, 3)
+        got, want = ours.step(act), theirs.step(act)
+        for x, y in zip(got[:4], want[:4], strict=True):
+            assert np.array_equal(x, y), f"step {t}"
+        for key in ("env_id", "lives", "reward", "terminated", "elapsed_step", "ram"):
+            assert np.array_equal(got[4][key], want[4][key]), f"step {t} info[{key!r}]"
+
+
+def test_async_recv_returns_whichever_envs_are_done() -> None:
+    """recv() hands back batch_size envs as the worker threads finish them, each env once per send."""
+    pool = envpool.make("Pong-v5", num_envs=6, batch_size=2, seed=1, num_threads=2)
+    pool.async_reset()
+    received: list[int] = []
+    for _ in range(30):
+        _, _, _, _, info = pool.recv()
+        ids = info["env_id"]
+        assert len(set(ids.tolist())) == 2
+        received += ids.tolist()
+        pool.send(np.zeros(2, dtype=np.int32), ids)
+    assert sorted(set(received)) == list(range(6))
+    with pytest.raises(GpuEnvError, match="still running"):
+        pool.send(np.zeros(1, dtype=np.int32), np.array([int(i) for i in range(6) if i not in ids][:1]))
+
+
 def test_surface_and_errors() -> None:
     """Spaces, config, spec and info keys as EnvPool's; bad options give one-line errors."""
     env = envpool.make("Pong-v5", num_envs=2)

@@ -1,0 +1,105 @@
+"""The native pools of :mod:`gpu_env.envpool` and :mod:`gpu_env.ale_vector`: ``gpu_env/native/env_pool.cpp``.
+
+:class:`NativeEnvPool` holds a pool's worker threads over a :class:`NativeBackend`'s envs; each worker
+runs one env's request at a time with the client's rules (``core/ale/preprocessing.h``: EnvPool's
+``pool_reset``/``pool_step`` or ale-py's ``vec_reset``/``vec_step``), the INTER_AREA resize and the
+frame stack. :meth:`~NativeEnvPool.send` queues requests; :meth:`~NativeEnvPool.recv` waits for the
+next ``count`` envs the workers complete and returns their outputs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gpu_env.backends.native import NativeBackend, palette_table
+from gpu_env.binding import pointer
+from gpu_env.errors import GpuEnvError
+from gpu_env.preprocess_cpu import CpuObservation
+
+_I32 = ctypes.c_int32
+ENVPOOL, ALE_VECTOR = 0, 1  # the pool's kind
+STEP, RESET, REPORT = 0, 1, 2  # a request's op (REPORT: the env's current outputs, nothing run)
+# recv's outputs, in the library's order: name, dtype, per-row shape ("obs": the stack's shape).
+OUTPUTS: tuple[tuple[str, Any, str], ...] = (
+    ("env_id", np.int32, ""), ("obs", np.uint8, "obs"), ("final_obs", np.uint8, "obs"),
+    ("reward", np.float32, ""), ("info_reward", np.float32, ""), ("int_reward", np.int32, ""),
+    ("terminated", np.bool_, ""), ("truncated", np.bool_, ""), ("done", np.bool_, ""), ("game_over", np.uint8, ""),
+    ("lives", np.int32, ""), ("elapsed_step", np.int32, ""), ("frame_number", np.int32, ""),
+    ("episode_frame_number", np.int32, ""), ("ram", np.uint8, "ram"),
+)
+
+
+class NativeEnvPool:
+    """A pool of ``kind``'s rules over ``backend``'s envs (see the module docstring).
+
+    ``rules``: frame_skip, noop_max, max_episode_steps, then the kind's flags (``env_pool.cpp``);
+    ``seeds``: each env's own ``std::mt19937`` seed; ``action_set``: the ALE action of each action
+    index; ``obs_shape``: one env's stacked observation (the frame layout is the caller's choice);
+    ``affinity_offset`` >= 0 pins worker ``t`` to core ``(affinity_offset + t) % cores``.
+    """
+
+    def __init__(self, backend: NativeBackend, kind: int, rules: list[int], seeds: npt.ArrayLike,
+                 action_set: npt.NDArray[np.int64], grayscale: bool, size: tuple[int, int], stack_num: int,
+                 obs_shape: tuple[int, ...], num_threads: int, same_step: bool = False,
+                 affinity_offset: int = -1) -> None:
+        n = backend.num_envs
+        h = backend.screen_height
+        channels = 1 if grayscale else 3
+        self._resize = CpuObservation(n, (h, 160), size, channels)
+        if not self._resize.native:
+            raise GpuEnvError(f"an image size of {size} is larger than the {h}x160 screen: gpu_env's pools "
+                              "resize down only (INTER_AREA); use a size of at most the screen's")
+        raw = (n, h, 160) if grayscale else (n, h, 160, 3)
+        self._bufs = (np.zeros(raw, dtype=np.uint8), np.zeros(raw, dtype=np.uint8))
+        config = np.array([kind, same_step, backend.default_program(), *rules], dtype=np.int32)
+        self._keep = (config, np.asarray(seeds, dtype=np.int64).astype(np.uint32),
+                      np.ascontiguousarray(action_set, dtype=np.int32))
+        self._lib = backend.library
+        self.num_envs = n
+        self.obs_shape = obs_shape
+        handle, envs, n_c, buffers, stride = backend.pool_arguments()
+        self._pool: ctypes.c_void_p | None = ctypes.c_void_p(self._lib.gpu_env_pool_new(
+            handle, envs, n_c, buffers, stride, pointer(self._keep[0]), pointer(self._keep[1]),
+            pointer(self._keep[2]), _I32(len(action_set)), palette_table(grayscale), _I32(channels), _I32(h),
+            pointer(self._bufs[0]), pointer(self._bufs[1]), *self._resize.resize_args(), _I32(stack_num),
+            _I32(max(1, num_threads)), _I32(affinity_offset)))
+        self._backend = backend  # the envs the pool steps must outlive it
+
+    def send(self, ids: npt.ArrayLike, ops: npt.ArrayLike, actions: npt.ArrayLike | None = None,
+             strengths: npt.ArrayLike | None = None, seeds: npt.ArrayLike | None = None) -> None:
+        """Queue request ``k``: env ``ids[k]``, op ``ops[k]``, action, paddle strength, reset seed (-1: none)."""
+        ids_a = np.ascontiguousarray(ids, dtype=np.int32)
+        count = len(ids_a)
+        ops_a = np.ascontiguousarray(np.broadcast_to(ops, (count,)), dtype=np.int32)
+        acts = np.ascontiguousarray(np.zeros(count) if actions is None else actions, dtype=np.int32)
+        power = np.ascontiguousarray(np.ones(count) if strengths is None else strengths, dtype=np.float32)
+        seed_a = np.ascontiguousarray(np.full(count, -1) if seeds is None else seeds, dtype=np.int64)
+        self._lib.gpu_env_pool_send(self._pool, pointer(ids_a), pointer(ops_a), pointer(acts), pointer(power),
+                                    pointer(seed_a), _I32(count))
+
+    def recv(self, count: int, wanted: tuple[str, ...], order: npt.ArrayLike | None = None) -> dict[str, Any]:
+        """Wait for ``count`` envs; the ``wanted`` outputs in completion order (or ``order``'s, the ids outstanding)."""
+        out: dict[str, Any] = {}
+        pointers = (ctypes.c_void_p * len(OUTPUTS))()
+        for k, (name, dtype, shape) in enumerate(OUTPUTS):
+            if name in wanted:
+                row = self.obs_shape if shape == "obs" else (128,) if shape == "ram" else ()
+                out[name] = np.empty((count, *row), dtype=dtype)
+                pointers[k] = out[name].ctypes.data
+        order_p = None if order is None else pointer(np.ascontiguousarray(order, dtype=np.int32))
+        self._lib.gpu_env_pool_recv(self._pool, _I32(count), order_p, pointers)
+        return out
+
+    def close(self) -> None:
+        """Stop the worker threads and free the pool (a closed pool takes no more requests)."""
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            self._pool = None
+            self._lib.gpu_env_pool_free(pool)
+
+    def __del__(self) -> None:
+        self.close()

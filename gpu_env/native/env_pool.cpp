@@ -1,0 +1,392 @@
+// The pools of gpu_env.envpool (EnvPool's rules) and gpu_env.ale_vector (ale-py 0.12's vector env) on
+// the CPU: per env, the rules' reset and step (core/ale/preprocessing.h), the max-pool and resize
+// (preprocess.h) and the frame stack, run by the pool's own worker threads. Plain C ABI for ctypes.
+//
+// send() queues requests (env id, action index, paddle strength, reset flag and seed); a worker takes
+// one, runs it on that env, keeps the env's outputs in the env's own slots and marks the env complete.
+// recv(count) waits until `count` envs are complete and copies them out in completion order, or, given
+// `order` (the ids of exactly the envs outstanding), in that order. An env is sent again only after it
+// was received (the callers check), so a worker never writes slots that recv is reading.
+#include <pthread.h>
+#include <sched.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ale/environment.h"
+#include "ale/mt19937.h"
+#include "ale/preprocessing.h"
+#include "host_screens.h"
+#include "preprocess.h"
+
+#define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
+
+using gpu_env::ale::AleEnv;
+using gpu_env::ale::AleRom;
+using gpu_env::ale::PoolEnvState;
+using gpu_env::ale::PoolRules;
+using gpu_env::ale::PoolStep;
+using gpu_env::ale::VecEnvState;
+using gpu_env::ale::VecRules;
+
+namespace {
+
+enum Kind : int32_t { kEnvpool = 0, kAleVector = 1 };
+enum Op : int32_t { kStep = 0, kReset = 1, kReport = 2 };  // kReport: the env's current outputs, nothing run
+
+struct Request {
+  int32_t env;
+  int32_t op;
+  int32_t action;  // an index into the action set
+  float strength;
+  int64_t seed;  // kReset: < 0 keeps the env's generators, otherwise reseeds ALE and the env's own
+};
+
+// One env's outputs as recv copies them (fields a kind does not report stay 0).
+struct Outputs {
+  float reward;
+  float info_reward;
+  int32_t int_reward;
+  uint8_t terminated;  // the kind's terminated flag
+  uint8_t truncated;
+  uint8_t done;        // EnvPool: done
+  uint8_t game_over;   // EnvPool: info["terminated"]
+  uint8_t has_final;   // ale-py same-step: final_obs holds the ended episode's last stack
+};
+
+struct EnvPool {
+  int32_t kind;
+  int32_t same_step;
+  int32_t default_program;
+  const AleRom* rom;
+  AleEnv* envs;
+  uint8_t* buffers;
+  uint64_t stride;
+  int32_t n;
+  PoolRules pool_rules;
+  VecRules vec_rules;
+  std::vector<int32_t> action_set;
+  std::vector<gpu_env::ale::Mt19937> gens;
+  std::vector<PoolEnvState> pool_states;
+  std::vector<VecEnvState> vec_states;
+  std::vector<int32_t> stack_idx;  // ale-py: the next slot of each env's circular stack
+  std::vector<Outputs> outputs;
+  gpu_env_native::PreprocessBuffers screens;
+  gpu_env_native::ObserveSpec spec;
+  size_t frame_bytes;  // one resized frame, [dst_h][dst_w][channels]
+  int32_t stack_num;
+  std::vector<uint8_t> frames;  // [n][frame_bytes] scratch
+  std::vector<uint8_t> stacks;  // [n][stack_num][frame]
+  std::vector<uint8_t> finals;  // ale-py same-step: [n][stack_num][frame]
+  std::vector<int32_t> position;
+
+  std::mutex mutex;
+  std::condition_variable work;
+  std::condition_variable completed_cv;
+  std::deque<Request> queue;
+  std::deque<int32_t> completed;
+  bool stop = false;
+  std::vector<std::thread> workers;
+
+  size_t stack_bytes() const { return frame_bytes * static_cast<size_t>(stack_num); }
+  uint8_t* stack_of(int32_t i) { return stacks.data() + stack_bytes() * static_cast<size_t>(i); }
+  uint8_t* frame_of(int32_t i) { return frames.data() + frame_bytes * static_cast<size_t>(i); }
+  void observe(int32_t i, gpu_env_native::HostScreens& slots, bool pool);
+  void push_envpool(int32_t i, bool push_all);
+  void push_vector(int32_t i, bool clear);
+  void linear_stack(int32_t i, uint8_t* out);
+  void run(const Request& q);
+  void run_envpool(const Request& q, gpu_env_native::HostScreens& slots);
+  void run_vector(const Request& q, gpu_env_native::HostScreens& slots);
+  Outputs vector_outputs(int32_t i) const;
+  void serve();
+};
+
+void EnvPool::observe(int32_t i, gpu_env_native::HostScreens& slots, bool pool) {
+  gpu_env_native::observe_frame(spec, slots.slot(0), pool ? slots.slot(1) : nullptr, frame_of(i));
+}
+
+// EnvPool's stack: the frame appended channels first (the oldest dropped), or written to every slot.
+void EnvPool::push_envpool(int32_t i, bool push_all) {
+  const uint8_t* frame = frame_of(i);
+  uint8_t* own = stack_of(i);
+  uint8_t* last = own + stack_bytes() - frame_bytes;
+  if (!push_all) std::memmove(own, own + frame_bytes, stack_bytes() - frame_bytes);
+  const int32_t channels = spec.channels;
+  if (channels == 1) {
+    std::memcpy(last, frame, frame_bytes);
+  } else {
+    const size_t plane = frame_bytes / static_cast<size_t>(channels);
+    for (size_t p = 0; p < plane; ++p) {
+      for (int32_t c = 0; c < channels; ++c) last[plane * static_cast<size_t>(c) + p] = frame[p * channels + c];
+    }
+  }
+  if (push_all) {
+    for (int32_t k = 0; k + 1 < stack_num; ++k) std::memcpy(own + frame_bytes * static_cast<size_t>(k), last, frame_bytes);
+  }
+}
+
+// ale-py's stack: a circular buffer (zeroed on a reset), the frame written at the next slot.
+void EnvPool::push_vector(int32_t i, bool clear) {
+  uint8_t* own = stack_of(i);
+  int32_t& idx = stack_idx[static_cast<size_t>(i)];
+  if (clear) {
+    std::memset(own, 0, stack_bytes());
+    idx = 0;
+  }
+  std::memcpy(own + frame_bytes * static_cast<size_t>(idx), frame_of(i), frame_bytes);
+  idx = (idx + 1) % stack_num;
+}
+
+// Env i's stack, oldest frame first.
+void EnvPool::linear_stack(int32_t i, uint8_t* out) {
+  if (kind == kEnvpool) {
+    std::memcpy(out, stack_of(i), stack_bytes());
+    return;
+  }
+  const int32_t idx = stack_idx[static_cast<size_t>(i)];
+  for (int32_t k = 0; k < stack_num; ++k) {
+    const size_t from = static_cast<size_t>((idx + k) % stack_num);
+    std::memcpy(out + frame_bytes * static_cast<size_t>(k), stack_of(i) + frame_bytes * from, frame_bytes);
+  }
+}
+
+void EnvPool::run_envpool(const Request& q, gpu_env_native::HostScreens& slots) {
+  const int32_t i = q.env;
+  AleEnv& e = envs[i];
+  uint8_t* fb = buffers + stride * static_cast<uint64_t>(i);
+  PoolEnvState& s = pool_states[static_cast<size_t>(i)];
+  PoolStep out;
+  if (q.op == kReset || s.done) {
+    out = gpu_env::ale::pool_reset(e, *rom, fb, pool_rules, gens[static_cast<size_t>(i)], s, slots);
+  } else {
+    out = gpu_env::ale::pool_step(e, *rom, fb, pool_rules, action_set[static_cast<size_t>(q.action)], s, slots);
+  }
+  observe(i, slots, out.pool != 0);
+  push_envpool(i, out.push_all != 0);
+  outputs[static_cast<size_t>(i)] = Outputs{out.reward, out.info_reward, 0, 0, out.trunc, out.done, out.terminated, 0};
+}
+
+Outputs EnvPool::vector_outputs(int32_t i) const {
+  const VecEnvState& s = vec_states[static_cast<size_t>(i)];
+  Outputs o{};
+  o.int_reward = s.reward;
+  o.terminated = gpu_env::ale::vec_terminated(vec_rules, s) ? 1 : 0;
+  o.truncated = gpu_env::ale::vec_truncated(vec_rules, s) ? 1 : 0;
+  return o;
+}
+
+void EnvPool::run_vector(const Request& q, gpu_env_native::HostScreens& slots) {
+  const int32_t i = q.env;
+  AleEnv& e = envs[i];
+  uint8_t* fb = buffers + stride * static_cast<uint64_t>(i);
+  VecEnvState& s = vec_states[static_cast<size_t>(i)];
+  gpu_env::ale::Mt19937& gen = gens[static_cast<size_t>(i)];
+  auto reset = [&](int64_t seed) {
+    if (seed >= 0) {
+      gpu_env::ale::ale_load_rom(e, *rom, fb, static_cast<uint32_t>(seed), default_program);
+      gpu_env::ale::mt_seed(gen, static_cast<uint32_t>(seed));
+    }
+    gpu_env::ale::vec_reset(e, *rom, fb, vec_rules, gen, s, slots);
+    observe(i, slots, vec_rules.maxpool != 0);
+    push_vector(i, true);
+  };
+  if (q.op == kReport) {
+    outputs[static_cast<size_t>(i)] = vector_outputs(i);
+    return;
+  }
+  if (q.op == kReset || (!same_step && gpu_env::ale::vec_episode_over(vec_rules, s))) {
+    reset(q.op == kReset ? q.seed : -1);
+    outputs[static_cast<size_t>(i)] = vector_outputs(i);
+    return;
+  }
+  gpu_env::ale::vec_step(e, *rom, fb, vec_rules, action_set[static_cast<size_t>(q.action)], q.strength, s, slots);
+  observe(i, slots, vec_rules.maxpool != 0);
+  push_vector(i, false);
+  Outputs o = vector_outputs(i);
+  if (same_step && gpu_env::ale::vec_episode_over(vec_rules, s)) {
+    linear_stack(i, finals.data() + stack_bytes() * static_cast<size_t>(i));
+    reset(-1);
+    o.has_final = 1;
+  }
+  outputs[static_cast<size_t>(i)] = o;
+}
+
+void EnvPool::run(const Request& q) {
+  gpu_env_native::HostScreens slots{screens, q.env};
+  if (kind == kEnvpool) {
+    run_envpool(q, slots);
+  } else {
+    run_vector(q, slots);
+  }
+}
+
+void EnvPool::serve() {
+  for (;;) {
+    Request q;
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      work.wait(lock, [this] { return stop || !queue.empty(); });
+      if (stop) return;
+      q = queue.front();
+      queue.pop_front();
+    }
+    run(q);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      completed.push_back(q.env);
+    }
+    completed_cv.notify_all();
+  }
+}
+
+}  // namespace
+
+// The ROM of a gpu_env_ale_rom_new handle (native/ale_batch.cpp).
+extern "C" const AleRom* gpu_env_ale_rom_of(const void* handle);
+
+// A pool over the caller's envs and frame buffers (as gpu_env_ale_step_observe takes them). `config`:
+// kind (0 EnvPool, 1 ale-py vector), same_step (ale-py's SameStep autoreset), default_program (the
+// setMode program a reseeding loadROM runs), frame_skip, noop_max, max_episode_steps, then for EnvPool
+// episodic_life, reward_clip, zero_discount_on_life_loss, fire_reset, and for ale-py maxpool,
+// fire_reset, episodic_life, life_loss_info, reward_clipping. Env i's own generator is
+// std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens: `channels`, `tables`,
+// `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for gpu_env_preprocess_observe (its
+// tap tables must outlive the pool); `stack_num` frames per observation. With affinity_offset >= 0,
+// worker t runs on core (affinity_offset + t) modulo the cores (ale-py's thread_affinity_offset).
+GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
+                                      const int32_t* config, const uint32_t* seeds, const int32_t* action_set,
+                                      int32_t num_actions, const uint8_t* tables, int32_t channels, int32_t height,
+                                      uint8_t* buf0, uint8_t* buf1, int32_t dst_h, int32_t dst_w,
+                                      int32_t integer_path, const int32_t* x_index, const float* x_weight, int32_t kx,
+                                      const int32_t* y_index, const float* y_weight, int32_t ky, int32_t stack_num,
+                                      int32_t num_threads, int32_t affinity_offset) {
+  EnvPool* p = new EnvPool();
+  p->kind = config[0];
+  p->same_step = config[1];
+  p->default_program = config[2];
+  const int32_t* c = config + 3;
+  p->pool_rules = PoolRules{c[0], c[1], c[2], static_cast<uint8_t>(c[3]), static_cast<uint8_t>(c[4]),
+                            static_cast<uint8_t>(c[5]), static_cast<uint8_t>(c[6])};
+  p->vec_rules = VecRules{c[0], c[1], c[2], static_cast<uint8_t>(c[3]), static_cast<uint8_t>(c[4]),
+                          static_cast<uint8_t>(c[5]), static_cast<uint8_t>(c[6]), static_cast<uint8_t>(c[7])};
+  p->rom = gpu_env_ale_rom_of(rom);
+  p->envs = envs;
+  p->buffers = buffers;
+  p->stride = stride;
+  p->n = n;
+  p->action_set.assign(action_set, action_set + num_actions);
+  p->gens.resize(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) gpu_env::ale::mt_seed(p->gens[static_cast<size_t>(i)], seeds[i]);
+  // EnvPool's constructor: done, and elapsed_step past the limit (the first reset resets the game).
+  p->pool_states.assign(static_cast<size_t>(n), PoolEnvState{c[2] + 1, 0, 1});
+  p->vec_states.assign(static_cast<size_t>(n), VecEnvState{c[2] + 1, 0, 0, 0, 0});
+  p->stack_idx.assign(static_cast<size_t>(n), 0);
+  p->outputs.assign(static_cast<size_t>(n), Outputs{});
+  p->screens = gpu_env_native::make_buffers(channels, tables, height, buf0, buf1);
+  p->spec = gpu_env_native::ObserveSpec{height, 160, channels, dst_h, dst_w, integer_path != 0,
+                                        {x_index, x_weight, kx}, {y_index, y_weight, ky}};
+  p->frame_bytes = static_cast<size_t>(dst_h) * static_cast<size_t>(dst_w) * static_cast<size_t>(channels);
+  p->stack_num = stack_num;
+  p->frames.assign(p->frame_bytes * static_cast<size_t>(n), 0);
+  p->stacks.assign(p->stack_bytes() * static_cast<size_t>(n), 0);
+  p->finals.assign(p->same_step ? p->stack_bytes() * static_cast<size_t>(n) : 0, 0);
+  p->position.assign(static_cast<size_t>(n), 0);
+  const int32_t threads = num_threads < 1 ? 1 : num_threads;
+  for (int32_t t = 0; t < threads; ++t) p->workers.emplace_back([p] { p->serve(); });
+  const int32_t cores = static_cast<int32_t>(std::thread::hardware_concurrency());
+  for (int32_t t = 0; affinity_offset >= 0 && cores > 0 && t < threads; ++t) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((affinity_offset + t) % cores, &set);
+    pthread_setaffinity_np(p->workers[static_cast<size_t>(t)].native_handle(), sizeof(cpu_set_t), &set);
+  }
+  return p;
+}
+
+GPU_ENV_EXPORT void gpu_env_pool_free(void* pool) {
+  EnvPool* p = static_cast<EnvPool*>(pool);
+  {
+    std::lock_guard<std::mutex> lock(p->mutex);
+    p->stop = true;
+  }
+  p->work.notify_all();
+  for (std::thread& t : p->workers) t.join();
+  delete p;
+}
+
+// Queue `count` requests: env ids[k] with op ops[k] (0 step, 1 reset, 2 report), action index
+// actions[k], paddle strength strengths[k] and (for a reset) seed seeds[k] (< 0: no reseed).
+GPU_ENV_EXPORT void gpu_env_pool_send(void* pool, const int32_t* ids, const int32_t* ops, const int32_t* actions,
+                                      const float* strengths, const int64_t* seeds, int32_t count) {
+  EnvPool* p = static_cast<EnvPool*>(pool);
+  {
+    std::lock_guard<std::mutex> lock(p->mutex);
+    for (int32_t k = 0; k < count; ++k) p->queue.push_back(Request{ids[k], ops[k], actions[k], strengths[k], seeds[k]});
+  }
+  p->work.notify_all();
+}
+
+// Wait for `count` completed envs and write them out: row k is the k-th completed env, or, with
+// `order` (the ids of exactly the envs outstanding), env order[k]. `out` holds 14 pointers, each
+// written where not null: env id (int32), stacked observation (uint8), final observation (uint8,
+// zeros unless has_final), reward (float32), unclipped reward (float32), integer reward (int32),
+// terminated, truncated, done, game over (uint8 each), lives, elapsed steps, frame number, episode
+// frame number (int32 each); RAM (uint8[128]) follows at out[14].
+GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* order, void* const* out) {
+  EnvPool* p = static_cast<EnvPool*>(pool);
+  std::vector<int32_t> got(static_cast<size_t>(count));
+  {
+    std::unique_lock<std::mutex> lock(p->mutex);
+    p->completed_cv.wait(lock, [&] { return static_cast<int32_t>(p->completed.size()) >= count; });
+    for (int32_t k = 0; k < count; ++k) {
+      got[static_cast<size_t>(k)] = p->completed.front();
+      p->completed.pop_front();
+    }
+  }
+  if (order != nullptr) {
+    for (int32_t k = 0; k < count; ++k) p->position[static_cast<size_t>(order[k])] = k;
+  }
+  const size_t sb = p->stack_bytes();
+  auto i32 = [&](int idx) { return static_cast<int32_t*>(out[idx]); };
+  auto u8 = [&](int idx) { return static_cast<uint8_t*>(out[idx]); };
+  auto f32 = [&](int idx) { return static_cast<float*>(out[idx]); };
+  for (int32_t k = 0; k < count; ++k) {
+    const int32_t i = got[static_cast<size_t>(k)];
+    const size_t row = static_cast<size_t>(order != nullptr ? p->position[static_cast<size_t>(i)] : k);
+    const Outputs& o = p->outputs[static_cast<size_t>(i)];
+    const AleEnv& e = p->envs[i];
+    if (out[0]) i32(0)[row] = i;
+    if (out[1]) p->linear_stack(i, u8(1) + sb * row);
+    if (out[2]) {
+      if (o.has_final) {
+        std::memcpy(u8(2) + sb * row, p->finals.data() + sb * static_cast<size_t>(i), sb);
+      } else {
+        std::memset(u8(2) + sb * row, 0, sb);
+      }
+    }
+    if (out[3]) f32(3)[row] = o.reward;
+    if (out[4]) f32(4)[row] = o.info_reward;
+    if (out[5]) i32(5)[row] = o.int_reward;
+    if (out[6]) u8(6)[row] = o.terminated;
+    if (out[7]) u8(7)[row] = o.truncated;
+    if (out[8]) u8(8)[row] = o.done;
+    if (out[9]) u8(9)[row] = o.game_over;
+    if (out[10]) {
+      i32(10)[row] = p->kind == kEnvpool ? p->pool_states[static_cast<size_t>(i)].lives
+                                         : p->vec_states[static_cast<size_t>(i)].lives;
+    }
+    if (out[11]) {
+      i32(11)[row] = p->kind == kEnvpool ? p->pool_states[static_cast<size_t>(i)].elapsed_step
+                                         : p->vec_states[static_cast<size_t>(i)].elapsed;
+    }
+    if (out[12]) i32(12)[row] = e.frame_number;
+    if (out[13]) i32(13)[row] = e.episode_frame_number;
+    if (out[14]) std::memcpy(u8(14) + 128 * row, e.console.riot.ram, 128);
+  }
+}
