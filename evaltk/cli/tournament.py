@@ -100,11 +100,9 @@ def agent_path(agent: str) -> str:
 
     A location (:mod:`evaltk.locations`) is resolved: ``hf://`` fetched, another library's file imported.
     """
-    if builtin_name(agent) is not None:
-        return agent
-    from evaltk.locations import resolve
+    from evaltk.locations import local_checkpoint
 
-    return str(Path(resolve(agent).ref).resolve())
+    return local_checkpoint(agent).ref
 
 
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:

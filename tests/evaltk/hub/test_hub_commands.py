@@ -75,10 +75,9 @@ def test_validate_and_a_suite_case_read_a_hub_checkpoint_offline(hub: HubServer,
 def test_a_tournament_plays_a_hub_agent_and_names_it_by_its_commit(hub: HubServer, tmp_path: Path) -> None:
     pytest.importorskip("vizdoom", reason="needs vizdoom (pip install 'evaltk[doom]')")
     from evaltk import policies
-    from evaltk.tournament.agents import builtin_env, register_builtins
+    from evaltk.tournament.agents import builtin_env
 
-    register_builtins()
-    folder = policies.save_builtin(tmp_path / "doom", "doom_scripted", builtin_env())
+    folder = policies.save_builtin(tmp_path / "doom", "scripted", builtin_env())
     sha = hub.repo("evaltk-tests/doom-scripted").push({p.name: p.read_bytes() for p in folder.iterdir()})
     label = f"hf://evaltk-tests/doom-scripted@{sha}"
     with hub.serve() as url:
