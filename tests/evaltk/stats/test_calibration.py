@@ -67,3 +67,17 @@ def test_sequential_calibration_benchmark_small(dist: int) -> None:
     assert row.episodes[0.5] > 0.95 * row.n_max  # on the margin the budget runs out
     assert row.episodes[1.0] < row.fixed_n_difference  # fewer episodes than fixed N at equal power
     assert row.episodes[0.0] < row.fixed_n_equivalence
+
+
+def test_sequential_benchmark_checks_each_outcome_against_its_own_bound() -> None:
+    """At 10,000 sequences a false 'different' of 0.03 misses alpha/2 + 3 SE (0.0297); 0.029 passes."""
+    bench = load_benchmark("stats_calibration_sequential")
+
+    def row(eq_margin: float, diff_margin: float) -> object:
+        rates = dict.fromkeys(bench.SEQ_DELTAS, 0.0)
+        return bench.SequentialRow(72, 10_000, {**rates, 0.5: eq_margin}, {**rates, 0.5: diff_margin}, rates,
+                                   rates, 69, 69, 0.8, 0.8, 69, 69)
+
+    assert row(0.05, 0.029).misses() == []
+    assert row(0.05, 0.030).misses() == ["false different 0.0300 at d = 0.5 > 0.0297"]
+    assert row(0.057, 0.02).misses() == ["false equivalent 0.0570 at d = 0.5 > 0.0565"]
