@@ -5,7 +5,8 @@ same things per step: the observation the policy acts on (the checkpoint's obser
 the action, the reward and the end flags. :class:`EpisodeDigests` folds them, per slot, into two digests
 (BLAKE2b, 128 bits, hex) written to each score-table row:
 
-* ``digest`` - the step stream: for every step the action (``int64``) and the reward (as ``float64``), then
+* ``digest`` - the step stream: for every step the action (little-endian ``int64``, each component of a
+  multi-discrete one) and the reward (as little-endian ``float64``), then
   the episode's length in steps and its ``terminated``/``truncated`` flags. Two episodes with the same
   digest took the same actions, got the same reward on every step and ended on the same step the same way.
   A reward delayed by one step changes it even when the return does not.
@@ -51,9 +52,10 @@ class EpisodeDigests:
             self._obs[slot].update(np.ascontiguousarray(obs[slot]).tobytes())
 
     def step(self, actions: np.ndarray, rewards: np.ndarray, active: np.ndarray) -> None:
-        """Fold each active slot's action (``int64[K]``) and reward (``float[K]``) of one step."""
+        """Fold each active slot's action (``int64[K]``, or ``int64[K, n]`` multi-discrete) and reward of one step."""
         for slot in np.flatnonzero(active).tolist():
-            self._steps[slot].update(struct.pack("<qd", int(actions[slot]), float(rewards[slot])))
+            self._steps[slot].update(np.asarray(actions[slot], dtype="<i8").tobytes())
+            self._steps[slot].update(struct.pack("<d", float(rewards[slot])))
 
     def finish(self, slot: int, steps: int, terminated: bool, truncated: bool) -> tuple[str, str]:
         """Close ``slot``'s episode after ``steps`` steps; return ``(digest, obs_digest)`` as hex."""
