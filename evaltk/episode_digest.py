@@ -5,12 +5,16 @@ same things per step: the observation the policy acts on (the checkpoint's obser
 the action, the reward and the end flags. :class:`EpisodeDigests` folds them, per slot, into two digests
 (BLAKE2b, 128 bits, hex) written to each score-table row:
 
-* ``digest`` - the step stream: for every step the action (``int64``) and the reward (as ``float64``), then
+* ``digest`` - the step stream: for every step the action (little-endian ``int64``, each component of a
+  multi-discrete one) and the reward (as little-endian ``float64``), then
   the episode's length in steps and its ``terminated``/``truncated`` flags. Two episodes with the same
   digest took the same actions, got the same reward on every step and ended on the same step the same way.
   A reward delayed by one step changes it even when the return does not.
 * ``obs_digest`` - every observation the policy acted on (the reset observation and each one after a
-  non-final step), as raw bytes of the checkpoint's dtype and shape. The observation after the last step
+  non-final step): the CRC-32 of each observation's raw bytes (the checkpoint's dtype and shape), in
+  order, folded into the digest. A CRC per observation costs a fifth of a cryptographic hash of it; two
+  different observations escape it with probability 2**-32 each, which is ample for telling simulators
+  apart (nothing here guards against a simulator built to collide). The observation after the last step
   is left out: simulators differ in what they hand back there (the final frame or the next reset's).
 
 Because each simulator gives evaltk the checkpoint's observation (shape and dtype are checked), two tables
@@ -21,6 +25,7 @@ of one checkpoint always expose the same observation, and both digests are compa
 from __future__ import annotations
 
 import struct
+import zlib
 from hashlib import blake2b
 
 import numpy as np
@@ -48,12 +53,13 @@ class EpisodeDigests:
     def observe(self, obs: np.ndarray, active: np.ndarray) -> None:
         """Fold the observation each active slot's policy is about to act on (``obs[K, ...]``, ``active: bool[K]``)."""
         for slot in np.flatnonzero(active).tolist():
-            self._obs[slot].update(np.ascontiguousarray(obs[slot]).tobytes())
+            self._obs[slot].update(struct.pack("<I", zlib.crc32(np.ascontiguousarray(obs[slot]).data)))
 
     def step(self, actions: np.ndarray, rewards: np.ndarray, active: np.ndarray) -> None:
-        """Fold each active slot's action (``int64[K]``) and reward (``float[K]``) of one step."""
+        """Fold each active slot's action (``int64[K]``, or ``int64[K, n]`` multi-discrete) and reward of one step."""
         for slot in np.flatnonzero(active).tolist():
-            self._steps[slot].update(struct.pack("<qd", int(actions[slot]), float(rewards[slot])))
+            self._steps[slot].update(np.asarray(actions[slot], dtype="<i8").tobytes())
+            self._steps[slot].update(struct.pack("<d", float(rewards[slot])))
 
     def finish(self, slot: int, steps: int, terminated: bool, truncated: bool) -> tuple[str, str]:
         """Close ``slot``'s episode after ``steps`` steps; return ``(digest, obs_digest)`` as hex."""

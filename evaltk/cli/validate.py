@@ -103,7 +103,8 @@ def _comparison_table(report: dict[str, Any]) -> Table:
     t.add_row("design", report["design"])
     pairs = report["pairs"]
     t.add_row("rows paired by seed", "no (no seeds in the reference)" if pairs is None else
-              f"{pairs['n_shared']} shared, {pairs['same']['return']} with the same return")
+              f"{pairs['n_shared']} shared, {pairs['same']['return']} with the same return, "
+              f"{pairs['same']['episode']} the same step for step")
     envs = report["environments"]
     t.add_row("env settings that differ", ", ".join(envs["differs"]) or "none")
     if envs["not_recorded"]:

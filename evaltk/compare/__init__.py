@@ -147,7 +147,7 @@ def compare(
     rng = np.random.default_rng(seed)
     kind_ = margin_kind(kind)
     pairs, pairing = pair_rows(a, b, seeds_a, seeds_b, paired, kind_)
-    match = (None if pairs is None else
+    match = (None if pairs is None or pairs.n == 0 else
              match_episodes(pairs, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes))
     if pairs is not None and match is not None and match.identical and pairs.identical:
         decision = identical_decision(pairs, match, kind_, margin, alpha)

@@ -195,8 +195,8 @@ class EpisodeMatch(JsonResult):
             return (f"{self.n_compared - self.n_same} of {self.n_compared} shared episodes differ step for step "
                     f"({self.what}; seeds {seeds}{', ...' if self.n_compared - self.n_same > 5 else ''})")
         return (f"all {self.n_same} shared episodes are the same step for step ({self.what}), but 'identical' needs "
-                f"at least {self.min_episodes} (with {self.n_same}, up to {percent(upper_bound(self.n_same))} of "
-                "episodes could differ unseen): the ordinary statistics apply")
+                f"at least {self.min_episodes} (with {self.n_same}, up to {percent(upper_bound(max(1, self.n_same)))}"
+                " of episodes could differ unseen): the ordinary statistics apply")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evaltk.simulators.settings import UNKNOWN
+
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 MAX_PAIR_ROWS = 500
 """Per-seed rows listed in the page (all of them are in ``report.json``)."""
@@ -173,7 +175,7 @@ def render_html(report: Mapping[str, Any], images: Mapping[str, bytes],
     """
     ref = report["sides"]["reference"]
     ref_words = [w for w in (ref["backend"], "baseline" if ref["source"] == "baseline" else "") if w and
-                 w != "not recorded"]
+                 w != UNKNOWN]
     labels = (f"sim ({report['sides']['sim']['backend']})", f"reference ({', '.join(ref_words)})")
     colour = VERDICT_COLOURS.get(report["verdict"], "#59636e")
     notes = [n for side in ("sim", "reference") for n in report["sides"][side]["notes"]]

@@ -32,10 +32,10 @@ __all__ = ["NAMES", "REFERENCE", "EpisodeSlots", "Simulator", "SimulatorError", 
 
 def check_name(name: str, *, option: str = "--sim") -> str:
     """Return ``name`` if it names a simulator; :class:`SimulatorError` naming the choices otherwise."""
-    if name in NAMES or is_factory_name(name):
-        return name
-    if name.startswith(ENVPOOL_PREFIX):
+    if name.startswith(ENVPOOL_PREFIX):  # before MODULE:CALLABLE, which "envpool:key" would also match
         parse_options(name)
+        return name
+    if name in NAMES or is_factory_name(name):
         return name
     raise SimulatorError(f"{option} {name!r} is not a simulator: use one of {', '.join(NAMES)}, or MODULE:CALLABLE "
                          "for your own factory (e.g. mysim:make_env; see docs/simulators.md)")

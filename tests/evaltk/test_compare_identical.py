@@ -106,3 +106,10 @@ def test_cli_compare_reads_digests_from_tables(tmp_path: Path, capsys: pytest.Ca
     out = capsys.readouterr().out.strip().splitlines()
     assert json.loads(out[-1])["verdict"] == "equivalent"
     assert any(line.startswith("verdict: equivalent; not identical: compared on returns only") for line in out)
+
+
+def test_tables_on_disjoint_seeds_are_compared_without_an_episode_match() -> None:
+    result = compare(RETURNS[:12], RETURNS[12:24], 2.0, "absolute", n_resamples=199, seeds_a=SEEDS[:12],
+                     seeds_b=SEEDS[12:24], digests_a=DIGESTS[:12], digests_b=DIGESTS[12:24])
+    assert result.verdict is not Verdict.IDENTICAL
+    assert result.episodes is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+import zlib
 from hashlib import blake2b
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ def _replay_random(env: gym.Env[np.ndarray, int], seed: int,
     total, steps = 0.0, 0
     step_hash, obs_hash = blake2b(b"steps", digest_size=16), blake2b(b"obs", digest_size=16)
     while True:
-        obs_hash.update(np.ascontiguousarray(obs).tobytes())
+        obs_hash.update(struct.pack("<I", zlib.crc32(np.ascontiguousarray(obs).tobytes())))
         action = int(rng.integers(n_actions))
         obs, r, term, trunc, _ = env.step(action)
         step_hash.update(struct.pack("<qd", action, float(r)))

@@ -8,7 +8,7 @@ from evaltk.envs.atari import atari_env
 from evaltk.evaluate import EvalConfig, evaluate
 from evaltk.policies import save_builtin
 
-KEYS = ("index", "seed", "return", "frames", "steps", "truncated")
+KEYS = ("index", "seed", "return", "frames", "steps", "truncated", "digest", "obs_digest")  # step for step
 
 
 def _rows(checkpoint: str, out: Path, backend: str, env_id: str | None, episodes: int) -> list[tuple[object, ...]]:

@@ -18,7 +18,7 @@ import pytest
 from evaltk.cli.main import main
 from evaltk.envs import describe
 from evaltk.evaluate import TABLE_FILE, read_table
-from evaltk.simulators import get
+from evaltk.simulators import SimulatorError, get
 from evaltk.simulators.settings import UNKNOWN, align_env, difference_rows, settings_note
 from tests.evaltk.cli_helpers import error_line
 
@@ -73,6 +73,8 @@ def test_envpool_options_change_the_settings_read_from_the_pool() -> None:
     assert sim["noop_starts"] == [1, 30]
     differs = [r["setting"] for r in difference_rows(sim, get("gym").settings(env)) if r["differs"]]
     assert differs == ["package", "env_id", "max_episode_frames"]
+    with pytest.raises(SimulatorError, match="'max_episode_steps' is not KEY=VALUE"):
+        get("envpool:max_episode_steps")
 
 
 @pytest.fixture
