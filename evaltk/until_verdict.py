@@ -19,18 +19,21 @@ from typing import Any
 import numpy as np
 
 from evaltk.compare import MIN_EPISODES, CompareError, Pairing
+from evaltk.compare.result import IdenticalRows
 from evaltk.compare.sequential import (
     LookFn,
     SequentialComparison,
     check_budget,
     check_looks,
+    episodes_identical,
     look_sizes,
     run_sequential,
 )
 from evaltk.compare_tables import LoadedTable, check_envs, load_table
 from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
 from evaltk.margin import MarginKind
-from evaltk.scores import TABLE_FILE
+from evaltk.scores import TABLE_FILE, row_digests
+from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.stats.validate import FloatArray
 
@@ -90,14 +93,26 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
                allow_different_envs=uv.allow_different_envs)
     pairing = Pairing(n_max, 0, 0, True, None, "baseline holds every seed of this evaluation") if paired else None
 
+    looked: list[dict[str, Any]] = []
+
     def batches() -> Iterator[tuple[FloatArray, FloatArray]]:
         for size in sizes:
             result = run_prepared(prepare(dataclasses.replace(config, episodes=size)))
-            b_k = np.array([r["return"] for r in result.rows[:size]], dtype=np.float64)
+            looked[:] = result.rows[:size]
+            b_k = np.array([r["return"] for r in looked], dtype=np.float64)
             yield (a_pairs[:size] if a_pairs is not None else base.returns), b_k
 
+    def identical(n: int) -> IdenticalRows | None:
+        """Return the finding when the first ``n`` episodes equal the baseline's step for step, else None."""
+        if base.seeds is None:
+            return None
+        seeds = np.asarray([int(r["seed"]) for r in looked[:n]])
+        pairs = PairedSample(np.zeros(n), np.zeros(n), seeds, 0, 0)
+        return episodes_identical(pairs, base.seeds, seeds, base.digests, row_digests(looked[:n]), uv.min_episodes)
+
     seq = run_sequential(batches(), design, kind, uv.margin, paired=paired,
-                         budget=(n_max if paired else n_a, n_max), pairing=pairing, on_look=on_look)
+                         budget=(n_max if paired else n_a, n_max), pairing=pairing, on_look=on_look,
+                         identical=identical)
     return _finish(seq, config, base, uv)
 
 

@@ -31,7 +31,15 @@ import numpy as np
 
 from evaltk.atomic import write_json_atomic
 from evaltk.compare import Comparison, Pairing, Verdict, compare
-from evaltk.compare.sequential import SequentialComparison, check_budget, check_looks, look_sizes, run_sequential
+from evaltk.compare.result import IdenticalRows
+from evaltk.compare.sequential import (
+    SequentialComparison,
+    check_budget,
+    check_looks,
+    episodes_identical,
+    look_sizes,
+    run_sequential,
+)
 from evaltk.compare_tables import spec_rows
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
@@ -51,6 +59,7 @@ from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import check_name, recorded_name
 from evaltk.simulators.compare_settings import Alignment, aligned_reference_env, settings_section
 from evaltk.simulators.settings import UNKNOWN
+from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import SequentialDesign
 
 ENVIRONMENT_FILE = "environment.json"
@@ -482,15 +491,25 @@ def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> Seq
     sides = {"sim": prep.sim.config, "reference": prep.reference.config}
     sizes = look_sizes(c.episodes, c.looks, c.min_episodes)
 
+    looked: dict[str, list[dict[str, Any]]] = {}
+
     def looks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for size in sizes:
             returns = {}
             for role, config in sides.items():
                 rows = run_prepared(prepare(dataclasses.replace(config, episodes=size)), progress.get(role)).rows
+                looked[role] = rows[:size]
                 returns[role] = np.array([float(r["return"]) for r in rows[:size]], dtype=np.float64)
             yield returns["reference"], returns["sim"]
+
+    def identical(n: int) -> IdenticalRows | None:
+        ref, sim = looked["reference"][:n], looked["sim"][:n]
+        seeds = [int(r["seed"]) for r in ref]
+        pairs = PairedSample(np.zeros(n), np.zeros(n), np.asarray(seeds), 0, 0)
+        return episodes_identical(pairs, seeds, [int(r["seed"]) for r in sim], row_digests(ref), row_digests(sim),
+                                  c.min_episodes)
 
     design = SequentialDesign.build([s / c.episodes for s in sizes], alpha=c.alpha)
     pairing = (Pairing(c.episodes, 0, 0, True, None, "both sides run the same episode seeds") if c.paired else None)
     return run_sequential(looks(), design, prep.kind, c.margin, paired=c.paired, budget=(c.episodes, c.episodes),
-                          pairing=pairing)
+                          pairing=pairing, identical=identical)

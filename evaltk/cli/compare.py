@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         print(env_check.summary())
         seq = compare_sequential(table_a.returns, table_b.returns, args.margin, args.margin_kind, looks=args.looks,
                                  alpha=args.alpha, spending=args.spending, seeds_a=table_a.seeds,
-                                 seeds_b=table_b.seeds, paired=paired, min_episodes=args.min_episodes)
+                                 seeds_b=table_b.seeds, paired=paired, min_episodes=args.min_episodes,
+                                 digests_a=table_a.digests, digests_b=table_b.digests)
         _print_sequential(seq)
         payload: dict[str, Any] = seq.to_dict()
         payload["environments"] = env_check.to_dict()

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare.decision import margin_kind, pair_rows
-from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
+from evaltk.compare.decision import margin_kind, match_episodes, pair_rows
+from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict, upper_bound
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
+from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import (
     SD_KURTOSIS_LIMIT,
     SEQUENTIAL_KINDS,
@@ -35,6 +36,8 @@ from evaltk.stats.validate import FloatArray, StatsInputError
 OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
                    Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}
 LookFn = Callable[[Look], None]
+IdenticalFn = Callable[[int], IdenticalRows | None]
+"""``identical(n)``: the finding when the first ``n`` episodes of both sides are the same step for step, else None."""
 MAX_LOOKS = 50
 """Most looks a sequential comparison makes (``--looks``)."""
 
@@ -201,22 +204,37 @@ def heavy_tails_note() -> str:
             "moment), use --margin-kind absolute with the margin in score units")
 
 
+def episodes_identical(pairs: PairedSample, seeds_a: Any, seeds_b: Any, digests_a: Any, digests_b: Any,
+                       min_episodes: int = MIN_EPISODES) -> IdenticalRows | None:
+    """Return the ``identical`` finding for paired rows, or None (returns differ, digests differ or too few seeds)."""
+    if not pairs.identical:
+        return None
+    match = match_episodes(pairs, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes)
+    if not match.identical:
+        return None
+    return IdenticalRows(pairs.n, pairs.only_a, pairs.only_b, match.what, upper_bound(pairs.n))
+
+
 def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: SequentialDesign, kind: MarginKind,
                    margin: float, *, paired: bool, budget: tuple[int, int], pairing: Pairing | None = None,
-                   on_look: LookFn | None = None) -> SequentialComparison:
+                   on_look: LookFn | None = None, identical: IdenticalFn | None = None) -> SequentialComparison:
     """Make the looks in order until one decides; the one sequential comparison every entry point calls.
 
     ``looks`` yields the cumulative samples ``(a_k, b_k)`` (reference, candidate; ``float64[n]``), at
-    most ``design.looks`` of them, and is consumed lazily. Paired looks whose rows are equal episode
-    for episode end at once with the verdict ``identical``. ``on_look`` sees each look as it is made.
+    most ``design.looks`` of them, and is consumed lazily. A paired look whose returns are equal seed for
+    seed ends the run with the verdict ``identical`` only when ``identical(n)`` confirms that its first ``n``
+    episodes are the same step for step (per-episode digests on enough seeds, :func:`episodes_identical`);
+    equal returns alone go on to the tests. ``on_look`` sees each look as it is made.
     """
     made: list[Look] = []
-    identical_at: list[int] = []
+    identical_at: list[IdenticalRows] = []
 
     def until_identical() -> Iterator[tuple[FloatArray, FloatArray]]:
         for a_k, b_k in looks:
-            if paired and np.array_equal(a_k, b_k):
-                identical_at.append(int(a_k.size))
+            rows = (identical(int(a_k.size)) if paired and identical is not None and np.array_equal(a_k, b_k)
+                    else None)
+            if rows is not None:
+                identical_at.append(rows)
                 return
             yield a_k, b_k
 
@@ -229,7 +247,7 @@ def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: Seque
         if not identical_at:
             raise CompareError(str(exc)) from exc
     if identical_at:
-        rows = IdenticalRows(identical_at[0])
+        rows = identical_at[0]
         where = f" (at look {len(made) + 1})"
         return SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT, made, design, kind.value, float(margin),
                                     True, budget[0], budget[1], f"{rows.summary()}{where}: no test needed", rows,
@@ -244,8 +262,13 @@ def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: Seque
 def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *, looks: int = 10,
                        alpha: float = 0.05, spending: Spending | str = Spending.OBRIEN_FLEMING,
                        seeds_a: Any = None, seeds_b: Any = None, paired: str = "auto",
-                       min_episodes: int = MIN_EPISODES) -> SequentialComparison:
+                       min_episodes: int = MIN_EPISODES, digests_a: Any = None,
+                       digests_b: Any = None) -> SequentialComparison:
     """Sequential comparison over ``a`` and ``b`` taken in the given (episode) order, ``looks`` equal batches.
+
+    ``identical`` is decided as in :func:`evaltk.compare.compare`: every shared seed's episode the same step
+    for step (``digests_a``/``digests_b``, per row ``{"steps": hex, "obs": hex}``) on at least
+    ``max(min_episodes, MIN_EPISODES)`` seeds; equal returns without digests are tested like any others.
 
     The budget is the samples' lengths (pairs when paired); the first looks are dropped when they
     would have fewer than ``min_episodes`` per side.
@@ -255,8 +278,8 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
         raise CompareError(f"margin must be a positive number, got {margin!r}")
     xa, xb = np.asarray(a, np.float64), np.asarray(b, np.float64)
     pairs, pairing = pair_rows(xa, xb, seeds_a, seeds_b, paired, kind_)
-    if pairs is not None and pairs.n >= 2 and pairs.identical:
-        rows = IdenticalRows(pairs.n, pairs.only_a, pairs.only_b)
+    rows = None if pairs is None else episodes_identical(pairs, seeds_a, seeds_b, digests_a, digests_b, min_episodes)
+    if pairs is not None and rows is not None:
         return SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT, [], None, kind_.value, float(margin), True,
                                     pairs.n, pairs.n, rows.summary() + ": no test needed", rows, pairing)
     use_pairs = pairs is not None and pairing is not None and pairing.used
