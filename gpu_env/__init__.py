@@ -3,7 +3,7 @@
 One portable C++ core (``gpu_env/core``) is compiled into a CPU library at install time and
 through CuPy/NVRTC for CUDA at run time.
 
-Public API (DESIGN.md §2):
+Public API (docs/ale_semantics.md, "Interfaces"):
 
 - :class:`AtariBatch` — ``N`` environments with ALE's full semantics (``loadROM`` power-on,
   ``reset_game``, sticky actions, per-game rewards/lives/termination, frameskip, imported ale-py

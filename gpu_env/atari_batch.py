@@ -1,4 +1,4 @@
-"""``AtariBatch``: a batch of Atari environments with ALE's full semantics (DESIGN.md §2).
+"""``AtariBatch``: a batch of Atari environments with ALE's full semantics (docs/ale_semantics.md).
 
 Environment ``i`` with seed ``s`` behaves as ``ale_py.ALEInterface`` with ``random_seed=s``, the
 same settings (``repeat_action_probability``, ``frame_skip``, ``max_num_frames_per_episode``) and

@@ -1,4 +1,4 @@
-"""Dependencies point one way (DESIGN.md §1): every import of the project's code, checked from its source.
+"""Dependencies point one way (docs/architecture.md): every import of the project's code, checked from its source.
 
 Layers, lowest first: ``gpu_env`` (imports nothing from the project); ``evaltk`` (gpu_env);
 ``trainers`` and ``conformance`` (gpu_env, evaltk); ``evaltk.cli`` on top, the only code that imports
@@ -10,6 +10,7 @@ counts: module level, inside functions, under ``TYPE_CHECKING``. Packages (folde
 from __future__ import annotations
 
 import ast
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +128,7 @@ def imports() -> list[Import]:
 def test_layers_point_one_way(imports: list[Import]) -> None:
     broken = [f"{i.path.relative_to(ROOT)}:{i.line}: {i.module} ({layer(i.module)}) imports {i.target}"
               for i in imports if layer(i.target) not in ALLOWED[layer(i.module)]]
-    assert not broken, "imports against DESIGN.md §1:\n" + "\n".join(broken)
+    assert not broken, "imports against the layers of docs/architecture.md:\n" + "\n".join(broken)
 
 
 def test_trainers_do_not_import_the_cli(imports: list[Import]) -> None:
@@ -166,7 +167,7 @@ def private_imports(source_text: str, module: str, is_package: bool = False) -> 
     """Return ``(line, name)`` for each ``from X import _name`` where ``X`` is another project module.
 
     A private name belongs to its module: a caller elsewhere that needs it says that the module has a
-    public function it has not admitted to (STYLE.md, "Private means private"). Dunder names are public.
+    public function it has not admitted to (CONTRIBUTING.md, "Rules of the house"). Dunder names are public.
     """
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(source_text)):
@@ -242,3 +243,33 @@ def test_private_import_check_sees_one() -> None:
     """The checker itself: a private name is found, a dunder and a public name are not."""
     text = "from evaltk.scores import _hidden, __version__, read_table\nfrom . import _sibling\n"
     assert private_imports(text, "evaltk.probe") == [(1, "evaltk.scores._hidden"), (2, "evaltk._sibling")]
+
+
+#: Notes a clone does not have (the house's documents outside the repository); spelled in pieces so that this file
+#: does not cite them itself.
+OUTSIDE_DOCUMENTS = ("DESIGN" + ".md", "STYLE" + ".md", "../" + "shared")
+
+
+def external_citations(text: str) -> list[tuple[int, str]]:
+    """Return ``(line, document)`` for each mention in ``text`` of a document outside the repository."""
+    return [(number, name) for number, line in enumerate(text.splitlines(), start=1)
+            for name in OUTSIDE_DOCUMENTS if name in line]
+
+
+def test_no_tracked_file_cites_a_document_outside_the_repository() -> None:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files are git's list")
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    broken = []
+    for name in filter(None, listed.decode().split("\0")):
+        path = ROOT / name
+        data = path.read_bytes() if path.is_file() else b""
+        if b"\0" not in data:  # text files only
+            broken += [f"{name}:{line}: cites {doc}" for line, doc in external_citations(data.decode(errors="replace"))]
+    assert not broken, ("documents a clone does not have are cited (point to docs/ or CONTRIBUTING.md instead):\n"
+                        + "\n".join(broken))
+
+
+def test_external_citation_check_sees_one() -> None:
+    text = "ok\nsee " + OUTSIDE_DOCUMENTS[0] + " §1\nand " + OUTSIDE_DOCUMENTS[2] + "/x\ndocs/architecture.md\n"
+    assert external_citations(text) == [(2, OUTSIDE_DOCUMENTS[0]), (3, OUTSIDE_DOCUMENTS[2])]

@@ -337,10 +337,6 @@ class EngineWatchdog:
         self.close()
 
 
-def _owner_alive(pid: int, start: str | None) -> bool:
-    return start is not None and start_time(pid) == start
-
-
 def running(pid: int, start: str | None) -> bool:
     """Whether process ``pid`` started at ``start`` still runs (not exited, not a zombie, pid not reused)."""
     fields = stat_fields(pid)
@@ -380,7 +376,7 @@ def reap(owner: int, owner_start: str, stream: IO[str]) -> None:
     later: dict[str, tuple[int, str]] = {}
     buffer = ""
     fd = stream.fileno()
-    while _owner_alive(owner, owner_start):
+    while start_time(owner) == owner_start:
         names.update(own_segments(owner))
         _record_engines(engine_children(owner), names, engines)
         ready, _, _ = select.select([fd], [], [], 0.25)
@@ -434,11 +430,10 @@ def sweep(directory: str | None = None, *, mine: str | None = None, others: bool
           ) -> tuple[set[str], set[str]]:
     """Clean up after dead owners; return the names unlinked and those a live owner's open window still holds back.
 
-    For each owner record in ``directory`` (this user's, :func:`shm_owners.owners_dir`) whose owner is dead
-    and whose lock this process gets (``mine``: the record whose lock this process already holds; a record a
-    live reaper holds is its reaper's job): SIGKILL the dead owner's engines, close its open windows, unlink
-    :func:`shm_owners.garbage` and delete the record once no open window holds a file of it back.
-    ``others=False`` handles ``mine`` only.
+    For each record in ``directory`` (default :func:`shm_owners.owners_dir`) of a dead owner whose lock this
+    process gets (``mine``: the one it holds already; a live reaper's record is its job; ``others=False``: only
+    ``mine``): SIGKILL the owner's engines, close its open windows, unlink :func:`shm_owners.garbage`, and
+    delete the record once no open window holds a file of it back.
     """
     records = shm_owners.read_all(directory)
     live = [record for record in records if running(record.pid, record.start)]
@@ -450,7 +445,7 @@ def sweep(directory: str | None = None, *, mine: str | None = None, others: bool
         lock = None if dead.path == mine else shm_owners.try_lock(dead.path)
         if dead.path == mine or lock is not None:
             try:
-                gone, held = _clean(dead, live)
+                gone, held = _clean(dead, directory)
                 removed |= gone
                 pending |= held
             finally:
@@ -459,8 +454,12 @@ def sweep(directory: str | None = None, *, mine: str | None = None, others: bool
     return removed, pending
 
 
-def _clean(dead: shm_owners.Record, live: list[shm_owners.Record]) -> tuple[set[str], set[str]]:
-    """Sweep one dead owner's record (its lock held); return the files unlinked and those held back."""
+def _clean(dead: shm_owners.Record, directory: str | None) -> tuple[set[str], set[str]]:
+    """Sweep one dead owner's record (its lock held); return the files unlinked and those held back.
+
+    The live owners' records are read after the files are listed: a file listed was made after its owner's
+    window opened, so the read sees that window (open, or closed with the file's name recorded).
+    """
     _kill({pid: str(start_time(pid)) for pid in tagged_engines(f"{dead.pid}:{dead.start}")})
     stamp = shm_owners.now()
     opened = [token for token, (_, end) in dead.windows.items() if end is None]
@@ -468,6 +467,7 @@ def _clean(dead: shm_owners.Record, live: list[shm_owners.Record]) -> tuple[set[
     dead.windows.update({token: (dead.windows[token][0], stamp) for token in opened})
     files = shm_owners.vizdoom_files()
     mapped = mapped_anywhere()
+    live = [record for record in shm_owners.read_all(directory) if running(record.pid, record.start)]
     gone = shm_owners.garbage(dead, live, files, mapped)
     _unlink(gone)
     # What is left is a live owner's (recorded, or mapped by a live game), or held back by an open window.
