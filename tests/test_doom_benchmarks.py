@@ -150,7 +150,8 @@ def test_the_guard_records_a_baseline_then_compares_real_runs_with_it(tmp_path: 
     options = ["guard", "--frames", "2048", "--runs", "1", "--out", str(tmp_path / "runs"), "--baseline",
                str(tmp_path / "baseline.json")]
     train = ["--train-args", "--serial", "--num-workers", "1", "--envs-per-worker", "2", "--obs-height", "36",
-             "--obs-width", "64", "--hidden-size", "32", "--rnn-size", "32", "--batch-size", "64", "--save-every-s", "0"]
+             "--obs-width", "64", "--hidden-size", "32", "--rnn-size", "32", "--batch-size", "64",
+             "--save-every-s", "0"]
     assert learning.main([*options, "--record", *train]) == 0
     base = json.loads((tmp_path / "baseline.json").read_text())
     (run,) = base["runs"]
