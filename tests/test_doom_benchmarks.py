@@ -158,7 +158,7 @@ def test_the_guard_records_a_baseline_then_compares_real_runs_with_it(tmp_path: 
     assert base["frames"] == 2048
     assert run["env_frames"] >= 2048
     assert base["median"] == run["reward"]
-    assert "--env-frames 2048" in run["command"]
+    assert run["command"].startswith("python -m evaltk.cli.main train doom --scenario basic --seed 0 --env-frames 2048")
     # The same seed in serial mode replays the same run: at the baseline, so not below it...
     assert learning.main([*options, *train]) == 0
     # ...and against a baseline far above it, the guard exits 1.
