@@ -36,6 +36,7 @@ frames. Resumable: each pairing is an ``evaltk tournament match --out`` folder, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -82,7 +83,7 @@ def guard_run(out: Path, seed: int, frames: int, seconds: float, extra: list[str
     summary = json.loads(lines[-1])
     return {"seed": seed, "env_frames": summary["env_frames"], "reward": summary["mean_episode_reward"],
             "fps": summary["fps"], "seconds": summary["seconds"], "load": load,
-            "command": " ".join(cmd[1:]).replace(sys.executable, "python")}
+            "command": " ".join(["python", *cmd[1:]])}
 
 
 def guard(args: argparse.Namespace) -> int:
@@ -104,7 +105,7 @@ def guard(args: argparse.Namespace) -> int:
         args.baseline.write_text(json.dumps({
             "frames": frames, "median": median, "tolerance": args.tolerance, "runs": runs,
             "recorded": datetime.now().astimezone().isoformat(timespec="seconds"), "commit": _commit(),
-            "cpu": platform.processor() or platform.machine()}, indent=1) + "\n")
+            "cpu": _cpu_name()}, indent=1) + "\n")
         print(f"baseline recorded in {args.baseline}")
     elif frames and args.baseline.is_file():
         status, message = verdict(median, frames, json.loads(args.baseline.read_text()))
@@ -129,6 +130,15 @@ def verdict(median: float, frames: int, base: dict[str, Any]) -> tuple[int, str]
         f"baseline {float(base['median']):.3f} (commit {base.get('commit', '?')}, {base.get('recorded', '?')}), "
         f"tolerance {float(base['tolerance']):.3f}: {'OK' if median >= floor else 'REGRESSION'} "
         f"(median {median:.3f}, floor {floor:.3f})")
+
+
+def _cpu_name() -> str:
+    """Return the CPU model name from ``/proc/cpuinfo`` (Linux), else the machine type."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return platform.machine()
 
 
 def _commit() -> str:

@@ -150,14 +150,15 @@ def test_the_guard_records_a_baseline_then_compares_real_runs_with_it(tmp_path: 
     options = ["guard", "--frames", "2048", "--runs", "1", "--out", str(tmp_path / "runs"), "--baseline",
                str(tmp_path / "baseline.json")]
     train = ["--train-args", "--serial", "--num-workers", "1", "--envs-per-worker", "2", "--obs-height", "36",
-             "--obs-width", "64", "--hidden-size", "32", "--rnn-size", "32", "--batch-size", "64", "--save-every-s", "0"]
+             "--obs-width", "64", "--hidden-size", "32", "--rnn-size", "32", "--batch-size", "64",
+             "--save-every-s", "0"]
     assert learning.main([*options, "--record", *train]) == 0
     base = json.loads((tmp_path / "baseline.json").read_text())
     (run,) = base["runs"]
     assert base["frames"] == 2048
     assert run["env_frames"] >= 2048
     assert base["median"] == run["reward"]
-    assert "--env-frames 2048" in run["command"]
+    assert run["command"].startswith("python -m evaltk.cli.main train doom --scenario basic --seed 0 --env-frames 2048")
     # The same seed in serial mode replays the same run: at the baseline, so not below it...
     assert learning.main([*options, *train]) == 0
     # ...and against a baseline far above it, the guard exits 1.

@@ -17,7 +17,7 @@ These are torch's private ``mkldnn`` operators (the ones ``torch.compile`` emits
 where :func:`available` says so: the build has oneDNN and the four operators, and a pass of :class:`PackedStep` over
 a small model, run once per encoder dtype, equals :meth:`ActorCritic.step` (a torch whose private operators
 changed their arguments or results fails that check). Everywhere else the forward pass is :meth:`ActorCritic.step`,
-public torch only (:func:`forward_step`; ``tests/trainers/test_appo_packed.py`` forces that path and compares).
+public torch only (:func:`forward_step`; ``tests/trainers/test_appo_torch_fallbacks.py`` forces it and compares).
 
 Users: the trainer's inference thread (:class:`trainers.appo.inference.Inference`, repacked on every published
 version) and :class:`trainers.appo.model.AppoPolicy` on the CPU (evaluation, tournaments, self-play players;
