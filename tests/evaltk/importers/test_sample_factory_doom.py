@@ -101,7 +101,7 @@ def test_forward_pass_equals_sample_factorys_model(name: str, tmp_path: Path, vi
     rng = np.random.default_rng(0)
     batch = 64
     rnn = torch.zeros(batch, int(cfg["rnn_size"]))
-    state = torch.zeros(batch, policy.model.state_size)
+    state: torch.Tensor | None = torch.zeros(batch, policy.model.state_size)
     for _ in range(3):  # the GRU state is carried across steps
         screens = rng.integers(0, 256, size=(batch, 3, cfg["res_h"], cfg["res_w"]), dtype=np.uint8)
         meas = rng.uniform(0, 5, size=(batch, doom_measurements.COUNT)).astype(np.float32) if measured else None
@@ -114,6 +114,7 @@ def test_forward_pass_equals_sample_factorys_model(name: str, tmp_path: Path, vi
             logits, values = policy.model.policy(z), policy.model.value(z).squeeze(-1)
         np.testing.assert_allclose(logits.numpy(), ref["action_logits"].numpy(), atol=TOL, rtol=0)
         np.testing.assert_allclose(values.numpy(), ref["values"].numpy(), atol=TOL, rtol=0)
+        assert state is not None
         np.testing.assert_allclose(state.numpy(), ref["new_rnn_states"].numpy(), atol=TOL, rtol=0)
         rnn = ref["new_rnn_states"]
         heads = imported.model_kwargs.get("action_heads", [logits.shape[-1]])
@@ -168,8 +169,7 @@ def test_observations_equal_sample_factorys_env_in_lockstep(env: str) -> None:
             np.testing.assert_array_equal(screen[0], sf_screen, err_msg=f"screen, step {step}")
             if meas is not None:
                 np.testing.assert_array_equal(meas[0], sf_obs["measurements"], err_msg=f"measurements, step {step}")
-            action = [int(rng.integers(n)) for n in np.atleast_1d(doom.action_spec(scenario).get(
-                "nvec", doom.action_spec(scenario).get("n")))]
+            action = [int(rng.integers(len(head.options))) for head in scenario.action_heads]
             sf_obs, _, term, trunc, _ = sf_env.step(action if len(action) > 1 else action[0])
             obs, _, done, _ = ours.step(np.asarray(action, np.int64))
             assert bool(term or trunc) == done
