@@ -211,3 +211,23 @@ def test_default_actions_follow_enjoy(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "b" / "policy.json").read_text())["model_kwargs"]["actions"] == "greedy"
     assert imported.env["preprocessing"]["interpolation"] == "nearest"
     assert imported.env["preprocessing"]["scenario_dir"] == "sample_factory"
+
+
+@pytest.mark.parametrize("name", ["basic", "battle"])
+def test_evaluate_cli_plays_the_experiment_folder(name: str, tmp_path: Path) -> None:
+    """``evaltk evaluate <Sample Factory experiment folder>``: the issue's command, now a score table."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-m", "evaltk", "evaluate", str(_run(name)), "--episodes", "2", "--out",
+                          str(tmp_path / "eval"), "--json"], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
+    assert len(rows) == 3
+    assert f"sf_doom_{name}" in rows[1]
+    policy = json.loads(next((tmp_path / "cache").rglob("policy.json")).read_text())
+    assert policy["model_kwargs"]["actions"] == "sample"
+    cfgs = {"basic": "basic.cfg", "battle": "battle_continuous_turning.cfg"}
+    assert policy["env"]["preprocessing"]["cfg"] == cfgs[name]
