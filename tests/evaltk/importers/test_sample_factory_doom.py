@@ -231,3 +231,14 @@ def test_evaluate_cli_plays_the_experiment_folder(name: str, tmp_path: Path) -> 
     assert policy["model_kwargs"]["actions"] == "sample"
     cfgs = {"basic": "basic.cfg", "battle": "battle_continuous_turning.cfg"}
     assert policy["env"]["preprocessing"]["cfg"] == cfgs[name]
+
+
+def test_self_play_env_imports_as_a_bots_game(tmp_path: Path) -> None:
+    """``doom_duel`` shares ``doom_duel_bots``'s model and spaces; it imports as one agent hosting bots."""
+    _, imported = import_checkpoint(_run("duel_bots"), tmp_path / "a", env_id="doom_duel")
+    pre = imported.env["preprocessing"]
+    assert pre["bots"] >= 1
+    assert pre["cfg"] == "ssl2.cfg"
+    assert pre["reward_shaping"] == {"FRAGCOUNT": 1.0}
+    assert any("self-play" in c for c in imported.caveats)
+    assert imported.action_spec == {"type": "multi_discrete", "nvec": [3, 3, 8, 2, 2, 2, 21]}
