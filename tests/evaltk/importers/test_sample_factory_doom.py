@@ -242,3 +242,32 @@ def test_self_play_env_imports_as_a_bots_game(tmp_path: Path) -> None:
     assert pre["reward_shaping"] == {"FRAGCOUNT": 1.0}
     assert any("self-play" in c for c in imported.caveats)
     assert imported.action_spec == {"type": "multi_discrete", "nvec": [3, 3, 8, 2, 2, 2, 21]}
+
+
+def test_every_listed_env_rebuilds_with_sample_factorys_buttons_and_heads() -> None:
+    """Each env of the table builds a valid scenario whose heads match Sample Factory's action space."""
+    from sf_examples.vizdoom.doom.doom_utils import DOOM_ENVS, doom_env_by_name
+
+    from evaltk.importers import sf_doom
+
+    assert set(sf_doom.SF_DOOM_ENVS) == {spec.name for spec in DOOM_ENVS}
+    for spec in DOOM_ENVS:  # the table's facts are Sample Factory's
+        row = sf_doom.SF_DOOM_ENVS[spec.name]
+        assert (row.cfg, row.reward_scaling, row.timeout, row.bots, row.agents, row.respawn_delay) == (
+            spec.env_spec_file, spec.reward_scaling, spec.default_timeout, spec.num_bots, spec.num_agents,
+            spec.respawn_delay), spec.name
+        wrappers = [w.__name__ for w, _ in spec.extra_wrappers or []]
+        assert row.measurements == ("DoomAdditionalInput" in wrappers), spec.name
+    cfg = json.loads((_run("battle") / "config.json").read_text())
+    probe = doom.DoomScenario(name="probe", cfg="basic.cfg", buttons=(), action_heads=(doom.ActionHead("a", ((),)),),
+                              scenario_dir="sample_factory")
+    folder = doom.scenario_folder(probe)
+    for env, row in sf_doom.SF_DOOM_ENVS.items():
+        if any(h[0] == "box" for h in row.heads):
+            continue
+        pre = sf_doom.scenario({**cfg, "env": env}, env, folder, "test")
+        scenario = doom.scenario_from_env_spec({"family": "doom", "env_id": pre["name"], "preprocessing": pre})
+        space = doom_env_by_name(env).action_space
+        sizes = [s.n for s in space.spaces] if hasattr(space, "spaces") else [space.n]
+        assert [len(h.options) for h in scenario.action_heads] == sizes, env
+        assert (scenario.measurement_scheme == "sample_factory") == row.measurements, env
