@@ -271,3 +271,22 @@ def test_every_listed_env_rebuilds_with_sample_factorys_buttons_and_heads() -> N
         sizes = [s.n for s in space.spaces] if hasattr(space, "spaces") else [space.n]
         assert [len(h.options) for h in scenario.action_heads] == sizes, env
         assert (scenario.measurement_scheme == "sample_factory") == row.measurements, env
+
+
+def test_evaluate_a_bots_env_hosts_sample_factorys_bots_game(tmp_path: Path) -> None:
+    """``doom_duel_bots`` with ``timelimit`` 0.1 minutes: episodes of 210 tics against the bot, scored by frags."""
+    import os
+    import subprocess
+    import sys
+
+    run_dir = _copy_run("duel_bots", tmp_path)
+    cfg = json.loads((run_dir / "config.json").read_text())
+    (run_dir / "config.json").write_text(json.dumps({**cfg, "timelimit": 0.1}))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-m", "evaltk", "evaluate", str(run_dir), "--episodes", "2", "--out",
+                          str(tmp_path / "eval")], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
+    header, rows = lines[0].split(","), [dict(zip(lines[0].split(","), r.split(","), strict=True)) for r in lines[1:]]
+    assert "frames" in header
+    assert [int(r["frames"]) for r in rows] == [210, 210]
