@@ -14,7 +14,9 @@ Steps 1 and 2 run Sample Factory and need its runtime (``--sf-pythonpath``: a fo
 ``gymnasium==0.29.1``, ``numpy==2.2.6``, ``huggingface_hub==0.25.2``, ``tensorboardX``, see
 ``docs/importers.md``; ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` is set for step 2 only). Without
 ``faster_fifo`` Sample Factory trains only with ``--serial_mode=True --async_rl=False``, which
-``--train-args`` defaults to. Example::
+``--train-args`` defaults to. ``OMP_NUM_THREADS`` defaults to 1 for every step (it changes no
+result; with torch's default threads Sample Factory's ``enjoy`` ran about 30 times slower on two
+shared cores). Example::
 
     python benchmarks/sf_doom_compare.py --env doom_basic --train-seconds 600 --episodes 100 --margin 0.3 \
         --sf-pythonpath deps --out runs/sf_basic_compare
@@ -54,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     exp = args.experiment or f"sf_{args.env}"
     py = sys.executable
-    sf_env = {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (args.sf_pythonpath, str(ROOT)) if x)}
-    ours = {**os.environ, "PYTHONPATH": str(ROOT)}
+    base = {"OMP_NUM_THREADS": "1", **os.environ}  # torch's default threads made enjoy ~30x slower on 2 busy cores
+    sf_env = {**base, "PYTHONPATH": os.pathsep.join(x for x in (args.sf_pythonpath, str(ROOT)) if x)}
+    ours = {**base, "PYTHONPATH": str(ROOT)}
     if not args.skip_train:
         _run([py, "-m", "sf_examples.vizdoom.train_vizdoom", f"--env={args.env}", f"--experiment={exp}",
               f"--train_dir={args.train_dir}", "--device=cpu", f"--train_for_seconds={args.train_seconds}",

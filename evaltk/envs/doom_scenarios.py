@@ -97,10 +97,16 @@ class DoomScenario:
                             "vizdoom.ScreenResolution name such as 'RES_160X120'")
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict (the ``preprocessing`` block of a checkpoint's env spec)."""
+        """Return a JSON-ready dict (the ``preprocessing`` block of a checkpoint's env spec).
+
+        ``scenario_dir`` and ``measurement_scheme`` appear only when they differ from their defaults.
+        """
         data = dataclasses.asdict(self)
         data["reward_shaping"] = dict(self.reward_shaping)
         data["obs_layout"] = "CHW"
+        for key, default in (("scenario_dir", "vizdoom"), ("measurement_scheme", None)):
+            if data[key] == default:  # a row without them serialises as before they existed (recorded traces)
+                del data[key]
         return data
 
     def replace(self, **changes: Any) -> DoomScenario:

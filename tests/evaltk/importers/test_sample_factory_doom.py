@@ -101,7 +101,7 @@ def test_forward_pass_equals_sample_factorys_model(name: str, tmp_path: Path, vi
     rng = np.random.default_rng(0)
     batch = 64
     rnn = torch.zeros(batch, int(cfg["rnn_size"]))
-    state = torch.zeros(batch, policy.model.state_size)
+    state: torch.Tensor | None = torch.zeros(batch, policy.model.state_size)
     for _ in range(3):  # the GRU state is carried across steps
         screens = rng.integers(0, 256, size=(batch, 3, cfg["res_h"], cfg["res_w"]), dtype=np.uint8)
         meas = rng.uniform(0, 5, size=(batch, doom_measurements.COUNT)).astype(np.float32) if measured else None
@@ -114,6 +114,7 @@ def test_forward_pass_equals_sample_factorys_model(name: str, tmp_path: Path, vi
             logits, values = policy.model.policy(z), policy.model.value(z).squeeze(-1)
         np.testing.assert_allclose(logits.numpy(), ref["action_logits"].numpy(), atol=TOL, rtol=0)
         np.testing.assert_allclose(values.numpy(), ref["values"].numpy(), atol=TOL, rtol=0)
+        assert state is not None
         np.testing.assert_allclose(state.numpy(), ref["new_rnn_states"].numpy(), atol=TOL, rtol=0)
         rnn = ref["new_rnn_states"]
         heads = imported.model_kwargs.get("action_heads", [logits.shape[-1]])
@@ -168,8 +169,7 @@ def test_observations_equal_sample_factorys_env_in_lockstep(env: str) -> None:
             np.testing.assert_array_equal(screen[0], sf_screen, err_msg=f"screen, step {step}")
             if meas is not None:
                 np.testing.assert_array_equal(meas[0], sf_obs["measurements"], err_msg=f"measurements, step {step}")
-            action = [int(rng.integers(n)) for n in np.atleast_1d(doom.action_spec(scenario).get(
-                "nvec", doom.action_spec(scenario).get("n")))]
+            action = [int(rng.integers(len(head.options))) for head in scenario.action_heads]
             sf_obs, _, term, trunc, _ = sf_env.step(action if len(action) > 1 else action[0])
             obs, _, done, _ = ours.step(np.asarray(action, np.int64))
             assert bool(term or trunc) == done
@@ -211,3 +211,82 @@ def test_default_actions_follow_enjoy(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "b" / "policy.json").read_text())["model_kwargs"]["actions"] == "greedy"
     assert imported.env["preprocessing"]["interpolation"] == "nearest"
     assert imported.env["preprocessing"]["scenario_dir"] == "sample_factory"
+
+
+@pytest.mark.parametrize("name", ["basic", "battle"])
+def test_evaluate_cli_plays_the_experiment_folder(name: str, tmp_path: Path) -> None:
+    """``evaltk evaluate <Sample Factory experiment folder>``: the issue's command, now a score table."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-m", "evaltk", "evaluate", str(_run(name)), "--episodes", "2", "--out",
+                          str(tmp_path / "eval"), "--json"], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
+    assert len(rows) == 3
+    assert f"sf_doom_{name}" in rows[1]
+    policy = json.loads(next((tmp_path / "cache").rglob("policy.json")).read_text())
+    assert policy["model_kwargs"]["actions"] == "sample"
+    cfgs = {"basic": "basic.cfg", "battle": "battle_continuous_turning.cfg"}
+    assert policy["env"]["preprocessing"]["cfg"] == cfgs[name]
+
+
+def test_self_play_env_imports_as_a_bots_game(tmp_path: Path) -> None:
+    """``doom_duel`` shares ``doom_duel_bots``'s model and spaces; it imports as one agent hosting bots."""
+    _, imported = import_checkpoint(_run("duel_bots"), tmp_path / "a", env_id="doom_duel")
+    pre = imported.env["preprocessing"]
+    assert pre["bots"] >= 1
+    assert pre["cfg"] == "ssl2.cfg"
+    assert pre["reward_shaping"] == {"FRAGCOUNT": 1.0}
+    assert any("self-play" in c for c in imported.caveats)
+    assert imported.action_spec == {"type": "multi_discrete", "nvec": [3, 3, 8, 2, 2, 2, 21]}
+
+
+def test_every_listed_env_rebuilds_with_sample_factorys_buttons_and_heads() -> None:
+    """Each env of the table builds a valid scenario whose heads match Sample Factory's action space."""
+    from sf_examples.vizdoom.doom.doom_utils import DOOM_ENVS, doom_env_by_name
+
+    from evaltk.importers import sf_doom
+
+    assert set(sf_doom.SF_DOOM_ENVS) == {spec.name for spec in DOOM_ENVS}
+    for spec in DOOM_ENVS:  # the table's facts are Sample Factory's
+        row = sf_doom.SF_DOOM_ENVS[spec.name]
+        assert (row.cfg, row.reward_scaling, row.timeout, row.bots, row.agents, row.respawn_delay) == (
+            spec.env_spec_file, spec.reward_scaling, spec.default_timeout, spec.num_bots, spec.num_agents,
+            spec.respawn_delay), spec.name
+        wrappers = [w.__name__ for w, _ in spec.extra_wrappers or []]
+        assert row.measurements == ("DoomAdditionalInput" in wrappers), spec.name
+    cfg = json.loads((_run("battle") / "config.json").read_text())
+    probe = doom.DoomScenario(name="probe", cfg="basic.cfg", buttons=(), action_heads=(doom.ActionHead("a", ((),)),),
+                              scenario_dir="sample_factory")
+    folder = doom.scenario_folder(probe)
+    for env, row in sf_doom.SF_DOOM_ENVS.items():
+        if any(h[0] == "box" for h in row.heads):
+            continue
+        pre = sf_doom.scenario({**cfg, "env": env}, env, folder, "test")
+        scenario = doom.scenario_from_env_spec({"family": "doom", "env_id": pre["name"], "preprocessing": pre})
+        space = doom_env_by_name(env).action_space
+        sizes = [s.n for s in space.spaces] if hasattr(space, "spaces") else [space.n]
+        assert [len(h.options) for h in scenario.action_heads] == sizes, env
+        assert (scenario.measurement_scheme == "sample_factory") == row.measurements, env
+
+
+def test_evaluate_a_bots_env_hosts_sample_factorys_bots_game(tmp_path: Path) -> None:
+    """``doom_duel_bots`` with ``timelimit`` 0.1 minutes: episodes of 210 tics against the bot, scored by frags."""
+    import os
+    import subprocess
+    import sys
+
+    run_dir = _copy_run("duel_bots", tmp_path)
+    cfg = json.loads((run_dir / "config.json").read_text())
+    (run_dir / "config.json").write_text(json.dumps({**cfg, "timelimit": 0.1}))
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-m", "evaltk", "evaluate", str(run_dir), "--episodes", "2", "--out",
+                          str(tmp_path / "eval")], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = (tmp_path / "eval" / "episodes.csv").read_text().splitlines()
+    header, rows = lines[0].split(","), [dict(zip(lines[0].split(","), r.split(","), strict=True)) for r in lines[1:]]
+    assert "frames" in header
+    assert [int(r["frames"]) for r in rows] == [210, 210]

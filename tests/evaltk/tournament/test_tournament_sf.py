@@ -71,5 +71,5 @@ def test_sample_factory_agent_in_a_bots_suite_case(tmp_path: Path, tag: str, mon
               "timelimit": 0.2, "seed": 0, "min_frags_per_minute": -100.0, "alpha": 0.05, "concurrency": 2}
     assert check_bots_case(params) is None
     result = run_bots_case(Case(kind="bots", name="sf-duel-bots", params=params), tmp_path / "work")
-    assert result.outcome.value == "pass", result.message
+    assert result.outcome.value == "passed", result.message
     assert "frags per minute" in result.message
