@@ -29,13 +29,13 @@ from evaltk.compare.sequential import (
     look_sizes,
     run_sequential,
 )
-from evaltk.compare_tables import LoadedTable, check_envs, load_table
 from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, row_digests
 from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.stats.validate import FloatArray
+from evaltk.table_comparison import LoadedTable, check_envs, load_table
 
 
 @dataclass(frozen=True)

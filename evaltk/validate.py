@@ -40,7 +40,6 @@ from evaltk.compare.sequential import (
     look_sizes,
     run_sequential,
 )
-from evaltk.compare_tables import spec_rows
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import (
     EvalConfig,
@@ -61,6 +60,7 @@ from evaltk.simulators.compare_settings import Alignment, aligned_reference_env,
 from evaltk.simulators.settings import UNKNOWN
 from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import SequentialDesign
+from evaltk.table_comparison import spec_rows
 
 ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
@@ -213,8 +213,8 @@ class PreparedValidation:
 
 def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> Side:
     """Read a baseline score table; refuse one of another env id (or env spec, unless allowed)."""
-    from evaltk.compare_tables import LoadedTable, check_envs, load_table
     from evaltk.scores import ScoreTable
+    from evaltk.table_comparison import LoadedTable, check_envs, load_table
 
     loaded = load_table(path)
     env_id = sim.info.env["env_id"]

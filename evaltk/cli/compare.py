@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if args.min_episodes < 2:
         raise EvaltkError(f"--min-episodes must be at least 2, got {args.min_episodes}; the default is 10")
     from evaltk.compare.sequential import compare_sequential
-    from evaltk.compare_tables import check_envs, compare_tables, load_table
+    from evaltk.table_comparison import check_envs, compare_tables, load_table
 
     paired = "no" if args.unpaired else "auto"
     if args.sequential:

@@ -23,7 +23,7 @@ Every simulator reports a :class:`Settings` (``to_dict`` keys in :data:`FIELDS` 
 
 Each simulator reads them from what it runs (``docs/simulators.md``); a setting a side does not report
 (a factory that declares nothing) or a table does not record is :data:`UNKNOWN`. :func:`difference_rows`
-is the one diff of settings (simulator settings here, flattened env specs in :mod:`evaltk.compare_tables`);
+is the one diff of settings (simulator settings here, flattened env specs in :mod:`evaltk.table_comparison`);
 :func:`align_env` rewrites a reference env dict to a simulator's settings where gymnasium + ale-py can
 express them and lists the rest.
 """

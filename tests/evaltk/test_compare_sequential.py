@@ -12,7 +12,7 @@ from statsmodels.stats.weightstats import ttost_paired
 from evaltk.cli.main import main
 from evaltk.compare import CompareError, Verdict, compare
 from evaltk.compare.sequential import compare_sequential
-from evaltk.compare_tables import compare_tables
+from evaltk.table_comparison import compare_tables
 from tests.evaltk.cli_helpers import error_line
 
 HEADER = "checkpoint,env_id,backend,index,seed,return,frames,steps,truncated"
