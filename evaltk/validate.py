@@ -56,8 +56,8 @@ from evaltk.locations import resolve, table_provenance
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import check_name, recorded_name
-from evaltk.simulators.compare_settings import Alignment, aligned_reference_env, settings_section
 from evaltk.simulators.settings import UNKNOWN
+from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows
@@ -362,7 +362,7 @@ class Validation:
     """Reference (A) against simulator (B), with the episode seeds: its verdict is the report's."""
     pairs: dict[str, Any] | None
     files: dict[str, Path] = field(default_factory=dict)
-    settings: dict[str, Any] | None = None  # both simulators' settings: evaltk.simulators.compare_settings
+    settings: dict[str, Any] | None = None  # both simulators' settings: evaltk.simulators.settings_diff
     sequential: SequentialComparison | None = None
     """Set with ``--sequential``: the looks and their verdict, which is the report's; ``comparison`` then
     describes the episodes the looks used."""

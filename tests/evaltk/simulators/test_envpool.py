@@ -191,7 +191,7 @@ def test_without_the_package_every_command_names_the_extra(command: str, tmp_pat
 
 def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from evaltk.simulators.compare_settings import difference_lines, table_settings
+    from evaltk.simulators.settings_diff import difference_lines, table_settings
 
     env = describe(_a2c_env()).env
     for name in ("gym", "envpool"):
