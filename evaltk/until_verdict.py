@@ -118,7 +118,7 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
 
 def _finish(seq: SequentialComparison, config: EvalConfig, base: LoadedTable,
             uv: UntilVerdictConfig) -> SequentialComparison:
-    from evaltk.report.compare_report import write_sequential_report
+    from evaltk.report.comparison_report import write_sequential_report
 
     payload: dict[str, Any] = seq.to_dict()
     b_table = load_table(config.out / TABLE_FILE)

@@ -158,8 +158,8 @@ def test_find_cycle_finds_loops() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
     assert layer("evaltk.cli.train") == CLI
-    assert layer("evaltk.report.compare_report") == "evaltk"
-    assert package_of("evaltk.report.compare_report") == "evaltk.report"
+    assert layer("evaltk.report.comparison_report") == "evaltk"
+    assert package_of("evaltk.report.comparison_report") == "evaltk.report"
 
 
 

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         payload["environments"] = env_check.to_dict()
         payload["inputs"] = {"a": str(table_a.table.path), "b": str(table_b.table.path)}
         if args.out:
-            from evaltk.report.compare_report import write_sequential_report
+            from evaltk.report.comparison_report import write_sequential_report
 
             paths = write_sequential_report(payload, args.out)
             payload["files"] = {k: str(v) for k, v in paths.items()}
@@ -153,9 +153,9 @@ def run(args: argparse.Namespace) -> int:
     elif result.recommendation is not None:
         print(f"  {result.recommendation.summary()}")
     if args.out:
-        from evaltk.report.compare_report import write_compare_report  # matplotlib only when asked for
+        from evaltk.report.comparison_report import write_comparison_report  # matplotlib only when asked for
 
-        paths = write_compare_report(result, args.out, label_a=str(tables.table_a.table.path),
+        paths = write_comparison_report(result, args.out, label_a=str(tables.table_a.table.path),
                                      label_b=str(tables.table_b.table.path), environments=tables.env_check.to_dict())
         payload["files"] = {k: str(v) for k, v in paths.items()}
         print("wrote " + ", ".join(str(p) for p in paths.values()))

@@ -3,7 +3,7 @@
 ``report.json``, ``report.md``, ``report.png``, ``pairs.png`` (rows paired by seed) and
 ``report.html`` (self-contained, :mod:`evaltk.report.html_report`).
 
-``report.png`` is :func:`evaltk.report.compare_report.render_png` of the comparison (ECDFs and the
+``report.png`` is :func:`evaltk.report.comparison_report.render_png` of the comparison (ECDFs and the
 CI against the margin); ``pairs.png`` plots each shared seed's simulator return against its
 reference return. Every file is written to a temporary name and renamed.
 """
@@ -90,7 +90,7 @@ def simulator_settings_lines(section: dict[str, Any] | None) -> list[str]:
 
 def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
     """Return ``report.md``: verdict, per-side summary, specs side by side, pairing, then compare's Markdown."""
-    from evaltk.report.compare_report import render_markdown as compare_markdown
+    from evaltk.report.comparison_report import render_markdown as compare_markdown
 
     sim, ref = validation.label("sim"), validation.label("reference")
     lines = [f"# evaltk validate: `{report['checkpoint']}` on {report['env_id']}", ""]
@@ -123,7 +123,7 @@ def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
     body = compare_markdown(validation.comparison, label_a=ref, label_b=sim)
     heading = "## Comparison (A = reference, B = sim)"
     if report.get("fixed_n_note"):  # a sequential verdict: its looks first, the fixed-N analysis labelled as such
-        from evaltk.report.compare_report import sequential_look_lines
+        from evaltk.report.comparison_report import sequential_look_lines
 
         lines += ["## Sequential looks", "", report["sequential"]["interval_line"] + ".", "",
                   *sequential_look_lines(report["sequential"])]
@@ -164,7 +164,7 @@ def render_pairs_png(pairs: dict[str, Any], path: Path, label_sim: str, label_re
 
 def write_report(validation: Validation) -> dict[str, Path]:
     """Write ``report.json``, ``report.md``, ``report.png``, ``pairs.png`` (paired rows) and ``report.html``."""
-    from evaltk.report.compare_report import render_png
+    from evaltk.report.comparison_report import render_png
     from evaltk.report.html_report import render_html
     from evaltk.report.jsonline import to_json_line
 

@@ -185,7 +185,7 @@ def write_sequential_report(payload: dict[str, Any], out_dir: str | Path) -> dic
     return paths
 
 
-def write_compare_report(result: Comparison, out_dir: str | Path, *, label_a: str = "A",
+def write_comparison_report(result: Comparison, out_dir: str | Path, *, label_a: str = "A",
                          label_b: str = "B", environments: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write ``compare.json``, ``compare.md`` and ``compare.png`` into ``out_dir`` (created if needed).
 
