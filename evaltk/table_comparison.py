@@ -24,7 +24,7 @@ from evaltk.compare import MIN_EPISODES, CompareError, Comparison, compare
 from evaltk.margin import MarginKind
 from evaltk.scores import ScoreTable, read_scores
 from evaltk.simulators.settings import UNKNOWN, difference_rows, flatten
-from evaltk.stats.validate import FloatArray
+from evaltk.stats.checks import FloatArray
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,9 @@ from evaltk.compare.sequential import (
 from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, row_digests
+from evaltk.stats.checks import FloatArray
 from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
-from evaltk.stats.validate import FloatArray
 from evaltk.table_comparison import LoadedTable, check_envs, load_table
 
 

@@ -30,6 +30,7 @@ from evaltk.compare.result import (
 from evaltk.margin import MarginKind
 from evaltk.stats import equivalence
 from evaltk.stats.bootstrap_t import BootstrapMoments
+from evaltk.stats.checks import FloatArray, StatsInputError, as_sample, check_alpha
 from evaltk.stats.paired import (
     PairedSample,
     pair_by_seed,
@@ -42,7 +43,6 @@ from evaltk.stats.paired import (
 from evaltk.stats.rank import prob_superior_ci
 from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, TestResult
 from evaltk.stats.tests_two_sample import brunner_munzel, welch_t
-from evaltk.stats.validate import FloatArray, StatsInputError, as_sample, check_alpha
 
 
 def margin_kind(kind: MarginKind | str) -> MarginKind:

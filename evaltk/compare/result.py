@@ -14,8 +14,8 @@ import numpy as np
 
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
+from evaltk.stats.checks import FloatArray
 from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, JsonResult, TestResult
-from evaltk.stats.validate import FloatArray
 
 TARGET_POWER = 0.8
 MIN_EPISODES = 10

@@ -21,6 +21,7 @@ from evaltk.compare.decision import margin_kind, match_episodes, pair_rows
 from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict, upper_bound
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
+from evaltk.stats.checks import FloatArray, StatsInputError
 from evaltk.stats.paired import PairedSample
 from evaltk.stats.sequential import (
     SD_KURTOSIS_LIMIT,
@@ -31,7 +32,6 @@ from evaltk.stats.sequential import (
     information_fraction,
     run_sequence,
 )
-from evaltk.stats.validate import FloatArray, StatsInputError
 
 OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
                    Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}

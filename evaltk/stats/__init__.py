@@ -7,6 +7,7 @@ calls them (and the tests check agreement); see each function's docstring.
 
 from evaltk.stats.aggregate import iqm, optimality_gap, probability_of_improvement, stratified_bootstrap
 from evaltk.stats.bootstrap import bootstrap_ci, bootstrap_diff_ci
+from evaltk.stats.checks import StatsInputError
 from evaltk.stats.equivalence import (
     mean_difference_ci,
     relative_ci,
@@ -32,7 +33,6 @@ from evaltk.stats.tests_two_sample import (
     welch_ci,
     welch_t,
 )
-from evaltk.stats.validate import StatsInputError
 
 __all__ = [
     "AggregateEstimate",

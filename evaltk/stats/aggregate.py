@@ -19,8 +19,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
+from evaltk.stats.checks import ArrayLike, FloatArray, StatsInputError, check_generator, check_level
 from evaltk.stats.results import AggregateEstimate, ConfidenceInterval
-from evaltk.stats.validate import ArrayLike, FloatArray, StatsInputError, check_generator, check_level
 
 Aggregate = Callable[..., FloatArray]
 

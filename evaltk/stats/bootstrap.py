@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from evaltk.stats.checks import ArrayLike, FloatArray, StatsInputError, as_sample, check_generator, check_level
 from evaltk.stats.results import ConfidenceInterval
-from evaltk.stats.validate import ArrayLike, FloatArray, StatsInputError, as_sample, check_generator, check_level
 
 Statistic = Callable[..., Any]
 METHODS = {"percentile": "percentile", "bca": "BCa"}

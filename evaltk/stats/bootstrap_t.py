@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evaltk.stats.validate import FloatArray, StatsInputError, check_generator
+from evaltk.stats.checks import FloatArray, StatsInputError, check_generator
 
 
 @dataclass(frozen=True)

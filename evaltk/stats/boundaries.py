@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, stats
 
-from evaltk.stats.validate import ArrayLike, StatsInputError
+from evaltk.stats.checks import ArrayLike, StatsInputError
 
 FloatArray = npt.NDArray[np.float64]
 GRID_POINTS = 481

@@ -26,10 +26,10 @@ from scipy import optimize, stats
 from statsmodels.stats.weightstats import ttost_ind
 
 from evaltk.stats import bootstrap_t
+from evaltk.stats.checks import ArrayLike, StatsInputError, as_sample, check_alpha, check_level
 from evaltk.stats.rank import prob_superior
 from evaltk.stats.results import ConfidenceInterval, EquivalenceResult
 from evaltk.stats.tests_two_sample import welch_ci
-from evaltk.stats.validate import ArrayLike, StatsInputError, as_sample, check_alpha, check_level
 
 
 def _check_bounds(low: float, high: float) -> tuple[float, float]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from statsmodels.stats.multitest import multipletests
 
-from evaltk.stats.validate import StatsInputError, check_alpha
+from evaltk.stats.checks import StatsInputError, check_alpha
 
 
 def holm_bonferroni(pvalues: Sequence[float], *, alpha: float = 0.05) -> tuple[list[float], list[bool]]:

@@ -23,8 +23,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.weightstats import ttost_paired
 
+from evaltk.stats.checks import ArrayLike, FloatArray, StatsInputError, as_sample, check_alpha, check_level
 from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, TestResult
-from evaltk.stats.validate import ArrayLike, FloatArray, StatsInputError, as_sample, check_alpha, check_level
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ import math
 import numpy as np
 from scipy import stats
 
+from evaltk.stats.checks import StatsInputError, check_alpha, check_generator
 from evaltk.stats.results import PowerResult
-from evaltk.stats.validate import StatsInputError, check_alpha, check_generator
 
 MAX_N = 10_000_000
 

@@ -22,8 +22,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.nonparametric import rank_compare_2indep
 
+from evaltk.stats.checks import FloatArray, check_level
 from evaltk.stats.results import ConfidenceInterval
-from evaltk.stats.validate import FloatArray, check_level
 
 
 @dataclass(frozen=True)

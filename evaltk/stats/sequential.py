@@ -57,7 +57,7 @@ from evaltk.stats.boundaries import (
     inner_outer_bounds,
     parse_spending,
 )
-from evaltk.stats.validate import ArrayLike, FloatArray, StatsInputError, check_alpha
+from evaltk.stats.checks import ArrayLike, FloatArray, StatsInputError, check_alpha
 
 SEQUENTIAL_KINDS = ("absolute", "sd")
 

@@ -14,9 +14,9 @@ import warnings
 import numpy as np
 from scipy import stats
 
+from evaltk.stats.checks import ArrayLike, FloatArray, as_sample, check_alternative, check_generator, check_level
 from evaltk.stats.rank import prob_superior
 from evaltk.stats.results import ConfidenceInterval, TestResult
-from evaltk.stats.validate import ArrayLike, FloatArray, as_sample, check_alternative, check_generator, check_level
 
 
 def welch_t(x: ArrayLike, y: ArrayLike, *, alternative: str = "two-sided") -> TestResult:

@@ -15,7 +15,7 @@ from evaltk.stats.boundaries import (
     procedure_rates,
     spent,
 )
-from evaltk.stats.validate import StatsInputError
+from evaltk.stats.checks import StatsInputError
 
 
 def classical_constant(looks: int, alpha: float, design: str) -> float:

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import ttost_paired
 
+from evaltk.stats.checks import StatsInputError
 from evaltk.stats.paired import (
     pair_by_seed,
     paired_t,
@@ -16,7 +17,6 @@ from evaltk.stats.paired import (
     tost_paired,
     tost_paired_standardized,
 )
-from evaltk.stats.validate import StatsInputError
 
 
 def _correlated(seed: int, n: int, rho: float, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Input validation shared by the statistics functions.
+"""Input checks shared by the statistics functions.
 
 Every public function in :mod:`evaltk.stats` passes its samples through :func:`as_sample`, so a
 bad argument fails early with one line naming the problem and the fix.
