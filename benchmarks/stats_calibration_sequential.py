@@ -1,6 +1,6 @@
 """Calibration of the three-outcome sequential comparison (``stats_calibration.py --only sequential / paired``).
 
-Each row runs the design of :mod:`evaltk.stats.sequential` (margin 0.5 SD, ``looks`` looks,
+Each row runs the design of :mod:`evaltk.stats.group_sequential` (margin 0.5 SD, ``looks`` looks,
 O'Brien-Fleming alpha-spending, budget planned for 80 % power to show equivalence at a true 0)
 on many simulated sequences at true differences 0, 0.25, 0.5 (on the margin) and 1.0 SD, and
 checks each error rate against its own bound: false "equivalent" on the margin <= alpha, false
@@ -26,8 +26,7 @@ import numpy as np
 
 from evaltk.compare.sequential import look_sizes
 from evaltk.scores import read_scores
-from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size
-from evaltk.stats.sequential import (
+from evaltk.stats.group_sequential import (
     Outcome,
     SequentialDesign,
     decide_look,
@@ -35,6 +34,7 @@ from evaltk.stats.sequential import (
     look_stats,
     simulate,
 )
+from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size
 
 ALPHA = 0.05
 SEQ_LOOKS = 10
@@ -166,7 +166,7 @@ def sequential_row(code: int, draw: Draw, kind: str, sims: int, seed: int, *, rh
     """Run the three-outcome sequential design at each true difference of :data:`SEQ_DELTAS`.
 
     The budget is planned for 80 % power to show equivalence at a true 0
-    (:func:`evaltk.stats.sequential.design_max_episodes`). The fixed-N comparators have the same
+    (:func:`evaltk.stats.group_sequential.design_max_episodes`). The fixed-N comparators have the same
     power as the design measured here: the closed-form TOST size at the design's power at 0, and the
     closed-form "beyond the margin" size at its power at twice the margin; their own simulated power
     on the same sequences is reported next to them. ``code`` numbers the distribution in the seed.

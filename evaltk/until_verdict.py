@@ -1,7 +1,7 @@
 """``evaltk evaluate --until-verdict``: evaluate in batches against a baseline table and stop once decided.
 
 The candidate (B, this evaluation) is evaluated in ``looks`` batches up to ``max_episodes``; after
-each batch the group-sequential TOST (:mod:`evaltk.stats.sequential`) compares it with the
+each batch the group-sequential TOST (:mod:`evaltk.stats.group_sequential`) compares it with the
 baseline table (A, complete). When the baseline holds every seed this evaluation will run (same
 base ``--seed``, at least ``max_episodes`` rows) the looks are paired by seed. Every look is
 written to ``OUT/sequential.json`` and ``OUT/sequential.md``; the score table is the usual
@@ -33,8 +33,8 @@ from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, row_digests
 from evaltk.stats.checks import FloatArray
+from evaltk.stats.group_sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.stats.paired import PairedSample
-from evaltk.stats.sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.table_comparison import LoadedTable, check_envs, load_table
 
 

@@ -58,8 +58,8 @@ from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import check_name, recorded_name
 from evaltk.simulators.settings import UNKNOWN
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
+from evaltk.stats.group_sequential import SequentialDesign
 from evaltk.stats.paired import PairedSample
-from evaltk.stats.sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows
 
 ENVIRONMENT_FILE = "environment.json"

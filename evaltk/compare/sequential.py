@@ -1,7 +1,7 @@
 """The one sequential comparison: looks in episode order, three outcomes, behind every sequential entry point.
 
 :func:`run_sequential` takes the looks (cumulative samples, produced lazily if the caller likes) and
-the design (:mod:`evaltk.stats.sequential`: equivalent, different, or inconclusive only when the
+the design (:mod:`evaltk.stats.group_sequential`: equivalent, different, or inconclusive only when the
 budget is spent) and returns a :class:`SequentialComparison`. ``evaltk compare --sequential``
 (:func:`compare_sequential`, over two complete samples as if they had arrived in batches) and
 ``evaltk evaluate --until-verdict`` (:mod:`evaltk.until_verdict`, evaluating each batch only when
@@ -22,8 +22,7 @@ from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pai
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
 from evaltk.stats.checks import FloatArray, StatsInputError
-from evaltk.stats.paired import PairedSample
-from evaltk.stats.sequential import (
+from evaltk.stats.group_sequential import (
     SD_KURTOSIS_LIMIT,
     SEQUENTIAL_KINDS,
     Look,
@@ -32,6 +31,7 @@ from evaltk.stats.sequential import (
     information_fraction,
     run_sequence,
 )
+from evaltk.stats.paired import PairedSample
 
 OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
                    Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}

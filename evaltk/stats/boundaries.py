@@ -18,7 +18,7 @@ from look to look by integrating against the normal transition density (Simpson'
 and each ``b_k`` is found by root finding. No Monte Carlo is involved, so the boundaries repeat
 exactly.
 
-:func:`inner_outer_bounds` gives the boundaries of the rule :mod:`evaltk.stats.sequential` runs
+:func:`inner_outer_bounds` gives the boundaries of the rule :mod:`evaltk.stats.group_sequential` runs
 and :func:`procedure_rates` that rule's own error rates; :func:`crossing_probability` is the
 recursion for a single continuation interval (the tests check it against the published Pocock /
 O'Brien-Fleming constants and ``scipy.stats.multivariate_normal``).
@@ -168,7 +168,7 @@ def one_sided_bounds(fractions: ArrayLike, alpha: float, shape: Spending | str) 
 
 def inner_outer_bounds(fractions: ArrayLike, alpha_inner: float, alpha_outer: float,
                        shape: Spending | str) -> tuple[FloatArray, FloatArray]:
-    """Boundaries of the three-outcome sequential comparison (:mod:`evaltk.stats.sequential`), per margin point.
+    """Boundaries of the three-outcome sequential comparison (:mod:`evaltk.stats.group_sequential`), per margin point.
 
     ``Z_k`` is one TOST half's statistic (large when the quantity lies inside the margin point).
     The procedure stops with "different" when ``Z_k <= -outer_k`` and with "equivalent" only when

@@ -1,4 +1,4 @@
-"""Group-sequential TOST (evaltk.stats.sequential): per-look statistics, decisions, a small Monte-Carlo check."""
+"""Group-sequential TOST (evaltk.stats.group_sequential): per-look statistics, decisions, a small Monte-Carlo check."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scipy import stats
 from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
 from evaltk.stats.equivalence import tost_standardized
-from evaltk.stats.sequential import (
+from evaltk.stats.group_sequential import (
     SD_KURTOSIS_LIMIT,
     Outcome,
     SequentialDesign,
