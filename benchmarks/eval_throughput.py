@@ -1,12 +1,12 @@
-"""Evaluation throughput: ``evaltk evaluate --against gpu_env`` next to ``--against gym``, alternated in one run.
+"""Evaluation throughput: ``evaltk evaluate --sim gpu_env`` next to ``--sim gym``, alternated in one run.
 
 Both sides run ``evaltk.evaluate.evaluate`` (the engine behind ``evaltk evaluate``) with the same policy, the
 same episodes, the same base seed and the same ``--num-envs``, so they play the same seeded episodes
 (every row is checked equal between the two sides); only the env differs:
 
-* ``--against gym``: gymnasium ``AtariEnv`` + the checkpoint's wrappers, one per slot, in evaltk's worker
+* ``--sim gym``: gymnasium ``AtariEnv`` + the checkpoint's wrappers, one per slot, in evaltk's worker
   processes (``min(num_envs, cores)`` of them), each episode a ``reset(seed=...)`` that reloads the ROM;
-* ``--against gpu_env``: ``gpu_env.make_vec`` (cpu backend, its threads) through
+* ``--sim gpu_env``: ``gpu_env.make_vec`` (cpu backend, its threads) through
   the simulator registry (``evaltk.simulators.get("gpu_env")``: ``GpuEnvEpisodeVector``), each episode reset
   with its seed the same way.
 
@@ -101,7 +101,7 @@ def measure(policy: str, args: argparse.Namespace) -> dict[str, Any]:
         for backend in BACKENDS:
             run = run_evaluate(checkpoint, env_id, backend, args.episodes, args.num_envs, args.seed)
             runs[backend].append(run)
-            print(f"  [{policy}] --against {backend}: {run.steps / run.wall:,.0f} steps/s", flush=True)
+            print(f"  [{policy}] --sim {backend}: {run.steps / run.wall:,.0f} steps/s", flush=True)
     out: dict[str, Any] = {"policy": policy, "checkpoint": checkpoint,
                            "env_id": env_id or "the checkpoint's", "episodes": args.episodes,
                            "num_envs": args.num_envs, "seed": args.seed}
@@ -119,7 +119,7 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     """Format the run as a Markdown table with the machine's cores and load."""
     lines = [f"Machine: {meta['cores']} cores; load average (1/5/15 min) before {meta['load_before']}, after "
              f"{meta['load_after']}; {meta['rounds']} alternated rounds per side, medians; {meta['started']}", "",
-             "| policy (env) | episodes x envs | --against gpu_env steps/s | --against gym steps/s | ratio | "
+             "| policy (env) | episodes x envs | --sim gpu_env steps/s | --sim gym steps/s | ratio | "
              "gpu_env steps/CPU-s | gym steps/CPU-s | ratio (CPU) | rows identical |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:

@@ -15,7 +15,7 @@ Semantics (documented for users in ``docs/evaluation.md``):
 * Doom (ViZDoom) env dicts run through the same engine with
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
   episode, ``frames`` counts game tics, ``truncated`` means ViZDoom's episode timeout, and the recorded
-  backend is ``vizdoom`` (``--against gpu_env`` is Atari-only).
+  backend is ``vizdoom`` (``--sim gpu_env`` is Atari-only).
 * ``backend`` names the simulator (:mod:`evaltk.simulators`: ``gym``, ``gpu_env``, ``envpool`` or a user's
   ``MODULE:CALLABLE``); every simulator starts episode ``i`` with the same seed, so rows pair by seed.
 * ``executor="ray"`` (``--executor ray``, ``docs/executor.md``) runs the missing episodes as Ray tasks of
@@ -61,7 +61,7 @@ SIMULATOR_FILE = "simulator.json"
 BACKENDS = SIMULATORS
 """The built-in simulators (:data:`evaltk.simulators.NAMES`); ``MODULE:CALLABLE`` names a user's factory."""
 DOOM_BACKEND = "vizdoom"
-"""Backend recorded for Doom evaluations (``--against gym``, the default, runs ViZDoom for Doom envs)."""
+"""Backend recorded for Doom evaluations (``--sim gym``, the default, runs ViZDoom for Doom envs)."""
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,9 @@ def _digest(spec: CheckpointSpec, path: Path | None) -> str:
 
 def check_simulator(config: EvalConfig) -> None:
     """Check that simulator ``config.backend`` can run the checkpoint's env, before anything is written."""
-    check_name(config.backend, option="--against")
+    check_name(config.backend, option="--sim")
     _, info, _ = resolve_policy(config)
-    get(config.backend, option="--against").check(info, seed=episode_seed(config.seed, 0))
+    get(config.backend, option="--sim").check(info, seed=episode_seed(config.seed, 0))
 
 
 def checkpoint_label(ref: str) -> str:
@@ -252,7 +252,7 @@ def prepare(config: EvalConfig) -> Prepared:
 
     Every bad-input error (:class:`~evaltk.errors.EvaltkError`) is raised here, before anything runs.
     """
-    check_name(config.backend, option="--against")
+    check_name(config.backend, option="--sim")
     if config.executor not in EXECUTORS:
         raise SpecError(f"unknown executor {config.executor!r}: use one of {', '.join(EXECUTORS)}")
     if config.executor == "ray":  # a missing Ray is bad input too: say so before anything runs
@@ -267,15 +267,15 @@ def prepare(config: EvalConfig) -> Prepared:
     policy, info, digest = resolve_policy(config)
     if info.env["family"] == "doom":
         if config.backend != "gym":
-            raise SpecError(f"--against {config.backend} runs Atari envs only, and {info.env['env_id']} is a ViZDoom "
-                            "scenario: drop --against (the default, gym, runs ViZDoom for Doom envs)")
+            raise SpecError(f"--sim {config.backend} runs Atari envs only, and {info.env['env_id']} is a ViZDoom "
+                            "scenario: drop --sim (the default, gym, runs ViZDoom for Doom envs)")
         if config.fast_reset:
             raise SpecError(f"--fast-reset restores ALE states and does not apply to the ViZDoom scenario "
                             f"{info.env['env_id']}: drop --fast-reset")
     elif info.env["family"] != "atari":
         raise EvaltkError(f"evaltk evaluate does not run {info.env['family']} envs (not implemented yet): "
                           "use an Atari or Doom checkpoint")
-    get(config.backend, option="--against").check(info, seed=episode_seed(config.seed, 0))
+    get(config.backend, option="--sim").check(info, seed=episode_seed(config.seed, 0))
     seeded = isinstance(policy, EpisodeSeeded)
     settings: dict[str, Any] = {
         "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest,

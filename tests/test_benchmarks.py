@@ -83,7 +83,7 @@ def test_eval_throughput_runs_both_backends_on_the_same_episodes(capsys: pytest.
     rc = bench.main(["--policies", "random", "--episodes", "1", "--num-envs", "1", "--rounds", "1", "--json"])
     out = capsys.readouterr().out
     assert rc == 0
-    assert "--against gpu_env steps/s | --against gym steps/s" in out
+    assert "--sim gpu_env steps/s | --sim gym steps/s" in out
     assert "load average (1/5/15 min) before [" in out
     (result,) = _payload(out)["results"]  # type: ignore[misc]
     assert result["rows_identical"] is True

@@ -44,9 +44,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_episode_options(p, seed_help="base seed; episode i gets a recorded seed derived from it",
                         workers_help="worker processes stepping the envs (default: min(num-envs, CPUs); 0 = "
                                      "in-process)")
-    p.add_argument("--sim", "--against", dest="against", default="gym", metavar="SIM",
+    p.add_argument("--sim", "--against", dest="sim", default="gym", metavar="SIM",
                    help="simulator: gym (default: gymnasium + ale-py, or ViZDoom for Doom envs), gpu_env, envpool "
-                        "(pip install 'evaltk[envpool]') or MODULE:CALLABLE, your own factory (docs/simulators.md)")
+                        "(pip install 'evaltk[envpool]') or MODULE:CALLABLE, your own factory (docs/simulators.md); "
+                        "--against is an alias of --sim")
     p.add_argument("--fast-reset", action="store_true",
                    help="opt-in, Atari only: seeded resets restore a cached post-load ALE state instead of reloading "
                         "the ROM (checked byte-identical at start; same rows, less CPU per episode)")
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from evaltk.evaluate import EvalConfig, prepare, run_prepared
 
     config = EvalConfig(checkpoint=args.checkpoint, out=args.out, episodes=args.episodes, seed=args.seed,
-                        num_envs=args.num_envs, env_id=args.env_id, backend=args.against, workers=args.workers,
+                        num_envs=args.num_envs, env_id=args.env_id, backend=args.sim, workers=args.workers,
                         fast_reset=args.fast_reset, repeat_action_probability=args.repeat_action_probability,
                         checkpoint_format=args.checkpoint_format, executor=args.executor,
                         ray_address=args.ray_address)

@@ -1,6 +1,6 @@
 """The simulator registry: one answer wherever a simulator or reference is chosen.
 
-``evaltk evaluate --against``, ``evaltk validate --sim/--reference``, the suite ``transfer`` and
+``evaltk evaluate --sim``, ``evaltk validate --sim/--reference``, the suite ``transfer`` and
 ``sim_lockstep`` cases and ``evaltk conformance lockstep --sim/--reference`` all call :func:`get`:
 
 * ``gym`` — the reference: gymnasium + ale-py for Atari env dicts, ViZDoom for Doom ones;

@@ -99,7 +99,7 @@ def _evaluate(data: st.DataObject, files: dict[str, Path], work: Path) -> list[s
     return ["evaluate", ref, "--out", str(work / "out"), "--episodes", data.draw(st.sampled_from(["-1", "0", "x"])),
             *_options(data, {"--env-id": st.sampled_from(["basic", "ALE/Nope-v5", "nope", "", "ALE/Pong-v5"]),
                              "--num-envs": _INTS, "--workers": _INTS, "--seed": _INTS,
-                             "--against": st.sampled_from(["gym", "gpu_env", "x"]), "--torch-threads": _INTS,
+                             "--sim": st.sampled_from(["gym", "gpu_env", "x"]), "--torch-threads": _INTS,
                              "--json": _FLAG})]
 
 

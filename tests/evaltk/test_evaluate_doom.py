@@ -133,8 +133,8 @@ def test_appo_checkpoint_rows_are_reproducible(tmp_path: Path) -> None:
 
 def test_doom_refuses_gpu_env_and_fast_reset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["evaluate", "random", "--env-id", "basic", "--episodes", "1", "--out", str(tmp_path / "o")]
-    line = error_line(capsys, [*base, "--against", "gpu_env"])
-    assert "--against gpu_env runs Atari envs only, and basic is a ViZDoom scenario" in line
+    line = error_line(capsys, [*base, "--sim", "gpu_env"])
+    assert "--sim gpu_env runs Atari envs only, and basic is a ViZDoom scenario" in line
     assert "--fast-reset restores ALE states" in error_line(capsys, [*base, "--fast-reset"])
     line = error_line(capsys, [*base[:3], "basik", *base[4:]])
     assert "'basik' is neither a ViZDoom scenario (basic, " in line

@@ -1,4 +1,4 @@
-"""``evaltk evaluate --against gpu_env`` reproduces the Gym backend's rows exactly (same seeds, same actions)."""
+"""``evaltk evaluate --sim gpu_env`` reproduces the Gym backend's rows exactly (same seeds, same actions)."""
 
 from pathlib import Path
 

@@ -203,9 +203,17 @@ def test_unimportable_module_and_unknown_name(tmp_path: Path, capsys: pytest.Cap
     assert "PYTHONPATH" in line
     line = error_line(capsys, _validate(out, "envpoool"))
     assert "--sim 'envpoool' is not a simulator: use one of gym, gpu_env, envpool, or MODULE:CALLABLE" in line
+    line = error_line(capsys, ["evaluate", "builtin:scripted", "--env-id", ENV_ID, "--sim", "nope",
+                               "--out", str(out)])
+    assert "--sim 'nope' is not a simulator" in line
+    assert not out.exists()
+
+
+def test_against_is_an_alias_of_sim(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ev"
     line = error_line(capsys, ["evaluate", "builtin:scripted", "--env-id", ENV_ID, "--against", "nope",
                                "--out", str(out)])
-    assert "--against 'nope' is not a simulator" in line
+    assert "--sim 'nope' is not a simulator" in line
     assert not out.exists()
 
 
