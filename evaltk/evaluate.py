@@ -460,7 +460,7 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
             for slot in finished:
                 digest, obs_digest = digests.finish(slot, int(steps[slot]), bool(res.terminated[slot]),
                                                     bool(res.truncated[slot]))
-                row = {"checkpoint": label, "env_id": info.env["env_id"], "backend": backend,
+                row = {"checkpoint": label, "env_id": info.env["env_id"], "simulator": backend,
                        "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
                        "frames": int(res.frames[slot]), "steps": int(steps[slot]),
                        "truncated": bool(res.truncated[slot] and not res.terminated[slot]),

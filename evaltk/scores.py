@@ -3,7 +3,8 @@
 Reading (:func:`read_scores`, used by compare, validate, until-verdict and the suites) accepts:
 
 * a CSV/TSV file with a header row that has a ``return`` column (other columns are kept as
-  labels: ``checkpoint``, ``env_id``, ``backend``... as ``evaltk evaluate`` writes them);
+  labels: ``checkpoint``, ``env_id``, ``simulator``... as ``evaltk evaluate`` writes them; an older
+  table's ``backend`` column is read as ``simulator``);
 * a JSONL file (``.jsonl``/``.ndjson``): one JSON object per line, each with a ``return`` key;
 * a directory (e.g. an ``evaltk evaluate --out DIR``) holding exactly one such table, or one of
   the conventional names in :data:`CONVENTIONAL_NAMES`.
@@ -53,12 +54,21 @@ import numpy.typing as npt
 from evaltk.atomic import write_json_atomic
 from evaltk.errors import ScoreTableError
 
-LEGACY_COLUMNS = ("checkpoint", "env_id", "backend", "index", "seed", "return", "frames", "steps", "truncated")
-"""Columns of tables written before per-episode digests were recorded: still read, resumed in this layout."""
-COLUMNS = (*LEGACY_COLUMNS, "digest", "obs_digest")
-"""Columns of the table ``evaltk evaluate`` writes, in order. ``digest`` is the episode's step digest (rewards,
+COLUMNS = ("checkpoint", "env_id", "simulator", "index", "seed", "return", "frames", "steps", "truncated", "digest",
+           "obs_digest")
+"""Columns of the table ``evaltk evaluate`` writes, in order. ``simulator`` is the simulator's name (``gym``,
+``gpu_env``, ``envpool``, ``vizdoom``, ``MODULE:CALLABLE``), ``digest`` the episode's step digest (rewards,
 actions, the step and flag that ended it) and ``obs_digest`` the digest of the observations the policy acted on
 (:mod:`evaltk.episode_digest`)."""
+BACKEND_COLUMNS = tuple("backend" if c == "simulator" else c for c in COLUMNS)
+"""Columns of tables written when the simulator column was called ``backend``: still read, resumed in this layout."""
+LEGACY_COLUMNS = BACKEND_COLUMNS[:-2]
+"""Columns of tables written before per-episode digests were recorded: still read, resumed in this layout."""
+LAYOUTS = (COLUMNS, BACKEND_COLUMNS, LEGACY_COLUMNS)
+"""Every layout of ``episodes.csv`` that is read and resumed; rows read from any of them have the keys of
+:data:`COLUMNS` (an old table's ``backend`` is its rows' ``simulator``)."""
+OLD_COLUMN_NAMES = {"backend": "simulator"}
+"""Column names of older layouts and the row key each one holds."""
 DIGEST_KEYS = {"digest": "steps", "obs_digest": "obs"}
 """Digest columns and the key each one has in :attr:`ScoreTable.digests`."""
 TABLE_FILE = "episodes.csv"
@@ -68,7 +78,7 @@ MANIFEST_FORMAT = "evaltk-evaluation/1"
 
 CONVENTIONAL_NAMES = ("episodes.csv", "scores.csv", "episodes.jsonl", "scores.jsonl")
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson")
-LABEL_COLUMNS = ("checkpoint", "env_id", "backend")
+LABEL_COLUMNS = ("checkpoint", "env_id", "simulator")
 FIX = "give a CSV/JSONL with one row per episode and a numeric 'return' column (as `evaltk evaluate` writes)"
 
 
@@ -130,8 +140,8 @@ def _resolve(path: Path) -> Path:
 
 
 COLUMN_TYPES: dict[str, str] = {"return": "number", "index": "int", "seed": "int", "frames": "int", "steps": "int",
-                                "truncated": "bool", "checkpoint": "str", "env_id": "str", "backend": "str",
-                                "digest": "str", "obs_digest": "str"}
+                                "truncated": "bool", "checkpoint": "str", "env_id": "str", "simulator": "str",
+                                "backend": "str", "digest": "str", "obs_digest": "str"}
 """Types of the columns ``evaltk evaluate`` writes, enforced wherever such a column appears; the
 score column itself (``--column``) is always a number."""
 
@@ -270,7 +280,8 @@ def read_scores(path: str | Path, *, column: str = "return") -> ScoreTable:
                               "run `evaltk evaluate` first or pick another file")
     labels: dict[str, list[str]] = {}
     for key in LABEL_COLUMNS:
-        seen = sorted({str(r[key]) for r in rows if key in r and r[key] not in (None, "")})
+        names = [key, *(old for old, new in OLD_COLUMN_NAMES.items() if new == key)]
+        seen = sorted({str(r[name]) for r in rows for name in names if name in r and r[name] not in (None, "")})
         if seen:
             labels[key] = seen
     manifest = read_manifest(table)
@@ -312,17 +323,22 @@ def read_manifest(table: str | Path) -> dict[str, Any] | None:
 
 
 def format_row(row: dict[str, Any], columns: tuple[str, ...] = COLUMNS) -> str:
-    """One CSV line of ``columns`` for ``row`` (``truncated`` as ``true``/``false``, a missing digest empty)."""
+    """One CSV line of ``columns`` for ``row`` (``truncated`` as ``true``/``false``, a missing digest empty).
+
+    ``row`` has the keys of :data:`COLUMNS`; an older layout's column takes its row key (:data:`OLD_COLUMN_NAMES`).
+    """
     buf = io.StringIO()
+    keys = [OLD_COLUMN_NAMES.get(c, c) for c in columns]
     csv.writer(buf, lineterminator="\n").writerow(
-        [("true" if row[c] else "false") if c == "truncated" else row.get(c, "") if c in DIGEST_KEYS else row[c]
-         for c in columns])
+        [("true" if row[k] else "false") if k == "truncated" else row.get(k, "") if k in DIGEST_KEYS else row[k]
+         for k in keys])
     return buf.getvalue()
 
 
 def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
     try:
-        row: dict[str, Any] = {"checkpoint": raw["checkpoint"], "env_id": raw["env_id"], "backend": raw["backend"],
+        row: dict[str, Any] = {"checkpoint": raw["checkpoint"], "env_id": raw["env_id"],
+                               "simulator": raw["simulator"] if "simulator" in raw else raw["backend"],
                                "index": int(raw["index"]), "seed": int(raw["seed"]), "return": float(raw["return"]),
                                "frames": int(raw["frames"]), "steps": int(raw["steps"])}
     except (KeyError, TypeError, ValueError) as exc:
@@ -337,7 +353,7 @@ def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
 
 
 def table_columns(path: Path) -> tuple[str, ...]:
-    """Return the columns of the ``episodes.csv`` at ``path`` (:data:`COLUMNS` or :data:`LEGACY_COLUMNS`).
+    """Return the columns of the ``episodes.csv`` at ``path`` (one of :data:`LAYOUTS`).
 
     A missing or empty file has :data:`COLUMNS` (it is about to be written in the current layout).
     """
@@ -345,7 +361,7 @@ def table_columns(path: Path) -> tuple[str, ...]:
         return COLUMNS
     with open(path, encoding="utf-8", errors="replace") as fh:
         header = tuple(next(csv.reader([fh.readline()]), []))
-    if header not in (COLUMNS, LEGACY_COLUMNS):
+    if header not in LAYOUTS:
         raise ScoreTableError(f"{path} has columns {list(header)}, expected {list(COLUMNS)}: it was not written "
                               "by evaltk evaluate; use another --out directory")
     return header
@@ -366,7 +382,7 @@ def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     if not text.strip():
         return []
     reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) not in (COLUMNS, LEGACY_COLUMNS):
+    if tuple(reader.fieldnames or ()) not in LAYOUTS:
         raise ScoreTableError(f"{path} has columns {reader.fieldnames}, expected {list(COLUMNS)}: it was not written "
                               "by evaltk evaluate; use another --out directory")
     return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
@@ -444,7 +460,7 @@ class TableWriter:
     """Appends rows to ``episodes.csv`` as they arrive (flushed, fsynced), each episode index once.
 
     Rows are written in the file's own layout (:func:`table_columns`): a table of an older evaltk is resumed
-    without digests, so every row of one table has the same columns.
+    with its ``backend`` column and without digests if it had none, so every row of one table has the same columns.
     """
 
     def __init__(self, path: Path, done: set[int]) -> None:
@@ -461,5 +477,5 @@ class TableWriter:
             table.flush()
             os.fsync(table.fileno())
         self.done.add(row["index"])
-        self.rows.append(row if self.columns == COLUMNS else {**row, "digest": "", "obs_digest": ""})
+        self.rows.append(row if "digest" in self.columns else {**row, "digest": "", "obs_digest": ""})
         return True

@@ -225,7 +225,7 @@ def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> 
     planned = LoadedTable(ScoreTable(sim.config.out / TABLE_FILE, "return", np.empty(0), {"env_id": [env_id]}),
                           np.empty(0), None, env_id, sim.info.env)
     check_envs(loaded, planned, allow_different_envs=allow_different_envs)
-    backend = ",".join(loaded.table.labels.get("backend", [])) or UNKNOWN
+    backend = ",".join(loaded.table.labels.get("simulator", [])) or UNKNOWN
     spec: dict[str, Any] = {"env_id": loaded.env_id or UNKNOWN, "backend": backend,
                             "engine": BACKEND_WORDS.get(backend, UNKNOWN)}
     if loaded.env is not None:

@@ -20,7 +20,7 @@ from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import ScoreTableError, SpecError
 from evaltk.evaluate import EvalConfig, EvalResult, episode_seed, evaluate, mean_ci
 from evaltk.policies import episode_policy_rng, load_policy, save_builtin
-from evaltk.scores import COLUMNS, LEGACY_COLUMNS, SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.scores import BACKEND_COLUMNS, COLUMNS, LEGACY_COLUMNS, SETTINGS_FILE, TABLE_FILE, read_scores, read_table
 
 
 def _replay_random(env: gym.Env[np.ndarray, int], seed: int,
@@ -63,7 +63,7 @@ def test_random_breakout_rows_replay_in_plain_gymnasium(tmp_path: Path, episodes
         replay = _replay_random(plain, row["seed"], 4)
         assert (row["return"], row["steps"], row["frames"], row["digest"], row["obs_digest"]) == replay
         assert row["checkpoint"] == "builtin:random"
-        assert row["backend"] == "gym"
+        assert row["simulator"] == "gym"
         assert row["truncated"] is False
     assert result.summary["n_episodes"] == episodes
     assert result.summary["mean_return"] == pytest.approx(np.mean([r["return"] for r in rows]))
@@ -151,7 +151,7 @@ def test_a_table_without_digests_resumes_in_its_own_layout(tmp_path: Path) -> No
     evaluate(cfg)
     table = tmp_path / TABLE_FILE
     old = [",".join(line.split(",")[:len(LEGACY_COLUMNS)]) for line in table.read_text().splitlines()]
-    table.write_text("\n".join(old) + "\n")
+    table.write_text("\n".join([",".join(LEGACY_COLUMNS), *old[1:]]) + "\n")
     resumed = evaluate(EvalConfig("random", tmp_path, episodes=4, seed=4, num_envs=2, env_id="ALE/Breakout-v5",
                                   workers=0))
     assert resumed.new_episodes == 2
@@ -161,6 +161,30 @@ def test_a_table_without_digests_resumes_in_its_own_layout(tmp_path: Path) -> No
     rows = read_table(table)
     assert len(rows) == 4
     assert {r["digest"] for r in rows} == {""}
+    assert {r["simulator"] for r in rows} == {"gym"}
+
+
+def test_a_table_with_a_backend_column_resumes_in_its_own_layout(tmp_path: Path) -> None:
+    """New tables name the simulator column ``simulator``; one that calls it ``backend`` reads and resumes as is."""
+    cfg = EvalConfig("random", tmp_path, episodes=2, seed=4, num_envs=2, env_id="ALE/Breakout-v5", workers=0)
+    evaluate(cfg)
+    table = tmp_path / TABLE_FILE
+    lines = table.read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS)
+    assert "simulator" in COLUMNS
+    assert "backend" not in COLUMNS
+    table.write_text("\n".join([",".join(BACKEND_COLUMNS), *lines[1:]]) + "\n")
+    resumed = evaluate(EvalConfig("random", tmp_path, episodes=4, seed=4, num_envs=2, env_id="ALE/Breakout-v5",
+                                  workers=0))
+    assert resumed.new_episodes == 2
+    lines = table.read_text().splitlines()
+    assert lines[0] == ",".join(BACKEND_COLUMNS)
+    assert all(line.split(",")[2] == "gym" for line in lines[1:])
+    assert len(lines) == 5
+    rows = read_table(table)
+    assert [r["simulator"] for r in rows] == ["gym"] * 4
+    assert all(r["digest"] for r in rows)
+    assert read_scores(tmp_path).labels["simulator"] == ["gym"]
 
 
 def test_malformed_tables_are_refused(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_random_basic_rows_replay_in_a_fresh_doom_env(tmp_path: Path) -> None:
                                  env_id="basic"))
     rows = read_table(tmp_path / TABLE_FILE)
     assert sorted(r["index"] for r in rows) == list(range(6))
-    assert {(r["env_id"], r["backend"], r["checkpoint"]) for r in rows} == {("basic", "vizdoom", "builtin:random")}
+    assert {(r["env_id"], r["simulator"], r["checkpoint"]) for r in rows} == {("basic", "vizdoom", "builtin:random")}
     assert all(r["seed"] == episode_seed(0, r["index"]) for r in rows)
     assert any(r["truncated"] for r in rows)
     assert not all(r["truncated"] for r in rows)

@@ -108,7 +108,7 @@ def test_mutated_tables_long(tmp_path: Path, data: st.DataObject) -> None:
 
 
 def _row(index: int, ret: float) -> dict[str, object]:
-    return {"checkpoint": "hf://org/repo", "env_id": "ALE/Pong-v5", "backend": "gym", "index": index,
+    return {"checkpoint": "hf://org/repo", "env_id": "ALE/Pong-v5", "simulator": "gym", "index": index,
             "seed": 100 + index, "return": ret, "frames": 40, "steps": 10, "truncated": index == 1}
 
 
@@ -149,3 +149,12 @@ def test_a_table_without_manifest_has_empty_provenance(tmp_path: Path) -> None:
     assert table.settings is None
     assert table.index is not None
     assert table.index.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("column", ["simulator", "backend"])
+def test_the_simulator_column_reads_under_its_name_and_its_old_name(tmp_path: Path, column: str) -> None:
+    path = tmp_path / "scores.csv"
+    path.write_text(_CSV.replace("backend", column, 1))
+    table = read_scores(path)
+    assert table.labels == {"checkpoint": ["builtin:random"], "env_id": ["ALE/Pong-v5"], "simulator": ["gym"]}
+    assert "simulator=gym" in table.describe()

@@ -104,7 +104,7 @@ def test_evaluate_on_envpool_writes_rows_and_resumes(cleanrl_checkpoint: Path, t
     assert summary["backend"] == "envpool"
     assert summary["new_episodes"] == 3
     rows = read_table(out / TABLE_FILE)
-    assert {r["backend"] for r in rows} == {"envpool"}
+    assert {r["simulator"] for r in rows} == {"envpool"}
     assert all(r["steps"] > 0 for r in rows)
     assert main(argv) == 0  # the same command again: every episode resumed, none re-run
     again = json.loads((out / "summary.json").read_text())

@@ -117,7 +117,7 @@ def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, cal
     sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)]
     gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / "gym" / TABLE_FILE)]
     assert sorted(sim_rows) == sorted(gym_rows)
-    assert {r["backend"] for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)} == {sim}
+    assert {r["simulator"] for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)} == {sim}
     call = my_sim.CALLS[0]
     assert call["env_id"] == ENV_ID
     assert call["num_envs"] == 1
