@@ -10,8 +10,9 @@ Three settings (``--setting``, default all), each a table with one row per game:
     ``stack_num=1``, no max-pool, frameskip 1, ``repeat_action_probability=0.25``, ``noop_max=0``,
     no fire reset, no episodic life, no reward clipping, the same truncation, ``autoreset_mode="SameStep"``
     (its reset of an env whose game is over is ``reset_game`` in the same step, as ours).
-``dqn``: the DQN setting. ``gpu_env.make_vec`` (84x84 grayscale, frameskip 4 with max-pool of the last
-    two frames, stack 4, up to 30 no-op starts, sticky 0.25, NEXT_STEP autoreset) against
+``dqn``: the DQN setting. ``gpu_env.make_vec`` with its default numpy output (:data:`MAKE_VEC_OUTPUT`;
+    84x84 grayscale, frameskip 4 with max-pool of the last two frames, stack 4, up to 30 no-op starts,
+    sticky 0.25, NEXT_STEP autoreset) against
     ``AtariVectorEnv`` with the same settings (fire reset, episodic life and reward clipping off).
 ``single``: one environment on one thread. gpu_env ``AtariBatch`` with 1 env and 1 thread against one
     ``ale_py.ALEInterface`` in a Python loop; both: frameskip 1, sticky 0.25, ``act`` + RGB screen into
@@ -67,6 +68,7 @@ SETTINGS = ("raw", "dqn", "single", *_dropins().SETTINGS)
 STICKY = 0.25
 MAX_FRAMES = 108_000
 DQN_SKIP = 4
+MAKE_VEC_OUTPUT = "numpy"  # make_vec's obs_format in the DQN tables: numpy, as AtariVectorEnv and EnvPool return
 
 
 @dataclass(frozen=True)
@@ -218,13 +220,14 @@ class AleVector(Contender):
 
 
 class GpuEnvVec(Contender):
-    """``gpu_env.make_vec`` in the DQN setting, stepped along the plan."""
+    """``gpu_env.make_vec`` in the DQN setting (``obs_format=MAKE_VEC_OUTPUT``), stepped along the plan."""
 
     def __init__(self, game: str, num_envs: int, threads: int) -> None:
         from gpu_env.make import make_vec
 
         env_id = "ALE/" + game.title().replace("_", "") + "-v5"
-        self.env = make_vec(env_id, num_envs, backend="cpu", num_threads=threads, frameskip=1,
+        self.env = make_vec(env_id, num_envs, backend="cpu", obs_format=MAKE_VEC_OUTPUT, num_threads=threads,
+                            frameskip=1,
                             repeat_action_probability=STICKY, max_num_frames_per_episode=MAX_FRAMES, noop_max=30,
                             frame_skip=DQN_SKIP, screen_size=84, grayscale_obs=True, stack_size=4)
         self.env.reset(seed=0)
@@ -347,8 +350,8 @@ def dqn_section(games: list[str], args: argparse.Namespace) -> Section:
         _progress(sec, game)
     sec.notes += [
         "no-op starts: gymnasium's AtariPreprocessing (gpu_env) draws 1..30 no-ops, AtariVectorEnv 0..29",
-        "gpu_env returns torch tensors (CPU), AtariVectorEnv numpy arrays; gpu_env also returns "
-        "RecordEpisodeStatistics-style episode info",
+        f"both return numpy arrays (gpu_env: obs_format={MAKE_VEC_OUTPUT!r}, gymnasium's types); gpu_env also "
+        "returns RecordEpisodeStatistics-style episode info",
     ]
     return sec
 

@@ -8,7 +8,8 @@ the other tables are: built once, warmed up, timed in turns, medians, the same r
   arguments (EnvPool's defaults: 84x84 gray, frame skip 4, stack 4, noop 30, fire reset), sync.
 - ``envpool_async``: the same with ``batch_size=N/2``: ``async_reset``, then ``recv`` / ``send``.
 - ``ale_vector``: ``gpu_env.ale_vector.AtariVectorEnv`` against ale-py's, the DQN setting of ``dqn``.
-- ``dqn_envpool``: ``gpu_env.make_vec``'s DQN pipeline against EnvPool at the same settings.
+- ``dqn_envpool``: ``gpu_env.make_vec``'s DQN pipeline (numpy output, ``atari_cpu.MAKE_VEC_OUTPUT``) against
+  EnvPool at the same settings.
 - ``sb3``: ``gpu_env.sb3_vec.make_sb3_atari_env`` against SB3's ``make_atari_env`` (``DummyVecEnv``).
 - ``cleanrl``: ``gpu_env.presets.make(..., "cleanrl")`` against ``SyncVectorEnv`` over CleanRL's
   ``make_env`` of ``ppo_atari.py`` (its wrappers, in its order).
@@ -133,7 +134,8 @@ def dqn_envpool_section(games: list[str], args: argparse.Namespace, bench: Modul
         ref.reset()
         _measure(bench, sec, game, Stepper(ours.env, plan, SKIP), Stepper(ref, plan, SKIP), args.dqn_steps, args)
     sec.notes += ["no-op starts: gymnasium's AtariPreprocessing (gpu_env) draws 1..30 no-ops, EnvPool 1..30 "
-                  "from its own generator", "gpu_env returns torch tensors (CPU), EnvPool numpy arrays"]
+                  "from its own generator", f"both return numpy arrays (gpu_env: obs_format="
+                  f"{bench.MAKE_VEC_OUTPUT!r}, float64 rewards; EnvPool: float32 rewards)"]
     return sec
 
 

@@ -3,10 +3,10 @@
 For each game (default Pong, Breakout, MsPacman) and number of environments (256 ... 32K):
   * raw: ``CudaAtariBatch.act`` (frameskip 1, sticky actions 0.25, random actions generated on the
     device), finished episodes reset on the device every 32 steps; frames/s = emulated ALE frames;
-  * preprocessed: ``gpu_env.make_vec(..., backend="cuda")`` with the DQN setting (frameskip 1,
-    AtariPreprocessing frame_skip 4, 84x84 gray, max-pool, noop_max 30, stack 4, sticky actions 0.25,
-    autoreset on the device) stepped with random device actions — the path users run; frames/s counts
-    the 4 emulated frames of each step;
+  * preprocessed: ``gpu_env.make_vec(..., backend="cuda", obs_format="torch")`` (CUDA tensors out)
+    with the DQN setting (frameskip 1, AtariPreprocessing frame_skip 4, 84x84 gray, max-pool, noop_max 30,
+    stack 4, sticky actions 0.25, autoreset on the device) stepped with random device actions — the path
+    users run; frames/s counts the 4 emulated frames of each step;
   * device memory per environment (the batch's own buffers, and the CuPy pool's bytes in use / N).
 Kernel variants (thread per env in place vs local copy; block sizes) are timed at one size.
 References on the same machine's cores: gpu_env's CPU backend (``AtariBatch(backend="cpu")``, all
@@ -92,7 +92,7 @@ def _gpu_rows(cp: Any, game: str, n: int, seconds: float, block: int, options: A
         import gpu_env
 
         env_id = "ALE/" + "".join(part.capitalize() for part in game.split("_")) + "-v5"  # ms_pacman: MsPacman
-        env = gpu_env.make_vec(env_id, n, backend="cuda", block_size=block, **DQN)
+        env = gpu_env.make_vec(env_id, n, backend="cuda", obs_format="torch", block_size=block, **DQN)
         env.reset(seed=0)
         actions_n = int(env.single_action_space.n)
         gen = torch.Generator(device=env.device).manual_seed(0)

@@ -10,9 +10,10 @@ stage, so a stage that runs out of time still leaves the earlier ones:
    screen, lives, terminal, truncated, frame numbers; all ROMs x ``frames_all`` frames and
    ``games_long`` x ``frames_long`` frames, sticky actions 0.25, random actions, ``reset_game`` at
    game over; one thread and CUDA stream per game (16 at a time);
-3. throughput through ``make_vec(backend="cuda")``: raw (frameskip 1, RAM observations, so frames/s
-   is emulation) on Pong, Breakout, MsPacman, and the DQN setting (AtariPreprocessing 84x84 gray,
-   frame_skip 4, noop_max 30, stack 4) on Pong, for each ``num_envs``; device bytes per env;
+3. throughput through ``make_vec(backend="cuda", obs_format="torch")`` (CUDA tensors out): raw
+   (frameskip 1, RAM observations, so frames/s is emulation) on Pong, Breakout, MsPacman, and the DQN
+   setting (AtariPreprocessing 84x84 gray, frame_skip 4, noop_max 30, stack 4) on Pong, for each
+   ``num_envs``; device bytes per env;
 4. A2C+V-trace (``trainers.a2c``) on Pong for ``a2c_seconds`` with each of ``a2c_envs``: frames/s and
    the mean episode return at the end.
 
@@ -240,7 +241,8 @@ def _env_rate(cp: Any, env_id: str, n: int, setting: str, seconds: float, block_
 
     pool = cp.get_default_memory_pool()
     start = time.perf_counter()
-    env = gpu_env.make_vec(env_id, n, backend="cuda", block_size=block_size, **SETTINGS[setting])
+    env = gpu_env.make_vec(env_id, n, backend="cuda", obs_format="torch", block_size=block_size,
+                           **SETTINGS[setting])
     env.reset(seed=0)
     _synchronize(cp)
     setup_s = time.perf_counter() - start

@@ -11,7 +11,7 @@ Public API (docs/ale_semantics.md, "Interfaces"):
   The one batch class; backends ``"cpu"``, ``"cuda"`` and ``"ale_py"`` (the reference).
 - :func:`make_vec` — a gymnasium ``VectorEnv`` equal to ``gymnasium.make_vec(env_id, ...)`` for every
   Atari id ale-py registers (its registered settings, AtariPreprocessing options, frame stacking,
-  gymnasium's infos and episode statistics), torch tensors or (``obs_format="numpy"``) numpy arrays.
+  gymnasium's infos and episode statistics), of gymnasium's numpy types or (``obs_format="torch"``) tensors.
 
 The console layer under ``AtariBatch`` (emulation only, for ROMs without game rules such as the
 TIA test ROMs) is :class:`gpu_env.console_batch.ConsoleBatch`.

@@ -27,12 +27,14 @@ with its ``_r``/``_l``/``_t`` mask} and ``_episode`` — at the top level with `
 ``infos["final_info"]["episode"]``). A seeded ``reset`` adds ``info["seeds"]``: a numpy object array of
 each seeded env's ``(np_seed, ale_seed)`` (``None`` elsewhere), with the mask ``_seeds``.
 
-``obs_format="numpy"`` returns exactly gymnasium's types: numpy observations, float64 rewards, bool
-flags, int64/float64 info arrays, ``final_obs`` as an object array. ``obs_format="torch"`` (default)
-returns torch tensors on ``device`` (default: the backend's device): observations (uint8, or float32
-with ``scale_obs``), rewards float32[N], flags bool[N], info int32[N] (``lives``, frame numbers),
-``episode`` with an extra ``frames`` (ALE's episode frame number at the end), and ``final_obs`` as one
-tensor ``[N, *single_observation_shape]`` (zeros where the mask is false) for batched code.
+``obs_format`` picks the type of everything ``reset`` and ``step`` return. ``"numpy"`` (the default)
+returns exactly gymnasium's types: numpy observations, float64 rewards, bool flags, int64/float64 info
+arrays, ``final_obs`` as an object array. ``"torch"`` (asked for explicitly; the only one of backend
+``"cuda"``, whose frames stay on the device) returns torch tensors on ``device`` (default: the backend's
+device): observations (uint8, or float32 with ``scale_obs``), rewards float32[N], flags bool[N], info
+int32[N] (``lives``, frame numbers), ``episode`` with an extra ``frames`` (ALE's episode frame number at
+the end), and ``final_obs`` as one tensor ``[N, *single_observation_shape]`` (zeros where the mask is
+false) for batched code.
 ``render_mode="rgb_array"`` makes ``render()`` return each env's RGB screen, as ``SyncVectorEnv``
 does, so ``gymnasium.wrappers.vector.RecordVideo`` records. ``num_threads`` defaults to
 :func:`default_num_threads` (the cores this process may run on).
@@ -197,7 +199,7 @@ class AtariVecEnv(VectorEnv):
         stack_size: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         num_threads: int | None = None,
-        obs_format: str = "torch",
+        obs_format: str = "numpy",
         render_mode: str | None = None,
         cuda_device: int | None = None,
         block_size: int | None = None,
@@ -274,8 +276,8 @@ class AtariVecEnv(VectorEnv):
                 raise GpuEnvError(f"obs_format='numpy' returns host arrays: drop device={device!r}, or use "
                                   "obs_format='torch'")
         elif obs_format != "torch" or render_mode is not None:
-            raise GpuEnvError("backend='cuda' returns CUDA tensors and does not render: use obs_format='torch' and "
-                              "render_mode=None, or backend='cpu'")
+            raise GpuEnvError(f"backend='cuda' returns CUDA tensors and does not render: pass obs_format='torch' "
+                              f"(got {obs_format!r}) and render_mode=None, or use backend='cpu'")
         if obs_format not in OBS_FORMATS:
             raise GpuEnvError(f"obs_format={obs_format!r}: use 'torch' (tensors on device) or 'numpy' (numpy arrays)")
         if render_mode not in (None, "rgb_array"):

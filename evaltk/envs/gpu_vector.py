@@ -42,8 +42,8 @@ class GpuEnvEpisodeVector:
         import gpu_env
 
         env_id, kwargs = make_vec_kwargs(env)
-        if backend == "cpu":  # host arrays straight from the emulator, no tensor round trip per step
-            kwargs["obs_format"] = "numpy"
+        # host arrays straight from the emulator on the CPU; the device engine returns CUDA tensors only
+        kwargs["obs_format"] = "torch" if backend == "cuda" else "numpy"
         try:
             self.vec = gpu_env.make_vec(env_id, num_envs, backend=backend, **kwargs)
         except gpu_env.errors.GpuEnvError as exc:

@@ -13,9 +13,11 @@
   ``FireResetEnv`` (where FIRE) → ``ClipRewardEnv`` → ``ResizeObservation((84, 84))`` →
   ``GrayscaleObservation`` → ``FrameStackObservation(4)``; observations uint8[N, 4, 84, 84].
 - ``"gymnasium"``: ``gpu_env.make_vec`` with ``frameskip=1``, gymnasium's ``AtariPreprocessing``
-  defaults and ``stack_size=4`` (torch tensors, as make_vec returns them).
+  defaults and ``stack_size=4``, returning gymnasium's types (``obs_format="numpy"``, make_vec's default).
 - ``"envpool"``: EnvPool's Atari defaults (:mod:`gpu_env.envpool`, native).
 
+Every preset returns numpy arrays (uint8 observations, bool flags, numpy infos), with its client's
+reward dtype: float64 for ``"sb3"``, ``"cleanrl"`` and ``"gymnasium"``, EnvPool's float32 for ``"envpool"``.
 The first three take ``env_id``'s registered ale-py settings (``gym.spec(env_id).kwargs``: sticky
 actions, frame skip, frame cap) as ``gym.make(env_id)`` does; ``**env_kwargs`` override them as
 ``gym.make(env_id, **kwargs)`` would. SB3 and CleanRL document ``…NoFrameskip-v4`` ids for their
@@ -175,6 +177,9 @@ def _gymnasium_preset(env_id: str, num_envs: int, seed: int | None, backend: str
 
     if seed is not None:
         raise GpuEnvError("preset='gymnasium' is gpu_env.make_vec: pass the seed to reset(seed=...) instead")
+    if env_kwargs.get("obs_format", "numpy") != "numpy":
+        raise GpuEnvError("preset='gymnasium' returns numpy arrays: for torch tensors call "
+                          "gpu_env.make_vec(env_id, n, obs_format='torch', ...) without a preset")
     options = {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84, "stack_size": 4,
                "autoreset_mode": autoreset_mode, "num_threads": num_threads, **env_kwargs}
     env: VectorEnv = AtariVecEnv(env_id, num_envs, backend=backend, **options)

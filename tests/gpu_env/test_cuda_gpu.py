@@ -136,8 +136,8 @@ def test_make_vec_on_the_device_equals_the_cpu_make_vec() -> None:
     kw: dict[str, Any] = {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84, "stack_size": 4,
                           "terminal_on_life_loss": True, "max_num_frames_per_episode": 1500}
     n = 64
-    cpu = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cpu", **kw)
-    dev = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cuda", **kw)
+    cpu = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cpu", obs_format="torch", **kw)
+    dev = gpu_env.make_vec("ALE/Breakout-v5", n, backend="cuda", obs_format="torch", **kw)
     assert type(dev) is type(cpu)  # one AtariVecEnv; the backend picks its engine
     o_cpu, _ = cpu.reset(seed=5)
     o_dev, _ = dev.reset(seed=5)

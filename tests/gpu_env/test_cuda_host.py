@@ -274,8 +274,9 @@ def _equal(a: Any, b: Any, what: str) -> None:
 def _run_vec_pair(env_id: str, n: int, steps: int, autoreset: str, **kwargs: Any) -> int:
     import gpu_env
 
-    cpu = gpu_env.make_vec(env_id, n, backend="cpu", num_threads=1, autoreset_mode=autoreset, **kwargs)
-    dev = gpu_env.make_vec(env_id, n, backend="cuda", autoreset_mode=autoreset, block_size=32,
+    cpu = gpu_env.make_vec(env_id, n, backend="cpu", obs_format="torch", num_threads=1, autoreset_mode=autoreset,
+                           **kwargs)
+    dev = gpu_env.make_vec(env_id, n, backend="cuda", obs_format="torch", autoreset_mode=autoreset, block_size=32,
                            noop_table_depth=5, **kwargs)
     assert dev.single_observation_space == cpu.single_observation_space
     o_cpu, i_cpu = cpu.reset(seed=21)
@@ -364,7 +365,8 @@ def test_host_vec_step_makes_no_device_to_host_transfer(host_cupy: Any, launch: 
 
     import gpu_env
 
-    env = gpu_env.make_vec("ALE/Breakout-v5", 3, backend="cuda", block_size=32, noop_table_depth=8, **{
+    env = gpu_env.make_vec("ALE/Breakout-v5", 3, backend="cuda", obs_format="torch", block_size=32,
+                           noop_table_depth=8, **{
         k: v for k, v in _VEC_KW.items() if k != "max_num_frames_per_episode"}, max_num_frames_per_episode=40)
     env.reset(seed=1)
     actions = torch.zeros(3, dtype=torch.int64)
@@ -427,16 +429,19 @@ def test_host_vec_env_names_what_is_not_on_the_device(host_cupy: Any) -> None:
     from gpu_env.errors import GpuEnvError, NotImplementedYetError
 
     with pytest.raises(NotImplementedYetError, match="grayscale_obs=False"):
-        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", frameskip=1, grayscale_obs=False)
+        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", obs_format="torch", frameskip=1, grayscale_obs=False)
     with pytest.raises(NotImplementedYetError, match="stochastic frameskip"):
-        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", frameskip=(2, 5))
+        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", obs_format="torch", frameskip=(2, 5))
     with pytest.raises(GpuEnvError, match="device='meta'"):
-        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", device="meta")
+        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", obs_format="torch", device="meta")
     with pytest.raises(GpuEnvError, match="backend='cuda' returns CUDA tensors"):
         gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", obs_format="numpy")
+    with pytest.raises(GpuEnvError, match="pass obs_format='torch'"):  # the default is gymnasium's numpy
+        gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda")
     from gpu_env.vector import AtariVecEnv
 
-    assert type(gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda")) is AtariVecEnv  # one env class, two engines
+    one_class = gpu_env.make_vec("ALE/Pong-v5", 2, backend="cuda", obs_format="torch")
+    assert type(one_class) is AtariVecEnv  # one env class, two engines
 
 
 def test_host_vec_env_scaled_new_axis_observations_equal_the_cpu_make_vec(host_cupy: Any, launch: Any) -> None:
@@ -458,7 +463,8 @@ def test_host_vec_env_equals_gymnasium(host_cupy: Any, launch: Any) -> None:
 
     kwargs: dict[str, Any] = {"stack_size": 4, "max_num_frames_per_episode": 200, **DQN, "terminal_on_life_loss": True}
     ref = reference("ALE/Breakout-v5", 2, **kwargs)
-    dev = gpu_env.make_vec("ALE/Breakout-v5", 2, backend="cuda", block_size=32, noop_table_depth=5, **kwargs)
+    dev = gpu_env.make_vec("ALE/Breakout-v5", 2, backend="cuda", obs_format="torch", block_size=32,
+                           noop_table_depth=5, **kwargs)
     _equal(dev.reset(seed=3)[0], ref.reset(seed=3)[0], "reset obs")
     rng = np.random.default_rng(3)
     ended = 0

@@ -136,7 +136,7 @@ def test_preset_matches_client_wrappers(preset: str, env_id: str, mode: Autorese
 
 
 def test_gymnasium_preset_matches_atari_preprocessing() -> None:
-    """``preset="gymnasium"`` is AtariPreprocessing (frameskip=1) + FrameStackObservation(4)."""
+    """``preset="gymnasium"`` is AtariPreprocessing (frameskip=1) + FrameStackObservation(4), numpy out."""
     env_id = "ALE/Breakout-v5"
     ours = presets.make(env_id, 2, "gymnasium", num_threads=1)
     ref = gym.make_vec(env_id, 2, vectorization_mode="sync", frameskip=1,
@@ -149,7 +149,14 @@ def test_gymnasium_preset_matches_atari_preprocessing() -> None:
         actions = rng.integers(0, 4, 2)
         out, ref_out = ours.step(actions), ref.step(actions)
         for name, a, b in zip(("obs", "reward", "terminated", "truncated"), out[:4], ref_out[:4], strict=True):
-            assert_same(np.asarray(host(a), dtype=np.asarray(b).dtype), b, f"step {t} {name}")
+            assert type(a) is np.ndarray, f"step {t} {name}: {type(a).__name__}"
+            assert a.dtype == b.dtype, f"step {t} {name}: {a.dtype} != {b.dtype}"
+            assert_same(a, b, f"step {t} {name}")
+
+
+def test_gymnasium_preset_refuses_torch_output() -> None:
+    with pytest.raises(GpuEnvError, match="preset='gymnasium' returns numpy arrays"):
+        presets.make("ALE/Breakout-v5", 1, "gymnasium", obs_format="torch")
 
 
 def test_seed_argument_seeds_the_first_reset() -> None:

@@ -110,12 +110,12 @@ def test_bad_out_is_refused_with_a_clear_error(make_out: object, problem: str) -
 def test_make_vec_raw_observations_are_native_screens_the_caller_owns(stack_size: int | None) -> None:
     env = make_vec("ALE/Breakout-v5", 2, obs_type="rgb", stack_size=stack_size, num_threads=2)
     obs, _ = env.reset(seed=3)
-    first = obs.clone()
+    first = obs.copy()
     actions = np.ones(2, dtype=np.int64)
     for _ in range(4):
         nxt, *_ = env.step(actions)
     screens = env.batch.get_screen_rgb()
-    newest = nxt.numpy() if stack_size is None else nxt.numpy()[:, -1]
+    newest = nxt if stack_size is None else nxt[:, -1]
     np.testing.assert_array_equal(newest, screens)
     assert (obs == first).all(), "a returned observation changed when the env stepped on"
-    assert not np.shares_memory(nxt.numpy(), screens)
+    assert not np.shares_memory(nxt, screens)

@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 import torch
 from gymnasium.vector import AutoresetMode
+from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation, RecordEpisodeStatistics
 
 from gpu_env.errors import GpuEnvError
 from gpu_env.make import make_vec
 from gpu_env.vector import AtariVecEnv, default_num_threads
-from tests.gpu_env.test_vector import DQN, compare, reference
+from tests.gpu_env.test_vector import DQN, compare, info_differences, reference, step_differences
 
 gym.register_envs(ale_py)
 
@@ -85,8 +86,60 @@ def test_numpy_format_gives_plain_numpy_without_warnings() -> None:
     assert np.isfinite(total)
 
 
-def test_torch_format_stays_the_default() -> None:
-    env = make_vec("ALE/Pong-v5", 2)
+def _assert_same_batches(ours: Any, ref: Any, steps: int) -> int:
+    """Step both envs with seeded random actions: equal values, types and dtypes, infos key for key.
+
+    Returns the number of episodes that ended on the way.
+    """
+    o1, i1 = ref.reset(seed=8)
+    o2, i2 = ours.reset(seed=8)
+    assert type(o2) is np.ndarray
+    assert o2.dtype == o1.dtype
+    np.testing.assert_array_equal(o2, o1)
+    assert info_differences(i1, i2, exact=True, path="reset info") == []
+    rng = np.random.default_rng(8)
+    ended = 0
+    for t in range(steps):
+        actions = rng.integers(0, ref.single_action_space.n, ref.num_envs)
+        want, got = ref.step(actions), ours.step(actions)
+        assert step_differences(t, want, got, exact=True) == []
+        ended += int((want[2] | want[3]).sum())
+    ref.close()
+    ours.close()
+    return ended
+
+
+def test_default_make_vec_equals_gymnasium_make_vec_with_the_dqn_wrappers() -> None:
+    """``gpu_env.make_vec(id, n, **options)`` with no output option is gymnasium's sync vector env.
+
+    The reference is ``gymnasium.make_vec(id, n, vectorization_mode="sync", wrappers=[AtariPreprocessing,
+    FrameStackObservation(4), RecordEpisodeStatistics])`` with the same sticky actions (0.25): numpy
+    observations, float64 rewards, bool flags and the info dicts (int64 ``lives``/frame numbers, float64/int64
+    ``episode``), equal value for value and dtype for dtype on every step, episodes ending on the way.
+    """
+    options: dict[str, Any] = {**DQN, "repeat_action_probability": 0.25, "max_num_frames_per_episode": 400}
+    ref = gym.make_vec("ALE/Breakout-v5", 2, vectorization_mode="sync",
+                       wrappers=[lambda e: AtariPreprocessing(e, noop_max=30, frame_skip=4, screen_size=84),
+                                 lambda e: FrameStackObservation(e, 4), RecordEpisodeStatistics],
+                       frameskip=1, repeat_action_probability=0.25, max_num_frames_per_episode=400)
+    ours = make_vec("ALE/Breakout-v5", 2, stack_size=4, **options)
+    assert ours.single_observation_space == ref.single_observation_space
+    assert _assert_same_batches(ours, ref, 120) >= 2
+
+
+def test_default_make_vec_equals_plain_gymnasium_make_vec() -> None:
+    """``gpu_env.make_vec(id, n)`` against ``gymnasium.make_vec(id, n, vectorization_mode="sync")``, no wrappers.
+
+    No episode ends in these 60 Pong steps, so gymnasium's plain infos (no ``RecordEpisodeStatistics``)
+    have the same keys as gpu_env's.
+    """
+    ref = gym.make_vec("ALE/Pong-v5", 2, vectorization_mode="sync", repeat_action_probability=0.25)
+    ours = make_vec("ALE/Pong-v5", 2, repeat_action_probability=0.25)
+    assert _assert_same_batches(ours, ref, 60) == 0
+
+
+def test_torch_output_is_asked_for() -> None:
+    env = make_vec("ALE/Pong-v5", 2, obs_format="torch")
     obs, info = env.reset(seed=0)
     out = env.step(np.zeros(2, dtype=np.int64))
     assert isinstance(obs, torch.Tensor)

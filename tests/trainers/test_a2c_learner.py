@@ -97,8 +97,8 @@ def test_stale_behaviour_is_importance_weighted() -> None:
 def test_rollout_cuts_returns_at_episode_ends_and_lost_lives(life_loss_cut: bool) -> None:
     """Breakout, random-ish policy: each finished episode has its reset step invalid; cuts = 5 or 1 per episode."""
     cfg = A2cConfig(num_envs=2, rollout=400, num_minibatches=1, life_loss_cut=life_loss_cut, clip_rewards=True)
-    env = gpu_env.make_vec(cfg.env_id, 2, backend="cpu", frameskip=1, noop_max=30, frame_skip=4, screen_size=84,
-                           grayscale_obs=True, stack_size=4, num_threads=1)
+    env = gpu_env.make_vec(cfg.env_id, 2, backend="cpu", obs_format="torch", frameskip=1, noop_max=30,
+                           frame_skip=4, screen_size=84, grayscale_obs=True, stack_size=4, num_threads=1)
     torch.manual_seed(0)
     model = NatureActorCritic((4, 84, 84), int(env.single_action_space.n))  # type: ignore[attr-defined]
     collector = RolloutCollector(env, model, cfg, torch.Generator().manual_seed(0), seed=5)

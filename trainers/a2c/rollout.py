@@ -23,12 +23,16 @@ from trainers.a2c.model import NatureActorCritic, sample
 class RolloutCollector:
     """Steps ``env`` ``cfg.rollout`` times per :meth:`collect`, sampling actions from ``model``.
 
-    ``env`` is a gpu_env ``AtariVecEnv`` (observations ``uint8[B, S, H, W]`` on ``env.device``).
+    ``env`` is a gpu_env ``AtariVecEnv`` made with ``obs_format="torch"`` (observations ``uint8[B, S, H, W]`` on
+    ``env.device``); an env of another output type is refused with a :class:`ValueError`.
     Finished-episode returns (unclipped, whole v5 episodes) and lengths come from :meth:`take_episodes`.
     """
 
     def __init__(self, env: Any, model: NatureActorCritic, cfg: A2cConfig, generator: torch.Generator,
                  seed: int | list[int]) -> None:
+        if getattr(env, "obs_format", None) != "torch":
+            raise ValueError("the A2C rollout batches torch tensors: build its env with "
+                             "gpu_env.make_vec(..., obs_format='torch')")
         self.env = env
         self.model = model
         self.cfg = cfg

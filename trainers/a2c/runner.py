@@ -47,11 +47,15 @@ class RunResult:
 
 
 def make_env(cfg: A2cConfig) -> Any:
-    """Build the gpu_env vector env of ``cfg`` (ALE v5, frameskip 1, AtariPreprocessing options, frame stack)."""
+    """Build the gpu_env vector env of ``cfg`` (ALE v5, frameskip 1, AtariPreprocessing options, frame stack).
+
+    It returns torch tensors (``obs_format="torch"``: on the device with backend ``"cuda"``), which the
+    learner batches without a copy through numpy.
+    """
     import gpu_env
 
     return gpu_env.make_vec(
-        cfg.env_id, cfg.num_envs, backend=cfg.backend, frameskip=1,
+        cfg.env_id, cfg.num_envs, backend=cfg.backend, obs_format="torch", frameskip=1,
         repeat_action_probability=cfg.repeat_action_probability, noop_max=cfg.noop_max,
         frame_skip=cfg.frame_skip, screen_size=84, grayscale_obs=True, stack_size=cfg.stack_size,
         num_threads=cfg.env_threads or None)

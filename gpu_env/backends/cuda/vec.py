@@ -1,4 +1,4 @@
-"""The device engine of :class:`gpu_env.vector.AtariVecEnv` (``make_vec(..., backend="cuda")``).
+"""The device engine of :class:`gpu_env.vector.AtariVecEnv` (``make_vec(..., backend="cuda", obs_format="torch")``).
 
 One :class:`~gpu_env.backends.cuda.backend.CudaAtariBatch` (the batch ``AtariBatch(backend="cuda")`` wraps
 too). A step is the ``gpu_env_vec_step`` kernel (gymnasium's AtariPreprocessing step of
