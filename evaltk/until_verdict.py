@@ -25,8 +25,8 @@ from evaltk.compare.sequential import (
     SequentialComparison,
     check_budget,
     check_looks,
-    episodes_identical,
     look_sizes,
+    rows_identical,
     run_sequential,
 )
 from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
@@ -34,7 +34,6 @@ from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, row_digests
 from evaltk.stats.checks import FloatArray
 from evaltk.stats.group_sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
-from evaltk.stats.paired import PairedSample
 from evaltk.table_comparison import LoadedTable, check_envs, load_table
 
 
@@ -106,9 +105,8 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
         """Return the finding when the first ``n`` episodes equal the baseline's step for step, else None."""
         if base.seeds is None:
             return None
-        seeds = np.asarray([int(r["seed"]) for r in looked[:n]])
-        pairs = PairedSample(np.zeros(n), np.zeros(n), seeds, 0, 0)
-        return episodes_identical(pairs, base.seeds, seeds, base.digests, row_digests(looked[:n]), uv.min_episodes)
+        return rows_identical(base.seeds, base.digests, [int(r["seed"]) for r in looked[:n]], row_digests(looked[:n]),
+                              uv.min_episodes)
 
     seq = run_sequential(batches(), design, kind, uv.margin, paired=paired,
                          budget=(n_max if paired else n_a, n_max), pairing=pairing, on_look=on_look,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib.metadata
 import json
 import math
 import platform
@@ -36,8 +35,8 @@ from evaltk.compare.sequential import (
     SequentialComparison,
     check_budget,
     check_looks,
-    episodes_identical,
     look_sizes,
+    rows_identical,
     run_sequential,
 )
 from evaltk.errors import EvaltkError
@@ -56,10 +55,9 @@ from evaltk.locations import resolve, table_provenance
 from evaltk.margin import MarginKind
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import check_name, recorded_name
-from evaltk.simulators.settings import UNKNOWN
+from evaltk.simulators.settings import UNKNOWN, version
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
-from evaltk.stats.paired import PairedSample
 from evaltk.table_comparison import spec_rows
 
 ENVIRONMENT_FILE = "environment.json"
@@ -155,14 +153,7 @@ def check_margin(margin: float, kind: str) -> MarginKind:
 
 def package_versions() -> dict[str, str]:
     """Versions of the packages that decide an episode's outcome, and Python's."""
-    versions = {}
-    for name in VERSIONED_PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    versions["python"] = platform.python_version()
-    return versions
+    return {**{name: version(name) for name in VERSIONED_PACKAGES}, "python": platform.python_version()}
 
 
 def _eval_config(config: ValidateConfig, backend: str, env: dict[str, Any] | None = None) -> EvalConfig:
@@ -504,10 +495,8 @@ def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> Seq
 
     def identical(n: int) -> IdenticalRows | None:
         ref, sim = looked["reference"][:n], looked["sim"][:n]
-        seeds = [int(r["seed"]) for r in ref]
-        pairs = PairedSample(np.zeros(n), np.zeros(n), np.asarray(seeds), 0, 0)
-        return episodes_identical(pairs, seeds, [int(r["seed"]) for r in sim], row_digests(ref), row_digests(sim),
-                                  c.min_episodes)
+        return rows_identical([int(r["seed"]) for r in ref], row_digests(ref), [int(r["seed"]) for r in sim],
+                              row_digests(sim), c.min_episodes)
 
     design = SequentialDesign.build([s / c.episodes for s in sizes], alpha=c.alpha)
     pairing = (Pairing(c.episodes, 0, 0, True, None, "both sides run the same episode seeds") if c.paired else None)

@@ -215,6 +215,18 @@ def episodes_identical(pairs: PairedSample, seeds_a: Any, seeds_b: Any, digests_
     return IdenticalRows(pairs.n, pairs.only_a, pairs.only_b, match.what, upper_bound(pairs.n))
 
 
+def rows_identical(seeds_a: Any, digests_a: Any, seeds_b: Any, digests_b: Any,
+                   min_episodes: int = MIN_EPISODES) -> IdenticalRows | None:
+    """:func:`episodes_identical` for B's rows ``seeds_b`` against A's rows with the same seeds, returns known equal.
+
+    For a sequential look whose returns were already found equal seed for seed: only the digests decide.
+    """
+    seeds = np.asarray([int(s) for s in seeds_b], dtype=np.int64)
+    same = np.zeros(seeds.size)
+    return episodes_identical(PairedSample(same, same, seeds, 0, 0), seeds_a, seeds_b, digests_a, digests_b,
+                              min_episodes)
+
+
 def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: SequentialDesign, kind: MarginKind,
                    margin: float, *, paired: bool, budget: tuple[int, int], pairing: Pairing | None = None,
                    on_look: LookFn | None = None, identical: IdenticalFn | None = None) -> SequentialComparison:

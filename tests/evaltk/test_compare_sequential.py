@@ -67,6 +67,23 @@ def test_identical_rows_are_a_distinct_finding() -> None:
     assert other.verdict is not Verdict.IDENTICAL
 
 
+def test_a_sequential_comparison_says_identical_only_on_equal_digests() -> None:
+    """Equal returns alone are tested at the looks; equal digests on >= 10 seeds are the finding ``identical``."""
+    returns = [float(v) for v in np.random.default_rng(1).integers(0, 30, 40)]
+    seeds = list(range(40))
+    digests = [{"steps": f"s{s}", "obs": f"o{s}"} for s in seeds]
+    run = {"looks": 4, "seeds_a": seeds, "seeds_b": seeds}
+    same = compare_sequential(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=digests, **run)
+    assert same.verdict is Verdict.IDENTICAL
+    assert same.identical is not None and same.identical.upper_bound == pytest.approx(3 / 40)
+    returns_only = compare_sequential(returns, returns, 2.0, "absolute", **run)
+    assert returns_only.verdict is not Verdict.IDENTICAL
+    assert returns_only.looks  # decided by the tests at a look, not by the equal returns
+    one_differs = [*digests[:-1], {"steps": "other", "obs": digests[-1]["obs"]}]
+    differ = compare_sequential(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=one_differs, **run)
+    assert differ.verdict is not Verdict.IDENTICAL
+
+
 def test_paired_verdict_uses_statsmodels_ttost_paired() -> None:
     rng = np.random.default_rng(3)
     z = rng.normal(10, 3, 40)
