@@ -75,7 +75,8 @@ def test_a_sequential_comparison_says_identical_only_on_equal_digests() -> None:
     run = {"looks": 4, "seeds_a": seeds, "seeds_b": seeds}
     same = compare_sequential(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=digests, **run)
     assert same.verdict is Verdict.IDENTICAL
-    assert same.identical is not None and same.identical.upper_bound == pytest.approx(3 / 40)
+    assert same.identical is not None
+    assert same.identical.upper_bound == pytest.approx(3 / 40)
     returns_only = compare_sequential(returns, returns, 2.0, "absolute", **run)
     assert returns_only.verdict is not Verdict.IDENTICAL
     assert returns_only.looks  # decided by the tests at a look, not by the equal returns
