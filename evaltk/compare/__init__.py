@@ -62,6 +62,7 @@ import numpy as np
 from evaltk.compare.decision import (
     decide,
     identical_decision,
+    identical_finding,
     margin_kind,
     margin_region,
     match_episodes,
@@ -85,7 +86,6 @@ from evaltk.compare.result import (
     Recommendation,
     Verdict,
     describe,
-    upper_bound,
 )
 from evaltk.margin import MarginKind
 from evaltk.stats.bootstrap import bootstrap_diff_ci
@@ -148,8 +148,10 @@ def compare(
     kind_ = margin_kind(kind)
     pairs, pairing = pair_rows(a, b, seeds_a, seeds_b, paired, kind_)
     match = (None if pairs is None or pairs.n == 0 else
-             match_episodes(pairs, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes))
-    if pairs is not None and match is not None and match.identical and pairs.identical:
+             match_episodes(pairs.seeds, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes))
+    identical = (identical_finding(match, pairs.only_a, pairs.only_b)
+                 if pairs is not None and match is not None and pairs.identical else None)
+    if pairs is not None and match is not None and identical is not None:
         decision = identical_decision(pairs, match, kind_, margin, alpha)
         if pairing is not None:
             pairing = dataclasses.replace(pairing, used=False,
@@ -175,8 +177,6 @@ def compare(
     boot = bootstrap_diff_ci(xb, xa, rng=rng, method="bca", n_resamples=n_resamples, level=1.0 - alpha)
     boot = ConfidenceInterval(boot.estimate, boot.low, boot.high, boot.level, boot.method, "mean(B) - mean(A)")
     rec = recommend(xa, xb, decision, pairs)
-    identical = (IdenticalRows(pairs.n, pairs.only_a, pairs.only_b, match.what, upper_bound(pairs.n))
-                 if pairs is not None and match is not None and decision.verdict is Verdict.IDENTICAL else None)
     return Comparison(decision, tests, holm, boot, rec, describe(xa), describe(xb), seed, xa, xb, identical,
                       pairing, information_check(decision, rec, min_episodes), match)
 

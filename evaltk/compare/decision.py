@@ -82,25 +82,35 @@ def pair_rows(a: Any, b: Any, seeds_a: Any, seeds_b: Any, paired: str,
     return pairs, Pairing(pairs.n, pairs.only_a, pairs.only_b, used, pairs.correlation(), note)
 
 
-def match_episodes(pairs: PairedSample, seeds_a: Any, seeds_b: Any, digests_a: Any, digests_b: Any, *,
+def match_episodes(shared_seeds: Any, seeds_a: Any, seeds_b: Any, digests_a: Any, digests_b: Any, *,
                    min_episodes: int = MIN_EPISODES) -> EpisodeMatch:
-    """Compare the shared seeds' episodes through their digests (``{"steps": hex, "obs": hex}`` per row).
+    """Compare the episodes of ``shared_seeds`` (seeds both sides ran) through their digests.
 
-    ``digests_a``/``digests_b`` run parallel to ``seeds_a``/``seeds_b`` (``None``: the side recorded none).
-    A digest key counts as compared when both sides have it on every shared seed; ``identical`` also needs
-    the ``steps`` digest and at least ``max(min_episodes, MIN_EPISODES)`` shared seeds.
+    ``digests_a``/``digests_b`` (``{"steps": hex, "obs": hex}`` per row, ``None``: the side recorded none) run
+    parallel to ``seeds_a``/``seeds_b``. A digest key counts as compared when both sides have it on every shared
+    seed; ``identical`` also needs the ``steps`` digest and at least ``max(min_episodes, MIN_EPISODES)`` seeds.
     """
     need = max(int(min_episodes), MIN_EPISODES)
+    shared = [int(s) for s in shared_seeds]
     if digests_a is None or digests_b is None:
-        return EpisodeMatch(pairs.n, 0, 0, (), (), need)
+        return EpisodeMatch(len(shared), 0, 0, (), (), need)
     by_a = {int(s): dict(d or {}) for s, d in zip(seeds_a, digests_a, strict=True)}
     by_b = {int(s): dict(d or {}) for s, d in zip(seeds_b, digests_b, strict=True)}
-    shared = [int(s) for s in pairs.seeds]
     keys = tuple(k for k in ("steps", "obs") if all(by_a[s].get(k) and by_b[s].get(k) for s in shared))
     if not keys:
-        return EpisodeMatch(pairs.n, 0, 0, (), (), need)
+        return EpisodeMatch(len(shared), 0, 0, (), (), need)
     differ = [s for s in shared if any(by_a[s][k] != by_b[s][k] for k in keys)]
-    return EpisodeMatch(pairs.n, len(shared), len(shared) - len(differ), keys, tuple(differ[:5]), need)
+    return EpisodeMatch(len(shared), len(shared), len(shared) - len(differ), keys, tuple(differ[:5]), need)
+
+
+def identical_finding(match: EpisodeMatch, only_a: int = 0, only_b: int = 0) -> IdenticalRows | None:
+    """Return the ``identical`` finding when ``match`` says every shared episode is the same step for step, else None.
+
+    ``only_a``/``only_b``: rows whose seed the other side lacks (reported, not part of the finding).
+    """
+    if not match.identical:
+        return None
+    return IdenticalRows(match.n_shared, only_a, only_b, match.what, upper_bound(match.n_shared))
 
 
 def sample_scores(values: Any, name: str) -> FloatArray:

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare.decision import margin_kind, match_episodes, pair_rows
-from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict, upper_bound
+from evaltk.compare.decision import identical_finding, margin_kind, match_episodes, pair_rows
+from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
 from evaltk.stats.checks import FloatArray, StatsInputError
@@ -31,7 +31,6 @@ from evaltk.stats.group_sequential import (
     information_fraction,
     run_sequence,
 )
-from evaltk.stats.paired import PairedSample
 
 OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
                    Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}
@@ -204,27 +203,14 @@ def heavy_tails_note() -> str:
             "moment), use --margin-kind absolute with the margin in score units")
 
 
-def episodes_identical(pairs: PairedSample, seeds_a: Any, seeds_b: Any, digests_a: Any, digests_b: Any,
-                       min_episodes: int = MIN_EPISODES) -> IdenticalRows | None:
-    """Return the ``identical`` finding for paired rows, or None (returns differ, digests differ or too few seeds)."""
-    if not pairs.identical:
-        return None
-    match = match_episodes(pairs, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes)
-    if not match.identical:
-        return None
-    return IdenticalRows(pairs.n, pairs.only_a, pairs.only_b, match.what, upper_bound(pairs.n))
-
-
 def rows_identical(seeds_a: Any, digests_a: Any, seeds_b: Any, digests_b: Any,
                    min_episodes: int = MIN_EPISODES) -> IdenticalRows | None:
-    """:func:`episodes_identical` for B's rows ``seeds_b`` against A's rows with the same seeds, returns known equal.
+    """Return the ``identical`` finding for a look whose returns were equal seed for seed: only the digests decide.
 
-    For a sequential look whose returns were already found equal seed for seed: only the digests decide.
+    ``seeds_b``/``digests_b``: B's rows of the look; ``seeds_a``/``digests_a``: A's rows, holding those seeds.
     """
-    seeds = np.asarray([int(s) for s in seeds_b], dtype=np.int64)
-    same = np.zeros(seeds.size)
-    return episodes_identical(PairedSample(same, same, seeds, 0, 0), seeds_a, seeds_b, digests_a, digests_b,
-                              min_episodes)
+    return identical_finding(match_episodes(seeds_b, seeds_a, seeds_b, digests_a, digests_b,
+                                            min_episodes=min_episodes))
 
 
 def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: SequentialDesign, kind: MarginKind,
@@ -235,7 +221,7 @@ def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: Seque
     ``looks`` yields the cumulative samples ``(a_k, b_k)`` (reference, candidate; ``float64[n]``), at
     most ``design.looks`` of them, and is consumed lazily. A paired look whose returns are equal seed for
     seed ends the run with the verdict ``identical`` only when ``identical(n)`` confirms that its first ``n``
-    episodes are the same step for step (per-episode digests on enough seeds, :func:`episodes_identical`);
+    episodes are the same step for step (per-episode digests on enough seeds, :func:`rows_identical`);
     equal returns alone go on to the tests. ``on_look`` sees each look as it is made.
     """
     made: list[Look] = []
@@ -290,7 +276,9 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
         raise CompareError(f"margin must be a positive number, got {margin!r}")
     xa, xb = np.asarray(a, np.float64), np.asarray(b, np.float64)
     pairs, pairing = pair_rows(xa, xb, seeds_a, seeds_b, paired, kind_)
-    rows = None if pairs is None else episodes_identical(pairs, seeds_a, seeds_b, digests_a, digests_b, min_episodes)
+    rows = None if pairs is None or not pairs.identical else identical_finding(
+        match_episodes(pairs.seeds, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes),
+        pairs.only_a, pairs.only_b)
     if pairs is not None and rows is not None:
         return SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT, [], None, kind_.value, float(margin), True,
                                     pairs.n, pairs.n, rows.summary() + ": no test needed", rows, pairing)
