@@ -136,6 +136,10 @@ TRANSFER_FIELDS: dict[str, FieldSpec] = {
 }
 
 
+def _returns(rows: list[dict[str, Any]]) -> list[float]:
+    return [float(r["return"]) for r in rows]
+
+
 def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     """Evaluate a checkpoint on two simulators (or against a stored baseline table) and test the verdict.
 
@@ -148,28 +152,30 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     (default ``equivalent``).
     """
     from evaltk.compare import compare
-    from evaltk.evaluate import EvalConfig, evaluate
+    from evaltk.evaluate import run_plan
+    from evaltk.plan import EvalConfig, plan_all
     from evaltk.scores import read_scores, row_digests
 
     start = time.perf_counter()
     p = case.params
-    env_id = str(p["env_id"]) if "env_id" in p else None
 
-    def side(name: str, seed: int, backend: str) -> tuple[list[float], list[int], list[dict[str, str]] | None]:
-        config = EvalConfig(checkpoint=str(p["checkpoint"]), out=workdir / case.name / name,
-                            episodes=int(p["episodes"]), seed=seed, num_envs=int(p.get("num_envs", 4)),
-                            env_id=env_id, backend=backend)
-        rows = evaluate(config).rows
-        return [float(r["return"]) for r in rows], [int(r["seed"]) for r in rows], row_digests(rows)
+    def config(name: str, seed: int, simulator: str) -> EvalConfig:
+        return EvalConfig(checkpoint=str(p["checkpoint"]), out=workdir / case.name / name, episodes=int(p["episodes"]),
+                          seed=seed, num_envs=int(p.get("num_envs", 4)),
+                          env_id=str(p["env_id"]) if "env_id" in p else None, backend=simulator)
 
+    sides = [config("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("backend_b", "gpu_env")))]
+    if "baseline" not in p:  # both sides planned together: one policy load, every simulator checked first
+        sides.insert(0, config("a", int(p["seed"]), str(p.get("backend_a", "gym"))))
+    options = ["backend_a", "backend_b"][-len(sides):]
+    rows = [run_plan(side).rows for side in plan_all(sides, options=options)]
     seeds_a: list[int] | None = None
     digests_a: list[dict[str, str]] | None = None
     if "baseline" in p:
         scores_a = [float(x) for x in read_scores(Path(str(p["baseline"]))).returns]
     else:
-        scores_a, seeds_a, digests_a = side("a", int(p["seed"]), str(p.get("backend_a", "gym")))
-    scores_b, seeds_b, digests_b = side("b", int(p.get("seed_b", int(p["seed"]) + 1)),
-                                        str(p.get("backend_b", "gpu_env")))
+        scores_a, seeds_a, digests_a = _returns(rows[0]), [int(r["seed"]) for r in rows[0]], row_digests(rows[0])
+    scores_b, seeds_b, digests_b = _returns(rows[-1]), [int(r["seed"]) for r in rows[-1]], row_digests(rows[-1])
     result = compare(scores_a, scores_b, float(p["margin"]), str(p["margin_kind"]),
                      alpha=float(p.get("alpha", 0.05)), seed=int(p["seed"]), seeds_a=seeds_a,
                      seeds_b=None if seeds_a is None else seeds_b, digests_a=digests_a, digests_b=digests_b)

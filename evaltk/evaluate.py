@@ -1,5 +1,7 @@
-"""Run a policy for N episodes on a reference environment and write a long-format score table.
+"""Run an evaluation plan: a policy for N episodes on a simulator, rows written to a long-format score table.
 
+:mod:`evaltk.plan` resolves and checks a side of an evaluation into an
+:class:`~evaltk.plan.EvaluationPlan`; :func:`run_plan` runs it and :func:`evaluate` does both.
 Semantics (documented for users in ``docs/evaluation.md``):
 
 * Episode ``i`` of an evaluation with base seed ``S`` has the recorded seed
@@ -26,9 +28,6 @@ Semantics (documented for users in ``docs/evaluation.md``):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import importlib.util
-import json
 import math
 import os
 import time
@@ -40,59 +39,21 @@ from typing import Any
 import numpy as np
 
 from evaltk.atomic import write_json_atomic
-from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
-from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
+from evaltk.envs import EnvInfo
 from evaltk.episode_digest import EpisodeDigests
-from evaltk.errors import CheckpointError, EvaltkError, ScoreTableError, SpecError
-from evaltk.executor import EXECUTORS, Resources, WorkUnit, make_executor, stream
-from evaltk.locations import pin, resolve, table_provenance
-from evaltk.policies import EpisodeSeeded, Policy, builtin_names, episode_policy_rng, load_policy
+from evaltk.errors import CheckpointError, SpecError
+from evaltk.executor import Resources, WorkUnit, make_executor, stream
+from evaltk.plan import EvalConfig as EvalConfig
+from evaltk.plan import EvaluationPlan, plan, resolve_policy
+from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng
 from evaltk.scores import COLUMNS as COLUMNS
 from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
-from evaltk.scores import TABLE_FILE, TableWriter, open_table
+from evaltk.scores import TABLE_FILE, TableWriter
 from evaltk.scores import read_table as read_table
 from evaltk.seeding import episode_seed as episode_seed
-from evaltk.simulators import NAMES as SIMULATORS
-from evaltk.simulators import EpisodeSlots, check_name, get, recorded_name
+from evaltk.simulators import EpisodeSlots, Simulator, get
 
 SUMMARY_FILE = "summary.json"
-SIMULATOR_FILE = "simulator.json"
-"""The simulator's effective settings (:mod:`evaltk.simulators.settings`), next to the score table."""
-BACKENDS = SIMULATORS
-"""The built-in simulators (:data:`evaltk.simulators.NAMES`); ``MODULE:CALLABLE`` names a user's factory."""
-DOOM_BACKEND = "vizdoom"
-"""Backend recorded for Doom evaluations (``--sim gym``, the default, runs ViZDoom for Doom envs)."""
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    """What ``evaltk evaluate`` was asked to do (see :func:`evaluate`)."""
-
-    checkpoint: str
-    """A checkpoint location (:mod:`evaltk.locations`): a path, a builtin (``builtin:scripted``) or ``hf://ORG/REPO``."""
-    out: Path
-    """Output directory: ``episodes.csv``, ``evaluation.json``, ``summary.json``."""
-    episodes: int = 20
-    seed: int = 0
-    num_envs: int = 4
-    env_id: str | None = None
-    """Env id; required for builtins, defaults to the checkpoint's own for checkpoints."""
-    backend: str = "gym"
-    """The simulator (:func:`evaltk.simulators.get`): ``gym``, ``gpu_env``, ``envpool`` or ``MODULE:CALLABLE``."""
-    workers: int | None = None
-    """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
-    fast_reset: bool = False
-    """Opt-in: seeded resets restore a cached post-load ALE state instead of reloading the ROM (same states)."""
-    repeat_action_probability: float | None = None
-    """Atari only: override the env's sticky-action probability (None keeps the checkpoint's / env's own)."""
-    checkpoint_format: str | None = None
-    """Another library's checkpoint format (``sb3``, ``cleanrl``, ``sample-factory``); None detects it."""
-    executor: str = "local"
-    """Where episodes run: ``local`` (this process and its env workers) or ``ray`` (units of episodes as Ray tasks)."""
-    ray_address: str | None = None
-    """The Ray cluster for ``executor="ray"`` (None: ``RAY_ADDRESS``, or a local cluster)."""
-    env: dict[str, Any] | None = None
-    """An env dict run instead of the checkpoint's own (``evaltk validate --align``); checked against the policy."""
 
 
 @dataclass
@@ -106,88 +67,6 @@ class EvalResult:
     env_steps: int
     wall_s: float
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _digest(spec: CheckpointSpec, path: Path | None) -> str:
-    h = hashlib.sha256()
-    ident = {k: v for k, v in spec.to_dict().items() if k != "provenance"}
-    h.update(json.dumps(ident, sort_keys=True).encode())
-    if path is not None and not spec.is_builtin:
-        with open(path / WEIGHTS_FILE, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest()
-
-
-def check_simulator(config: EvalConfig) -> None:
-    """Check that simulator ``config.backend`` can run the checkpoint's env, before anything is written."""
-    check_name(config.backend, option="--sim")
-    _, info, _ = resolve_policy(config)
-    get(config.backend, option="--sim").check(info, seed=episode_seed(config.seed, 0))
-
-
-def checkpoint_label(ref: str) -> str:
-    """How a checkpoint reference is recorded: builtins as ``builtin:<name>``, directories as given."""
-    is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
-    return ref if not is_builtin or ref.startswith("builtin:") else f"builtin:{ref}"
-
-
-def env_for_cli_id(env_id: str) -> dict[str, Any]:
-    """Env dict for ``--env-id``: a ViZDoom scenario name (``basic``, ``deathmatch_bots``, ...) or a gymnasium id."""
-    if "/" not in env_id and importlib.util.find_spec("vizdoom") is not None:
-        from evaltk.envs import doom
-
-        if env_id in doom.SCENARIOS:
-            return doom.env_spec(doom.SCENARIOS[env_id])
-        try:
-            return env_for_id(env_id)
-        except SpecError as exc:
-            raise SpecError(f"{env_id!r} is neither a ViZDoom scenario ({', '.join(sorted(doom.SCENARIOS))}) nor "
-                            f"a gymnasium id ({exc})") from None
-    return env_for_id(env_id)
-
-
-def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
-    """Load the policy, build the env dict and check they fit; returns (policy, env info, digest)."""
-    # a Hub location is fetched into the Hub cache; another library's checkpoint is imported once into a cache
-    ref = resolve(config.checkpoint, fmt=config.checkpoint_format, env_id=config.env_id).ref
-    is_builtin = ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists())
-    if is_builtin:
-        if config.env_id is None:
-            raise SpecError(f"builtin policy {ref!r} needs an environment: pass --env-id (e.g. ALE/Breakout-v5, "
-                            "or a ViZDoom scenario such as basic)")
-        policy = load_policy(ref, env=env_for_cli_id(config.env_id))
-        path = None
-    else:
-        policy = load_policy(ref)
-        path = Path(ref)
-    env = dict(policy.spec.env if config.env is None else config.env)
-    if env.get("family") == "doom":  # a Doom env is its scenario: --env-id picks another built-in scenario
-        if config.env_id is not None and config.env_id != env.get("env_id"):
-            env = env_for_cli_id(config.env_id)
-    elif config.env_id is not None:
-        env["env_id"] = config.env_id
-    if config.repeat_action_probability is not None:
-        p = config.repeat_action_probability
-        if env.get("family") != "atari":
-            raise SpecError(f"--repeat-action-probability applies to Atari envs only, not {env.get('env_id')!r}")
-        if not (isinstance(p, int | float) and 0.0 <= p <= 1.0):
-            raise SpecError(f"--repeat-action-probability must be in [0, 1], got {p!r}; ALE v5 uses 0.25")
-        env["kwargs"] = {**env["kwargs"], "repeat_action_probability": float(p)}
-    info = describe(env)
-    check_compatible(policy.spec, info)
-    return policy, info, _digest(policy.spec, path)
-
-
-def _open_out(out: Path, settings: dict[str, Any], provenance: dict[str, Any],
-              simulator: dict[str, Any]) -> list[dict[str, Any]]:
-    """Create or reopen ``out`` (:func:`evaltk.scores.open_table`); refuse rows of another evaluation or simulator."""
-    rows = open_table(out, settings, provenance=provenance, simulator=simulator)
-    for row in rows:
-        if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
-            raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
-                                  "evaluation (seed/env differ): use another --out or delete that directory")
-    return rows
 
 
 def mean_ci(returns: np.ndarray, level: float = 0.95) -> tuple[float, float]:
@@ -227,74 +106,8 @@ ProgressFn = Callable[[dict[str, Any] | None, int], None]
 """Called with (row, env steps since the last call) after each finished episode, and (None, steps) periodically."""
 
 
-@dataclass
-class Prepared:
-    """A validated evaluation, ready to run: policy, env, settings, rows already on disk, episodes to run."""
-
-    config: EvalConfig
-    policy: Policy
-    info: EnvInfo
-    settings: dict[str, Any]
-    old_rows: list[dict[str, Any]]
-    todo: list[int]
-
-
-def recorded_backend(config: EvalConfig, info: EnvInfo) -> str:
-    """Backend written to rows, settings and summary: ``vizdoom`` for Doom envs, else the simulator's name.
-
-    EnvPool's options (``envpool:KEY=VALUE``) are recorded in the manifest's simulator identity, not here.
-    """
-    return DOOM_BACKEND if info.env["family"] == "doom" else recorded_name(config.backend)
-
-
-def prepare(config: EvalConfig) -> Prepared:
-    """Validate ``config``, load the policy, check it fits the env and open (or resume) the output directory.
-
-    Every bad-input error (:class:`~evaltk.errors.EvaltkError`) is raised here, before anything runs.
-    """
-    check_name(config.backend, option="--sim")
-    if config.executor not in EXECUTORS:
-        raise SpecError(f"unknown executor {config.executor!r}: use one of {', '.join(EXECUTORS)}")
-    if config.executor == "ray":  # a missing Ray is bad input too: say so before anything runs
-        from evaltk.executor.ray_executor import import_ray
-
-        import_ray()
-    elif config.ray_address is not None:
-        raise SpecError(f"--ray-address {config.ray_address} needs --executor ray")
-    if config.episodes < 1 or config.num_envs < 1:
-        raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
-    config = dataclasses.replace(config, checkpoint=pin(config.checkpoint))  # hf://: the commit sha is recorded
-    policy, info, digest = resolve_policy(config)
-    if info.env["family"] == "doom":
-        if config.backend != "gym":
-            raise SpecError(f"--sim {config.backend} runs Atari envs only, and {info.env['env_id']} is a ViZDoom "
-                            "scenario: drop --sim (the default, gym, runs ViZDoom for Doom envs)")
-        if config.fast_reset:
-            raise SpecError(f"--fast-reset restores ALE states and does not apply to the ViZDoom scenario "
-                            f"{info.env['env_id']}: drop --fast-reset")
-    elif info.env["family"] != "atari":
-        raise EvaltkError(f"evaltk evaluate does not run {info.env['family']} envs (not implemented yet): "
-                          "use an Atari or Doom checkpoint")
-    get(config.backend, option="--sim").check(info, seed=episode_seed(config.seed, 0))
-    seeded = isinstance(policy, EpisodeSeeded)
-    settings: dict[str, Any] = {
-        "checkpoint": checkpoint_label(config.checkpoint), "policy_digest": digest,
-        "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
-        "seed": config.seed, "backend": recorded_backend(config, info),
-        "policy_seeding": "per-episode" if seeded else "per-batch",
-    }
-    if not seeded:  # a batch-seeded stochastic policy's actions depend on how episodes share the batch
-        settings["num_envs"] = config.num_envs
-    simulator = get(config.backend).identity(info.env)
-    old_rows = _open_out(config.out, settings, table_provenance(config.checkpoint), simulator)
-    write_json_atomic(config.out / SIMULATOR_FILE, simulator["settings"])
-    done = {r["index"] for r in old_rows}
-    todo = [i for i in range(config.episodes) if i not in done]
-    return Prepared(config=config, policy=policy, info=info, settings=settings, old_rows=old_rows, todo=todo)
-
-
-def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResult:
-    """Run the episodes :func:`prepare` found missing; returns rows ``0..episodes-1`` and the summary."""
+def run_plan(prep: EvaluationPlan, progress: ProgressFn | None = None) -> EvalResult:
+    """Run the episodes the plan found missing; returns rows ``0..episodes-1`` and the summary."""
     config, info = prep.config, prep.info
     new_rows: list[dict[str, Any]] = []
     steps_total, t0 = 0, time.perf_counter()
@@ -303,9 +116,8 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
     wall = time.perf_counter() - t0
     rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
     summary = summarize(rows)
-    summary.update({"checkpoint": checkpoint_label(config.checkpoint),
-                    "provenance": table_provenance(config.checkpoint), "env_id": info.env["env_id"],
-                    "backend": recorded_backend(config, info), "seed": config.seed,
+    summary.update({"checkpoint": prep.settings["checkpoint"], "provenance": prep.provenance,
+                    "env_id": info.env["env_id"], "backend": prep.simulator_name, "seed": config.seed,
                     "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),
                     "env_steps": steps_total, "fast_reset": config.fast_reset,
@@ -316,8 +128,8 @@ def run_prepared(prep: Prepared, progress: ProgressFn | None = None) -> EvalResu
 
 
 def evaluate(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResult:
-    """Run (or resume) an evaluation: :func:`prepare` then :func:`run_prepared`."""
-    return run_prepared(prepare(config), progress)
+    """Run (or resume) an evaluation: :func:`evaltk.plan.plan` then :func:`run_plan`."""
+    return run_plan(plan(config), progress)
 
 
 def _check_actions(actions: Any, info: EnvInfo, batch: int) -> np.ndarray:
@@ -334,7 +146,7 @@ def _check_actions(actions: Any, info: EnvInfo, batch: int) -> np.ndarray:
     return acts.astype(np.int64, copy=False)
 
 
-def episode_units(prep: Prepared, *, in_process: bool, writer: TableWriter | None = None,
+def episode_units(prep: EvaluationPlan, *, in_process: bool, writer: TableWriter | None = None,
                   progress: ProgressFn | None = None) -> list[WorkUnit]:
     """Split the missing episodes of ``prep`` into work units keyed by their episode indices.
 
@@ -344,11 +156,13 @@ def episode_units(prep: Prepared, *, in_process: bool, writer: TableWriter | Non
     per-batch-seeded policy (whose actions depend on how episodes share a batch) gets one unit.
     """
     config = prep.config
+    labels = (str(prep.settings["checkpoint"]), prep.simulator_name)
     if in_process:
         if writer is None:
             raise ValueError("episode_units(in_process=True) needs the table writer")
         return [WorkUnit(f"episodes:{prep.todo[0]}..{prep.todo[-1]}", _run_episodes,
-                         (config, prep.policy, prep.info, prep.todo, progress), {"on_row": writer.write})]
+                         (config, prep.simulator, prep.policy, prep.info, prep.todo, progress),
+                         {"on_row": writer.write, "labels": labels})]
     size = config.num_envs if isinstance(prep.policy, EpisodeSeeded) else len(prep.todo)
     remote = dataclasses.replace(config, workers=0, executor="local", ray_address=None)
     doom = prep.info.env["family"] == "doom"
@@ -357,14 +171,16 @@ def episode_units(prep: Prepared, *, in_process: bool, writer: TableWriter | Non
         chunk = prep.todo[start:start + size]
         resources = Resources(num_cpus=1, custom={"vizdoom_engine": float(len(chunk))} if doom else {})
         units.append(WorkUnit(f"episodes:{chunk[0]}..{chunk[-1]}", run_episode_unit,
-                              (remote, chunk, prep.settings["policy_digest"]), resources=resources))
+                              (remote, chunk, prep.settings["policy_digest"], labels), resources=resources))
     return units
 
 
-def run_episode_unit(config: EvalConfig, indices: list[int], digest: str) -> tuple[list[dict[str, Any]], int]:
+def run_episode_unit(config: EvalConfig, indices: list[int], digest: str,
+                     labels: tuple[str, str]) -> tuple[list[dict[str, Any]], int]:
     """Run episodes ``indices`` of ``config`` in this process (a Ray task); return ``(rows, env_steps)``.
 
     ``digest`` is the policy digest the driver recorded: a node whose copy of the checkpoint differs refuses.
+    ``labels`` are the checkpoint label and simulator name the rows record.
     """
     import socket
     import sys
@@ -376,14 +192,15 @@ def run_episode_unit(config: EvalConfig, indices: list[int], digest: str) -> tup
         raise CheckpointError(f"{config.checkpoint} on node {socket.gethostname()} is not the checkpoint the driver "
                               "loaded (policy digests differ): give every node the same files (a shared filesystem)")
     rows: list[dict[str, Any]] = []
-    _, steps = _run_episodes(config, policy, info, indices, None, on_row=rows.append)
+    _, steps = _run_episodes(config, get(config.backend), policy, info, indices, None, on_row=rows.append,
+                             labels=labels)
     return rows, steps
 
 
-def _run_units(prep: Prepared, progress: ProgressFn | None) -> tuple[list[dict[str, Any]], int]:
+def _run_units(prep: EvaluationPlan, progress: ProgressFn | None) -> tuple[list[dict[str, Any]], int]:
     """Run the missing episodes on ``prep.config.executor``; rows go to the table as they arrive."""
     config = prep.config
-    writer = TableWriter(config.out / TABLE_FILE, {r["index"] for r in prep.old_rows})
+    writer = prep.writer
     steps_total = 0
     with make_executor(config.executor, ray_address=config.ray_address) as executor:
         units = episode_units(prep, in_process=executor.in_process, writer=writer, progress=progress)
@@ -397,10 +214,12 @@ def _run_units(prep: Prepared, progress: ProgressFn | None) -> tuple[list[dict[s
     return writer.rows, steps_total
 
 
-def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[int],
-                  progress: ProgressFn | None, *,
-                  on_row: Callable[[dict[str, Any]], Any]) -> tuple[list[dict[str, Any]], int]:
+def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvInfo, todo: list[int],
+                  progress: ProgressFn | None, *, on_row: Callable[[dict[str, Any]], Any],
+                  labels: tuple[str, str]) -> tuple[list[dict[str, Any]], int]:
     """Step ``todo`` episodes through one batch of ``num_envs`` slots; ``on_row`` gets each finished row.
+
+    ``labels``: the checkpoint label and simulator name each row records.
 
     Returns ``([], env_steps)``: the rows went to ``on_row`` (a list's append, or the table writer).
     """
@@ -411,9 +230,9 @@ def _run_episodes(config: EvalConfig, policy: Policy, info: EnvInfo, todo: list[
     slot_seed = np.zeros(k, np.int64)
     returns = np.zeros(k, np.float64)
     steps = np.zeros(k, np.int64)
-    label, backend = checkpoint_label(config.checkpoint), recorded_backend(config, info)
+    label, backend = labels
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
-    vec: EpisodeSlots = get(config.backend).episodes(info, k, workers=workers, fast_reset=config.fast_reset)
+    vec: EpisodeSlots = sim.episodes(info, k, workers=workers, fast_reset=config.fast_reset)
     digests = EpisodeDigests(k)
     with vec:
 

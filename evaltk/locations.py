@@ -12,7 +12,7 @@ made absolute, for other processes. :func:`pin` gives that label alone, and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,8 @@ class Located:
     ``path``: the local path (or built-in name) as found; ``fmt``: the Hub checkpoint's format
     (``evaltk``, ``sb3``, ``cleanrl``, ``sample-factory``; None for local paths: the importers
     detect it); ``env_id``: the env id the Hub repo's metadata names; ``label``: what tables record;
-    ``source``: the Hub record (:meth:`evaltk.hub.HubCheckpoint.provenance`), None for local paths.
+    ``source``: the Hub record (:meth:`evaltk.hub.HubCheckpoint.provenance`), None for local paths;
+    ``provenance``: :func:`table_provenance` of the label.
     """
 
     path: str
@@ -34,15 +35,20 @@ class Located:
     fmt: str | None = None
     env_id: str | None = None
     source: dict[str, Any] | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Resolved:
-    """A resolved location: ``ref`` (an evaltk checkpoint directory or a built-in name), ``label``, ``source``."""
+    """A resolved location: ``ref`` (an evaltk checkpoint directory or a built-in name), ``label``, ``source``.
+
+    ``provenance`` is :func:`table_provenance` of the label: what score tables record for it.
+    """
 
     ref: str
     label: str
     source: dict[str, Any] | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def locate(ref: str) -> Located:
@@ -50,7 +56,8 @@ def locate(ref: str) -> Located:
     if not hub.is_hub(ref):
         return Located(ref, ref)
     found = hub.fetch(ref)
-    return Located(str(found.local), str(found.pinned), found.fmt, found.env_id, found.provenance())
+    return Located(str(found.local), str(found.pinned), found.fmt, found.env_id, found.provenance(),
+                   table_provenance(str(found.pinned)))
 
 
 def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> Resolved:
@@ -63,9 +70,9 @@ def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> R
 
     where = locate(ref)
     if where.fmt == "evaltk" and fmt is None:
-        return Resolved(where.path, where.label, where.source)
+        return Resolved(where.path, where.label, where.source, where.provenance)
     local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id)
-    return Resolved(local, where.label, where.source)
+    return Resolved(local, where.label, where.source, where.provenance)
 
 
 def is_remote(ref: str) -> bool:
@@ -83,7 +90,7 @@ def local_checkpoint(ref: str) -> Resolved:
     if builtin_name(ref) is not None:
         return Resolved(ref, ref)
     found = resolve(ref)
-    return Resolved(str(Path(found.ref).resolve()), found.label, found.source)
+    return Resolved(str(Path(found.ref).resolve()), found.label, found.source, found.provenance)
 
 
 def pin(ref: str) -> str:

@@ -126,23 +126,28 @@ def _import_model_class(model_class: str) -> Any:
     return cls
 
 
-def load_policy(ref: str | Path, *, env: dict[str, Any] | None = None, device: str = "cpu") -> Policy:
+def load_policy(ref: str | Path, *, env: dict[str, Any] | None = None, device: str = "cpu",
+                builtin_env: Callable[[], dict[str, Any]] | None = None) -> Policy:
     """Load a checkpoint directory, or a builtin (``random``, ``builtin:scripted``, ...).
 
     Builtins need ``env`` (same dict layout as ``CheckpointSpec.env``). A builtin saved to disk with
     :func:`save_builtin` is rebuilt for the env stored in its ``policy.json``; its recorded obs/action
-    spec must match what the builtin gives for that env.
+    spec must match what the builtin gives for that env. ``builtin_env`` is called for a builtin's
+    env when ``env`` is None (and only for builtins: a caller learns that ``ref`` named one).
     """
     name = builtin_name(str(ref)) if isinstance(ref, str) else None
     if name is not None:
+        if env is None and builtin_env is not None:
+            env = builtin_env()
         if env is None:
             raise CheckpointError(f"builtin policy {ref!r} needs an environment: pass --env-id "
                                   "(or env=... in Python)")
         return make_builtin(name, env)
     ckpt = load(ref)
     spec = ckpt.spec
-    if spec.is_builtin:
-        policy = make_builtin(spec.model_class.removeprefix("builtin:"), spec.env)
+    saved = builtin_name(spec.model_class)  # a builtin saved with save_builtin
+    if saved is not None:
+        policy = make_builtin(saved, spec.env)
         for key in ("obs_spec", "action_spec", "model_kwargs"):
             if getattr(policy.spec, key) != getattr(spec, key):
                 raise CheckpointError(

@@ -44,6 +44,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -454,6 +455,19 @@ def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any
             raise ScoreTableError(f"{table} has episode {row['index']} twice: delete the duplicate line and re-run")
         seen.add(row["index"])
     return rows
+
+
+def open_tables(tables: Sequence[tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any]]],
+                ) -> list[tuple[list[dict[str, Any]], TableWriter]]:
+    """:func:`open_table` each ``(out, settings, provenance, simulator)`` in order (the sides of one evaluation).
+
+    Returns each table's rows already there and the :class:`TableWriter` that appends the rest.
+    """
+    opened = []
+    for out, settings, provenance, simulator in tables:
+        rows = open_table(out, settings, provenance=provenance, simulator=simulator)
+        opened.append((rows, TableWriter(out / TABLE_FILE, {r["index"] for r in rows})))
+    return opened
 
 
 class TableWriter:

@@ -29,9 +29,11 @@ from evaltk.compare.sequential import (
     rows_identical,
     run_sequential,
 )
-from evaltk.evaluate import EvalConfig, episode_seed, prepare, run_prepared
+from evaltk.evaluate import run_plan
 from evaltk.margin import MarginKind
+from evaltk.plan import EvalConfig, plan
 from evaltk.scores import TABLE_FILE, row_digests
+from evaltk.seeding import episode_seed
 from evaltk.stats.checks import FloatArray
 from evaltk.stats.group_sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.table_comparison import LoadedTable, check_envs, load_table
@@ -86,7 +88,7 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
                            f"{uv.min_episodes}")
     fractions = [information_fraction(n_a, s, n_a, n_max, paired=paired) for s in sizes]
     design = SequentialDesign.build(fractions, alpha=uv.alpha, spending=uv.spending)
-    first = prepare(dataclasses.replace(config, episodes=sizes[0]))  # validates, opens OUT before any episode
+    first = plan(dataclasses.replace(config, episodes=sizes[0]))  # validates, opens OUT before any episode
     env = first.settings["env"]
     check_envs(base, LoadedTable(base.table, np.zeros(0), None, str(env.get("env_id")), env),
                allow_different_envs=uv.allow_different_envs)
@@ -96,7 +98,7 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
 
     def batches() -> Iterator[tuple[FloatArray, FloatArray]]:
         for size in sizes:
-            result = run_prepared(prepare(dataclasses.replace(config, episodes=size)))
+            result = run_plan(plan(dataclasses.replace(config, episodes=size)))
             looked[:] = result.rows[:size]
             b_k = np.array([r["return"] for r in looked], dtype=np.float64)
             yield (a_pairs[:size] if a_pairs is not None else base.returns), b_k

@@ -21,7 +21,7 @@ import dataclasses
 import json
 import math
 import platform
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,21 +40,12 @@ from evaltk.compare.sequential import (
     run_sequential,
 )
 from evaltk.errors import EvaltkError
-from evaltk.evaluate import (
-    EvalConfig,
-    EvalResult,
-    Prepared,
-    ProgressFn,
-    check_simulator,
-    prepare,
-    run_prepared,
-    summarize,
-)
-from evaltk.hub import is_hub
-from evaltk.locations import resolve, table_provenance
+from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
+from evaltk.locations import table_provenance
 from evaltk.margin import MarginKind
+from evaltk.plan import EvalConfig, EvaluationPlan, plan, plan_all
 from evaltk.scores import TABLE_FILE, read_table, row_digests
-from evaltk.simulators import check_name, recorded_name
+from evaltk.simulators import Simulator, resolve_all
 from evaltk.simulators.settings import UNKNOWN, version
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
@@ -156,15 +147,15 @@ def package_versions() -> dict[str, str]:
     return {**{name: version(name) for name in VERSIONED_PACKAGES}, "python": platform.python_version()}
 
 
-def _eval_config(config: ValidateConfig, backend: str, env: dict[str, Any] | None = None) -> EvalConfig:
+def _eval_config(config: ValidateConfig, backend: str, sim: Simulator, env: dict[str, Any] | None = None) -> EvalConfig:
     """Return the evaluation of one side, in ``out/<simulator>/`` (``out/<simulator>-aligned/`` for an aligned env)."""
-    folder = recorded_name(backend).replace(":", "_") + ("" if env is None else "-aligned")
+    folder = sim.name.replace(":", "_") + ("" if env is None else "-aligned")
     return EvalConfig(checkpoint=config.checkpoint, out=config.out / folder, episodes=config.episodes,
                       seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, backend=backend,
                       workers=config.workers, env=env)
 
 
-def _side_spec(prep: Prepared) -> dict[str, Any]:
+def _side_spec(prep: EvaluationPlan) -> dict[str, Any]:
     """Env spec and versions of an evaluated side, kept from the run that wrote its first rows."""
     path = prep.config.out / ENVIRONMENT_FILE
     backend = prep.settings["backend"]
@@ -187,14 +178,14 @@ class PreparedValidation:
 
     config: ValidateConfig
     kind: MarginKind
-    sim: Prepared
-    reference: Prepared | Side
+    sim: EvaluationPlan
+    reference: EvaluationPlan | Side
     """The reference evaluation to run, or the baseline table read as the reference side."""
     alignment: Alignment | None = None
     """With ``--align``: the reference's env rewritten to the simulator's settings, and what was not aligned."""
 
     @property
-    def evaluations(self) -> dict[str, Prepared]:
+    def evaluations(self) -> dict[str, EvaluationPlan]:
         """The evaluations this validation runs, by role (``sim``, and ``reference`` unless a baseline)."""
         runs = {"sim": self.sim}
         if not isinstance(self.reference, Side):
@@ -202,7 +193,7 @@ class PreparedValidation:
         return runs
 
 
-def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> Side:
+def _baseline_side(path: Path, sim: EvaluationPlan, *, allow_different_envs: bool) -> Side:
     """Read a baseline score table; refuse one of another env id (or env spec, unless allowed)."""
     from evaltk.scores import ScoreTable
     from evaltk.table_comparison import LoadedTable, check_envs, load_table
@@ -238,33 +229,13 @@ def _baseline_side(path: Path, sim: Prepared, *, allow_different_envs: bool) -> 
     return Side(role="reference", source="baseline", table=loaded.table.path, rows=rows, spec=spec)
 
 
-def _env_family(config: ValidateConfig) -> str | None:
-    """Return the checkpoint's env family (``atari``, ``doom``); None where ``evaluate.prepare`` will object."""
-    from evaltk.checkpoint import load_spec
-    from evaltk.evaluate import env_for_cli_id
-    from evaltk.policies import builtin_names
-
-    ref = config.checkpoint
-    try:
-        if ref.startswith("builtin:") or (ref in builtin_names() and not Path(ref).exists()):
-            return None if config.env_id is None else str(env_for_cli_id(config.env_id).get("family"))
-        return str(load_spec(resolve(ref, env_id=config.env_id).ref).env.get("family"))
-    except EvaltkError:
-        return None
-
-
 def prepare_validation(config: ValidateConfig) -> PreparedValidation:
-    """Check every input and open (or resume) the score tables; raises before anything runs."""
+    """Check every input, plan both sides and open (or resume) their score tables; raises before anything runs."""
     kind = check_margin(config.margin, config.margin_kind)
     if config.episodes < 2:
         raise ValidateError(f"--episodes must be at least 2 for a comparison, got {config.episodes}")
-    for name, backend in (("--sim", config.sim), ("--reference", config.reference)):
-        check_name(backend, option=name)
     if config.align and config.baseline is not None:
         raise ValidateError("--align re-runs the reference with the simulator's settings: drop --baseline or --align")
-    if config.baseline is None and recorded_name(config.sim) == recorded_name(config.reference):
-        raise ValidateError(f"--sim and --reference are both {config.sim}: validate one backend against another "
-                            "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
     if not (0.0 < config.alpha < 0.5):
         raise ValidateError(f"--alpha must be in (0, 0.5), got {config.alpha}; 0.05 is usual")
     if config.min_episodes < 2:
@@ -273,23 +244,24 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         raise ValidateError(f"--resamples must be at least 100, got {config.resamples}; the default is 9999")
     if config.sequential:
         _check_sequential(config)
-    ref = config.checkpoint
-    if not ref.startswith("builtin:") and not is_hub(ref) and "/" in ref and not Path(ref).exists():
-        raise ValidateError(f"checkpoint {ref!r} does not exist: pass a checkpoint directory (with policy.json) or "
-                            "a builtin such as builtin:scripted")
-    backends = {config.sim} if config.baseline is not None else {config.sim, config.reference}
-    if "gpu_env" in backends and _env_family(config) == "doom":
-        raise ValidateError(f"{config.env_id or ref} is a ViZDoom scenario and gpu_env runs Atari only: validate a "
-                            "Doom policy on ViZDoom against a table of scores, --sim gym --baseline TABLE")
-    for backend in sorted(backends):  # a simulator that cannot run says so before anything is written
-        check_simulator(_eval_config(config, backend))
-    config.out.mkdir(parents=True, exist_ok=True)
-    sim = prepare(_eval_config(config, config.sim))
+    names = [config.sim] if config.baseline is not None else [config.sim, config.reference]
+    options = ["--sim", "--reference"][:len(names)]
+    sims = resolve_all(names, options)
+    if len(sims) == 2 and sims[0].name == sims[1].name:
+        raise ValidateError(f"--sim and --reference are both {config.sim}: validate one simulator against another "
+                            "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
+    sides = [_eval_config(config, name, sim) for name, sim in zip(names, sims, strict=True)]
     if config.baseline is not None:
+        sim = plan_all(sides, simulators=sims)[0]
         baseline = _baseline_side(config.baseline, sim, allow_different_envs=config.allow_different_envs)
         return PreparedValidation(config, kind, sim, baseline)
-    alignment = aligned_reference_env(config.sim, sim.info.env) if config.align else None
-    reference = prepare(_eval_config(config, config.reference, None if alignment is None else alignment.env))
+    if not config.align:
+        sim, reference = plan_all(sides, options=options, simulators=sims)
+        return PreparedValidation(config, kind, sim, reference)
+    sim = plan_all(sides[:1], simulators=sims[:1])[0]
+    alignment = aligned_reference_env(config.sim, sim.info.env)
+    reference = plan_all([_eval_config(config, config.reference, sims[1], alignment.env)], options=options[1:],
+                         simulators=sims[1:])[0]
     return PreparedValidation(config, kind, sim, reference, alignment)
 
 
@@ -301,9 +273,9 @@ def _check_sequential(config: ValidateConfig) -> None:
     check_budget("--episodes", config.episodes, config.min_episodes)
 
 
-def _evaluated_side(role: str, prep: Prepared, progress: ProgressFn | None) -> Side:
+def _evaluated_side(role: str, prep: EvaluationPlan, progress: ProgressFn | None) -> Side:
     spec = _side_spec(prep)
-    result = run_prepared(prep, progress)
+    result = run_plan(prep, progress)
     side = Side(role=role, source="evaluated", table=prep.config.out / TABLE_FILE, rows=result.rows, spec=spec,
                 result=result)
     if "versions_now" in spec and spec["versions_now"] != spec["versions"]:
@@ -459,9 +431,9 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
     sim_prep, ref_prep = prep.sim, prep.reference
     if seq is not None:  # the sides are the episodes the looks used
         used = seq.episodes_used[1]
-        sim_prep = prepare(dataclasses.replace(prep.sim.config, episodes=used))
+        sim_prep = plan(dataclasses.replace(prep.sim.config, episodes=used))
         if not isinstance(prep.reference, Side):
-            ref_prep = prepare(dataclasses.replace(prep.reference.config, episodes=used))
+            ref_prep = plan(dataclasses.replace(prep.reference.config, episodes=used))
     sim = _evaluated_side("sim", sim_prep, progress.get("sim"))
     reference = (ref_prep if isinstance(ref_prep, Side)
                  else _evaluated_side("reference", ref_prep, progress.get("reference")))
@@ -472,6 +444,16 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
     ref_env = None if isinstance(prep.reference, Side) else prep.reference.info.env
     settings = settings_section(c.sim, prep.sim.info.env, c.reference, ref_env, prep.alignment)
     return Validation(c, sim, reference, comparison, pair_rows(reference, sim), settings=settings, sequential=seq)
+
+
+def validate(config: ValidateConfig,
+             start: Callable[[PreparedValidation], dict[str, ProgressFn]] | None = None) -> Validation:
+    """Run a validation: :func:`prepare_validation` (every bad-input error first), then :func:`run_validation`.
+
+    ``start`` gets the prepared validation and returns the progress callbacks, by role.
+    """
+    prep = prepare_validation(config)
+    return run_validation(prep, None if start is None else start(prep))
 
 
 def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> SequentialComparison:
@@ -488,7 +470,7 @@ def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> Seq
         for size in sizes:
             returns = {}
             for role, config in sides.items():
-                rows = run_prepared(prepare(dataclasses.replace(config, episodes=size)), progress.get(role)).rows
+                rows = run_plan(plan(dataclasses.replace(config, episodes=size)), progress.get(role)).rows
                 looked[role] = rows[:size]
                 returns[role] = np.array([float(r["return"]) for r in rows[:size]], dtype=np.float64)
             yield returns["reference"], returns["sim"]

@@ -102,7 +102,8 @@ def _table(summary: dict[str, Any]) -> Table:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation with a progress bar, then print the summary table (and JSON with --json)."""
-    from evaltk.evaluate import EvalConfig, prepare, run_prepared
+    from evaltk.evaluate import run_plan
+    from evaltk.plan import EvalConfig, plan
 
     config = EvalConfig(checkpoint=args.checkpoint, out=args.out, episodes=args.episodes, seed=args.seed,
                         num_envs=args.num_envs, env_id=args.env_id, backend=args.sim, workers=args.workers,
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
     if args.until_verdict:
         return _run_until_verdict(args, config)
-    prep = prepare(config)  # every bad-input error surfaces here, before the progress bar
+    prep = plan(config)  # every bad-input error surfaces here, before the progress bar
     if "torch" in sys.modules:  # a checkpoint policy was loaded (builtins do not need torch)
         sys.modules["torch"].set_num_threads(args.torch_threads)
     err = Console(stderr=True)
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             rate = f" • {steps[0] / elapsed:,.0f} steps/s" if elapsed > 0 else ""
             bar.update(task, stats=mean + rate)
 
-        result = run_prepared(prep, progress)
+        result = run_plan(prep, progress)
         bar.update(task, completed=result.summary["n_episodes"])
     Console().print(_table(result.summary))
     if args.json:

@@ -137,7 +137,7 @@ def _print_settings(console: Console, section: dict[str, Any] | None) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run both sides with a progress bar, compare, write the report, print the summary ending with the verdict."""
     from evaltk.report.validate_report import write_report
-    from evaltk.validate import ValidateConfig, prepare_validation, run_validation
+    from evaltk.validate import PreparedValidation, ValidateConfig, validate
 
     if args.baseline is not None and args.reference is not None:
         raise EvaltkError("--baseline TABLE replaces the reference run: drop --reference (or drop --baseline)")
@@ -149,22 +149,24 @@ def run(args: argparse.Namespace) -> int:
                             alpha=args.alpha, resamples=args.resamples, min_episodes=args.min_episodes,
                             paired=not args.unpaired, allow_different_envs=args.allow_different_envs,
                             workers=args.workers, sequential=args.sequential, looks=args.looks, align=args.align)
-    prep = prepare_validation(config)  # every bad-input error surfaces here, before anything runs
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(args.torch_threads)
-    evaluated = prep.evaluations
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=False) as bar:
-        tasks = {role: bar.add_task(f"{role} ({p.settings['backend']})", total=args.episodes,
-                                    completed=args.episodes - len(p.todo)) for role, p in evaluated.items()}
 
-        def progress_for(role: str) -> Any:
+        def start(prep: PreparedValidation) -> dict[str, Any]:
+            """Set torch threads and add one bar per evaluated side, once every input is checked."""
+            if "torch" in sys.modules:
+                sys.modules["torch"].set_num_threads(args.torch_threads)
+            return {role: progress_for(bar.add_task(f"{role} ({p.simulator_name})", total=args.episodes,
+                                                    completed=args.episodes - len(p.todo)))
+                    for role, p in prep.evaluations.items()}
+
+        def progress_for(task: Any) -> Any:
             def progress(row: dict[str, Any] | None, new_steps: int) -> None:
                 if row is not None:
-                    bar.advance(tasks[role])
+                    bar.advance(task)
             return progress
 
-        validation = run_validation(prep, {role: progress_for(role) for role in evaluated})
+        validation = validate(config, start)
     write_report(validation)
     report = validation.to_dict()
     console = Console()

@@ -28,8 +28,18 @@ class EnvInfo:
     action_meanings: list[str] | None
 
 
-def describe(env: dict[str, Any]) -> EnvInfo:
-    """Resolve and validate ``env`` and return its spec; :class:`SpecError` for bad or unknown envs."""
+def describe(env: dict[str, Any], *, policy: CheckpointSpec | None = None) -> EnvInfo:
+    """Resolve and validate ``env`` and return its spec; :class:`SpecError` for bad or unknown envs.
+
+    With ``policy``, also check that the policy's spec fits the env (:func:`check_compatible`).
+    """
+    info = _describe(env)
+    if policy is not None:
+        check_compatible(policy, info)
+    return info
+
+
+def _describe(env: dict[str, Any]) -> EnvInfo:
     family = env.get("family")
     if family == "atari":
         from evaltk.envs import atari

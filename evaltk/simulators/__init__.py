@@ -16,6 +16,8 @@ Each simulator reports its effective settings in one schema (:mod:`evaltk.simula
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from evaltk.simulators.base import EpisodeSlots, Simulator, SimulatorError
 from evaltk.simulators.envpool_sim import PREFIX as ENVPOOL_PREFIX
 from evaltk.simulators.envpool_sim import EnvPoolSimulator, parse_options
@@ -27,7 +29,8 @@ NAMES = ("gym", "gpu_env", "envpool")
 """The built-in simulators; anything else must be ``MODULE:CALLABLE``."""
 REFERENCE = "gym"
 
-__all__ = ["NAMES", "REFERENCE", "EpisodeSlots", "Simulator", "SimulatorError", "check_name", "get", "recorded_name"]
+__all__ = ["NAMES", "REFERENCE", "EpisodeSlots", "Simulator", "SimulatorError", "check_name", "get", "recorded_name",
+           "resolve_all"]
 
 
 def check_name(name: str, *, option: str = "--sim") -> str:
@@ -53,6 +56,14 @@ def get(name: str, *, option: str = "--sim") -> Simulator:
     if name.startswith(ENVPOOL_PREFIX):
         return EnvPoolSimulator(options=parse_options(name))
     return FactorySimulator(name)
+
+
+def resolve_all(names: Sequence[str], options: Sequence[str]) -> tuple[Simulator, ...]:
+    """Return the simulators of an evaluation's sides (:func:`get` of each name; ``options`` name them in errors).
+
+    Each name is checked here once; a simulator's ``name`` is what score tables record.
+    """
+    return tuple(get(name, option=option) for name, option in zip(names, options, strict=True))
 
 
 def recorded_name(name: str) -> str:

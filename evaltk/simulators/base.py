@@ -49,8 +49,11 @@ class Simulator(Protocol):
     name: str
     """How the simulator is named on the command line and recorded in score tables (``backend`` column)."""
 
-    def check(self, info: EnvInfo, *, seed: int) -> None:
-        """Raise :class:`SimulatorError` if this simulator cannot run ``info``'s env; runs nothing else."""
+    def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
+        """Raise :class:`SimulatorError` if this simulator cannot run ``info``'s env; else return its :meth:`identity`.
+
+        Runs nothing else: the one call an evaluation plan makes before it opens the score table.
+        """
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the effective settings for a resolved env dict, in :data:`evaltk.simulators.settings.FIELDS`."""

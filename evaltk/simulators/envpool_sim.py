@@ -187,14 +187,18 @@ class EnvPoolSimulator:
         task, config = self._config(info)
         return EnvPoolRunner(task, config, tuple(int(d) for d in info.obs_spec["shape"]))
 
-    def check(self, info: EnvInfo, *, seed: int) -> None:
-        """Check that the package imports, has the game and gives observations of the checkpoint's shape."""
+    def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
+        """Check that the package imports, has the game and gives observations of the checkpoint's shape.
+
+        Returns the identity.
+        """
         _, config = self._config(info)
         shape = [config["stack_num"], config["img_height"], config["img_width"]]
         want = list(info.obs_spec["shape"])
         if int(np.prod(shape)) != int(np.prod(want)) or info.obs_spec["dtype"] != "uint8":
             raise SimulatorError(f"envpool gives uint8{shape} observations, the checkpoint expects "
                                  f"{info.obs_spec['dtype']}{want}: use --sim gym/gpu_env for this checkpoint")
+        return self.identity(info.env)
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """EnvPool's effective settings for ``env``: the ``config`` of a pool built as the evaluation builds it."""

@@ -185,9 +185,10 @@ class FactorySimulator:
         """One env of the factory's, for a lockstep."""
         return FactoryRunner(self.name, self.factory, info)
 
-    def check(self, info: EnvInfo, *, seed: int) -> None:
-        """Import the factory, build one env with ``seed`` and check its spaces (then close it)."""
+    def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
+        """Import the factory, build one env with ``seed`` and check its spaces (then close it); return the identity."""
         build(self.name, self.factory, info, seed).close()
+        return self.identity(info.env)
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the factory's ``evaltk_settings(spec)`` where it has one; else the name and env id only."""

@@ -27,11 +27,12 @@ class GpuEnvSimulator:
 
     name = "gpu_env"
 
-    def check(self, info: EnvInfo, *, seed: int) -> None:
-        """Refuse non-Atari envs (gpu_env emulates the Atari 2600 only)."""
+    def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
+        """Refuse non-Atari envs (gpu_env emulates the Atari 2600 only); return the identity."""
         if info.env.get("family") != "atari":
             raise SimulatorError(f"gpu_env runs Atari envs only, and {info.env.get('env_id')} is a "
                                  f"{info.env.get('family')} env: use --sim gym (ViZDoom) or another simulator")
+        return self.identity(info.env)
 
     def deterministic(self) -> GpuEnvSimulator:
         """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""

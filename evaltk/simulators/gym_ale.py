@@ -80,8 +80,9 @@ class GymSimulator:
 
     name = "gym"
 
-    def check(self, info: EnvInfo, *, seed: int) -> None:
-        """Nothing to check beyond what :func:`evaltk.envs.describe` already did."""
+    def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
+        """Return the identity: nothing to check beyond what :func:`evaltk.envs.describe` already did."""
+        return self.identity(info.env)
 
     def deterministic(self) -> GymSimulator:
         """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""

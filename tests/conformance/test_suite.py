@@ -169,10 +169,10 @@ def test_bad_suite_files_name_the_file(tmp_path: Path) -> None:
 
 def test_declared_choices_match_evaltk() -> None:
     from evaltk.compare import Verdict
-    from evaltk.evaluate import BACKENDS
+    from evaltk.simulators import NAMES
 
     assert set(VERDICTS) == {v.value for v in Verdict}
-    assert EVAL_BACKENDS == BACKENDS
+    assert EVAL_BACKENDS == NAMES
 
 
 def test_pytest_plugin_collects_cases(tmp_path: Path) -> None:

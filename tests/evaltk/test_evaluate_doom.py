@@ -199,12 +199,13 @@ def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal
 def test_an_episode_whose_engine_is_killed_is_replayed_and_every_row_written_once(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """SIGKILL one real ViZDoom engine mid-episode: its worker is replaced and the slot's episode replayed."""
-    from evaltk.evaluate import prepare, run_prepared
+    from evaltk.evaluate import run_plan
+    from evaltk.plan import plan
     from tests.evaltk.doom_procs import descendants
 
     config = EvalConfig("builtin:random", tmp_path / "killed", episodes=6, seed=2, num_envs=2, workers=2,
                         env_id="basic")
-    prep = prepare(config)
+    prep = plan(config)
     act = prep.policy.act
     calls = [0]
     killed: list[int] = []
@@ -219,7 +220,7 @@ def test_an_episode_whose_engine_is_killed_is_replayed_and_every_row_written_onc
         return act(obs, first)
 
     prep.policy.act = act_and_kill_at_the_tenth_step  # type: ignore[method-assign]
-    result = run_prepared(prep)
+    result = run_plan(prep)
     assert killed, "the evaluation never reached its tenth step"
     err = capfd.readouterr().err
     assert "evaluation worker: the ViZDoom engine" in err, err[-2000:]

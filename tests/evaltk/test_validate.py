@@ -176,7 +176,7 @@ def test_missing_checkpoint_and_mismatched_baseline(tmp_path: Path, capsys: pyte
 def test_doom_on_gpu_env_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     line = error_line(capsys, ["validate", "builtin:random", "--env-id", "basic", "--margin", "5",
                                "--out", str(tmp_path / "doom")])
-    assert "basic is a ViZDoom scenario and gpu_env runs Atari only" in line
+    assert "--sim gpu_env runs Atari envs only, and basic is a ViZDoom scenario" in line
     assert "--sim gym --baseline TABLE" in line
     assert not (tmp_path / "doom").exists()
 

@@ -1,0 +1,291 @@
+"""The evaluation plan: one side of an evaluation, resolved and checked once, before any episode runs.
+
+A side is a policy location, a simulator, an env spec, a base seed and a score table. :func:`plan`
+turns one :class:`EvalConfig` into an :class:`EvaluationPlan`; :func:`plan_all` turns the sides of one
+comparison (``evaltk validate``'s simulator and reference, a suite's ``transfer`` case) into plans
+together, so the policy is loaded and the env described once for all of them and every simulator is
+checked before any score table is opened. Every bad-input error (:class:`~evaltk.errors.EvaltkError`)
+is raised here; :func:`evaltk.evaluate.run_plan` runs a plan.
+
+Episode ``i`` of a plan with base seed ``S`` has the recorded seed :func:`evaltk.seeding.episode_seed`
+``(S, i)``. A Doom env dict runs on ViZDoom under the default simulator (``gym``) and is recorded
+as ``vizdoom``; the other simulators run Atari only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaltk.atomic import write_json_atomic
+from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
+from evaltk.envs import EnvInfo, describe, env_for_id
+from evaltk.errors import EvaltkError, ScoreTableError, SpecError
+from evaltk.executor import EXECUTORS
+from evaltk.locations import resolve
+from evaltk.policies import EpisodeSeeded, Policy, load_policy
+from evaltk.scores import TABLE_FILE, TableWriter, open_tables
+from evaltk.seeding import episode_seed
+from evaltk.simulators import Simulator, resolve_all
+
+SIMULATOR_FILE = "simulator.json"
+"""The simulator's effective settings (:mod:`evaltk.simulators.settings`), next to the score table."""
+DOOM_SIMULATOR = "vizdoom"
+"""The simulator recorded for Doom evaluations (``--sim gym``, the default, runs ViZDoom for Doom envs)."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """What ``evaltk evaluate`` was asked to do: the request :func:`plan` resolves."""
+
+    checkpoint: str
+    """A checkpoint location (:mod:`evaltk.locations`): a path, a builtin (``builtin:scripted``) or ``hf://ORG/REPO``."""
+    out: Path
+    """Output directory: ``episodes.csv``, ``evaluation.json``, ``summary.json``."""
+    episodes: int = 20
+    seed: int = 0
+    num_envs: int = 4
+    env_id: str | None = None
+    """Env id; required for builtins, defaults to the checkpoint's own for checkpoints."""
+    backend: str = "gym"
+    """The simulator (:func:`evaltk.simulators.get`): ``gym``, ``gpu_env``, ``envpool`` or ``MODULE:CALLABLE``."""
+    workers: int | None = None
+    """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
+    fast_reset: bool = False
+    """Opt-in: seeded resets restore a cached post-load ALE state instead of reloading the ROM (same states)."""
+    repeat_action_probability: float | None = None
+    """Atari only: override the env's sticky-action probability (None keeps the checkpoint's / env's own)."""
+    checkpoint_format: str | None = None
+    """Another library's checkpoint format (``sb3``, ``cleanrl``, ``sample-factory``); None detects it."""
+    executor: str = "local"
+    """Where episodes run: ``local`` (this process and its env workers) or ``ray`` (units of episodes as Ray tasks)."""
+    ray_address: str | None = None
+    """The Ray cluster for ``executor="ray"`` (None: ``RAY_ADDRESS``, or a local cluster)."""
+    env: dict[str, Any] | None = None
+    """An env dict run instead of the checkpoint's own (``evaltk validate --align``); checked against the policy."""
+
+
+@dataclass(frozen=True)
+class EvaluationPlan:
+    """One side of an evaluation, resolved and checked: what :func:`evaltk.evaluate.run_plan` runs.
+
+    Plain values only (no methods): every caller reads its fields.
+    """
+
+    config: EvalConfig
+    """The request, with ``checkpoint`` pinned (``hf://ORG/REPO@<commit sha>``)."""
+    simulator: Simulator
+    simulator_name: str
+    """The simulator as score tables record it (``envpool`` for ``envpool:KEY=VALUE``, ``vizdoom`` for Doom)."""
+    policy: Policy
+    info: EnvInfo
+    """The env spec: the resolved env dict and its spaces."""
+    settings: dict[str, Any]
+    """The score table's settings (``evaluation.json``): checkpoint label, policy digest, env, seed, simulator."""
+    provenance: dict[str, Any]
+    old_rows: list[dict[str, Any]]
+    """Rows already in the table (a resumed evaluation), in file order."""
+    todo: list[int]
+    """The episode indices still to run, ascending."""
+    writer: TableWriter
+    """Appends this plan's rows to ``config.out/episodes.csv``."""
+
+
+def checkpoint_label(ref: str, builtin: bool) -> str:
+    """How a checkpoint location is recorded: builtins as ``builtin:<name>``, others as given (pinned)."""
+    return f"builtin:{ref}" if builtin and not ref.startswith("builtin:") else ref
+
+
+def env_for_cli_id(env_id: str) -> dict[str, Any]:
+    """Env dict for ``--env-id``: a ViZDoom scenario name (``basic``, ``deathmatch_bots``, ...) or a gymnasium id."""
+    if "/" not in env_id and importlib.util.find_spec("vizdoom") is not None:
+        from evaltk.envs import doom
+
+        if env_id in doom.SCENARIOS:
+            return doom.env_spec(doom.SCENARIOS[env_id])
+        try:
+            return env_for_id(env_id)
+        except SpecError as exc:
+            raise SpecError(f"{env_id!r} is neither a ViZDoom scenario ({', '.join(sorted(doom.SCENARIOS))}) nor "
+                            f"a gymnasium id ({exc})") from None
+    return env_for_id(env_id)
+
+
+def _digest(spec: CheckpointSpec, path: Path | None) -> str:
+    """Return the policy digest: its spec (less provenance) and, for a checkpoint with tensors, its weights file."""
+    h = hashlib.sha256()
+    ident = {k: v for k, v in dataclasses.asdict(spec).items() if k != "provenance"}
+    h.update(json.dumps(ident, sort_keys=True).encode())
+    if path is not None and not spec.model_class.startswith("builtin:"):
+        with open(path / WEIGHTS_FILE, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Policy:
+    """A resolved policy location: the loaded policy, its label, provenance and digest."""
+
+    policy: Policy
+    label: str
+    provenance: dict[str, Any]
+    digest: str
+
+
+def _load(config: EvalConfig) -> _Policy:
+    """Resolve ``config.checkpoint`` (:mod:`evaltk.locations`) and load its policy."""
+    ref = config.checkpoint
+    if not ref.startswith(("builtin:", "hf://")) and "/" in ref and not Path(ref).exists():
+        raise SpecError(f"checkpoint {ref!r} does not exist: pass a checkpoint directory (with policy.json) or "
+                        "a builtin such as builtin:scripted")
+    found = resolve(ref, fmt=config.checkpoint_format, env_id=config.env_id)
+    builtin: list[bool] = []
+
+    def builtin_env() -> dict[str, Any]:
+        builtin.append(True)
+        if config.env_id is None:
+            raise SpecError(f"builtin policy {found.ref!r} needs an environment: pass --env-id (e.g. "
+                            "ALE/Breakout-v5, or a ViZDoom scenario such as basic)")
+        return env_for_cli_id(config.env_id)
+
+    policy = load_policy(found.ref, builtin_env=builtin_env)
+    path = None if builtin else Path(found.ref)
+    label = checkpoint_label(found.label, bool(builtin))
+    return _Policy(policy, label, found.provenance, _digest(policy.spec, path))
+
+
+def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
+    """Load the policy of ``config``, build its env dict and check they fit; returns (policy, env info, digest)."""
+    loaded = _load(config)
+    return loaded.policy, _describe(config, loaded.policy, {}), loaded.digest
+
+
+def _env(config: EvalConfig, policy: Policy) -> dict[str, Any]:
+    """Return the env dict ``config`` runs: the policy's own (or ``config.env``), with --env-id and sticky actions."""
+    env = dict(policy.spec.env if config.env is None else config.env)
+    if env.get("family") == "doom":  # a Doom env is its scenario: --env-id picks another built-in scenario
+        if config.env_id is not None and config.env_id != env.get("env_id"):
+            env = env_for_cli_id(config.env_id)
+    elif config.env_id is not None:
+        env["env_id"] = config.env_id
+    if config.repeat_action_probability is not None:
+        p = config.repeat_action_probability
+        if env.get("family") != "atari":
+            raise SpecError(f"--repeat-action-probability applies to Atari envs only, not {env.get('env_id')!r}")
+        if not (isinstance(p, int | float) and 0.0 <= p <= 1.0):
+            raise SpecError(f"--repeat-action-probability must be in [0, 1], got {p!r}; ALE v5 uses 0.25")
+        env["kwargs"] = {**env["kwargs"], "repeat_action_probability": float(p)}
+    return env
+
+
+def _describe(config: EvalConfig, policy: Policy, described: dict[str, EnvInfo]) -> EnvInfo:
+    """Describe ``config``'s env and check the policy fits it; ``described`` holds the envs already described."""
+    env = _env(config, policy)
+    key = json.dumps(env, sort_keys=True, default=str)
+    if key not in described:
+        described[key] = describe(env, policy=policy.spec)
+    return described[key]
+
+
+def _check_request(config: EvalConfig) -> None:
+    """Refuse impossible numbers and executor options before anything is loaded."""
+    if config.executor not in EXECUTORS:
+        raise SpecError(f"unknown executor {config.executor!r}: use one of {', '.join(EXECUTORS)}")
+    if config.executor == "ray":  # a missing Ray is bad input too: say so before anything runs
+        from evaltk.executor.ray_executor import import_ray
+
+        import_ray()
+    elif config.ray_address is not None:
+        raise SpecError(f"--ray-address {config.ray_address} needs --executor ray")
+    if config.episodes < 1 or config.num_envs < 1:
+        raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
+
+
+def _check_family(config: EvalConfig, info: EnvInfo, option: str) -> None:
+    """Refuse a Doom env on a simulator other than ``gym`` (ViZDoom), fast resets on Doom, and other families."""
+    family, env_id = info.env["family"], info.env["env_id"]
+    if family == "doom":
+        if config.backend != "gym":
+            raise SpecError(f"{option} {config.backend} runs Atari envs only, and {env_id} is a ViZDoom scenario: "
+                            f"drop {option} (gym, the default, runs ViZDoom for Doom envs), or validate a Doom "
+                            "policy with --sim gym --baseline TABLE")
+        if config.fast_reset:
+            raise SpecError(f"--fast-reset restores ALE states and does not apply to the ViZDoom scenario {env_id}: "
+                            "drop --fast-reset")
+    elif family != "atari":
+        raise EvaltkError(f"evaltk evaluate does not run {family} envs (not implemented yet): use an Atari or Doom "
+                          "checkpoint")
+
+
+def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = None,
+             simulators: Sequence[Simulator] | None = None,
+             before_open: Callable[[], None] | None = None) -> tuple[EvaluationPlan, ...]:
+    """Resolve and check the sides ``configs`` of one evaluation, then open (or resume) their score tables.
+
+    The sides share one policy location (checkpoint, format, ``--env-id``); it is loaded once. ``options``
+    names each side's simulator option in messages (default ``--sim``); ``simulators`` are the sides'
+    simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`).
+    ``before_open`` runs once everything is checked, before any file is written.
+    """
+    options = list(options or ["--sim"] * len(configs))
+    first = configs[0]
+    if any((c.checkpoint, c.checkpoint_format, c.env_id) != (first.checkpoint, first.checkpoint_format, first.env_id)
+           for c in configs):
+        raise ValueError("plan_all plans the sides of one policy location: plan other policies separately")
+    for config in configs:
+        _check_request(config)
+    sims = tuple(simulators) if simulators is not None else resolve_all([c.backend for c in configs], options)
+    loaded = _load(first)
+    described: dict[str, EnvInfo] = {}
+    sides = []
+    for config, sim, option in zip(configs, sims, options, strict=True):
+        info = _describe(config, loaded.policy, described)
+        _check_family(config, info, option)
+        identity = sim.check(info, seed=episode_seed(config.seed, 0))
+        name = DOOM_SIMULATOR if info.env["family"] == "doom" else sim.name
+        settings = _settings(config, loaded, info, name)
+        sides.append((dataclasses.replace(config, checkpoint=loaded.label), sim, name, info, settings, identity))
+    if before_open is not None:
+        before_open()
+    opened = open_tables([(c.out, settings, loaded.provenance, identity) for c, _, _, _, settings, identity in sides])
+    plans = []
+    for (config, sim, name, info, settings, identity), (rows, writer) in zip(sides, opened, strict=True):
+        _check_rows(config.out, settings, rows)
+        write_json_atomic(config.out / SIMULATOR_FILE, identity["settings"])
+        done = {r["index"] for r in rows}
+        plans.append(EvaluationPlan(config, sim, name, loaded.policy, info, settings, loaded.provenance, rows,
+                                    [i for i in range(config.episodes) if i not in done], writer))
+    return tuple(plans)
+
+
+def plan(config: EvalConfig) -> EvaluationPlan:
+    """Resolve and check one evaluation and open (or resume) its score table (:func:`plan_all` of one side)."""
+    return plan_all([config])[0]
+
+
+def _settings(config: EvalConfig, loaded: _Policy, info: EnvInfo, simulator: str) -> dict[str, Any]:
+    """Return the score table's settings; a batch-seeded policy's actions depend on how episodes share the batch."""
+    seeded = isinstance(loaded.policy, EpisodeSeeded)
+    settings: dict[str, Any] = {
+        "checkpoint": loaded.label, "policy_digest": loaded.digest,
+        "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
+        "seed": config.seed, "backend": simulator, "policy_seeding": "per-episode" if seeded else "per-batch",
+    }
+    if not seeded:
+        settings["num_envs"] = config.num_envs
+    return settings
+
+
+def _check_rows(out: Path, settings: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Refuse rows of another evaluation (other seeds or env) in a resumed table."""
+    for row in rows:
+        if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
+            raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
+                                  "evaluation (seed/env differ): use another --out or delete that directory")
