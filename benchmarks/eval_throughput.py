@@ -40,7 +40,7 @@ POLICIES = {
     "random": ("builtin:random", "ALE/Breakout-v5"),
     "a2c_breakout": (str(ROOT / "suites" / "checkpoints" / "a2c_breakout"), None),
 }
-BACKENDS = ("gpu_env", "gym")
+SIMULATORS = ("gpu_env", "gym")
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,13 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run_evaluate(checkpoint: str, env_id: str | None, backend: str, episodes: int, num_envs: int, seed: int) -> Run:
+def run_evaluate(checkpoint: str, env_id: str | None, simulator: str, episodes: int, num_envs: int, seed: int) -> Run:
     """One ``evaltk evaluate`` (engine call) into a fresh output directory, timed."""
     from evaltk.evaluate import EvalConfig, evaluate
 
     with tempfile.TemporaryDirectory() as tmp:
         config = EvalConfig(checkpoint, Path(tmp) / "out", episodes=episodes, seed=seed, num_envs=num_envs,
-                            env_id=env_id, backend=backend)
+                            env_id=env_id, simulator=simulator)
         w0, c0 = time.perf_counter(), _cpu()
         result = evaluate(config)
         wall, cpu = time.perf_counter() - w0, _cpu() - c0
@@ -94,19 +94,19 @@ def _load() -> list[float] | None:
 
 
 def measure(policy: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Alternate the two backends ``args.rounds`` times on one policy; medians, ratios, row equality."""
+    """Alternate the two simulators ``args.rounds`` times on one policy; medians, ratios, row equality."""
     checkpoint, env_id = POLICIES[policy]
-    runs: dict[str, list[Run]] = {b: [] for b in BACKENDS}
+    runs: dict[str, list[Run]] = {b: [] for b in SIMULATORS}
     for _ in range(args.rounds):
-        for backend in BACKENDS:
-            run = run_evaluate(checkpoint, env_id, backend, args.episodes, args.num_envs, args.seed)
-            runs[backend].append(run)
-            print(f"  [{policy}] --sim {backend}: {run.steps / run.wall:,.0f} steps/s", flush=True)
+        for simulator in SIMULATORS:
+            run = run_evaluate(checkpoint, env_id, simulator, args.episodes, args.num_envs, args.seed)
+            runs[simulator].append(run)
+            print(f"  [{policy}] --sim {simulator}: {run.steps / run.wall:,.0f} steps/s", flush=True)
     out: dict[str, Any] = {"policy": policy, "checkpoint": checkpoint,
                            "env_id": env_id or "the checkpoint's", "episodes": args.episodes,
                            "num_envs": args.num_envs, "seed": args.seed}
-    for backend, rs in runs.items():
-        out[backend] = {"steps": rs[0].steps, "steps_per_s": statistics.median(r.steps / r.wall for r in rs),
+    for simulator, rs in runs.items():
+        out[simulator] = {"steps": rs[0].steps, "steps_per_s": statistics.median(r.steps / r.wall for r in rs),
                         "steps_per_cpu_s": statistics.median(r.steps / max(r.cpu, 1e-9) for r in rs),
                         "cpu_per_wall": statistics.median(r.cpu / r.wall for r in rs)}
     out["ratio"] = out["gpu_env"]["steps_per_s"] / out["gym"]["steps_per_s"]

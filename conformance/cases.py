@@ -105,7 +105,9 @@ def _get_trace(case: Case, workdir: Path, prob: float, where: Resolved | None) -
 
 MARGIN_KINDS = tuple(k.value for k in MarginKind)
 VERDICTS = ("equivalent", "different", "inconclusive", "identical")  # evaltk.compare.Verdict values
-EVAL_BACKENDS = ("gym", "gpu_env", "envpool")  # evaltk.evaluate.BACKENDS; MODULE:CALLABLE is accepted too
+EVAL_SIMULATORS = ("gym", "gpu_env", "envpool")  # evaltk.simulators.NAMES; MODULE:CALLABLE is accepted too
+OLD_TRANSFER_NAMES = {"simulator_a": "backend_a", "simulator_b": "backend_b"}
+"""A transfer case's simulator fields under their older names, still read."""
 
 
 def simulator_name(value: Any) -> str | None:
@@ -125,6 +127,8 @@ TRANSFER_FIELDS: dict[str, FieldSpec] = {
     "episodes": FieldSpec((int,), required=True, check=at_least(2)),
     "seed": FieldSpec((int,), required=True, check=at_least(0)),
     "seed_b": FieldSpec((int,), check=at_least(0)),
+    "simulator_a": FieldSpec((str,), check=simulator_name),
+    "simulator_b": FieldSpec((str,), check=simulator_name),
     "backend_a": FieldSpec((str,), check=simulator_name),
     "backend_b": FieldSpec((str,), check=simulator_name),
     "baseline": FieldSpec((str,)),
@@ -136,6 +140,20 @@ TRANSFER_FIELDS: dict[str, FieldSpec] = {
 }
 
 
+def check_transfer_case(params: Mapping[str, Any]) -> str | None:
+    """Refuse a side's simulator given under both its name and its older name (``simulator_a`` and ``backend_a``)."""
+    for field, old in OLD_TRANSFER_NAMES.items():
+        if field in params and old in params:
+            return f"give {field} only ({old} is its older name)"
+    return None
+
+
+def transfer_simulator(params: Mapping[str, Any], side: str, default: str) -> str:
+    """Return side ``side``'s (``a``/``b``) simulator: ``simulator_<side>``, else the older ``backend_<side>``."""
+    field = f"simulator_{side}"
+    return str(params.get(field, params.get(OLD_TRANSFER_NAMES[field], default)))
+
+
 def _returns(rows: list[dict[str, Any]]) -> list[float]:
     return [float(r["return"]) for r in rows]
 
@@ -143,9 +161,9 @@ def _returns(rows: list[dict[str, Any]]) -> list[float]:
 def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     """Evaluate a checkpoint on two simulators (or against a stored baseline table) and test the verdict.
 
-    Side A is ``baseline`` (a score table) if given, else ``episodes`` episodes on ``backend_a``
+    Side A is ``baseline`` (a score table) if given, else ``episodes`` episodes on ``simulator_a``
     (default ``gym``, the reference) with base seed ``seed``; side B is ``episodes`` episodes on
-    ``backend_b`` (default ``gpu_env``) with base seed ``seed_b`` (default ``seed + 1``: independent
+    ``simulator_b`` (default ``gpu_env``) with base seed ``seed_b`` (default ``seed + 1``: independent
     episodes, so the check is statistical, not a replay; ``seed_b = seed`` pairs the rows by seed, so
     episodes identical step for step on at least 10 seeds give the verdict ``identical``). Passes when
     ``evaltk compare``'s verdict equals ``expect``
@@ -162,12 +180,12 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     def config(name: str, seed: int, simulator: str) -> EvalConfig:
         return EvalConfig(checkpoint=str(p["checkpoint"]), out=workdir / case.name / name, episodes=int(p["episodes"]),
                           seed=seed, num_envs=int(p.get("num_envs", 4)),
-                          env_id=str(p["env_id"]) if "env_id" in p else None, backend=simulator)
+                          env_id=str(p["env_id"]) if "env_id" in p else None, simulator=simulator)
 
-    sides = [config("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("backend_b", "gpu_env")))]
+    sides = [config("b", int(p.get("seed_b", int(p["seed"]) + 1)), transfer_simulator(p, "b", "gpu_env"))]
     if "baseline" not in p:  # both sides planned together: one policy load, every simulator checked first
-        sides.insert(0, config("a", int(p["seed"]), str(p.get("backend_a", "gym"))))
-    options = ["backend_a", "backend_b"][-len(sides):]
+        sides.insert(0, config("a", int(p["seed"]), transfer_simulator(p, "a", "gym")))
+    options = ["simulator_a", "simulator_b"][-len(sides):]
     rows = [run_plan(side).rows for side in plan_all(sides, options=options)]
     seeds_a: list[int] | None = None
     digests_a: list[dict[str, str]] | None = None

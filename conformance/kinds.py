@@ -17,6 +17,7 @@ from conformance.cases import (
     TRANSFER_FIELDS,
     check_lockstep_case,
     check_trace_case,
+    check_transfer_case,
     run_lockstep_case,
     run_sim_lockstep_case,
     run_trace_case,
@@ -33,7 +34,7 @@ from conformance.doom_cases import (
 
 KINDS: Mapping[str, Kind] = {
     "trace": Kind(TRACE_FIELDS, run_trace_case, check_trace_case, frozenset({"trace_file", "checkpoint"})),
-    "transfer": Kind(TRANSFER_FIELDS, run_transfer_case),
+    "transfer": Kind(TRANSFER_FIELDS, run_transfer_case, check_transfer_case),
     "lockstep": Kind(LOCKSTEP_FIELDS, run_lockstep_case, check_lockstep_case, frozenset()),
     "sim_lockstep": Kind(SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case, path_fields=frozenset()),
     "doom_trace": Kind(DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case, frozenset({"trace_file"})),

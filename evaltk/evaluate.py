@@ -17,8 +17,8 @@ Semantics (documented for users in ``docs/evaluation.md``):
 * Doom (ViZDoom) env dicts run through the same engine with
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
   episode, ``frames`` counts game tics, ``truncated`` means ViZDoom's episode timeout, and the recorded
-  backend is ``vizdoom`` (``--sim gpu_env`` is Atari-only).
-* ``backend`` names the simulator (:mod:`evaltk.simulators`: ``gym``, ``gpu_env``, ``envpool`` or a user's
+  simulator is ``vizdoom`` (``--sim gpu_env`` is Atari-only).
+* ``simulator`` names the simulator (:mod:`evaltk.simulators`: ``gym``, ``gpu_env``, ``envpool`` or a user's
   ``MODULE:CALLABLE``); every simulator starts episode ``i`` with the same seed, so rows pair by seed.
 * ``executor="ray"`` (``--executor ray``, ``docs/executor.md``) runs the missing episodes as Ray tasks of
   ``num_envs`` episodes each; this process still writes every row as it arrives, each index once, so the
@@ -117,7 +117,7 @@ def run_plan(prep: EvaluationPlan, progress: ProgressFn | None = None) -> EvalRe
     rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
     summary = summarize(rows)
     summary.update({"checkpoint": prep.settings["checkpoint"], "provenance": prep.provenance,
-                    "env_id": info.env["env_id"], "backend": prep.simulator_name, "seed": config.seed,
+                    "env_id": info.env["env_id"], "simulator": prep.simulator_name, "seed": config.seed,
                     "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),
                     "env_steps": steps_total, "fast_reset": config.fast_reset,
@@ -192,7 +192,7 @@ def run_episode_unit(config: EvalConfig, indices: list[int], digest: str,
         raise CheckpointError(f"{config.checkpoint} on node {socket.gethostname()} is not the checkpoint the driver "
                               "loaded (policy digests differ): give every node the same files (a shared filesystem)")
     rows: list[dict[str, Any]] = []
-    _, steps = _run_episodes(config, get(config.backend), policy, info, indices, None, on_row=rows.append,
+    _, steps = _run_episodes(config, get(config.simulator), policy, info, indices, None, on_row=rows.append,
                              labels=labels)
     return rows, steps
 
@@ -230,7 +230,7 @@ def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvI
     slot_seed = np.zeros(k, np.int64)
     returns = np.zeros(k, np.float64)
     steps = np.zeros(k, np.int64)
-    label, backend = labels
+    label, simulator = labels
     total_steps, pending_steps, last_tick = 0, 0, time.perf_counter()
     vec: EpisodeSlots = sim.episodes(info, k, workers=workers, fast_reset=config.fast_reset)
     digests = EpisodeDigests(k)
@@ -279,7 +279,7 @@ def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvI
             for slot in finished:
                 digest, obs_digest = digests.finish(slot, int(steps[slot]), bool(res.terminated[slot]),
                                                     bool(res.truncated[slot]))
-                row = {"checkpoint": label, "env_id": info.env["env_id"], "simulator": backend,
+                row = {"checkpoint": label, "env_id": info.env["env_id"], "simulator": simulator,
                        "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
                        "frames": int(res.frames[slot]), "steps": int(steps[slot]),
                        "truncated": bool(res.truncated[slot] and not res.terminated[slot]),

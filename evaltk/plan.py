@@ -53,7 +53,7 @@ class EvalConfig:
     num_envs: int = 4
     env_id: str | None = None
     """Env id; required for builtins, defaults to the checkpoint's own for checkpoints."""
-    backend: str = "gym"
+    simulator: str = "gym"
     """The simulator (:func:`evaltk.simulators.get`): ``gym``, ``gpu_env``, ``envpool`` or ``MODULE:CALLABLE``."""
     workers: int | None = None
     """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
@@ -212,8 +212,8 @@ def _check_family(config: EvalConfig, info: EnvInfo, option: str) -> None:
     """Refuse a Doom env on a simulator other than ``gym`` (ViZDoom), fast resets on Doom, and other families."""
     family, env_id = info.env["family"], info.env["env_id"]
     if family == "doom":
-        if config.backend != "gym":
-            raise SpecError(f"{option} {config.backend} runs Atari envs only, and {env_id} is a ViZDoom scenario: "
+        if config.simulator != "gym":
+            raise SpecError(f"{option} {config.simulator} runs Atari envs only, and {env_id} is a ViZDoom scenario: "
                             f"drop {option} (gym, the default, runs ViZDoom for Doom envs), or validate a Doom "
                             "policy with --sim gym --baseline TABLE")
         if config.fast_reset:
@@ -241,7 +241,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         raise ValueError("plan_all plans the sides of one policy location: plan other policies separately")
     for config in configs:
         _check_request(config)
-    sims = tuple(simulators) if simulators is not None else resolve_all([c.backend for c in configs], options)
+    sims = tuple(simulators) if simulators is not None else resolve_all([c.simulator for c in configs], options)
     loaded = _load(first)
     described: dict[str, EnvInfo] = {}
     sides = []
@@ -276,7 +276,7 @@ def _settings(config: EvalConfig, loaded: _Policy, info: EnvInfo, simulator: str
     settings: dict[str, Any] = {
         "checkpoint": loaded.label, "policy_digest": loaded.digest,
         "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
-        "seed": config.seed, "backend": simulator, "policy_seeding": "per-episode" if seeded else "per-batch",
+        "seed": config.seed, "simulator": simulator, "policy_seeding": "per-episode" if seeded else "per-batch",
     }
     if not seeded:
         settings["num_envs"] = config.num_envs

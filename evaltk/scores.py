@@ -18,8 +18,9 @@ directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
     {"format": "evaltk-evaluation/1", "settings": {...}, "columns": [...], "provenance": {...},
      "simulator": {...}}
 
-* ``settings`` - what the rows depend on (checkpoint, policy digest, env spec, base seed, backend);
-  :func:`open_table` refuses to add rows to a table of other settings (resume, never mix);
+* ``settings`` - what the rows depend on (checkpoint, policy digest, env spec, base seed, simulator);
+  :func:`open_table` refuses to add rows to a table of other settings (resume, never mix); a manifest
+  written when the simulator was called ``backend`` is read with that key as ``simulator`` (and resumes);
 * ``provenance`` - where the inputs came from, recorded once when the table is created and read
   back with every table (:attr:`ScoreTable.provenance`, :func:`read_manifest`). It is a JSON
   object whose keys name a source, e.g. ``{"checkpoint": {"source": "hf", "repo": "ORG/REPO",
@@ -69,6 +70,13 @@ LAYOUTS = (COLUMNS, BACKEND_COLUMNS, LEGACY_COLUMNS)
 """Every layout of ``episodes.csv`` that is read and resumed; rows read from any of them have the keys of
 :data:`COLUMNS` (an old table's ``backend`` is its rows' ``simulator``)."""
 OLD_COLUMN_NAMES = {"backend": "simulator"}
+OLD_SETTING_NAMES = {"backend": "simulator"}
+"""Keys of an older manifest's ``settings`` under their names now (:func:`current_settings`)."""
+
+
+def current_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Return a manifest's ``settings`` with an older evaltk's key names renamed (``backend`` is ``simulator``)."""
+    return {OLD_SETTING_NAMES.get(k, k): v for k, v in settings.items()}
 """Column names of older layouts and the row key each one holds."""
 DIGEST_KEYS = {"digest": "steps", "obs_digest": "obs"}
 """Digest columns and the key each one has in :attr:`ScoreTable.digests`."""
@@ -426,7 +434,7 @@ def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any
     if manifest_path.exists():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            old, old_provenance = manifest["settings"], manifest.get("provenance", {})
+            old, old_provenance = current_settings(manifest["settings"]), manifest.get("provenance", {})
         except (json.JSONDecodeError, KeyError, TypeError):
             raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and "
                                   "re-run") from None

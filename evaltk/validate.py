@@ -5,7 +5,7 @@
 * the simulator side (``--sim``, default ``gpu_env``) and the reference side (``--reference``, default
   ``gym``) are two runs of the :mod:`evaltk.evaluate` engine with the same base seed, so episode ``i``
   has the same recorded seed on both and the rows pair by seed. Each side's score table lives in
-  ``DIR/<backend>/`` (``episodes.csv``, ``evaluation.json``, ``summary.json``) and is resumed on a re-run
+  ``DIR/<simulator>/`` (``episodes.csv``, ``evaluation.json``, ``summary.json``) and is resumed on a re-run
   exactly as ``evaltk evaluate`` resumes; a re-run with another margin only re-compares.
 * ``--baseline TABLE`` replaces the reference run by a table of baseline scores (any table
   :func:`evaltk.scores.read_scores` reads); its env id, where recorded, must be the checkpoint's.
@@ -54,11 +54,11 @@ from evaltk.table_comparison import spec_rows
 ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
 VERSIONED_PACKAGES = ("evaltk", "gymnasium", "ale-py", "numpy", "torch")
-BACKEND_WORDS = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend)", "vizdoom": "ViZDoom"}
+SIMULATOR_WORDS = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend)", "vizdoom": "ViZDoom"}
 
 
 class ValidateError(EvaltkError):
-    """A validation cannot be set up as asked (bad margin, same backend twice, mismatched baseline, ...)."""
+    """A validation cannot be set up as asked (bad margin, same simulator twice, mismatched baseline, ...)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class ValidateConfig:
     checkpoint: str
     """A checkpoint location (:mod:`evaltk.locations`): a directory, a builtin (``builtin:scripted``) or ``hf://``."""
     out: Path
-    """Report directory; each evaluated side's score table goes to ``out/<backend>/``."""
+    """Report directory; each evaluated side's score table goes to ``out/<simulator>/``."""
     margin: float
     margin_kind: str = "absolute"
     episodes: int = 20
@@ -106,7 +106,7 @@ class Side:
     table: Path
     rows: list[dict[str, Any]]
     spec: dict[str, Any]
-    """``env_id``, ``backend``, ``engine`` (in words), ``env`` (the resolved env dict less its id) and ``versions``."""
+    """``env_id``, ``simulator``, ``engine`` (in words), ``env`` (the resolved env less its id) and ``versions``."""
     result: EvalResult | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -147,19 +147,20 @@ def package_versions() -> dict[str, str]:
     return {**{name: version(name) for name in VERSIONED_PACKAGES}, "python": platform.python_version()}
 
 
-def _eval_config(config: ValidateConfig, backend: str, sim: Simulator, env: dict[str, Any] | None = None) -> EvalConfig:
+def _eval_config(config: ValidateConfig, name: str, sim: Simulator, env: dict[str, Any] | None = None) -> EvalConfig:
     """Return the evaluation of one side, in ``out/<simulator>/`` (``out/<simulator>-aligned/`` for an aligned env)."""
     folder = sim.name.replace(":", "_") + ("" if env is None else "-aligned")
     return EvalConfig(checkpoint=config.checkpoint, out=config.out / folder, episodes=config.episodes,
-                      seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, backend=backend,
+                      seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, simulator=name,
                       workers=config.workers, env=env)
 
 
 def _side_spec(prep: EvaluationPlan) -> dict[str, Any]:
     """Env spec and versions of an evaluated side, kept from the run that wrote its first rows."""
     path = prep.config.out / ENVIRONMENT_FILE
-    backend = prep.settings["backend"]
-    current = {"env_id": prep.info.env["env_id"], "backend": backend, "engine": BACKEND_WORDS.get(backend, backend),
+    simulator = prep.simulator_name
+    current = {"env_id": prep.info.env["env_id"], "simulator": simulator,
+               "engine": SIMULATOR_WORDS.get(simulator, simulator),
                "env": {k: v for k, v in prep.info.env.items() if k != "env_id"}, "versions": package_versions()}
     if path.exists() and prep.old_rows:
         try:
@@ -207,9 +208,9 @@ def _baseline_side(path: Path, sim: EvaluationPlan, *, allow_different_envs: boo
     planned = LoadedTable(ScoreTable(sim.config.out / TABLE_FILE, "return", np.empty(0), {"env_id": [env_id]}),
                           np.empty(0), None, env_id, sim.info.env)
     check_envs(loaded, planned, allow_different_envs=allow_different_envs)
-    backend = ",".join(loaded.table.labels.get("simulator", [])) or UNKNOWN
-    spec: dict[str, Any] = {"env_id": loaded.env_id or UNKNOWN, "backend": backend,
-                            "engine": BACKEND_WORDS.get(backend, UNKNOWN)}
+    simulator = ",".join(loaded.table.labels.get("simulator", [])) or UNKNOWN
+    spec: dict[str, Any] = {"env_id": loaded.env_id or UNKNOWN, "simulator": simulator,
+                            "engine": SIMULATOR_WORDS.get(simulator, UNKNOWN)}
     if loaded.env is not None:
         spec["env"] = {k: v for k, v in loaded.env.items() if k != "env_id"}
     environment = loaded.table.path.parent / ENVIRONMENT_FILE
@@ -310,7 +311,7 @@ def _side_dict(side: Side) -> dict[str, Any]:
     if side.result is not None:
         summary.update({k: side.result.summary[k] for k in ("new_episodes", "resumed_episodes", "wall_s",
                                                             "env_steps")})
-    return {"role": side.role, "source": side.source, "backend": side.spec["backend"],
+    return {"role": side.role, "source": side.source, "simulator": side.spec["simulator"],
             "env_id": side.spec["env_id"], "table": str(side.table), "summary": summary, "notes": side.notes}
 
 
@@ -358,7 +359,7 @@ class Validation:
     def label(self, role: str) -> str:
         """How a side is named in reports: ``sim (gpu_env)``, ``reference (gym)``, ``reference (baseline)``."""
         side = self.sim if role == "sim" else self.reference
-        return f"{role} ({side.spec['backend'] if side.source == 'evaluated' else 'baseline'})"
+        return f"{role} ({side.spec['simulator'] if side.source == 'evaluated' else 'baseline'})"
 
     def verdict_line(self) -> str:
         """Return the one line that ends the printed summary."""

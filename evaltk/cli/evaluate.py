@@ -79,7 +79,7 @@ def _table(summary: dict[str, Any]) -> Table:
     def fmt(v: Any, digits: int = 2) -> str:
         return "-" if v is None else f"{v:,.{digits}f}" if isinstance(v, float) else str(v)
 
-    t = Table(title=f"evaltk evaluate: {summary['checkpoint']} on {summary['env_id']} ({summary['backend']})",
+    t = Table(title=f"evaltk evaluate: {summary['checkpoint']} on {summary['env_id']} ({summary['simulator']})",
               show_header=True, header_style="bold")
     t.add_column("metric")
     t.add_column("value", justify="right")
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from evaltk.plan import EvalConfig, plan
 
     config = EvalConfig(checkpoint=args.checkpoint, out=args.out, episodes=args.episodes, seed=args.seed,
-                        num_envs=args.num_envs, env_id=args.env_id, backend=args.sim, workers=args.workers,
+                        num_envs=args.num_envs, env_id=args.env_id, simulator=args.sim, workers=args.workers,
                         fast_reset=args.fast_reset, repeat_action_probability=args.repeat_action_probability,
                         checkpoint_format=args.checkpoint_format, executor=args.executor,
                         ray_address=args.ray_address)

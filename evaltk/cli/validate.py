@@ -21,7 +21,7 @@ EPILOG = """examples:
   evaltk validate runs/a2c/checkpoints/final --episodes 50 --margin 0.5 --margin-kind sd --out runs/a2c_validate
   evaltk validate runs/a2c/checkpoints/final --baseline runs/a2c_gym/episodes.csv --margin 5 --out runs/a2c_vs_table
 
-Each evaluated side's score table goes to OUT/<backend>/ (as `evaltk evaluate --out` writes it); re-running the
+Each evaluated side's score table goes to OUT/<simulator>/ (as `evaltk evaluate --out` writes it); re-running the
 same command resumes them, and a re-run with another margin only re-compares. The report is OUT/report.json,
 report.md, report.png, pairs.png (rows paired by seed) and report.html (self-contained).
 """

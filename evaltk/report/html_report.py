@@ -174,9 +174,9 @@ def render_html(report: Mapping[str, Any], images: Mapping[str, bytes],
     ``(metric, sim, reference)`` rows of the per-side summary.
     """
     ref = report["sides"]["reference"]
-    ref_words = [w for w in (ref["backend"], "baseline" if ref["source"] == "baseline" else "") if w and
+    ref_words = [w for w in (ref["simulator"], "baseline" if ref["source"] == "baseline" else "") if w and
                  w != UNKNOWN]
-    labels = (f"sim ({report['sides']['sim']['backend']})", f"reference ({', '.join(ref_words)})")
+    labels = (f"sim ({report['sides']['sim']['simulator']})", f"reference ({', '.join(ref_words)})")
     colour = VERDICT_COLOURS.get(report["verdict"], "#59636e")
     notes = [n for side in ("sim", "reference") for n in report["sides"][side]["notes"]]
     files = "".join(f"<li><code>{_e(v)}</code></li>" for v in report["files"].values())

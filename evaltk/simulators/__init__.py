@@ -9,8 +9,9 @@
   passes further options to ``envpool.make``;
 * ``MODULE:CALLABLE`` — a user's factory (:mod:`evaltk.simulators.factory`).
 
-"Simulator" is evaltk's word for these; "backend" stays gpu_env's word for where it emulates
-(``cpu``, ``cuda``, ``ale_py``). Score tables keep their ``backend`` column, holding the simulator name.
+"Simulator" is evaltk's word for these, in code, options, score tables (the ``simulator`` column and
+setting), reports and suites; "backend" is gpu_env's word for where it emulates (``cpu``, ``cuda``,
+``ale_py``). Files an older evaltk wrote with ``backend`` for the simulator still read and resume.
 Each simulator reports its effective settings in one schema (:mod:`evaltk.simulators.settings`).
 """
 

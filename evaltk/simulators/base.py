@@ -47,7 +47,7 @@ class Simulator(Protocol):
     """One entry of the registry (:func:`evaltk.simulators.get`)."""
 
     name: str
-    """How the simulator is named on the command line and recorded in score tables (``backend`` column)."""
+    """How the simulator is named on the command line and recorded in score tables (``simulator`` column)."""
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
         """Raise :class:`SimulatorError` if this simulator cannot run ``info``'s env; else return its :meth:`identity`.

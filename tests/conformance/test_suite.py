@@ -1,6 +1,7 @@
 """Suite files: validation before anything runs (every field named), running, JUnit, the trace evidence rules."""
 
 import dataclasses
+import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -9,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.cases import EVAL_BACKENDS, VERDICTS
+from conformance.cases import EVAL_SIMULATORS, VERDICTS
 from conformance.suite import Outcome, load_suite, run_suite, write_junit
 from conformance.trace import Trace, load
 from evaltk.errors import SuiteError
@@ -67,6 +68,9 @@ def test_shipped_suites_validate() -> None:
          "seed=0\nmargin=0.5\nmargin_kind='sd'\n", "field 'episodes' = 0 must be >= 2"),
         ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=6\n"
          "seed=0\nmargin=0.5\nmargin_kind='sd'\nexpect='same'\n", "field 'expect' = 'same' must be one of"),
+        ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=6\n"
+         "seed=0\nmargin=0.5\nmargin_kind='sd'\nsimulator_b='gym'\nbackend_b='gpu_env'\n",
+         "give simulator_b only \\(backend_b is its older name\\)"),
     ],
 )
 def test_malformed_suites_are_rejected_with_the_reason(tmp_path: Path, text: str, match: str) -> None:
@@ -172,7 +176,7 @@ def test_declared_choices_match_evaltk() -> None:
     from evaltk.simulators import NAMES
 
     assert set(VERDICTS) == {v.value for v in Verdict}
-    assert EVAL_BACKENDS == NAMES
+    assert EVAL_SIMULATORS == NAMES
 
 
 def test_pytest_plugin_collects_cases(tmp_path: Path) -> None:
@@ -185,7 +189,10 @@ def test_pytest_plugin_collects_cases(tmp_path: Path) -> None:
 
 
 def test_transfer_case_gym_against_gym_baseline(tmp_path: Path) -> None:
-    """A builtin policy evaluated twice on Gym with independent seeds: the case runs end to end."""
+    """A builtin policy evaluated twice on Gym with independent seeds: the case runs end to end.
+
+    Side B's simulator is given under its older name, ``backend_b`` (not the default, ``gpu_env``): it is read.
+    """
     suite = load_suite(_write(tmp_path, """
 [suite]
 name = "transfer-mini"
@@ -196,7 +203,7 @@ checkpoint = "builtin:random"
 env_id = "ALE/Breakout-v5"
 episodes = 6
 seed = 0
-backend_a = "gym"
+simulator_a = "gym"
 backend_b = "gym"
 margin = 0.5
 margin_kind = "sd"
@@ -207,6 +214,9 @@ num_envs = 2
     assert result.outcome is Outcome.PASSED, result.message
     assert result.details["n_a"] == 6
     assert result.details["n_b"] == 6
+    for side in ("a", "b"):
+        manifest = json.loads((tmp_path / "work" / "random-breakout-self" / side / "evaluation.json").read_text())
+        assert manifest["settings"]["simulator"] == "gym", side
 
 
 def test_the_kind_table_is_explicit_and_imports_no_suite_runner() -> None:

@@ -165,15 +165,28 @@ def test_a_table_without_digests_resumes_in_its_own_layout(tmp_path: Path) -> No
 
 
 def test_a_table_with_a_backend_column_resumes_in_its_own_layout(tmp_path: Path) -> None:
-    """New tables name the simulator column ``simulator``; one that calls it ``backend`` reads and resumes as is."""
+    """New tables name the simulator ``simulator`` (column and setting); an older table's ``backend`` reads and resumes.
+
+    The older table is this one rewritten as an older evaltk wrote it: the column and the manifest's setting
+    called ``backend``.
+    """
     cfg = EvalConfig("random", tmp_path, episodes=2, seed=4, num_envs=2, env_id="ALE/Breakout-v5", workers=0)
-    evaluate(cfg)
+    first = evaluate(cfg)
+    assert first.summary["simulator"] == "gym"
     table = tmp_path / TABLE_FILE
     lines = table.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS)
     assert "simulator" in COLUMNS
     assert "backend" not in COLUMNS
     table.write_text("\n".join([",".join(BACKEND_COLUMNS), *lines[1:]]) + "\n")
+    manifest = json.loads((tmp_path / SETTINGS_FILE).read_text())
+    assert manifest["settings"]["simulator"] == "gym"
+    manifest["settings"] = {("backend" if k == "simulator" else k): v for k, v in manifest["settings"].items()}
+    (tmp_path / SETTINGS_FILE).write_text(json.dumps(manifest))
+    # the older key is read as the simulator: another simulator is refused, the same one resumes
+    with pytest.raises(ScoreTableError, match=r"different settings \(simulator: \['gym'\] there"):
+        evaluate(EvalConfig("random", tmp_path, episodes=4, seed=4, num_envs=2, env_id="ALE/Breakout-v5",
+                            workers=0, simulator="gpu_env"))
     resumed = evaluate(EvalConfig("random", tmp_path, episodes=4, seed=4, num_envs=2, env_id="ALE/Breakout-v5",
                                   workers=0))
     assert resumed.new_episodes == 2

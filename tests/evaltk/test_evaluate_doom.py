@@ -117,7 +117,7 @@ def test_appo_checkpoint_rows_are_reproducible(tmp_path: Path) -> None:
     settings = json.loads((tmp_path / "a" / SETTINGS_FILE).read_text())["settings"]
     assert settings["policy_seeding"] == "per-episode"  # AppoPolicy samples each slot from its episode's generator
     assert "num_envs" not in settings
-    assert a.summary["backend"] == "vizdoom"
+    assert a.summary["simulator"] == "vizdoom"
     b = evaluate(EvalConfig(str(ckpt), tmp_path / "b", episodes=3, seed=1, num_envs=1, workers=1))
     assert a.rows == b.rows  # batch size and workers do not change any row
     # Every row replays alone from its seed: a fresh env and the episode's own policy generator.

@@ -46,7 +46,7 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
                                    "compared": "rewards, actions and episode ends, and observations",
                                    "message": message}
     assert text[-1] == f"verdict: {message} (sim (gpu_env) vs reference (gym))"
-    assert report["environments"]["differs"] == ["backend", "engine"]  # same env spec, same versions
+    assert report["environments"]["differs"] == ["simulator", "engine"]  # same env spec, same versions
     assert report["pairs"]["same"] == {"return": 10, "frames": 10, "steps": 10, "episode": 10}
     for name in ("report.json", "report.md", "report.png", "pairs.png", "report.html"):
         assert (out / name).stat().st_size > 0, name
@@ -196,11 +196,11 @@ def test_pair_rows_counts_equal_fields_by_seed() -> None:
 
 
 def test_spec_rows_mark_differences_and_skip_unknowns() -> None:
-    sim = {"env_id": ENV_ID, "backend": "gpu_env", "env": {"kwargs": {"frameskip": 4, "mode": None}},
+    sim = {"env_id": ENV_ID, "simulator": "gpu_env", "env": {"kwargs": {"frameskip": 4, "mode": None}},
            "versions": {"ale-py": "0.12.1"}, "versions_now": {"ale-py": "9"}}
-    ref = {"env_id": ENV_ID, "backend": "gym", "env": {"kwargs": {"frameskip": 1, "mode": None}}}
+    ref = {"env_id": ENV_ID, "simulator": "gym", "env": {"kwargs": {"frameskip": 1, "mode": None}}}
     rows = {r["setting"]: r for r in spec_rows(sim, ref)}
-    assert rows["backend"]["differs"]
+    assert rows["simulator"]["differs"]
     assert rows["env.kwargs.frameskip"]["differs"]
     assert not rows["env.kwargs.mode"]["differs"]
     assert not rows["env_id"]["differs"]

@@ -103,7 +103,7 @@ def test_checkpoint_evaluates_on_gymnasium_with_evaltk(first_run: tuple[Path, Ru
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["n_episodes"] == 1
-    assert summary["summary"]["backend"] == "gym"
+    assert summary["summary"]["simulator"] == "gym"
     assert summary["summary"]["env_steps"] > 0
     assert summary["mean_return"] >= 0
 

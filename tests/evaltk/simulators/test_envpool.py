@@ -101,7 +101,7 @@ def test_evaluate_on_envpool_writes_rows_and_resumes(cleanrl_checkpoint: Path, t
             "--seed", "1", "--out", str(out)]
     assert main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["backend"] == "envpool"
+    assert summary["simulator"] == "envpool"
     assert summary["new_episodes"] == 3
     rows = read_table(out / TABLE_FILE)
     assert {r["simulator"] for r in rows} == {"envpool"}
