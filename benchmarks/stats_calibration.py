@@ -7,7 +7,7 @@ Run: ``python benchmarks/stats_calibration.py`` (``--sims 2000`` pairs per row b
    rate should lie in [0.03, 0.07]. The reference column is ``scipy.stats.ks_2samp``'s own p-value,
    which assumes continuous data and is conservative with ties (evaltk switches to a permutation
    p-value there).
-2. False-equivalence rate of ``evaltk.compare.decide`` when the true difference sits exactly on
+2. False-equivalence rate of ``evaltk.verdict.decide`` when the true difference sits exactly on
    the margin (the worst case for a TOST): it should be at most alpha = 0.05. The reference
    column is the naive plug-in alternative (Welch TOST against a margin computed from the
    estimated SD or reference mean), which ignores the margin's own uncertainty.
@@ -39,8 +39,8 @@ import numpy as np
 from scipy import optimize, stats
 from statsmodels.stats.weightstats import ttost_ind
 
-from evaltk.compare import Verdict, decide
 from evaltk.stats import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
+from evaltk.verdict import Verdict, decide
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stats_calibration_sequential import SEQ_LOOKS, paired_table, sequential_table  # a sibling script

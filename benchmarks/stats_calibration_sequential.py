@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from evaltk.compare.sequential import look_sizes
 from evaltk.scores import read_scores
 from evaltk.stats.group_sequential import (
     Outcome,
@@ -35,6 +34,7 @@ from evaltk.stats.group_sequential import (
     simulate,
 )
 from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size
+from evaltk.verdict.sequential import look_sizes
 
 ALPHA = 0.05
 SEQ_LOOKS = 10

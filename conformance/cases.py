@@ -104,7 +104,7 @@ def _get_trace(case: Case, workdir: Path, prob: float, where: Resolved | None) -
 
 
 MARGIN_KINDS = tuple(k.value for k in MarginKind)
-VERDICTS = ("equivalent", "different", "inconclusive", "identical")  # evaltk.compare.Verdict values
+VERDICTS = ("equivalent", "different", "inconclusive", "identical")  # evaltk.verdict.Verdict values
 EVAL_SIMULATORS = ("gym", "gpu_env", "envpool")  # evaltk.simulators.NAMES; MODULE:CALLABLE is accepted too
 OLD_TRANSFER_NAMES = {"simulator_a": "backend_a", "simulator_b": "backend_b"}
 """A transfer case's simulator fields under their older names, still read."""
@@ -169,10 +169,10 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     ``evaltk compare``'s verdict equals ``expect``
     (default ``equivalent``).
     """
-    from evaltk.compare import compare
     from evaltk.evaluate import run_plan
     from evaltk.plan import EvalConfig, plan_all
     from evaltk.scores import read_scores, row_digests
+    from evaltk.verdict import compare
 
     start = time.perf_counter()
     p = case.params

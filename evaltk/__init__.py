@@ -2,7 +2,7 @@
 
 Subpackages: :mod:`evaltk.checkpoint` (self-describing checkpoints), :mod:`evaltk.stats`
 (two-sample tests, equivalence, bootstrap, aggregate metrics), :mod:`evaltk.evaluate`
-(episodes on reference environments), :mod:`evaltk.compare` (transfer verdicts),
+(episodes on reference environments), :mod:`evaltk.verdict` (transfer verdicts),
 :mod:`evaltk.tournament` (Doom matches and ratings) and :mod:`evaltk.cli` (the ``evaltk`` command).
 """
 

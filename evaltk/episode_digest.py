@@ -19,7 +19,7 @@ the action, the reward and the end flags. :class:`EpisodeDigests` folds them, pe
 
 Because each simulator gives evaltk the checkpoint's observation (shape and dtype are checked), two tables
 of one checkpoint always expose the same observation, and both digests are compared
-(:func:`evaltk.compare.decision.match_episodes`).
+(:func:`evaltk.verdict.decision.match_episodes`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How an equivalence margin is expressed (:class:`MarginKind`), in a module without heavy imports.
 
 The ``evaltk`` command line builds its ``--margin-kind`` choices from it at start-up, so it must not
-pull in scipy or statsmodels (:mod:`evaltk.compare` does, and re-exports this class).
+pull in scipy or statsmodels (:mod:`evaltk.verdict` does, and re-exports this class).
 """
 
 from __future__ import annotations

@@ -70,14 +70,7 @@ LAYOUTS = (COLUMNS, BACKEND_COLUMNS, LEGACY_COLUMNS)
 """Every layout of ``episodes.csv`` that is read and resumed; rows read from any of them have the keys of
 :data:`COLUMNS` (an old table's ``backend`` is its rows' ``simulator``)."""
 OLD_COLUMN_NAMES = {"backend": "simulator"}
-OLD_SETTING_NAMES = {"backend": "simulator"}
-"""Keys of an older manifest's ``settings`` under their names now (:func:`current_settings`)."""
-
-
-def current_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """Return a manifest's ``settings`` with an older evaltk's key names renamed (``backend`` is ``simulator``)."""
-    return {OLD_SETTING_NAMES.get(k, k): v for k, v in settings.items()}
-"""Column names of older layouts and the row key each one holds."""
+"""Column names of older layouts and the row key each one holds; also an older manifest's setting names."""
 DIGEST_KEYS = {"digest": "steps", "obs_digest": "obs"}
 """Digest columns and the key each one has in :attr:`ScoreTable.digests`."""
 TABLE_FILE = "episodes.csv"
@@ -434,7 +427,8 @@ def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any
     if manifest_path.exists():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            old, old_provenance = current_settings(manifest["settings"]), manifest.get("provenance", {})
+            old = {OLD_COLUMN_NAMES.get(k, k): v for k, v in manifest["settings"].items()}  # backend: simulator
+            old_provenance = manifest.get("provenance", {})
         except (json.JSONDecodeError, KeyError, TypeError):
             raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and "
                                   "re-run") from None
@@ -467,10 +461,7 @@ def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any
 
 def open_tables(tables: Sequence[tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any]]],
                 ) -> list[tuple[list[dict[str, Any]], TableWriter]]:
-    """:func:`open_table` each ``(out, settings, provenance, simulator)`` in order (the sides of one evaluation).
-
-    Returns each table's rows already there and the :class:`TableWriter` that appends the rest.
-    """
+    """:func:`open_table` each ``(out, settings, provenance, simulator)``: its rows so far and its writer."""
     opened = []
     for out, settings, provenance, simulator in tables:
         rows = open_table(out, settings, provenance=provenance, simulator=simulator)

@@ -2,10 +2,10 @@
 
 :func:`compare_tables` reads two tables (:func:`evaltk.scores.read_scores`), refuses tables of
 different env ids or env specs unless ``allow_different_envs`` (the finding is kept and shown in the
-report), pairs rows by their ``seed`` column and calls :func:`evaltk.compare.compare`.
+report), pairs rows by their ``seed`` column and calls :func:`evaltk.verdict.compare`.
 
 :func:`load_table` gives the returns and seeds in episode order, which the sequential comparison
-(:func:`evaltk.compare.sequential.compare_sequential`) reads as if the episodes had arrived in batches.
+(:func:`evaltk.verdict.sequential.compare_sequential`) reads as if the episodes had arrived in batches.
 
 A table's env spec is the ``env`` entry of the ``evaluation.json`` that ``evaltk evaluate`` writes
 next to ``episodes.csv``; its env id is the table's ``env_id`` column. Rows are put in episode order
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare import MIN_EPISODES, CompareError, Comparison, compare
 from evaltk.margin import MarginKind
 from evaltk.scores import ScoreTable, read_scores
 from evaltk.simulators.settings import UNKNOWN, difference_rows, flatten
 from evaltk.stats.checks import FloatArray
+from evaltk.verdict import MIN_EPISODES, CompareError, Comparison, compare
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def check_envs(a: LoadedTable, b: LoadedTable, *, allow_different_envs: bool = F
 
 @dataclass(frozen=True)
 class TableComparison:
-    """:func:`evaltk.compare.compare` on two tables, with the env check.
+    """:func:`evaltk.verdict.compare` on two tables, with the env check.
 
     Attributes:
         comparison: the comparison (``comparison.identical`` / ``.pairing`` for seeds).

@@ -18,17 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare import MIN_EPISODES, CompareError, Pairing
-from evaltk.compare.result import IdenticalRows
-from evaltk.compare.sequential import (
-    LookFn,
-    SequentialComparison,
-    check_budget,
-    check_looks,
-    look_sizes,
-    rows_identical,
-    run_sequential,
-)
 from evaltk.evaluate import run_plan
 from evaltk.margin import MarginKind
 from evaltk.plan import EvalConfig, plan
@@ -37,6 +26,17 @@ from evaltk.seeding import episode_seed
 from evaltk.stats.checks import FloatArray
 from evaltk.stats.group_sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.table_comparison import LoadedTable, check_envs, load_table
+from evaltk.verdict import MIN_EPISODES, CompareError, Pairing
+from evaltk.verdict.result import IdenticalRows
+from evaltk.verdict.sequential import (
+    LookFn,
+    SequentialComparison,
+    check_budget,
+    check_looks,
+    look_sizes,
+    rows_identical,
+    run_sequential,
+)
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,12 @@ class UntilVerdictConfig:
     """What ``--until-verdict`` was asked for (see the module docstring)."""
 
     baseline: Path
+    """The reference score table (A), complete."""
     margin: float
     kind: str = "absolute"
+    """The margin's units: ``absolute`` (score units) or ``sd`` (pooled standard deviations)."""
     max_episodes: int = 100
+    """The episode budget of this evaluation (B)."""
     looks: int = 10
     alpha: float = 0.05
     spending: str = "obrien-fleming"

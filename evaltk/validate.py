@@ -9,7 +9,7 @@
   exactly as ``evaltk evaluate`` resumes; a re-run with another margin only re-compares.
 * ``--baseline TABLE`` replaces the reference run by a table of baseline scores (any table
   :func:`evaltk.scores.read_scores` reads); its env id, where recorded, must be the checkpoint's.
-* :func:`evaltk.compare.compare` gives the verdict (A = reference, B = simulator); this module adds
+* :func:`evaltk.verdict.compare` gives the verdict (A = reference, B = simulator); this module adds
   the two environment specs side by side and the per-seed pairing of rows;
   :mod:`evaltk.report.validate_report` writes the report files.
 """
@@ -29,16 +29,6 @@ from typing import Any
 import numpy as np
 
 from evaltk.atomic import write_json_atomic
-from evaltk.compare import Comparison, Pairing, Verdict, compare
-from evaltk.compare.result import IdenticalRows
-from evaltk.compare.sequential import (
-    SequentialComparison,
-    check_budget,
-    check_looks,
-    look_sizes,
-    rows_identical,
-    run_sequential,
-)
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
 from evaltk.locations import table_provenance
@@ -50,6 +40,9 @@ from evaltk.simulators.settings import UNKNOWN, version
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows
+from evaltk.verdict import Comparison, Pairing, Verdict, compare
+from evaltk.verdict import sequential as verdict_sequential
+from evaltk.verdict.result import IdenticalRows
 
 ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
@@ -270,8 +263,8 @@ def _check_sequential(config: ValidateConfig) -> None:
     if config.baseline is not None:
         raise ValidateError("--sequential evaluates both sides in batches and cannot use a --baseline table: drop "
                             "--sequential, or run evaltk evaluate --until-verdict --baseline TABLE")
-    check_looks(config.margin_kind, config.looks, "--sequential")
-    check_budget("--episodes", config.episodes, config.min_episodes)
+    verdict_sequential.check_looks(config.margin_kind, config.looks, "--sequential")
+    verdict_sequential.check_budget("--episodes", config.episodes, config.min_episodes)
 
 
 def _evaluated_side(role: str, prep: EvaluationPlan, progress: ProgressFn | None) -> Side:
@@ -327,7 +320,7 @@ class Validation:
     pairs: dict[str, Any] | None
     files: dict[str, Path] = field(default_factory=dict)
     settings: dict[str, Any] | None = None  # both simulators' settings: evaltk.simulators.settings_diff
-    sequential: SequentialComparison | None = None
+    sequential: verdict_sequential.SequentialComparison | None = None
     """Set with ``--sequential``: the looks and their verdict, which is the report's; ``comparison`` then
     describes the episodes the looks used."""
 
@@ -457,13 +450,13 @@ def validate(config: ValidateConfig,
     return run_validation(prep, None if start is None else start(prep))
 
 
-def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> SequentialComparison:
+def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> verdict_sequential.SequentialComparison:
     """Evaluate both sides in batches (same seeds, so looks pair episode for episode) until a look decides."""
     c = prep.config
     if isinstance(prep.reference, Side):
         raise ValidateError("--sequential needs two evaluated sides, not a --baseline table")
     sides = {"sim": prep.sim.config, "reference": prep.reference.config}
-    sizes = look_sizes(c.episodes, c.looks, c.min_episodes)
+    sizes = verdict_sequential.look_sizes(c.episodes, c.looks, c.min_episodes)
 
     looked: dict[str, list[dict[str, Any]]] = {}
 
@@ -478,10 +471,10 @@ def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> Seq
 
     def identical(n: int) -> IdenticalRows | None:
         ref, sim = looked["reference"][:n], looked["sim"][:n]
-        return rows_identical([int(r["seed"]) for r in ref], row_digests(ref), [int(r["seed"]) for r in sim],
-                              row_digests(sim), c.min_episodes)
+        return verdict_sequential.rows_identical([int(r["seed"]) for r in ref], row_digests(ref),
+                                                 [int(r["seed"]) for r in sim], row_digests(sim), c.min_episodes)
 
     design = SequentialDesign.build([s / c.episodes for s in sizes], alpha=c.alpha)
     pairing = (Pairing(c.episodes, 0, 0, True, None, "both sides run the same episode seeds") if c.paired else None)
-    return run_sequential(looks(), design, prep.kind, c.margin, paired=c.paired, budget=(c.episodes, c.episodes),
-                          pairing=pairing, identical=identical)
+    return verdict_sequential.run_sequential(looks(), design, prep.kind, c.margin, paired=c.paired,
+                                             budget=(c.episodes, c.episodes), pairing=pairing, identical=identical)

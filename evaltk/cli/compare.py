@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
         raise EvaltkError(f"--resamples must be at least 100, got {args.resamples}; the default is 9999")
     if args.min_episodes < 2:
         raise EvaltkError(f"--min-episodes must be at least 2, got {args.min_episodes}; the default is 10")
-    from evaltk.compare.sequential import compare_sequential
     from evaltk.table_comparison import check_envs, compare_tables, load_table
+    from evaltk.verdict.sequential import compare_sequential
 
     paired = "no" if args.unpaired else "auto"
     if args.sequential:

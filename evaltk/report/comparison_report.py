@@ -20,8 +20,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from evaltk.atomic import write_bytes_atomic
-from evaltk.compare import Comparison
 from evaltk.report.jsonline import to_json_line
+from evaltk.verdict import Comparison
 
 FILE_NAMES = {"json": "compare.json", "markdown": "compare.md", "png": "compare.png"}
 SEQUENTIAL_FILE_NAMES = {"json": "sequential.json", "markdown": "sequential.md"}

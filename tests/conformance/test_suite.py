@@ -172,8 +172,8 @@ def test_bad_suite_files_name_the_file(tmp_path: Path) -> None:
 
 
 def test_declared_choices_match_evaltk() -> None:
-    from evaltk.compare import Verdict
     from evaltk.simulators import NAMES
+    from evaltk.verdict import Verdict
 
     assert set(VERDICTS) == {v.value for v in Verdict}
     assert EVAL_SIMULATORS == NAMES

@@ -27,7 +27,7 @@ API = {
                                "gpu_env.make_vec"),
     "api/evaluate/index.html": ("evaltk.evaluate.evaluate", "evaltk.plan.EvalConfig", "evaltk.plan.EvaluationPlan",
                                 "evaltk.evaluate.EvalResult"),
-    "api/compare/index.html": ("evaltk.compare.compare", "evaltk.compare.Comparison", "evaltk.compare.Verdict"),
+    "api/verdict/index.html": ("evaltk.verdict.compare", "evaltk.verdict.Comparison", "evaltk.verdict.Verdict"),
     "api/validate/index.html": ("evaltk.validate.ValidateConfig", "evaltk.validate.validate",
                                 "evaltk.validate.prepare_validation",
                                 "evaltk.validate.run_validation", "evaltk.validate.Validation"),
@@ -90,12 +90,12 @@ def test_the_site_fetches_nothing_from_other_hosts(built_site: SiteBuild) -> Non
 
 def test_api_reference_documents_the_public_api(built_site: SiteBuild) -> None:
     import conformance.suite
-    import evaltk.compare
     import evaltk.evaluate
     import evaltk.validate
+    import evaltk.verdict
     import gpu_env
 
-    modules = {"gpu_env": gpu_env, "evaltk.evaluate": evaltk.evaluate, "evaltk.compare": evaltk.compare,
+    modules = {"gpu_env": gpu_env, "evaltk.evaluate": evaltk.evaluate, "evaltk.verdict": evaltk.verdict,
                "evaltk.validate": evaltk.validate, "conformance.suite": conformance.suite}
     for page, objects in API.items():
         source = (built_site.site / page).read_text(encoding="utf-8")

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from evaltk.compare import Verdict, decide
 from evaltk.stats import brunner_munzel, mann_whitney_u, welch_t
+from evaltk.verdict import Verdict, decide
 from tests.benchmark_modules import load_benchmark
 
 ALPHA = 0.05

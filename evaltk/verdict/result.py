@@ -1,7 +1,7 @@
 """Result types of a transfer comparison: the verdict, the decision behind it, pairing, information and plans.
 
-Plain frozen dataclasses with ``to_dict`` for JSON; no statistics run here (:mod:`evaltk.compare.decision`
-decides, :mod:`evaltk.compare.plan` plans, :func:`evaltk.compare.compare` assembles a :class:`Comparison`).
+Plain frozen dataclasses with ``to_dict`` for JSON; no statistics run here (:mod:`evaltk.verdict.decision`
+decides, :mod:`evaltk.verdict.recommendation` plans, :func:`evaltk.verdict.compare` assembles a :class:`Comparison`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The fixed-N decision rule: the verdict from the primary tests, and how rows pair by seed.
 
-See :mod:`evaltk.compare` for the rule (equivalent / different / inconclusive / identical) and the
+See :mod:`evaltk.verdict` for the rule (equivalent / different / inconclusive / identical) and the
 tests behind each margin kind. :func:`decide` runs only the primary tests (fast enough for
 calibration simulations); :func:`pair_rows` matches rows by episode seed and says whether the
 paired tests apply; :func:`margin_kind` and :func:`margin_region` validate a margin.
@@ -14,19 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare.result import (
-    MIN_EPISODES,
-    PAIRED_KINDS,
-    QUANTITY,
-    CompareError,
-    Decision,
-    EpisodeMatch,
-    IdenticalRows,
-    Pairing,
-    Verdict,
-    fmt,
-    upper_bound,
-)
 from evaltk.margin import MarginKind
 from evaltk.stats import equivalence
 from evaltk.stats.bootstrap_t import BootstrapMoments
@@ -43,6 +30,19 @@ from evaltk.stats.paired import (
 from evaltk.stats.rank import prob_superior_ci
 from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, TestResult
 from evaltk.stats.tests_two_sample import brunner_munzel, welch_t
+from evaltk.verdict.result import (
+    MIN_EPISODES,
+    PAIRED_KINDS,
+    QUANTITY,
+    CompareError,
+    Decision,
+    EpisodeMatch,
+    IdenticalRows,
+    Pairing,
+    Verdict,
+    fmt,
+    upper_bound,
+)
 
 
 def margin_kind(kind: MarginKind | str) -> MarginKind:

@@ -10,9 +10,9 @@ import pytest
 from statsmodels.stats.weightstats import ttost_paired
 
 from evaltk.cli.main import main
-from evaltk.compare import CompareError, Verdict, compare
-from evaltk.compare.sequential import compare_sequential
 from evaltk.table_comparison import compare_tables
+from evaltk.verdict import CompareError, Verdict, compare
+from evaltk.verdict.sequential import compare_sequential
 from tests.evaltk.cli_helpers import error_line
 
 HEADER = "checkpoint,env_id,backend,index,seed,return,frames,steps,truncated"

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare.decision import sample_scores
-from evaltk.compare.result import TARGET_POWER, Decision, InformationCheck, Recommendation, Verdict, fmt
 from evaltk.margin import MarginKind
 from evaltk.stats import power
 from evaltk.stats.checks import FloatArray, StatsInputError
 from evaltk.stats.paired import PairedSample
 from evaltk.stats.rank import prob_superior
+from evaltk.verdict.decision import sample_scores
+from evaltk.verdict.result import TARGET_POWER, Decision, InformationCheck, Recommendation, Verdict, fmt
 
 
 def unit_sd(a: FloatArray, b: FloatArray, kind: MarginKind, pairs: PairedSample | None = None) -> float:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from evaltk.cli.main import main
-from evaltk.compare import MIN_EPISODES, Comparison, Verdict, compare
 from evaltk.scores import COLUMNS, LEGACY_COLUMNS, read_scores
+from evaltk.verdict import MIN_EPISODES, Comparison, Verdict, compare
 
 SEEDS = list(range(700, 730))
 RETURNS = [float(v) for v in np.random.default_rng(11).integers(0, 40, len(SEEDS))]

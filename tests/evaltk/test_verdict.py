@@ -1,4 +1,4 @@
-"""The transfer verdict (evaltk.compare): must-show cases, decision-rule invariants, degenerate data."""
+"""The transfer verdict (evaltk.verdict): must-show cases, decision-rule invariants, degenerate data."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaltk.compare import CompareError, MarginKind, Verdict, compare, decide
 from evaltk.errors import EvaltkError
+from evaltk.verdict import CompareError, MarginKind, Verdict, compare, decide
 
 KINDS_AND_MARGINS = [("absolute", 1.0), ("relative", 0.1), ("sd", 0.5), ("prob", 0.1)]
 

@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare.decision import identical_finding, margin_kind, match_episodes, pair_rows
-from evaltk.compare.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
 from evaltk.stats.checks import FloatArray, StatsInputError
@@ -31,6 +29,8 @@ from evaltk.stats.group_sequential import (
     information_fraction,
     run_sequence,
 )
+from evaltk.verdict.decision import identical_finding, margin_kind, match_episodes, pair_rows
+from evaltk.verdict.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
 
 OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
                    Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}
@@ -264,7 +264,7 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
                        digests_b: Any = None) -> SequentialComparison:
     """Sequential comparison over ``a`` and ``b`` taken in the given (episode) order, ``looks`` equal batches.
 
-    ``identical`` is decided as in :func:`evaltk.compare.compare`: every shared seed's episode the same step
+    ``identical`` is decided as in :func:`evaltk.verdict.compare`: every shared seed's episode the same step
     for step (``digests_a``/``digests_b``, per row ``{"steps": hex, "obs": hex}``) on at least
     ``max(min_episodes, MIN_EPISODES)`` seeds; equal returns without digests are tested like any others.
 

@@ -47,9 +47,9 @@ statistics, and :attr:`Comparison.episodes` says why in the explanation. For ``a
 margins the verdict then comes from the paired TOST on the per-seed differences (``relative`` and
 ``prob`` stay unpaired, with a note).
 
-Modules: :mod:`evaltk.compare.result` (result types), :mod:`evaltk.compare.decision` (the rule,
-pairing, margins), :mod:`evaltk.compare.plan` (power and recommendation),
-:mod:`evaltk.compare.sequential` (the one sequential comparison). :func:`compare` puts them together.
+Modules: :mod:`evaltk.verdict.result` (result types), :mod:`evaltk.verdict.decision` (the rule,
+pairing, margins), :mod:`evaltk.verdict.recommendation` (power and recommendation),
+:mod:`evaltk.verdict.sequential` (the one sequential comparison). :func:`compare` puts them together.
 """
 
 from __future__ import annotations
@@ -59,7 +59,12 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.compare.decision import (
+from evaltk.margin import MarginKind
+from evaltk.stats.bootstrap import bootstrap_diff_ci
+from evaltk.stats.multiple import holm_bonferroni
+from evaltk.stats.results import ConfidenceInterval
+from evaltk.stats.tests_two_sample import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
+from evaltk.verdict.decision import (
     decide,
     identical_decision,
     identical_finding,
@@ -70,8 +75,8 @@ from evaltk.compare.decision import (
     sample_scores,
     sized,
 )
-from evaltk.compare.plan import information_check, recommend
-from evaltk.compare.result import (
+from evaltk.verdict.recommendation import information_check, recommend
+from evaltk.verdict.result import (
     MIN_EPISODES,
     PAIRED_KINDS,
     QUANTITY,
@@ -87,11 +92,6 @@ from evaltk.compare.result import (
     Verdict,
     describe,
 )
-from evaltk.margin import MarginKind
-from evaltk.stats.bootstrap import bootstrap_diff_ci
-from evaltk.stats.multiple import holm_bonferroni
-from evaltk.stats.results import ConfidenceInterval
-from evaltk.stats.tests_two_sample import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
 
 __all__ = [
     "MIN_EPISODES",
