@@ -38,9 +38,9 @@ import numpy as np
 import numpy.typing as npt
 
 try:
-    from zlib_ng.zlib_ng import crc32
+    from zlib_ng.zlib_ng import crc32 as crc32
 except ImportError:  # the same CRC-32 from the standard library, slower (see the module docstring)
-    from zlib import crc32
+    from zlib import crc32 as crc32
 
 DIGEST_SIZE = 16
 """Bytes of each digest (printed as 32 hex characters)."""
