@@ -194,29 +194,28 @@ class GpuEnvBatch(Contender):
 
 
 class AleVector(Contender):
-    """``ale_py.AtariVectorEnv`` stepped along the plan (minimal-set indices, as it takes them)."""
+    """``ale_py.AtariVectorEnv`` stepped along the plan (minimal-set indices, as it takes them).
+
+    The stepping is the drop-in tables' ``Stepper`` (``benchmarks/atari_dropins.py``): ``env.step`` per row.
+    """
 
     def __init__(self, game: str, num_envs: int, threads: int, plan: np.ndarray, frames_per_step: int,
                  **settings: Any) -> None:
         from ale_py.vector_env import AtariVectorEnv
 
-        self.env: Any = AtariVectorEnv(game, num_envs, num_threads=threads, repeat_action_probability=STICKY,
-                                       max_num_frames_per_episode=MAX_FRAMES, use_fire_reset=False,
-                                       episodic_life=False, reward_clipping=False, **settings)
-        self.env.reset()  # unseeded: a seeded reset reloads every ROM (~0.2 s an env), and timing needs no seed
-        self.plan, self.num_envs, self.frames_per_step, self._t = plan, num_envs, frames_per_step, 0
+        env = AtariVectorEnv(game, num_envs, num_threads=threads, repeat_action_probability=STICKY,
+                             max_num_frames_per_episode=MAX_FRAMES, use_fire_reset=False,
+                             episodic_life=False, reward_clipping=False, **settings)
+        env.reset()  # unseeded: a seeded reset reloads every ROM (~0.2 s an env), and timing needs no seed
+        self.stepper = _dropins().Stepper(env, plan, frames_per_step)
 
     def run(self, steps: int) -> int:
         """See :meth:`Contender.run`."""
-        env, plan = self.env, self.plan
-        for _ in range(steps):
-            env.step(plan[self._t % len(plan)])
-            self._t += 1
-        return steps * self.num_envs * self.frames_per_step
+        return int(self.stepper.run(steps))
 
     def close(self) -> None:
         """See :meth:`Contender.close`."""
-        self.env.close()
+        self.stepper.close()
 
 
 class GpuEnvVec(Contender):

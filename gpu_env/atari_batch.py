@@ -112,7 +112,7 @@ class AtariBatch:
 
             self._impl = NativeBackend(self.rom_path, num_envs, self.seeds, settings, num_threads)
         else:  # "cuda": the same core on the device (gpu_env.backends.cuda); raises BackendError where it cannot run
-            from gpu_env.backends.cuda.backend import CudaAleBackend
+            from gpu_env.backends.cuda.host import CudaAleBackend
 
             self._impl = CudaAleBackend(self.rom_path, num_envs, self.seeds, settings)
         self.mode: int | None = None

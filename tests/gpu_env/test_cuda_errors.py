@@ -72,3 +72,17 @@ def test_gpu_benchmark_refuses_without_a_gpu() -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     assert "no GPU benchmark was run" in result.stderr
     assert "CuPy" in result.stderr
+
+
+def test_every_cuda_module_imports_without_a_gpu() -> None:
+    """Each module of the CUDA backend loads in a fresh interpreter without importing CuPy."""
+    import pkgutil
+
+    import gpu_env.backends.cuda as package
+
+    names = sorted(f"gpu_env.backends.cuda.{m.name}" for m in pkgutil.iter_modules(package.__path__))
+    assert {"gpu_env.backends.cuda.backend", "gpu_env.backends.cuda.host"} <= set(names)
+    code = (f"import importlib, sys\nfor name in {names!r}:\n    importlib.import_module(name)\n"
+            "print('cupy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

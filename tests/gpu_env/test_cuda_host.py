@@ -119,7 +119,7 @@ def test_host_integer_factor_resize(host_cupy: Any) -> None:
 def test_host_ale_backend_adapter_matches_the_cpu_backend(host_cupy: Any) -> None:
     """CudaAleBackend (host arrays, for AtariBatch(backend="cuda")) against AtariBatch(backend="cpu")."""
     from gpu_env.atari_batch import AtariBatch
-    from gpu_env.backends.cuda.backend import CudaAleBackend
+    from gpu_env.backends.cuda.host import CudaAleBackend
     from gpu_env.backends.protocol import AleSettings
 
     seeds = np.array([11, 12], dtype=np.uint32)

@@ -17,33 +17,17 @@ from pathlib import Path
 import pytest
 
 from tests.data_paths import data_path
+from tests.evaltk.tournament.checkpoints import untrained_appo
 
 pytest.importorskip("sf_examples", reason="needs sample-factory (its scenario files)")
 pytestmark = pytest.mark.vizdoom
-
-
-def _appo_checkpoint(tmp_path: Path) -> Path:
-    torch = pytest.importorskip("torch")
-    from evaltk import checkpoint
-    from evaltk.envs import doom
-    from trainers.appo.model import MODEL_CLASS, build_model
-
-    scenario = doom.get_scenario("duel")
-    aspec = doom.action_spec(scenario)
-    torch.manual_seed(0)
-    kwargs = {"obs_shape": doom.obs_spec(scenario)["shape"], "action_nvec": list(aspec["nvec"]), "hidden_size": 32,
-              "rnn_size": 32}
-    spec = checkpoint.CheckpointSpec(model_class=MODEL_CLASS, model_kwargs=kwargs, obs_spec=doom.obs_spec(scenario),
-                                     action_spec=aspec, env=doom.env_spec(scenario),
-                                     provenance={"note": "untrained, for the tournament test"})
-    return checkpoint.save(tmp_path / "appo", spec, build_model(kwargs).state_dict())
 
 
 def test_sample_factory_agent_round_robin_finishes_with_ratings(tmp_path: Path, tag: str,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     sf_agent = data_path("sf_doom/duel_bots")
-    appo = _appo_checkpoint(tmp_path)
+    appo = untrained_appo(tmp_path / "appo", "duel", 32)
     cmd = [sys.executable, "-m", "evaltk", "tournament", "round-robin", "--agents", str(sf_agent), "builtin:scripted",
            str(appo), "--matches", "2", "--bots", "1", "--timelimit", "0.2", "--concurrency", "2",
            "--out", str(tmp_path / "t"), "--json"]

@@ -21,6 +21,7 @@ import pytest
 from evaltk.tournament.formats import TournamentConfig
 from evaltk.tournament.match import MatchSpec, run_match
 from evaltk.tournament.run import RunOptions, run_tournament
+from tests.evaltk.tournament.checkpoints import untrained_appo
 from tests.evaltk.tournament.tags import tagged
 
 pytestmark = pytest.mark.vizdoom
@@ -187,20 +188,7 @@ def test_agent_match_demo_replays_to_recorded_frags(tmp_path: Path, tag: str,
 
 @pytest.mark.slow
 def test_appo_checkpoint_plays_a_gauntlet(tmp_path: Path, tag: str) -> None:
-    torch = pytest.importorskip("torch")
-    from evaltk import checkpoint
-    from evaltk.envs import doom
-    from trainers.appo.model import MODEL_CLASS, build_model
-
-    scenario = doom.get_scenario("deathmatch_bots")
-    aspec = doom.action_spec(scenario)
-    torch.manual_seed(0)
-    kwargs = {"obs_shape": doom.obs_spec(scenario)["shape"], "action_nvec": list(aspec["nvec"]), "hidden_size": 64,
-              "rnn_size": 64}
-    spec = checkpoint.CheckpointSpec(model_class=MODEL_CLASS, model_kwargs=kwargs, obs_spec=doom.obs_spec(scenario),
-                                     action_spec=aspec, env=doom.env_spec(scenario),
-                                     provenance={"note": "untrained, for the tournament test"})
-    ckpt = checkpoint.save(tmp_path / "appo", spec, build_model(kwargs).state_dict())
+    ckpt = untrained_appo(tmp_path / "appo", "deathmatch_bots", 64)
     run = subprocess.run(_cli("gauntlet", "--agent", str(ckpt), "--bots", "1", "--matches", "1", "--timelimit", "0.25",
                               "--out", str(tmp_path / "t"), "--json"), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
