@@ -58,7 +58,7 @@ class Sb3VecEnv(VecEnv):
         ids = np.arange(self.num_envs)
         out = self.venv.run(ids, np.full(self.num_envs, RESET, dtype=np.int32), seeds=list(self._seeds))
         rows = out["preset"]
-        self.reset_infos = [self._info(rows[i], i, 0.0) for i in ids]
+        self.reset_infos = [self._info(rows[i], i, 0.0) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
         obs: npt.NDArray[np.uint8] = out["obs"]

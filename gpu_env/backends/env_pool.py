@@ -3,8 +3,9 @@
 :class:`NativeEnvPool` (``gpu_env/native/env_pool.cpp``) holds a pool's worker threads over a
 :class:`NativeBackend`'s envs; each worker runs one env's request at a time with the client's rules
 (``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``
-or the SB3/CleanRL wrappers' ``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame stack. :meth:`~NativeEnvPool.send` queues requests; :meth:`~NativeEnvPool.recv` waits for the
-next ``count`` envs the workers complete and returns their outputs.
+or the SB3/CleanRL wrappers' ``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame
+stack. :meth:`~NativeEnvPool.send` queues requests; :meth:`~NativeEnvPool.recv` waits for the next
+``count`` envs the workers complete and returns their outputs.
 """
 
 from __future__ import annotations

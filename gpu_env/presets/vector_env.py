@@ -27,23 +27,13 @@ from gymnasium.vector.utils import batch_space
 
 from gpu_env.atari_batch import ACTION_NAMES
 from gpu_env.backends.env_pool import PRESET, REPORT, RESET, STEP, STEP_RESET, NativeEnvPool, pcg64_words
+from gpu_env.env_ids import check_frameskip
 from gpu_env.errors import GpuEnvError
 
 _OUT = ("obs", "final_obs", "reward", "terminated", "truncated", "preset")
 _INFO_KEYS = (("lives", 4), ("episode_frame_number", 5), ("frame_number", 6))
 SHAPES = {"sb3": (84, 84, 1), "cleanrl": (4, 84, 84)}  # one env's observation
 _NOOP_MAX, _SKIP = 30, 4
-
-
-def _frameskip(value: Any) -> tuple[int, int]:
-    """AtariEnv's ``frameskip`` as the pool's (low, high): high 0 for a fixed count."""
-    if isinstance(value, tuple):
-        if len(value) != 2 or not 0 < value[0] < value[1]:
-            raise GpuEnvError(f"frameskip={value}: a stochastic frameskip is (low, high) with 0 < low < high")
-        return int(value[0]), int(value[1])
-    if not isinstance(value, int) or value <= 0:
-        raise GpuEnvError(f"frameskip={value!r} must be a positive int or a (low, high) tuple")
-    return value, 0
 
 
 class PresetVecEnv(VectorEnv):
@@ -70,7 +60,7 @@ class PresetVecEnv(VectorEnv):
         except ValueError:
             modes = ", ".join(m.value for m in AutoresetMode)
             raise GpuEnvError(f"autoreset_mode={autoreset_mode!r}: use one of {modes}") from None
-        low, high = _frameskip(settings.get("frameskip", 4))
+        low, high = check_frameskip(settings.get("frameskip", 4))
         batch = AtariBatch(settings["game"], num_envs, repeat_action_probability=float(
             settings.get("repeat_action_probability", 0.25)), frameskip=1,
             max_num_frames_per_episode=int(settings.get("max_num_frames_per_episode") or 0))
@@ -146,7 +136,7 @@ class PresetVecEnv(VectorEnv):
         return out
 
     def infos(self, rows: npt.NDArray[np.int32], mask: npt.NDArray[np.bool_], now: float) -> dict[str, Any]:
-        """The infos of the envs in ``mask`` from pool info rows (``env_pool.cpp``), batched as gymnasium batches them."""
+        """Return the infos of the envs in ``mask`` from pool info rows (``env_pool.cpp``), batched as gymnasium's."""
         info: dict[str, Any] = {}
         has = mask & (rows[:, 0] > 0)
         if has.any():
