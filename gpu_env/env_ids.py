@@ -89,3 +89,14 @@ def env_id_settings(env_id: str) -> EnvIdSettings:
 def rom_id_from_env_id(env_id: str) -> str:
     """``"ALE/SpaceInvaders-v5"``, ``"SpaceInvadersNoFrameskip-v4"`` -> ``"space_invaders"`` (see env_id_settings)."""
     return env_id_settings(env_id).rom_id
+
+
+def check_frameskip(frameskip: Any) -> tuple[int, int]:
+    """Check ``AtariEnv``'s ``frameskip`` (a positive int or ``(low, high)``); return (low, high), high 0 if fixed."""
+    if isinstance(frameskip, tuple):
+        if len(frameskip) != 2 or not 0 < frameskip[0] < frameskip[1]:
+            raise GpuEnvError(f"frameskip={frameskip}: a stochastic frameskip is (low, high) with 0 < low < high")
+        return int(frameskip[0]), int(frameskip[1])
+    if not isinstance(frameskip, int) or frameskip <= 0:
+        raise GpuEnvError(f"frameskip={frameskip!r} must be a positive int or a (low, high) tuple")
+    return frameskip, 0

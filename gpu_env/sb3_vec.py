@@ -2,7 +2,8 @@
 
 ``make_sb3_atari_env("BreakoutNoFrameskip-v4", n_envs=4, seed=0)`` stands in for
 ``stable_baselines3.common.env_util.make_atari_env(...)``: per env, ``Monitor`` inside SB3's
-``AtariWrapper`` (``gpu_env.presets`` ``"sb3"``), stepped as ``DummyVecEnv`` steps it: an env whose
+``AtariWrapper`` (``gpu_env.presets`` ``"sb3"``: its native pool runs every env's step and reset in
+worker threads), stepped as ``DummyVecEnv`` steps it: an env whose
 episode ends (``terminated or truncated``, life losses included) is reset in the same step, its
 last observation in ``info["terminal_observation"]``, ``info["TimeLimit.truncated"]`` as
 DummyVecEnv sets it, ``info["episode"] = {r, l, t}`` from Monitor at each real game end, reset
@@ -12,8 +13,6 @@ infos in :attr:`reset_infos`. Seeds follow ``VecEnv.seed``: env ``i`` gets ``see
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Sequence
-from copy import deepcopy
 from typing import Any
 
 import gymnasium as gym
@@ -21,133 +20,105 @@ import numpy as np
 import numpy.typing as npt
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from gpu_env.backends.env_pool import RESET, STEP_RESET
 from gpu_env.errors import GpuEnvError
 from gpu_env.presets import make as make_preset
 from gpu_env.presets.vector_env import PresetVecEnv
-from gpu_env.presets.wrappers import Gen, ProgramEnv, Wrapper
 
-# SB3 wrapper class names and the gpu_env program wrappers that reproduce them (for env_is_wrapped).
-_SB3_NAMES = {"Monitor": "Monitor", "NoopResetEnv": "NoopReset", "MaxAndSkipEnv": "MaxAndSkip",
-              "EpisodicLifeEnv": "EpisodicLife", "FireResetEnv": "FireReset", "WarpFrame": "WarpFrame",
-              "ClipRewardEnv": "ClipReward"}
+# SB3's wrappers of make_atari_env's sub-env (for env_is_wrapped).
+_SB3_WRAPPERS = ("Monitor", "AtariWrapper", "NoopResetEnv", "MaxAndSkipEnv", "EpisodicLifeEnv", "FireResetEnv",
+                 "WarpFrame", "ClipRewardEnv")
 
 
 class Sb3VecEnv(VecEnv):
     """SB3 ``VecEnv`` over a :class:`~gpu_env.presets.vector_env.PresetVecEnv` (see the module docstring)."""
 
     def __init__(self, venv: PresetVecEnv) -> None:
-        if not isinstance(venv, PresetVecEnv):
-            raise GpuEnvError(f"Sb3VecEnv wraps a gpu_env.presets env, got {type(venv).__name__}: "
+        if not isinstance(venv, PresetVecEnv) or venv.preset != "sb3":
+            raise GpuEnvError(f"Sb3VecEnv wraps a gpu_env.presets 'sb3' env, got {type(venv).__name__}: "
                               "build it with gpu_env.presets.make(env_id, n, 'sb3')")
         self.venv = venv
-        self.envs: list[ProgramEnv] = venv.envs  # before VecEnv.__init__, which reads render_mode from them
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
         self.reset_infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         self._actions: npt.NDArray[np.int64] = np.zeros(self.num_envs, dtype=np.int64)
 
-    def _obs(self, frames: Sequence[npt.NDArray[np.uint8]]) -> npt.NDArray[np.uint8]:
-        return np.stack(frames).astype(self.observation_space.dtype, copy=False)
+    def _info(self, row: npt.NDArray[np.int32], i: int, now: float) -> dict[str, Any]:
+        """Env ``i``'s info dict from its pool info row (entries 0-6, ``env_pool.cpp``)."""
+        if row[0] == 0:
+            return {}
+        info: dict[str, Any] = {"lives": int(row[4]), "episode_frame_number": int(row[5]), "frame_number": int(row[6])}
+        if row[0] == 2:
+            info["seeds"] = self.venv._seeded_with[i]
+        if row[1]:
+            info["episode"] = {"r": float(row[2]), "l": int(row[3]), "t": round(now - float(self.venv.t_start[i]), 6)}
+        return info
 
     def reset(self) -> VecEnvObs:
-        """``DummyVecEnv.reset``: each env with its pending seed and options, then both are cleared."""
-        programs = {}
-        for i, env in enumerate(self.envs):
-            options = self._options[i] or None
-            programs[i] = env.reset(self._seeds[i], options)
-        results = self.venv.driver.run(programs)
-        frames = []
-        for i in range(self.num_envs):
-            obs, self.reset_infos[i] = results[i]
-            frames.append(obs)
+        """``DummyVecEnv.reset``: each env with its pending seed, then the seeds and options are cleared."""
+        ids = np.arange(self.num_envs)
+        out = self.venv.run(ids, np.full(self.num_envs, RESET, dtype=np.int32), seeds=list(self._seeds))
+        rows = out["preset"]
+        self.reset_infos = [self._info(rows[i], i, 0.0) for i in range(self.num_envs)]
         self._reset_seeds()
         self._reset_options()
-        return self._obs(frames)
+        obs: npt.NDArray[np.uint8] = out["obs"]
+        return obs
 
     def step_async(self, actions: np.ndarray) -> None:
         """Store the actions (int[num_envs]) for :meth:`step_wait`."""
         a = np.asarray(actions).reshape(-1)
         if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
             raise GpuEnvError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
+        if (a < 0).any() or (a >= len(self.venv.action_set)).any():
+            raise GpuEnvError(f"actions must be in [0, {len(self.venv.action_set)}), got {a!r}")
         self._actions = a.astype(np.int64)
 
-    def _env_step(self, i: int, action: int) -> Gen:
-        """Program: env ``i``'s part of ``DummyVecEnv.step_wait``."""
-        env = self.envs[i]
-        obs, reward, terminated, truncated, info = yield from env.step(action)
-        done = terminated or truncated
-        info["TimeLimit.truncated"] = truncated and not terminated
-        reset_info = None
-        if done:
-            info["terminal_observation"] = obs
-            obs, reset_info = yield from env.reset()
-        return obs, reward, done, info, reset_info
-
     def step_wait(self) -> VecEnvStepReturn:
-        """Step every env; ended envs are reset in the same step (``DummyVecEnv``)."""
-        results = self.venv.driver.run({i: self._env_step(i, int(a)) for i, a in enumerate(self._actions)})
-        rewards = np.zeros(self.num_envs, dtype=np.float32)
-        dones = np.zeros(self.num_envs, dtype=np.bool_)
-        frames, infos = [], []
+        """Step every env; an env whose episode ends is reset in the same step (``DummyVecEnv``)."""
+        import time
+
+        out = self.venv.run(np.arange(self.num_envs), np.full(self.num_envs, STEP_RESET, dtype=np.int32),
+                            self._actions)
+        now = time.time()
+        rows, terminated, truncated = out["preset"], out["terminated"], out["truncated"]
+        dones = terminated | truncated
+        infos = []
         for i in range(self.num_envs):
-            obs, rewards[i], dones[i], info, reset_info = results[i]
-            if reset_info is not None:
-                self.reset_infos[i] = reset_info
-            frames.append(obs)
+            info = self._info(rows[i, 7:] if dones[i] else rows[i], i, now)
+            info["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+            if dones[i]:
+                info["terminal_observation"] = out["final_obs"][i].copy()
+                self.reset_infos[i] = self._info(rows[i], i, now)
             infos.append(info)
-        return self._obs(frames), rewards, dones, deepcopy(infos)
+        return out["obs"], out["reward"], dones, infos
 
     def close(self) -> None:
         """Close the underlying preset env."""
         self.venv.close()
 
-    def _targets(self, indices: VecEnvIndices) -> list[ProgramEnv]:
-        return [self.envs[i] for i in self._get_indices(indices)]
-
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """Return an attribute of each env's wrapper stack (searched outside in, then the base env)."""
-        return [_find_attr(env, attr_name) for env in self._targets(indices)]
+        """Each env's ``was_real_done``, ``lives`` (EpisodicLifeEnv's) or ``render_mode`` (None)."""
+        if attr_name == "render_mode":
+            return [None for _ in self._get_indices(indices)]
+        values = self.venv.call(attr_name)
+        return [values[i] for i in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set an attribute on each env's outermost wrapper."""
-        for env in self._targets(indices):
-            setattr(env, attr_name, value)
+        """Refused: the wrappers' state lives in the native pool."""
+        raise GpuEnvError(f"set_attr({attr_name!r}): gpu_env's SB3 env keeps its wrappers' state natively and "
+                          "takes no attributes")
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
                    **method_kwargs: Any) -> list[Any]:
-        """Call a plain (non-program) method of each env's stack, e.g. ``get_action_meanings``."""
-        out = []
-        for env in self._targets(indices):
-            method = _find_attr(env, method_name)
-            result = method(*method_args, **method_kwargs)
-            if isinstance(result, Generator):
-                raise GpuEnvError(f"env_method({method_name!r}) is an emulator program: use reset()/step()")
-            out.append(result)
-        return out
+        """Call ``get_action_meanings`` of each env (the one method a preset env has)."""
+        if method_name != "get_action_meanings" or method_args or method_kwargs:
+            raise GpuEnvError(f"env_method({method_name!r}): gpu_env's SB3 env has get_action_meanings() only")
+        return [self.venv.get_action_meanings() for _ in self._get_indices(indices)]
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper[Any, Any, Any, Any]],
                        indices: VecEnvIndices = None) -> list[bool]:
-        """Whether each env's stack holds the gpu_env equivalent of SB3's ``wrapper_class`` (``Monitor`` …)."""
-        wanted = _SB3_NAMES.get(wrapper_class.__name__)
-        return [wanted is not None and wanted in _stack_names(env) for env in self._targets(indices)]
-
-
-def _stack(env: ProgramEnv) -> Iterable[Any]:
-    node: Any = env
-    while isinstance(node, Wrapper):
-        yield node
-        node = node.env
-    yield node
-
-
-def _stack_names(env: ProgramEnv) -> set[str]:
-    return {type(node).__name__ for node in _stack(env)}
-
-
-def _find_attr(env: ProgramEnv, name: str) -> Any:
-    for node in _stack(env):
-        if hasattr(node, name):
-            return getattr(node, name)
-    raise AttributeError(f"no wrapper of the env stack and not its base env has an attribute {name!r}")
+        """Whether each env is wrapped in ``wrapper_class`` as make_atari_env wraps it (``Monitor`` …)."""
+        return [wrapper_class.__name__ in _SB3_WRAPPERS for _ in self._get_indices(indices)]
 
 
 def make_sb3_atari_env(env_id: str, n_envs: int = 1, seed: int | None = None, *, backend: str = "cpu",

@@ -66,7 +66,8 @@ from gymnasium.vector.utils import batch_space
 
 from gpu_env.atari_batch import ACTION_NAMES
 from gpu_env.backends.host_vec import HostEngine
-from gpu_env.env_ids import EnvIdSettings, env_id_settings, rom_id_from_env_id
+from gpu_env.env_ids import EnvIdSettings, check_frameskip, env_id_settings, rom_id_from_env_id
+from gpu_env.episode_stats import EpisodeStats, Mask, where
 from gpu_env.errors import GpuEnvError
 
 if TYPE_CHECKING:
@@ -81,7 +82,6 @@ _PREPROCESSING_DEFAULTS: dict[str, Any] = {
 }
 _CUDA_DEFAULTS: dict[str, int] = {"cuda_device": 0, "block_size": 128, "noop_table_depth": 64}
 OBS_FORMATS = ("torch", "numpy")
-Mask = Any  # bool[N] of an engine: a numpy array (host engine) or a torch tensor (device engine)
 
 
 class _Unset(enum.Enum):
@@ -111,11 +111,6 @@ def _render_fps() -> int:
     return int(AtariEnv.metadata["render_fps"])
 
 
-def where(mask: Mask, a: Any, b: Any) -> Any:
-    """``np.where`` or ``torch.where`` after the kind of ``mask`` (no host read either way)."""
-    return torch.where(mask, a, b) if isinstance(mask, torch.Tensor) else np.where(mask, a, b)
-
-
 @dataclasses.dataclass(frozen=True)
 class VecOptions:
     """The checked options of one :class:`AtariVecEnv`, as its engine reads them.
@@ -139,37 +134,6 @@ class VecOptions:
     stack_size: int | None
     device: torch.device | None
     cuda: dict[str, int]
-
-
-class EpisodeStats:
-    """``RecordEpisodeStatistics``' return, length and start time of every env: numpy (host) or torch (device).
-
-    Each update replaces the arrays (never writes them), so the values an info holds stay as they were.
-    """
-
-    def __init__(self, num_envs: int, device: torch.device | None) -> None:
-        start = np.full(num_envs, time.perf_counter())
-        arrays: tuple[Any, ...] = (np.zeros(num_envs), np.zeros(num_envs, dtype=np.int64), start)
-        if device is not None:
-            arrays = tuple(torch.from_numpy(a).to(device) for a in arrays)
-        self.ret, self.length, self.start_time = arrays
-
-    def start(self, mask: Mask, now: float) -> None:
-        """Start new episodes for the envs in ``mask`` (just reset)."""
-        self.ret = where(mask, 0.0, self.ret)
-        self.length = where(mask, 0, self.length)
-        self.start_time = where(mask, now, self.start_time)
-
-    def add(self, reward: Any, stepped: Mask) -> None:
-        """Count one step with ``reward`` for the envs in ``stepped``."""
-        self.ret = self.ret + where(stepped, reward, 0.0)
-        self.length = self.length + stepped
-
-    def values(self, now: float) -> dict[str, Any]:
-        """``r``: return, ``l``: length in steps, ``t``: seconds since the episode started (rounded to µs)."""
-        seconds = now - self.start_time
-        rounded = np.round(seconds, 6) if isinstance(seconds, np.ndarray) else torch.round(seconds, decimals=6)
-        return {"r": self.ret, "l": self.length, "t": rounded}
 
 
 class AtariVecEnv(VectorEnv):
@@ -224,11 +188,7 @@ class AtariVecEnv(VectorEnv):
             raise GpuEnvError(f"autoreset_mode={autoreset_mode!r}: use one of {modes}") from None
         if obs_type not in ("rgb", "grayscale", "ram"):
             raise GpuEnvError(f"obs_type={obs_type!r}: use 'rgb', 'grayscale' or 'ram'")
-        if isinstance(frameskip, tuple):
-            if len(frameskip) != 2 or not 0 < frameskip[0] < frameskip[1]:
-                raise GpuEnvError(f"frameskip={frameskip}: a stochastic frameskip is (low, high) with 0 < low < high")
-        elif not isinstance(frameskip, int) or frameskip <= 0:
-            raise GpuEnvError(f"frameskip={frameskip!r} must be a positive int or a (low, high) tuple")
+        check_frameskip(frameskip)
         self.env_id = env_id
         self.rom_id = id_settings.rom_id
         self.num_envs = num_envs

@@ -229,8 +229,15 @@ def test_no_module_imports_a_private_module_of_another_package() -> None:
     assert not broken, "private modules imported from outside their package:\n" + "\n".join(broken)
 
 
-def test_private_module_check_sees_one() -> None:
-    """The checker itself: each import form of a private module from outside is found; from inside it is not."""
+def test_private_module_check_sees_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checker itself: each import form of a private module from outside is found; from inside it is not.
+
+    The private module is made in a scratch tree (the project has none now), where ``_is_module`` looks.
+    """
+    (tmp_path / "gpu_env" / "presets").mkdir(parents=True)
+    for name in ("__init__.py", "_engine.py"):
+        (tmp_path / "gpu_env" / "presets" / name).write_text("", encoding="utf-8")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
     text = ("import gpu_env.presets._engine\nfrom gpu_env.presets._engine import Op\n"
             "from gpu_env.presets import _engine\n")
     assert private_module_imports(text, "gpu_env.envpool") == [

@@ -1,10 +1,11 @@
-"""The native pools of :mod:`gpu_env.envpool` and :mod:`gpu_env.ale_vector`: ``gpu_env/native/env_pool.cpp``.
+"""The native pools of :mod:`gpu_env.envpool`, :mod:`gpu_env.ale_vector` and :mod:`gpu_env.presets`.
 
-:class:`NativeEnvPool` holds a pool's worker threads over a :class:`NativeBackend`'s envs; each worker
-runs one env's request at a time with the client's rules (``core/ale/preprocessing.h``: EnvPool's
-``pool_reset``/``pool_step`` or ale-py's ``vec_reset``/``vec_step``), the INTER_AREA resize and the
-frame stack. :meth:`~NativeEnvPool.send` queues requests; :meth:`~NativeEnvPool.recv` waits for the
-next ``count`` envs the workers complete and returns their outputs.
+:class:`NativeEnvPool` (``gpu_env/native/env_pool.cpp``) holds a pool's worker threads over a
+:class:`NativeBackend`'s envs; each worker runs one env's request at a time with the client's rules
+(``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``
+or the SB3/CleanRL wrappers' ``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame
+stack. :meth:`~NativeEnvPool.send` queues requests; :meth:`~NativeEnvPool.recv` waits for the next
+``count`` envs the workers complete and returns their outputs.
 """
 
 from __future__ import annotations
@@ -21,22 +22,35 @@ from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess_cpu import CpuObservation
 
 _I32 = ctypes.c_int32
-ENVPOOL, ALE_VECTOR = 0, 1  # the pool's kind
-STEP, RESET, REPORT = 0, 1, 2  # a request's op (REPORT: the env's current outputs, nothing run)
+ENVPOOL, ALE_VECTOR, PRESET = 0, 1, 2  # the pool's kind
+# A request's op (REPORT: the env's current outputs, nothing run; STEP_RESET, presets only: a step, then a
+# reset of an env whose episode ended, keeping its last stack and info as the final ones).
+STEP, RESET, REPORT, STEP_RESET = 0, 1, 2, 3
+_M64 = (1 << 64) - 1
 # recv's outputs, in the library's order: name, dtype, per-row shape ("obs": the stack's shape).
 OUTPUTS: tuple[tuple[str, Any, str], ...] = (
     ("env_id", np.int32, ""), ("obs", np.uint8, "obs"), ("final_obs", np.uint8, "obs"),
     ("reward", np.float32, ""), ("info_reward", np.float32, ""), ("int_reward", np.int32, ""),
     ("terminated", np.bool_, ""), ("truncated", np.bool_, ""), ("done", np.bool_, ""), ("game_over", np.uint8, ""),
     ("lives", np.int32, ""), ("elapsed_step", np.int32, ""), ("frame_number", np.int32, ""),
-    ("episode_frame_number", np.int32, ""), ("ram", np.uint8, "ram"),
+    ("episode_frame_number", np.int32, ""), ("ram", np.uint8, "ram"), ("preset", np.int32, "preset"),
 )
+_ROWS: dict[str, tuple[int, ...]] = {"obs": (), "ram": (128,), "preset": (16,), "": ()}
+
+
+def pcg64_words(generator: np.random.Generator) -> list[int]:
+    """Return a numpy ``PCG64`` generator's state as the pool's six words (``gpu_env_pool_np_random``)."""
+    st = generator.bit_generator.state
+    if st["bit_generator"] != "PCG64":
+        raise GpuEnvError(f"the presets draw from PCG64 generators, got {st['bit_generator']}")
+    state, inc = int(st["state"]["state"]), int(st["state"]["inc"])
+    return [state >> 64, state & _M64, inc >> 64, inc & _M64, int(st["has_uint32"]), int(st["uinteger"])]
 
 
 class NativeEnvPool:
     """A pool of ``kind``'s rules over ``backend``'s envs (see the module docstring).
 
-    ``rules``: frame_skip, noop_max, max_episode_steps, then the kind's flags (``env_pool.cpp``);
+    ``rules``: the kind's rules (``gpu_env_pool_new`` in ``env_pool.cpp``; padded to 8);
     ``seeds``: each env's own ``std::mt19937`` seed; ``action_set``: the ALE action of each action
     index; ``obs_shape``: one env's stacked observation (the frame layout is the caller's choice);
     ``affinity_offset`` >= 0 pins worker ``t`` to core ``(affinity_offset + t) % cores``.
@@ -55,7 +69,8 @@ class NativeEnvPool:
                               "resize down only (INTER_AREA); use a size of at most the screen's")
         raw = (n, h, 160) if grayscale else (n, h, 160, 3)
         self._bufs = (np.zeros(raw, dtype=np.uint8), np.zeros(raw, dtype=np.uint8))
-        config = np.array([kind, same_step, backend.default_program(), *rules], dtype=np.int32)
+        padded = [*rules, *[0] * (8 - len(rules))]
+        config = np.array([kind, same_step, backend.default_program(), *padded], dtype=np.int32)
         self._keep = (config, np.asarray(seeds, dtype=np.int64).astype(np.uint32),
                       np.ascontiguousarray(action_set, dtype=np.int32))
         self._lib = backend.library
@@ -87,12 +102,22 @@ class NativeEnvPool:
         pointers = (ctypes.c_void_p * len(OUTPUTS))()
         for k, (name, dtype, shape) in enumerate(OUTPUTS):
             if name in wanted:
-                row = self.obs_shape if shape == "obs" else (128,) if shape == "ram" else ()
+                row = self.obs_shape if shape == "obs" else _ROWS[shape]
                 out[name] = np.empty((count, *row), dtype=dtype)
                 pointers[k] = out[name].ctypes.data
         order_p = None if order is None else pointer(np.ascontiguousarray(order, dtype=np.int32))
         self._lib.gpu_env_pool_recv(self._pool, _I32(count), order_p, pointers)
         return out
+
+    def np_random(self, ids: npt.ArrayLike, words: npt.ArrayLike, now: bool) -> None:
+        """Set the numpy generators (presets) of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).
+
+        ``now``: the generator that draws; otherwise the one a seeded reset of the env restores.
+        """
+        ids_a = np.ascontiguousarray(ids, dtype=np.int32)
+        words_a = np.ascontiguousarray(np.asarray(words, dtype=np.uint64).reshape(len(ids_a), 6))
+        self._lib.gpu_env_pool_np_random(self._pool, pointer(ids_a), pointer(words_a), _I32(len(ids_a)),
+                                         _I32(int(now)))
 
     def close(self) -> None:
         """Stop the worker threads and free the pool (a closed pool takes no more requests)."""

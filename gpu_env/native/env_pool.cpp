@@ -1,6 +1,7 @@
-// The pools of gpu_env.envpool (EnvPool's rules) and gpu_env.ale_vector (ale-py 0.12's vector env) on
-// the CPU: per env, the rules' reset and step (core/ale/preprocessing.h), the max-pool and resize
-// (preprocess.h) and the frame stack, run by the pool's own worker threads. Plain C ABI for ctypes.
+// The pools of gpu_env.envpool (EnvPool's rules), gpu_env.ale_vector (ale-py 0.12's vector env) and the
+// presets "sb3" and "cleanrl" (SB3's AtariWrapper, CleanRL's make_env) on the CPU: per env, the rules'
+// reset and step (core/ale/preprocessing.h), the max-pool, grayscale and resize (preprocess.h) and the
+// frame stack, run by the pool's own worker threads. Plain C ABI for ctypes.
 //
 // send() queues requests (env id, action index, paddle strength, reset flag and seed); a worker takes
 // one, runs it on that env, keeps the env's outputs in the env's own slots and marks the env complete.
@@ -22,6 +23,7 @@
 #include "ale/mt19937.h"
 #include "ale/preprocessing.h"
 #include "host_screens.h"
+#include "np_random.h"
 #include "preprocess.h"
 
 #define GPU_ENV_EXPORT extern "C" __attribute__((visibility("default")))
@@ -33,11 +35,19 @@ using gpu_env::ale::PoolRules;
 using gpu_env::ale::PoolStep;
 using gpu_env::ale::VecEnvState;
 using gpu_env::ale::VecRules;
+using gpu_env::ale::WrapEnvState;
+using gpu_env::ale::WrapRules;
+using gpu_env_native::NpPcg64;
+using gpu_env_native::NpRandom;
 
 namespace {
 
-enum Kind : int32_t { kEnvpool = 0, kAleVector = 1 };
-enum Op : int32_t { kStep = 0, kReset = 1, kReport = 2 };  // kReport: the env's current outputs, nothing run
+enum Kind : int32_t { kEnvpool = 0, kAleVector = 1, kPreset = 2 };
+// kReport: the env's current outputs, nothing run; kStepReset (presets): a step, then a reset of an env
+// whose episode ended, its last stack and info kept as the final ones.
+enum Op : int32_t { kStep = 0, kReset = 1, kReport = 2, kStepReset = 3 };
+enum PresetObs : int32_t { kSb3Obs = 0, kCleanrlObs = 1 };
+constexpr int32_t kPresetInfo = 16;  // the int32 row of a preset's infos (gpu_env_pool_recv)
 
 struct Request {
   int32_t env;
@@ -57,6 +67,7 @@ struct Outputs {
   uint8_t done;        // EnvPool: done
   uint8_t game_over;   // EnvPool: info["terminated"]
   uint8_t has_final;   // ale-py same-step: final_obs holds the ended episode's last stack
+  int32_t preset[kPresetInfo];  // presets: the infos (gpu_env_pool_recv)
 };
 
 struct EnvPool {
@@ -70,15 +81,20 @@ struct EnvPool {
   int32_t n;
   PoolRules pool_rules;
   VecRules vec_rules;
+  WrapRules wrap_rules;
+  int32_t preset_obs;
   std::vector<int32_t> action_set;
   std::vector<gpu_env::ale::Mt19937> gens;
   std::vector<PoolEnvState> pool_states;
   std::vector<VecEnvState> vec_states;
+  std::vector<WrapEnvState> wrap_states;
+  std::vector<NpRandom> np_gens;
   std::vector<int32_t> stack_idx;  // ale-py: the next slot of each env's circular stack
   std::vector<Outputs> outputs;
   gpu_env_native::PreprocessBuffers screens;
   gpu_env_native::ObserveSpec spec;
-  size_t frame_bytes;  // one resized frame, [dst_h][dst_w][channels]
+  size_t frame_bytes;  // one resized frame, [dst_h][dst_w][frame_channels]
+  int32_t frame_channels;
   int32_t stack_num;
   std::vector<uint8_t> frames;  // [n][frame_bytes] scratch
   std::vector<uint8_t> stacks;  // [n][stack_num][frame]
@@ -103,6 +119,9 @@ struct EnvPool {
   void run(const Request& q);
   void run_envpool(const Request& q, gpu_env_native::HostScreens& slots);
   void run_vector(const Request& q, gpu_env_native::HostScreens& slots);
+  void run_preset(const Request& q);
+  void emit_preset(int32_t i, const AleEnv& e, const uint8_t* fb, bool pooled);
+  void preset_info(int32_t i, int32_t* row) const;
   Outputs vector_outputs(int32_t i) const;
   void serve();
 };
@@ -117,7 +136,7 @@ void EnvPool::push_envpool(int32_t i, bool push_all) {
   uint8_t* own = stack_of(i);
   uint8_t* last = own + stack_bytes() - frame_bytes;
   if (!push_all) std::memmove(own, own + frame_bytes, stack_bytes() - frame_bytes);
-  const int32_t channels = spec.channels;
+  const int32_t channels = frame_channels;
   if (channels == 1) {
     std::memcpy(last, frame, frame_bytes);
   } else {
@@ -145,7 +164,7 @@ void EnvPool::push_vector(int32_t i, bool clear) {
 
 // Env i's stack, oldest frame first.
 void EnvPool::linear_stack(int32_t i, uint8_t* out) {
-  if (kind == kEnvpool) {
+  if (kind != kAleVector) {
     std::memcpy(out, stack_of(i), stack_bytes());
     return;
   }
@@ -217,7 +236,107 @@ void EnvPool::run_vector(const Request& q, gpu_env_native::HostScreens& slots) {
   outputs[static_cast<size_t>(i)] = o;
 }
 
+// The Screens of the preset wrappers: slots 0 and 1 are MaxAndSkipEnv's obs_buffer; emit writes the
+// observation's frame.
+struct PresetScreens {
+  EnvPool& p;
+  int32_t i;
+  void capture(const AleEnv& e, const uint8_t* fb, int32_t which) {
+    gpu_env_native::HostScreens{p.screens, i}.capture(e, fb, which);
+  }
+  void emit(const AleEnv& e, const uint8_t* fb, bool pooled) { p.emit_preset(i, e, fb, pooled); }
+};
+
+// The frame of env i's observation from the max of its two slots (pooled) or its current RGB screen:
+// SB3's WarpFrame (cv2 RGB2GRAY, then the INTER_AREA resize) or CleanRL's ResizeObservation (INTER_AREA on
+// RGB) then GrayscaleObservation (float64 weights 0.2125, 0.7154, 0.0721, summed in order, truncated).
+void EnvPool::emit_preset(int32_t i, const AleEnv& e, const uint8_t* fb, bool pooled) {
+  thread_local std::vector<uint8_t> rgb;
+  thread_local std::vector<uint8_t> small;
+  const size_t rgb_bytes = screens.frame_bytes;
+  const size_t pixels = rgb_bytes / 3;
+  rgb.resize(rgb_bytes);
+  if (pooled) {
+    gpu_env_native::HostScreens slots{screens, i};
+    const uint8_t* a = slots.slot(0);
+    const uint8_t* b = slots.slot(1);
+    for (size_t k = 0; k < rgb_bytes; ++k) rgb[k] = a[k] > b[k] ? a[k] : b[k];
+  } else {
+    gpu_env_native::write_screen(e, fb, screens, rgb.data());
+  }
+  if (preset_obs == kSb3Obs) {
+    small.resize(pixels);
+    for (size_t p = 0; p < pixels; ++p) {
+      const uint32_t v = rgb[3 * p] * 9798u + rgb[3 * p + 1] * 19235u + rgb[3 * p + 2] * 3735u + 16384u;
+      small[p] = static_cast<uint8_t>(v >> 15);
+    }
+    gpu_env_native::observe_frame(spec, small.data(), nullptr, frame_of(i));
+    return;
+  }
+  const size_t out_pixels = frame_bytes;
+  small.resize(out_pixels * 3);
+  gpu_env_native::observe_frame(spec, rgb.data(), nullptr, small.data());
+  uint8_t* frame = frame_of(i);
+  for (size_t p = 0; p < out_pixels; ++p) {
+    double v = static_cast<double>(small[3 * p]) * 0.2125;
+    v = v + static_cast<double>(small[3 * p + 1]) * 0.7154;
+    v = v + static_cast<double>(small[3 * p + 2]) * 0.0721;
+    frame[p] = static_cast<uint8_t>(static_cast<int32_t>(v));
+  }
+}
+
+// Row entries 0-6 of env i's preset info: the info's kind (0 {}, 1 AtariEnv's, 2 with seeds), whether it
+// has "episode", the episode's return and length, lives, episode frame number, frame number.
+void EnvPool::preset_info(int32_t i, int32_t* row) const {
+  const WrapEnvState& s = wrap_states[static_cast<size_t>(i)];
+  const AleEnv& e = envs[i];
+  row[0] = s.info_kind;
+  row[1] = s.episode;
+  row[2] = s.episode_return;
+  row[3] = s.episode_length;
+  row[4] = gpu_env::ale::ale_lives(e, *rom);
+  row[5] = e.episode_frame_number;
+  row[6] = e.frame_number;
+}
+
+void EnvPool::run_preset(const Request& q) {
+  const int32_t i = q.env;
+  if (q.op == kReport) return;
+  const size_t k = static_cast<size_t>(i);
+  PresetScreens sc{*this, i};
+  gpu_env::ale::WrapEnv<PresetScreens, NpRandom> w{envs[i], *rom, buffers + stride * static_cast<uint64_t>(i),
+                                                   wrap_rules, action_set.data(), wrap_states[k], sc, np_gens[k],
+                                                   default_program};
+  Outputs o{};
+  if (q.op == kReset) {
+    w.reset(q.seed >= 0, static_cast<uint32_t>(q.seed));
+    push_envpool(i, true);
+  } else {
+    const gpu_env::ale::WrapStep st = w.step(q.action);
+    push_envpool(i, false);
+    o.int_reward = st.reward;
+    o.reward = static_cast<float>((st.reward > 0) - (st.reward < 0));
+    o.terminated = st.terminated;
+    o.truncated = st.truncated;
+    if (q.op == kStepReset && (st.terminated || st.truncated)) {
+      linear_stack(i, finals.data() + stack_bytes() * k);
+      preset_info(i, o.preset + 7);
+      w.reset(false, 0);
+      push_envpool(i, true);
+      o.has_final = 1;
+    }
+  }
+  preset_info(i, o.preset);
+  o.preset[14] = wrap_states[k].was_real_done;
+  o.preset[15] = wrap_states[k].lives;
+  outputs[k] = o;
+}
+
 void EnvPool::run(const Request& q) {
+  if (kind == kPreset) {
+    run_preset(q);
+    return;
+  }
   gpu_env_native::HostScreens slots{screens, q.env};
   if (kind == kEnvpool) {
     run_envpool(q, slots);
@@ -251,10 +370,12 @@ void EnvPool::serve() {
 extern "C" const AleRom* gpu_env_ale_rom_of(const void* handle);
 
 // A pool over the caller's envs and frame buffers (as gpu_env_ale_step_observe takes them). `config`:
-// kind (0 EnvPool, 1 ale-py vector), same_step (ale-py's SameStep autoreset), default_program (the
-// setMode program a reseeding loadROM runs), frame_skip, noop_max, max_episode_steps, then for EnvPool
-// episodic_life, reward_clip, zero_discount_on_life_loss, fire_reset, and for ale-py maxpool,
-// fire_reset, episodic_life, life_loss_info, reward_clipping. Env i's own generator is
+// kind (0 EnvPool, 1 ale-py vector, 2 preset), same_step (ale-py's SameStep autoreset), default_program
+// (the setMode program a reseeding loadROM runs), then 8 rules: for EnvPool and ale-py frame_skip,
+// noop_max, max_episode_steps, then for EnvPool episodic_life, reward_clip, zero_discount_on_life_loss,
+// fire_reset, and for ale-py maxpool, fire_reset, episodic_life, life_loss_info, reward_clipping; for a
+// preset AtariEnv's frameskip low and high (high 0: fixed), noop_max, MaxAndSkipEnv's skip, fire_reset
+// and the observation (0 SB3's, 1 CleanRL's; the screens are RGB, `channels` 3). Env i's own generator is
 // std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens: `channels`, `tables`,
 // `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for gpu_env_preprocess_observe (its
 // tap tables must outlive the pool); `stack_num` frames per observation. With affinity_offset >= 0,
@@ -275,6 +396,8 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
                             static_cast<uint8_t>(c[5]), static_cast<uint8_t>(c[6])};
   p->vec_rules = VecRules{c[0], c[1], c[2], static_cast<uint8_t>(c[3]), static_cast<uint8_t>(c[4]),
                           static_cast<uint8_t>(c[5]), static_cast<uint8_t>(c[6]), static_cast<uint8_t>(c[7])};
+  p->wrap_rules = WrapRules{c[0], c[1], c[2], c[3], static_cast<uint8_t>(c[4])};
+  p->preset_obs = c[5];
   p->rom = gpu_env_ale_rom_of(rom);
   p->envs = envs;
   p->buffers = buffers;
@@ -286,16 +409,21 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
   // EnvPool's constructor: done, and elapsed_step past the limit (the first reset resets the game).
   p->pool_states.assign(static_cast<size_t>(n), PoolEnvState{c[2] + 1, 0, 1});
   p->vec_states.assign(static_cast<size_t>(n), VecEnvState{c[2] + 1, 0, 0, 0, 0});
+  p->wrap_states.assign(static_cast<size_t>(n), WrapEnvState{0, 1, 0, 0, 0, 0, 0, 0});
+  p->np_gens.assign(static_cast<size_t>(n), NpRandom{});
   p->stack_idx.assign(static_cast<size_t>(n), 0);
   p->outputs.assign(static_cast<size_t>(n), Outputs{});
   p->screens = gpu_env_native::make_buffers(channels, tables, height, buf0, buf1);
-  p->spec = gpu_env_native::ObserveSpec{height, 160, channels, dst_h, dst_w, integer_path != 0,
+  const bool preset = p->kind == kPreset;
+  const int32_t resize_channels = preset && p->preset_obs == kSb3Obs ? 1 : channels;
+  p->spec = gpu_env_native::ObserveSpec{height, 160, resize_channels, dst_h, dst_w, integer_path != 0,
                                         {x_index, x_weight, kx}, {y_index, y_weight, ky}};
-  p->frame_bytes = static_cast<size_t>(dst_h) * static_cast<size_t>(dst_w) * static_cast<size_t>(channels);
+  p->frame_channels = preset ? 1 : channels;
+  p->frame_bytes = static_cast<size_t>(dst_h) * static_cast<size_t>(dst_w) * static_cast<size_t>(p->frame_channels);
   p->stack_num = stack_num;
   p->frames.assign(p->frame_bytes * static_cast<size_t>(n), 0);
   p->stacks.assign(p->stack_bytes() * static_cast<size_t>(n), 0);
-  p->finals.assign(p->same_step ? p->stack_bytes() * static_cast<size_t>(n) : 0, 0);
+  p->finals.assign(p->same_step || preset ? p->stack_bytes() * static_cast<size_t>(n) : 0, 0);
   p->position.assign(static_cast<size_t>(n), 0);
   const int32_t threads = num_threads < 1 ? 1 : num_threads;
   for (int32_t t = 0; t < threads; ++t) p->workers.emplace_back([p] { p->serve(); });
@@ -337,7 +465,9 @@ GPU_ENV_EXPORT void gpu_env_pool_send(void* pool, const int32_t* ids, const int3
 // written where not null: env id (int32), stacked observation (uint8), final observation (uint8,
 // zeros unless has_final), reward (float32), unclipped reward (float32), integer reward (int32),
 // terminated, truncated, done, game over (uint8 each), lives, elapsed steps, frame number, episode
-// frame number (int32 each); RAM (uint8[128]) follows at out[14].
+// frame number (int32 each); RAM (uint8[128]) follows at out[14], a preset's infos (int32[16]) at out[15]:
+// entries 0-6 the returned info (EnvPool::preset_info), 7-13 the final info (with has_final), 14
+// EpisodicLifeEnv.was_real_done, 15 EpisodicLifeEnv.lives.
 GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* order, void* const* out) {
   EnvPool* p = static_cast<EnvPool*>(pool);
   std::vector<int32_t> got(static_cast<size_t>(count));
@@ -388,5 +518,20 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
     if (out[12]) i32(12)[row] = e.frame_number;
     if (out[13]) i32(13)[row] = e.episode_frame_number;
     if (out[14]) std::memcpy(u8(14) + 128 * row, e.console.riot.ram, 128);
+    if (out[15]) std::memcpy(i32(15) + kPresetInfo * row, o.preset, sizeof(o.preset));
+  }
+}
+
+// Set the numpy generators of envs ids[k] (presets): state k is uint64[6] (state high and low words,
+// increment high and low, has_uint32, uinteger, as PCG64.state holds them); into the generator that
+// draws (`now` != 0) or the one a seeded reset restores. Only for envs not running a request.
+GPU_ENV_EXPORT void gpu_env_pool_np_random(void* pool, const int32_t* ids, const uint64_t* states, int32_t count,
+                                           int32_t now) {
+  EnvPool* p = static_cast<EnvPool*>(pool);
+  for (int32_t k = 0; k < count; ++k) {
+    const uint64_t* v = states + 6 * static_cast<size_t>(k);
+    const NpPcg64 g{v[0], v[1], v[2], v[3], static_cast<uint32_t>(v[4]), static_cast<uint32_t>(v[5])};
+    NpRandom& r = p->np_gens[static_cast<size_t>(ids[k])];
+    (now ? r.now : r.seeded) = g;
   }
 }

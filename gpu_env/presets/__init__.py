@@ -2,7 +2,7 @@
 
 ``gpu_env.presets.make(env_id, num_envs, preset, seed=...)``:
 
-- ``"sb3"``: ``SyncVectorEnv`` over, per env, ``gym.make(env_id)`` → SB3's ``Monitor`` →
+- ``"sb3"``: what ``SyncVectorEnv`` returns over, per env, ``gym.make(env_id)`` → SB3's ``Monitor`` →
   ``AtariWrapper`` defaults (``NoopResetEnv(30)``, ``MaxAndSkipEnv(4)``, ``EpisodicLifeEnv``,
   ``FireResetEnv`` where the action set has FIRE, ``WarpFrame(84)``, ``ClipRewardEnv``) — the
   sub-environment ``make_atari_env`` builds. Observations uint8[N, 84, 84, 1]; ``info["episode"]``
@@ -28,27 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from gpu_env.errors import GpuEnvError
-from gpu_env.presets._engine import AleEnv, BatchDriver
-from gpu_env.presets.vector_env import PresetVecEnv, StackBuilder
-from gpu_env.presets.wrappers import (
-    ClipReward,
-    EpisodicLife,
-    FireReset,
-    FrameStackObservation,
-    GrayscaleObservation,
-    MaxAndSkip,
-    Monitor,
-    NoopReset,
-    ProgramEnv,
-    RecordEpisodeStatistics,
-    ResizeObservation,
-    WarpFrame,
-)
+from gpu_env.presets.vector_env import PresetVecEnv
 
 PRESETS: tuple[str, ...] = ("sb3", "cleanrl", "gymnasium", "envpool")
 _ENV_KWARGS = ("repeat_action_probability", "frameskip", "full_action_space", "max_num_frames_per_episode",
@@ -70,55 +53,6 @@ def env_settings(env_id: str, overrides: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def _base_envs(env_id: str, num_envs: int, backend: str, num_threads: int | None,
-               overrides: dict[str, Any]) -> tuple[BatchDriver, list[AleEnv]]:
-    """One ``AtariBatch`` (``frameskip=1``; the frame skip runs in :class:`AleEnv`) and its per-env base envs."""
-    from gpu_env.atari_batch import AtariBatch
-
-    s = env_settings(env_id, overrides)
-    batch = AtariBatch(s["game"], num_envs, backend=backend, seeds=None,
-                       repeat_action_probability=float(s.get("repeat_action_probability", 0.25)), frameskip=1,
-                       mode=s.get("mode"), difficulty=s.get("difficulty"),
-                       max_num_frames_per_episode=int(s.get("max_num_frames_per_episode") or 0),
-                       num_threads=num_threads)
-    action_set = (batch.legal_action_set() if s.get("full_action_space", False) else batch.minimal_action_set())
-    frameskip = s.get("frameskip", 4)
-    driver = BatchDriver(batch)
-    return driver, [AleEnv(driver, i, action_set, frameskip) for i in range(num_envs)]
-
-
-def _has_fire(env: ProgramEnv) -> bool:
-    return "FIRE" in env.unwrapped.get_action_meanings()
-
-
-def _noop_skip_life_fire(stats: ProgramEnv, base: AleEnv) -> ProgramEnv:
-    """Wrap ``stats`` (the episode-statistics wrapper) in the wrappers SB3 and CleanRL share.
-
-    ``NoopResetEnv(30)`` → ``MaxAndSkipEnv(4)`` → ``EpisodicLifeEnv`` → ``FireResetEnv`` (where the action
-    set has FIRE).
-    """
-    env: ProgramEnv = EpisodicLife(MaxAndSkip(NoopReset(stats, noop_max=30), skip=4,
-                                              screen_shape=(*base.driver.batch.screen_shape, 3)))
-    return FireReset(env) if _has_fire(env) else env
-
-
-def sb3_stack(base: AleEnv) -> ProgramEnv:
-    """``AtariWrapper(Monitor(gym.make(id)))`` with SB3's defaults (``make_atari_env``'s sub-env)."""
-    return ClipReward(WarpFrame(_noop_skip_life_fire(Monitor(base), base), 84, 84))
-
-
-def cleanrl_stack(base: AleEnv) -> ProgramEnv:
-    """``make_env`` of CleanRL's ``ppo_atari.py`` (gymnasium 1.x), without video capture."""
-    env = _noop_skip_life_fire(RecordEpisodeStatistics(base), base)
-    return FrameStackObservation(GrayscaleObservation(ResizeObservation(ClipReward(env), (84, 84))), 4)
-
-
-_STACKS: dict[str, tuple[StackBuilder, tuple[int, ...]]] = {
-    "sb3": (sb3_stack, (84, 84, 1)),
-    "cleanrl": (cleanrl_stack, (4, 84, 84)),
-}
-
-
 def make(env_id: str, num_envs: int, preset: str, *, seed: int | None = None, backend: str = "cpu",
          autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, num_threads: int | None = None,
          **env_kwargs: Any) -> VectorEnv:
@@ -130,9 +64,9 @@ def make(env_id: str, num_envs: int, preset: str, *, seed: int | None = None, ba
         num_envs: number of environments.
         preset: one of :data:`PRESETS` (see the module docstring).
         seed: seed of the first ``reset()`` without one (env ``i`` gets ``seed + i``).
-        backend: ``AtariBatch`` backend (``"cpu"``, or ``"ale_py"`` for the reference).
+        backend: ``"cpu"`` (``"sb3"`` and ``"cleanrl"`` run on its native pool only).
         autoreset_mode: gymnasium's autoreset mode of the vector env.
-        num_threads: CPU threads of the ``"cpu"`` backend.
+        num_threads: worker threads (default: ``gpu_env.vector.default_num_threads()``).
         env_kwargs: ale-py ``AtariEnv`` kwargs overriding the id's (``repeat_action_probability`` …);
             for ``"envpool"``, EnvPool's options (those of :func:`gpu_env.envpool.make`).
 
@@ -145,10 +79,16 @@ def make(env_id: str, num_envs: int, preset: str, *, seed: int | None = None, ba
         return _gymnasium_preset(env_id, num_envs, seed, backend, autoreset_mode, num_threads, env_kwargs)
     if preset == "envpool":
         return _envpool_preset(env_id, num_envs, seed, backend, autoreset_mode, num_threads, env_kwargs)
-    builder, shape = _STACKS[preset]
-    driver, bases = _base_envs(env_id, num_envs, backend, num_threads, env_kwargs)
-    space = spaces.Box(0, 255, shape, np.uint8)
-    return PresetVecEnv(driver, [builder(b) for b in bases], space, autoreset_mode=autoreset_mode, seed=seed,
+    if backend != "cpu":
+        raise GpuEnvError(f"preset={preset!r} runs on the native pool of backend 'cpu', not {backend!r}")
+    settings = env_settings(env_id, env_kwargs)
+    if settings.get("mode") is not None or settings.get("difficulty") is not None:
+        raise GpuEnvError(f"preset={preset!r} plays the game's default mode and difficulty: for others use "
+                          "gpu_env.make_vec(env_id, n, mode=..., difficulty=...)")
+    from gpu_env.vector import default_num_threads
+
+    threads = num_threads if num_threads is not None else default_num_threads()
+    return PresetVecEnv(settings, num_envs, preset, autoreset_mode=autoreset_mode, seed=seed, num_threads=threads,
                         metadata={"preset": preset, "env_id": env_id, "render_modes": []})
 
 

@@ -120,6 +120,8 @@ SLOW = pytest.mark.slow
     pytest.param("sb3", "MsPacmanNoFrameskip-v4", AutoresetMode.SAME_STEP, 600, marks=SLOW),
     pytest.param("cleanrl", "MsPacmanNoFrameskip-v4", AutoresetMode.NEXT_STEP, 600, marks=SLOW),
     pytest.param("sb3", "ALE/Pong-v5", AutoresetMode.NEXT_STEP, 300, marks=SLOW),
+    ("sb3", "Breakout-v4", AutoresetMode.SAME_STEP, 200),  # frameskip (2, 5): a draw per AtariEnv step
+    pytest.param("cleanrl", "SpaceInvaders-v4", AutoresetMode.NEXT_STEP, 300, marks=SLOW),
 ])
 def test_preset_matches_client_wrappers(preset: str, env_id: str, mode: AutoresetMode, steps: int) -> None:
     """Every step equals SyncVectorEnv over the client's wrappers (Breakout: life losses and a game over)."""
@@ -133,6 +135,36 @@ def test_preset_matches_client_wrappers(preset: str, env_id: str, mode: Autorese
         assert counts["done"] >= 2, counts  # life losses end episodes
     if env_id.startswith("Breakout"):
         assert counts["episodes"] >= 1, counts  # a real game over, with its episode statistics
+
+
+@pytest.mark.parametrize("preset", ["sb3", "cleanrl"])
+def test_disabled_autoreset_and_reset_mask_match_client_wrappers(preset: str) -> None:
+    """DISABLED: ended envs refuse steps until ``reset(options={"reset_mask": ...})``, which equals the client's."""
+    env_id, num_envs = "BreakoutNoFrameskip-v4", 3
+    mode = AutoresetMode.DISABLED
+    ours: Any = presets.make(env_id, num_envs, preset, autoreset_mode=mode, num_threads=2)
+    ref: Any = SyncVectorEnv([lambda: REFERENCES[preset](env_id) for _ in range(num_envs)], autoreset_mode=mode)
+    for name, a, b in zip(("obs", "info"), ours.reset(seed=4), ref.reset(seed=4), strict=True):
+        assert_same(a, b, f"reset {name}")
+    rng = np.random.default_rng(2)
+    partial_resets = 0
+    for t in range(150):
+        actions = rng.integers(0, ref.single_action_space.n, num_envs)
+        out, ref_out = ours.step(actions), ref.step(actions)
+        for name, a, b in zip(("obs", "reward", "terminated", "truncated", "info"), out, ref_out, strict=True):
+            assert_same(a, b, f"step {t} {name}")
+        assert ours.call("was_real_done") == ref.call("was_real_done")
+        assert ours.call("lives") == ref.call("lives")
+        ended = ref_out[2] | ref_out[3]
+        if ended.any():
+            with pytest.raises(GpuEnvError, match="DISABLED"):
+                ours.step(actions)
+            options = {"reset_mask": ended}
+            pairs = zip(("obs", "info"), ours.reset(options=options), ref.reset(options=options), strict=True)
+            for name, a, b in pairs:
+                assert_same(a, b, f"reset_mask after step {t}: {name}")
+            partial_resets += 1
+    assert partial_resets >= 2, partial_resets
 
 
 def test_gymnasium_preset_matches_atari_preprocessing() -> None:
@@ -196,3 +228,12 @@ def test_envpool_preset_is_envpool_make() -> None:
             assert_same(x, y, f"step {t} output {k}")
     with pytest.raises(GpuEnvError, match="NEXT_STEP"):
         presets.make("Breakout-v5", 1, "envpool", autoreset_mode="SameStep")
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"backend": "ale_py"}, "runs on the native pool of backend 'cpu'"),
+    ({"mode": 1}, "plays the game's default mode"),
+])
+def test_sb3_and_cleanrl_refuse_what_the_native_pool_does_not_run(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(GpuEnvError, match=message):
+        presets.make("BreakoutNoFrameskip-v4", 1, "sb3", **kwargs)
