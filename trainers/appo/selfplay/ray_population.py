@@ -323,6 +323,8 @@ class RayPopulationRun:
         except ray.exceptions.RayTaskError as exc:
             raise (exc.cause if isinstance(exc.cause, BaseException) else exc) from None
         except ray.exceptions.RayActorError as exc:
+            if getattr(exc, "actor_init_failed", False):  # its __init__ raised: a restart would raise again
+                raise PopulationError(f"m{h.member.id}'s actor failed to start: {str(exc).strip()[-500:]}") from None
             if h.lost_at is None:
                 self._lost(h, call, exc)
             elif time.monotonic() - h.lost_at > RESUME_TIMEOUT_S:
