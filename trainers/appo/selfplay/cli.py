@@ -17,7 +17,10 @@ from trainers.common.run import NO_PROCESS_SETTINGS, ProcessSettings
 def run_population(cfg: AppoConfig, sp: SelfPlayConfig, *, as_json: bool,
                    process: ProcessSettings = NO_PROCESS_SETTINGS) -> int:
     """Run the population described by ``cfg`` and ``sp``; with ``as_json`` the last line is the summary."""
-    from trainers.appo.selfplay.runner import run
+    if sp.executor == "ray":
+        from trainers.appo.selfplay.ray_population import run
+    else:
+        from trainers.appo.selfplay.runner import run
 
     if not sp.self_play:
         raise SelfPlayConfigError(f"--population {sp.population} trains by self-play: add --self-play "

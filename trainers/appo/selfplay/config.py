@@ -17,6 +17,7 @@ from trainers.common.config_cli import doc_field, from_dict
 
 OPPONENT_SAMPLING = ("latest", "uniform", "prioritised")
 PBT_OBJECTIVES = ("win_rate", "frags")
+EXECUTORS = ("local", "ray")
 
 
 class SelfPlayConfigError(EvaltkError):
@@ -64,6 +65,14 @@ class SelfPlayConfig:
     match_timeout_s: float = doc_field("wall seconds before a training match is voided and its processes killed",
                                        default=180.0)
     epochs: int = doc_field("SGD passes over each batch", default=1)
+    executor: Literal["local", "ray"] = doc_field(
+        "where the members run: local (this process: a learner per member, match threads) or ray (each member a "
+        "Ray actor with its learner and players; weights through Ray's object store; docs/selfplay.md)",
+        default="local")
+    ray_address: str = doc_field("Ray cluster head HOST:PORT for --executor ray (default: RAY_ADDRESS, or a local "
+                                 "cluster already running, else a new one-node cluster)", default="")
+    ray_member_cpus: float = doc_field("CPUs each member's actor reserves on its node under --executor ray",
+                                       default=1.0)
 
     def validate(self) -> None:
         """Raise :class:`SelfPlayConfigError` naming the first bad value and how to fix it."""
@@ -88,6 +97,12 @@ class SelfPlayConfig:
             raise SelfPlayConfigError(f"--match-minutes must be in (0, 10], got {self.match_minutes}")
         if not 2 <= self.agents_per_match <= 8:
             raise SelfPlayConfigError(f"--agents-per-match must be in [2, 8], got {self.agents_per_match}")
+        if self.executor not in EXECUTORS:
+            raise SelfPlayConfigError(f"--executor must be one of {EXECUTORS}, got {self.executor!r}")
+        if self.ray_address and self.executor != "ray":
+            raise SelfPlayConfigError(f"--ray-address {self.ray_address} needs --executor ray")
+        if not 0.0 < self.ray_member_cpus <= 1024:
+            raise SelfPlayConfigError(f"--ray-member-cpus must be in (0, 1024], got {self.ray_member_cpus}")
         if self.map not in ("map01", "map02"):
             raise SelfPlayConfigError(f"--map must be map01 or map02 (cig.wad), got {self.map!r}")
 
@@ -104,7 +119,8 @@ class SelfPlayConfig:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add one ``--field-name`` option per :class:`SelfPlayConfig` field."""
     config_cli.add_arguments(parser, SelfPlayConfig, choices={"opponent_sampling": OPPONENT_SAMPLING,
-                                                              "pbt_objective": PBT_OBJECTIVES})
+                                                              "pbt_objective": PBT_OBJECTIVES,
+                                                              "executor": EXECUTORS})
 
 
 def config_from_args(args: argparse.Namespace) -> SelfPlayConfig:

@@ -2,7 +2,8 @@
 
 ``population.json`` holds: ``format``; the APPO and self-play configs; the members (hyperparameters,
 counters, lineage, frozen snapshots, recent matches, scores against each opponent); ``events`` (every PBT
-exploit/explore); ``objective_history`` (the objectives at every PBT check); match counters; the
+exploit/explore); ``objective_history`` (the objectives at every PBT check); ``cluster_events``
+(``--executor ray``: where each member's actor started, lost its node and resumed); match counters; the
 run's numpy generator state. With the members' checkpoints it is all a resumed run needs.
 """
 
@@ -91,6 +92,7 @@ class PopulationState:
     members: list[Member]
     events: list[dict[str, Any]] = field(default_factory=list)
     objective_history: list[dict[str, Any]] = field(default_factory=list)
+    cluster_events: list[dict[str, Any]] = field(default_factory=list)
     total_frames: int = 0
     train_seconds: float = 0.0
     matches_played: int = 0

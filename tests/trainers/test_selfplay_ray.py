@@ -1,0 +1,204 @@
+"""The population on Ray (``--executor ray``) on a real two-node loopback cluster, with a node lost mid-run.
+
+Two members start as actors on the two nodes; PBT exchanges weights and hyperparameters; the second node is
+SIGKILLed (raylet, workers, players, engines) while its member plays, and that member resumes from its last
+checkpoint on the head. Then: nothing lost or duplicated, and no engine process or ViZDoom shared-memory file
+of the run left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaltk.envs.shm_reaper import own_segments
+from tests.evaltk.executor.cluster import LocalCluster
+from trainers.appo import checkpointing
+from trainers.appo.selfplay import population as pop
+from trainers.appo.selfplay.config import SelfPlayConfig, SelfPlayConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--hidden-size", "32", "--rnn-size", "32", "--obs-height", "36", "--obs-width", "64", "--rollout", "16",
+        "--batch-size", "64"]
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCluster]:
+    """Yield a two-node cluster (4 engine slots a node) whose workers import this checkout; torn down after."""
+    pytest.importorskip("ray", reason="the Ray population test needs the [ray] extra: pip install 'evaltk[ray]'")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # inherited by the nodes, their actors and the actors' players
+    c = LocalCluster(Path(tempfile.mkdtemp(prefix="evaltk-ray-")), engines=4)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.kill()
+        shutil.rmtree(c.tmp, ignore_errors=True)
+        assert c.pids() == [], "Ray processes of the test cluster survived the teardown"
+
+
+def _title(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _run_processes(cluster: LocalCluster) -> list[tuple[int, str]]:
+    """Player and engine processes of the cluster (they inherit its tag)."""
+    out = []
+    for pid in cluster.pids():
+        title = _title(pid)
+        if "trainers.appo.selfplay.player" in title or os.path.basename(title.split(" ")[0]) == "vizdoom":
+            out.append((pid, title[:80]))
+    return out
+
+
+class Watch:
+    """Record every ViZDoom segment the cluster's processes map, every 0.2 s, until stopped."""
+
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.cluster, self.seen, self.stop = cluster, set[str](), threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while not self.stop.is_set():
+            for pid in self.cluster.pids():
+                self.seen |= own_segments(pid)
+            time.sleep(0.2)
+
+    def close(self) -> set[str]:
+        self.stop.set()
+        self.thread.join()
+        return self.seen
+
+
+def _state(run_dir: Path) -> pop.PopulationState | None:
+    try:
+        return pop.read(run_dir)
+    except pop.PopulationError:  # not written yet (each write is atomic)
+        return None
+
+
+def _wait_for(what: str, check: Any, proc: subprocess.Popen[str], log: Path, timeout_s: float = 600) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        if proc.poll() is not None:
+            pytest.fail(f"the run exited ({proc.returncode}) before {what}:\n{log.read_text()[-4000:]}")
+        time.sleep(0.2)
+    pytest.fail(f"no {what} within {timeout_s} s:\n{log.read_text()[-4000:]}")
+
+
+def _events(state: pop.PopulationState, kind: str) -> list[dict[str, Any]]:
+    return [e for e in state.cluster_events if e["kind"] == kind]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"executor": "dask"}, "--executor must be one of"),
+    ({"ray_address": "127.0.0.1:6379"}, "needs --executor ray"),
+    ({"executor": "ray", "ray_member_cpus": 0.0}, "--ray-member-cpus must be in"),
+])
+def test_ray_options_are_validated(changes: dict[str, Any], message: str) -> None:
+    SelfPlayConfig(executor="ray", ray_address="127.0.0.1:6379", ray_member_cpus=0.5).validate()
+    with pytest.raises(SelfPlayConfigError, match=message):
+        SelfPlayConfig(**changes).validate()
+
+
+@pytest.mark.slow
+@pytest.mark.vizdoom
+def test_two_members_on_two_nodes_pbt_and_a_lost_node(cluster: LocalCluster, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "evaltk", "train", "doom", "--scenario", "duel", "--self-play", "--population", "2",
+           "--executor", "ray", "--ray-address", cluster.address, "--ray-member-cpus", "0.5", "--out", str(run_dir),
+           "--match-minutes", "0.1", "--pbt-period", "100", "--pbt-min-matches", "1", "--pbt-replace-gap", "-1",
+           "--snapshot-every-frames", "300", "--max-seconds", "900", "--json", *TINY]
+    watch = Watch(cluster)
+    log = tmp_path / "driver.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True)
+    try:
+        # both members started (on two nodes) and played; a PBT exploit happened
+        state = _wait_for("two members with a match each and a PBT event", lambda: (
+            (s := _state(run_dir)) is not None and len(_events(s, "member_started")) == 2
+            and all(m.matches >= 1 for m in s.members) and s.events and s), proc, log)
+        started = {e["member"]: e for e in _events(state, "member_started")}
+        second = set(cluster.pids("second"))
+        on_second = [m for m, e in started.items() if e["pid"] in second]
+        on_head = [m for m, e in started.items() if e["pid"] in set(cluster.pids("head"))]
+        assert len(on_second) == len(on_head) == 1, (started, second)
+        lost = on_second[0]
+        # kill the second node while its member plays a match
+        _wait_for("a match on the second node", lambda: "MemberActor.play" in _title(started[lost]["pid"]), proc, log)
+        assert cluster.kill("second")
+        resumed = _wait_for("the lost member resumed and playing again", lambda: (
+            (s := _state(run_dir)) is not None and _events(s, "member_resumed")
+            and s.members[lost].matches > state.members[lost].matches and s), proc, log)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        seen = watch.close()
+    output = log.read_text()
+    assert proc.returncode == 0, output[-4000:]
+    summary = json.loads(output.strip().splitlines()[-1])
+    assert summary["stopped_by"] == "SIGINT"
+    final = pop.read(run_dir)
+
+    # the lost member resumed on the head from its checkpoint; nothing ahead of it had been recorded
+    (gone,) = _events(final, "member_lost")
+    (back,) = _events(final, "member_resumed")
+    assert gone["member"] == back["member"] == lost
+    assert back["node"] == started[on_head[0]]["node"] != started[lost]["node"]
+    assert back["train_step"] >= gone["train_step"]
+    assert back["env_frames"] >= gone["env_frames"]
+    assert resumed.members[lost].matches > state.members[lost].matches
+
+    # PBT events; members, matches and metrics consistent; each member's checkpoint is what population.json says
+    assert final.events
+    assert all(e["kind"] == "exploit_explore" and e["donor"] != e["member"] for e in final.events)
+    assert [m.id for m in final.members] == [0, 1]
+    assert sorted(p.name for p in (run_dir / "members").iterdir()) == ["m0", "m1"]
+    rows = [json.loads(line) for line in (run_dir / "matches.jsonl").read_text().splitlines()]
+    assert len({r["match_id"] for r in rows}) == len(rows)
+    played = [r["match_id"] for r in rows if r["outcome"] == "played"]
+    assert len(played) == final.matches_played
+    # a member's match counts for it unless it played itself (a mirror match scores nothing)
+    scored = [r for r in rows if r["outcome"] == "played" and len({s["key"] for s in r["slots"]}) > 1]
+    assert len(scored) == sum(m.matches for m in final.members)
+    assert len(rows) - len(played) == final.matches_voided >= 1  # the lost member's match
+    assert summary["matches_played"] == final.matches_played
+    assert list((run_dir / "work").glob("m*/t*")) == []  # no match folder left, the lost node's included
+    for m in final.members:
+        _, saved = checkpointing.load_latest(pop.member_dir(run_dir, m))
+        assert (saved.train_step, saved.env_frames) == (m.train_step, m.env_frames)
+        records = [json.loads(line) for line in (pop.member_dir(run_dir, m) / "metrics.jsonl").read_text().splitlines()]
+        frames = [r["env_frames"] for r in records]
+        assert frames == sorted(frames)
+        assert records[-1]["train_step"] == m.train_step
+        assert m.snapshots
+        assert all(Path(s["path"]).is_dir() for s in m.snapshots)
+
+    # no engine or player process of the run, no ViZDoom shared memory it mapped
+    assert seen, "the watch saw no ViZDoom segment: the matches did not run on the cluster"
+    deadline = time.monotonic() + 30
+    while (left := sorted(n for n in seen if Path("/dev/shm", n).exists()) + _run_processes(cluster)) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], f"left behind: {left}"
