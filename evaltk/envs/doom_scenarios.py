@@ -191,6 +191,23 @@ _DUEL = SCENARIOS["deathmatch_bots_map01"].replace(
     name="duel", bots=0, timelimit=None, reward_shaping=DUEL_SHAPING, true_objective="FRAGCOUNT", game_args="")
 SCENARIOS.update({_DUEL.name: _DUEL, "deathmatch": _DUEL.replace(name="deathmatch", bots=4)})
 
+#: Shaping of ``duel_bots`` in the manner of Sample Factory's Doom deathmatch shaping: frags and deaths dominate;
+#: hits, damage dealt and taken, health and armour gains, the rocket launcher (WEAPON5) and rocket (AMMO5) pickups
+#: give small dense terms (decreases of the pickup variables cost nothing).
+DUEL_BOTS_SHAPING: dict[str, float] = {
+    "FRAGCOUNT": 1.0, "DEATHCOUNT": -0.75, "HITCOUNT": 0.01, "DAMAGECOUNT": 0.003, "DAMAGE_TAKEN": -0.003,
+    "HEALTH": 0.005, "HEALTH:neg": 0.0, "ARMOR": 0.005, "ARMOR:neg": 0.0, "WEAPON5": 0.1, "WEAPON5:neg": 0.0,
+    "AMMO5": 0.002, "AMMO5:neg": 0.0}
+#: The tournament's server options (``evaltk.tournament.player.DEATHMATCH_ARGS`` without ``-deathmatch``, which
+#: :func:`evaltk.envs.doom.make_game` adds for a bot game).
+_MATCH_SERVER_ARGS = ("+sv_forcerespawn 1 +sv_spawnfarthest 1 +sv_respawnprotect 1 +sv_noautoaim 1 +sv_nocrouch 1 "
+                      "+sv_nojump 1 +sv_nofreelook 1 +sv_noexit 1 +viz_respawn_delay 0")
+SCENARIOS["duel_bots"] = _DUEL.replace(name="duel_bots", bots=1, timelimit=4.0, reward_shaping=DUEL_BOTS_SHAPING,
+                                       game_args=_MATCH_SERVER_ARGS)
+"""``duel_bots``: the duel's observation and heads against one ViZDoom bot, 4-minute episodes on map01 with the
+tournament's server options: what ``evaltk tournament gauntlet --bots 1`` plays, as a single-agent scenario for
+APPO (and the reinforcement-learning stage after behaviour cloning, docs/selfplay.md)."""
+
 SELF_PLAY_SCENARIOS: tuple[str, ...] = ("duel", "deathmatch")
 """The multiplayer scenarios of self-play (``evaltk train doom --self-play --scenario``), hosted and joined by
 the tournament's match runner, which sets the time limit and the server options; the scenario fixes what a

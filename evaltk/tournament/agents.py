@@ -101,10 +101,6 @@ def action_to_buttons(action: np.ndarray, frameskip: int) -> list[float]:
             TURN_BINS[turn] / max(1, frameskip)]
 
 
-def _turn_bin(degrees: float) -> int:
-    return int(np.argmin(np.abs(np.asarray(TURN_BINS) - degrees)))
-
-
 @dataclass
 class RandomDoomAgent:
     """Uniformly random actions over :data:`ACTION_NVEC` (independent per component)."""
@@ -140,6 +136,8 @@ class ScriptedDoomAgent:
     max_fire_height: float = 0.55
     wall_depth: float = 6.0
     steer_gain: float = 1.0
+    #: Turn options in degrees per decision; the action's last entry indexes them (default :data:`TURN_BINS`).
+    turn_bins: tuple[float, ...] = TURN_BINS
     _rng: np.random.Generator | None = None
     _wander: np.ndarray | None = None
 
@@ -168,13 +166,16 @@ class ScriptedDoomAgent:
             fire = abs(angle) <= self.fire_angle_deg and height <= self.max_fire_height and f[7] > 0
             strafe = 1 + int(self._rng.integers(0, 2))
             move = 2 if height > self.max_fire_height else 0
-            return np.array([move, strafe, int(fire), _turn_bin(angle)], dtype=np.int64)
+            return np.array([move, strafe, int(fire), self._turn(angle)], dtype=np.int64)
         if d_centre < self.wall_depth:
             turn = 30.0 if d_right >= d_left else -30.0
-            return np.array([0, 0, 0, _turn_bin(turn)], dtype=np.int64)
+            return np.array([0, 0, 0, self._turn(turn)], dtype=np.int64)
         self._wander[i] = 0.8 * self._wander[i] + float(self._rng.normal(0.0, 4.0))
         steer = self.steer_gain * (d_right - d_left) + self._wander[i]
-        return np.array([1, 0, 0, _turn_bin(steer)], dtype=np.int64)
+        return np.array([1, 0, 0, self._turn(steer)], dtype=np.int64)
+
+    def _turn(self, degrees: float) -> int:
+        return int(np.argmin(np.abs(np.asarray(self.turn_bins) - degrees)))
 
 
 def is_feature_env(env: dict[str, Any] | None) -> bool:

@@ -30,6 +30,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="process-wide: gc.freeze() the objects alive after start-up so full collections do "
                              "not rescan them (default on; recorded in config.json under process)")
     parser.add_argument("--json", action="store_true", help="last stdout line: the run summary as JSON")
+    demos = parser.add_argument_group("demonstrations and behaviour cloning (trainers/appo/demos.py, bc.py)")
+    demos.add_argument("--record-demos", metavar="DIR", default=None,
+                       help="record the scripted agent playing --scenario's observation and heads against bots into "
+                            "DIR instead of training (resumes: the episodes in DIR are kept)")
+    demos.add_argument("--demo-episodes", type=int, default=10, help="episodes DIR should hold (default 10)")
+    demos.add_argument("--demo-timelimit", type=float, default=4.0, help="game minutes per episode (default 4)")
+    demos.add_argument("--demo-bots", type=int, default=1, help="ViZDoom bots per episode (default 1: a duel)")
+    demos.add_argument("--demo-map", default="map01", help="cig.wad map of the episodes (default map01)")
+    demos.add_argument("--bc", metavar="DEMOS", default=None,
+                       help="behaviour-clone the demonstrations in DEMOS into a fresh APPO model (the model options "
+                            "above; --bc-streams episode streams of --rollout steps per SGD step) and write the "
+                            "evaltk checkpoint OUT/policy instead of training by RL")
+    demos.add_argument("--bc-steps", type=int, default=0, help="SGD steps of cloning (0 = until --max-seconds)")
+    demos.add_argument("--bc-class-balance", type=float, default=0.5,
+                       help="class weight exponent: 0 = plain cross-entropy, 1 = inverse frequency (default 0.5)")
 
 
 def process_settings(args: argparse.Namespace) -> ProcessSettings:
@@ -43,6 +58,10 @@ def run_from_args(args: argparse.Namespace) -> int:
     from trainers.appo.runner import run
 
     cfg = config.config_from_args(args)
+    if getattr(args, "record_demos", None):
+        return _record_demos(cfg, args)
+    if getattr(args, "bc", None):
+        return _clone(cfg, args)
     if getattr(args, "self_play", None) or (getattr(args, "population", None) or 1) > 1:
         from trainers.appo.selfplay.cli import run_population
 
@@ -55,6 +74,35 @@ def run_from_args(args: argparse.Namespace) -> int:
           f"{result.mean_episode_reward:.3f}, checkpoint {result.checkpoint}", flush=True)
     if getattr(args, "json", False):
         emit_json(dataclasses.asdict(result))
+    return 0
+
+
+def _record_demos(cfg: config.AppoConfig, args: argparse.Namespace) -> int:
+    from trainers.appo import demos
+
+    settings = demos.DemoSettings(out=args.record_demos, scenario=cfg.scenario, episodes=args.demo_episodes,
+                                  timelimit_min=args.demo_timelimit, bots=args.demo_bots, map=args.demo_map,
+                                  seed=cfg.seed, max_seconds=cfg.max_seconds)
+    done = demos.record(settings, log=lambda line: print(line, flush=True))
+    print(f"done: {len(done)} episodes recorded now, {sum(d['steps'] for d in done)} steps, in {args.record_demos}",
+          flush=True)
+    if getattr(args, "json", False):
+        emit_json({"episodes": done, "out": args.record_demos})
+    return 0
+
+
+def _clone(cfg: config.AppoConfig, args: argparse.Namespace) -> int:
+    from trainers.appo import bc
+
+    settings = bc.BcSettings(demos=args.bc, seq_len=cfg.rollout, streams=cfg.bc_streams,
+                             class_balance=args.bc_class_balance, max_steps=args.bc_steps)
+    print(f"bc: demonstrations {args.bc}, scenario {cfg.scenario}, {settings.streams} streams x {settings.seq_len} "
+          f"steps, out {cfg.out}", flush=True)
+    result = bc.train(cfg, settings, log=lambda line: print(line, flush=True))
+    print(f"done: {result['steps']} steps, {result['samples']} samples ({result['epochs']} passes over the episodes) "
+          f"in {result['seconds']:.1f} s, checkpoint {result['checkpoint']}", flush=True)
+    if getattr(args, "json", False):
+        emit_json(result)
     return 0
 
 

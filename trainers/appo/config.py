@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -86,6 +87,21 @@ class AppoConfig:
     max_restarts: int = doc_field("give up after this many worker restarts", default=10)
     stats_window: int = doc_field("episodes in the running mean episode reward", default=100)
 
+    init_from: str = doc_field(
+        "an evaltk checkpoint of the same model (e.g. a behaviour-cloned OUT/policy) whose weights and observation "
+        "statistics start a new run ('' = random initialisation; ignored when resuming)", default="")
+    reward_shaping: str = doc_field(
+        "JSON object of shaping coefficients replacing the scenario's: game variable -> reward per unit increase, "
+        "'VAR:neg' -> per unit decrease, e.g. '{\"FRAGCOUNT\": 1, \"DEATHCOUNT\": -0.75}' ('' = the scenario's)",
+        default="")
+    bc_demos: str = doc_field("demonstrations folder for the behaviour-cloning auxiliary loss ('' = none)", default="")
+    bc_coef: float = doc_field("initial coefficient of the behaviour-cloning auxiliary loss", default=0.0)
+    bc_decay_steps: int = doc_field(
+        "SGD steps over which the auxiliary coefficient falls linearly to 0 (0 = it stays at --bc-coef)", default=0)
+    bc_streams: int = doc_field(
+        "demonstration streams per batch of cloning (--bc) and of the auxiliary loss, each --rollout steps long",
+        default=16)
+
     # -- derived (computed from the fields above, never set directly) -------------------------------------
     @property
     def num_envs(self) -> int:
@@ -133,6 +149,11 @@ class AppoConfig:
                 raise ConfigError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(self, name)}")
         if not self.inference_wait_ms >= 0:
             raise ConfigError(f"--inference-wait-ms must be >= 0 (0 = never wait), got {self.inference_wait_ms}")
+        if self.bc_coef < 0 or self.bc_decay_steps < 0 or self.bc_streams < 1:
+            raise ConfigError("--bc-coef and --bc-decay-steps must be >= 0 and --bc-streams >= 1")
+        if self.bc_coef > 0 and not self.bc_demos:
+            raise ConfigError(f"--bc-coef {self.bc_coef} needs --bc-demos DIR (a folder written by --record-demos)")
+        shaping_from_json(self.reward_shaping)
         if self.max_seconds < 0 or self.env_frames < 0:
             raise ConfigError("--max-seconds and --env-frames must be >= 0 (0 means no limit)")
 
@@ -144,6 +165,27 @@ class AppoConfig:
     def from_dict(cls, data: dict[str, Any]) -> AppoConfig:
         """Build from a dict (e.g. a run's ``config.json``); unknown keys raise :class:`ConfigError`."""
         return from_dict(cls, data, ConfigError, "APPO")
+
+
+def shaping_from_json(text: str) -> dict[str, float] | None:
+    """Parse ``--reward-shaping`` (None when empty); :class:`ConfigError` names what is wrong."""
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--reward-shaping is not JSON ({exc.msg}); write an object such as "
+                          "'{\"FRAGCOUNT\": 1, \"DEATHCOUNT\": -0.75}'") from None
+    if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
+        raise ConfigError("--reward-shaping must be a JSON object of numbers, e.g. '{\"FRAGCOUNT\": 1}'")
+    return {str(k): float(v) for k, v in data.items()}
+
+
+def bc_coefficient(cfg: AppoConfig, step: int) -> float:
+    """Return the behaviour-cloning auxiliary coefficient at SGD step ``step``: linear from ``bc_coef`` to 0."""
+    if cfg.bc_decay_steps == 0:
+        return cfg.bc_coef
+    return cfg.bc_coef * max(0.0, 1.0 - step / cfg.bc_decay_steps)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:

@@ -114,6 +114,11 @@ class Learner:
         self.optimizer = make_adam(list(model.parameters()), cfg.learning_rate, cfg.adam_eps)
         self.fused = bool(self.optimizer.defaults.get("fused"))
         self.version = 0
+        self.aux: Any = None
+        if cfg.bc_coef > 0:
+            from trainers.appo.bc import AuxiliaryCloning
+
+            self.aux = AuxiliaryCloning(model, cfg)
 
     def load_optimizer_state(self, state: dict[str, Any]) -> None:
         """Load an Adam ``state_dict`` (a checkpoint's or another learner's) and keep this learner's implementation.
@@ -136,6 +141,8 @@ class Learner:
             picked = valid.flatten().nonzero().squeeze(1)[::16]
             self.model.update_normalizer(batch.obs[:steps].reshape(-1, *batch.obs.shape[2:])[picked])
         terms = compute_losses(self.model, batch, valid, self.cfg)
+        if self.aux is not None:
+            terms = self.aux.add_to(terms, self.version)
         self.optimizer.zero_grad(set_to_none=True)
         terms["loss"].backward()  # type: ignore[no-untyped-call]
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.max_grad_norm)

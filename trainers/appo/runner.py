@@ -160,6 +160,20 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
     return system
 
 
+def load_initial_weights(model: ActorCritic, path: str) -> None:
+    """Load the weights and observation statistics of the evaltk checkpoint ``path`` into ``model`` (--init-from)."""
+    from evaltk import checkpoint as evaltk_checkpoint
+    from evaltk.errors import CheckpointError
+
+    ckpt = evaltk_checkpoint.load(path)
+    expected = model.tensor_shapes()
+    found = {k: list(v.shape) for k, v in ckpt.tensors.items()}
+    if found != expected:
+        raise CheckpointError(f"--init-from {path}: its tensors do not fit this model ({ckpt.spec.model_kwargs}); "
+                              "use the same --hidden-size, --rnn-size, observation size and scenario heads")
+    model.load_state_dict(ckpt.tensors)
+
+
 def _flushes_denormals() -> bool:
     """Whether float32 subnormals are flushed to zero in this thread now (flush-to-zero / denormals-are-zero)."""
     return float(torch.tensor(1e-39, dtype=torch.float32).mul(1.0).item()) == 0.0
@@ -202,6 +216,8 @@ class AppoRun:
         self.model = build_model(cfg, self.scenario)
         self.start_frames, start_step, self.resumes, self.prior_seconds = 0, 0, 0, 0.0
         restored = self._restore()
+        if restored is None and cfg.init_from:
+            load_initial_weights(self.model, cfg.init_from)
         if restored is not None:
             self.start_frames, start_step = restored.env_frames, restored.train_step
             self.resumes, self.prior_seconds = restored.resumes + 1, restored.train_seconds

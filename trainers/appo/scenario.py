@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaltk.envs.doom import SELF_PLAY_SCENARIOS, DoomScenario, get_scenario
-from trainers.appo.config import AppoConfig, ConfigError
+from trainers.appo.config import AppoConfig, ConfigError, shaping_from_json
 
 
 def resolve_scenario(cfg: AppoConfig, *, self_play: bool = False) -> DoomScenario:
@@ -21,8 +21,11 @@ def resolve_scenario(cfg: AppoConfig, *, self_play: bool = False) -> DoomScenari
 
 
 def with_overrides(scenario: DoomScenario, cfg: AppoConfig) -> DoomScenario:
-    """Return ``scenario`` with the config's resolution/size/frameskip overrides (unchanged when none is set)."""
+    """Return ``scenario`` with the config's resolution/size/frameskip/shaping overrides (unchanged if none is set)."""
     changes: dict[str, Any] = {}
+    shaping = shaping_from_json(cfg.reward_shaping)
+    if shaping is not None:
+        changes["reward_shaping"] = shaping
     if cfg.resolution:
         changes["resolution"] = cfg.resolution
     if cfg.obs_height or cfg.obs_width:
