@@ -48,7 +48,7 @@ class Sb3VecEnv(VecEnv):
             return {}
         info: dict[str, Any] = {"lives": int(row[4]), "episode_frame_number": int(row[5]), "frame_number": int(row[6])}
         if row[0] == 2:
-            info["seeds"] = self.venv._seeded_with[i]
+            info["seeds"] = self.venv.seeded_with[i]
         if row[1]:
             info["episode"] = {"r": float(row[2]), "l": int(row[3]), "t": round(now - float(self.venv.t_start[i]), 6)}
         return info

@@ -251,31 +251,42 @@ struct PresetScreens {
 // SB3's WarpFrame (cv2 RGB2GRAY, then the INTER_AREA resize) or CleanRL's ResizeObservation (INTER_AREA on
 // RGB) then GrayscaleObservation (float64 weights 0.2125, 0.7154, 0.0721, summed in order, truncated).
 void EnvPool::emit_preset(int32_t i, const AleEnv& e, const uint8_t* fb, bool pooled) {
-  thread_local std::vector<uint8_t> rgb;
-  thread_local std::vector<uint8_t> small;
+  thread_local std::vector<uint8_t> rgb_scratch;
+  thread_local std::vector<uint8_t> small_scratch;
+  std::vector<uint8_t>& rgb_v = rgb_scratch;  // one thread-local lookup per call, none per pixel
+  std::vector<uint8_t>& small_v = small_scratch;
   const size_t rgb_bytes = screens.frame_bytes;
   const size_t pixels = rgb_bytes / 3;
-  rgb.resize(rgb_bytes);
+  rgb_v.resize(rgb_bytes);
+  uint8_t* rgb = rgb_v.data();
+  const gpu_env_native::HostScreens slots{screens, i};
+  const uint8_t* a = rgb;
+  const uint8_t* b = rgb;
   if (pooled) {
-    gpu_env_native::HostScreens slots{screens, i};
-    const uint8_t* a = slots.slot(0);
-    const uint8_t* b = slots.slot(1);
-    for (size_t k = 0; k < rgb_bytes; ++k) rgb[k] = a[k] > b[k] ? a[k] : b[k];
+    a = slots.slot(0);
+    b = slots.slot(1);
   } else {
-    gpu_env_native::write_screen(e, fb, screens, rgb.data());
+    gpu_env_native::write_screen(e, fb, screens, rgb);
   }
   if (preset_obs == kSb3Obs) {
-    small.resize(pixels);
+    small_v.resize(pixels);
+    uint8_t* gray = small_v.data();
     for (size_t p = 0; p < pixels; ++p) {
-      const uint32_t v = rgb[3 * p] * 9798u + rgb[3 * p + 1] * 19235u + rgb[3 * p + 2] * 3735u + 16384u;
-      small[p] = static_cast<uint8_t>(v >> 15);
+      const uint32_t r = a[3 * p] > b[3 * p] ? a[3 * p] : b[3 * p];
+      const uint32_t g = a[3 * p + 1] > b[3 * p + 1] ? a[3 * p + 1] : b[3 * p + 1];
+      const uint32_t bl = a[3 * p + 2] > b[3 * p + 2] ? a[3 * p + 2] : b[3 * p + 2];
+      gray[p] = static_cast<uint8_t>((r * 9798u + g * 19235u + bl * 3735u + 16384u) >> 15);
     }
-    gpu_env_native::observe_frame(spec, small.data(), nullptr, frame_of(i));
+    gpu_env_native::observe_frame(spec, gray, nullptr, frame_of(i));
     return;
   }
+  if (pooled) {
+    for (size_t k = 0; k < rgb_bytes; ++k) rgb[k] = a[k] > b[k] ? a[k] : b[k];
+  }
   const size_t out_pixels = frame_bytes;
-  small.resize(out_pixels * 3);
-  gpu_env_native::observe_frame(spec, rgb.data(), nullptr, small.data());
+  small_v.resize(out_pixels * 3);
+  uint8_t* small = small_v.data();
+  gpu_env_native::observe_frame(spec, rgb, nullptr, small);
   uint8_t* frame = frame_of(i);
   for (size_t p = 0; p < out_pixels; ++p) {
     double v = static_cast<double>(small[3 * p]) * 0.2125;

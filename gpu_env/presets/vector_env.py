@@ -84,7 +84,7 @@ class PresetVecEnv(VectorEnv):
         self.metadata = {"autoreset_mode": self.autoreset_mode, **(metadata or {})}
         self._pending_seed = seed
         self._autoreset_envs = np.zeros(num_envs, dtype=np.bool_)
-        self._seeded_with: list[tuple[np.uint32, np.uint32] | None] = [None] * num_envs
+        self.seeded_with: list[tuple[np.uint32, np.uint32] | None] = [None] * num_envs
         self.was_real_done = np.ones(num_envs, dtype=np.bool_)  # EpisodicLifeEnv's, per env
         self.lives = np.zeros(num_envs, dtype=np.int64)
         self.t_start = np.full(num_envs, time.time())  # Monitor's; RecordEpisodeStatistics' episode start
@@ -121,7 +121,7 @@ class PresetVecEnv(VectorEnv):
             words = []
             for k in seeded:
                 np_seed, ale_seed = np.random.SeedSequence(seeds[ids[k]]).generate_state(2)
-                self._seeded_with[ids[k]] = (np_seed, ale_seed)
+                self.seeded_with[ids[k]] = (np_seed, ale_seed)
                 ale_seeds[k] = int(ale_seed)
                 words.append(pcg64_words(seeding.np_random(int(np_seed))[0]))
             self.pool.np_random(ids[seeded], words, now=False)
@@ -146,7 +146,7 @@ class PresetVecEnv(VectorEnv):
         if seeded.any():
             values = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(seeded):
-                values[i] = self._seeded_with[i]
+                values[i] = self.seeded_with[i]
             info["seeds"], info["_seeds"] = values, seeded
         ended = mask & (rows[:, 1] == 1)
         if ended.any():

@@ -39,14 +39,14 @@ from gpu_env.errors import GpuEnvError
 gym.register_envs(ale_py)
 
 
-def sb3_env(env_id: str) -> gym.Env[Any, Any]:
-    """Build the sub-env of SB3's ``make_atari_env``: Monitor inside ``AtariWrapper``."""
-    return AtariWrapper(Monitor(gym.make(env_id)))
+def sb3_env(env_id: str, **kwargs: Any) -> gym.Env[Any, Any]:
+    """Build the sub-env of SB3's ``make_atari_env``: Monitor inside ``AtariWrapper`` (``kwargs`` to ``gym.make``)."""
+    return AtariWrapper(Monitor(gym.make(env_id, **kwargs)))
 
 
-def cleanrl_env(env_id: str) -> gym.Env[Any, Any]:
-    """``make_env`` of CleanRL's ``ppo_atari.py`` (gymnasium 1.x port), in its order."""
-    env: gym.Env[Any, Any] = gym.make(env_id)
+def cleanrl_env(env_id: str, **kwargs: Any) -> gym.Env[Any, Any]:
+    """``make_env`` of CleanRL's ``ppo_atari.py`` (gymnasium 1.x port), in its order (``kwargs`` to ``gym.make``)."""
+    env: gym.Env[Any, Any] = gym.make(env_id, **kwargs)
     env = RecordEpisodeStatistics(env)
     env = NoopResetEnv(env, noop_max=30)
     env = MaxAndSkipEnv(env, skip=4)
@@ -59,7 +59,7 @@ def cleanrl_env(env_id: str) -> gym.Env[Any, Any]:
     return FrameStackObservation(env, 4)
 
 
-REFERENCES: dict[str, Callable[[str], gym.Env[Any, Any]]] = {"sb3": sb3_env, "cleanrl": cleanrl_env}
+REFERENCES: dict[str, Callable[..., gym.Env[Any, Any]]] = {"sb3": sb3_env, "cleanrl": cleanrl_env}
 
 
 def host(value: Any) -> Any:
@@ -135,6 +135,17 @@ def test_preset_matches_client_wrappers(preset: str, env_id: str, mode: Autorese
         assert counts["done"] >= 2, counts  # life losses end episodes
     if env_id.startswith("Breakout"):
         assert counts["episodes"] >= 1, counts  # a real game over, with its episode statistics
+
+
+@pytest.mark.parametrize(("preset", "mode"), [("sb3", AutoresetMode.SAME_STEP), ("cleanrl", AutoresetMode.NEXT_STEP)])
+def test_frame_cap_truncations_match_client_wrappers(preset: str, mode: AutoresetMode) -> None:
+    """``max_num_frames_per_episode`` truncates episodes (and re-resets inside NOOP/FIRE resets) as the clients do."""
+    env_id, cap = "BreakoutNoFrameskip-v4", 150
+    ours = presets.make(env_id, 2, preset, autoreset_mode=mode, num_threads=1, max_num_frames_per_episode=cap)
+    ref = SyncVectorEnv([lambda: REFERENCES[preset](env_id, max_num_frames_per_episode=cap) for _ in range(2)],
+                        autoreset_mode=mode)
+    counts = run_lockstep(ours, ref, 120, seed=9)
+    assert counts["episodes"] >= 2, counts  # truncated games, with their episode statistics
 
 
 @pytest.mark.parametrize("preset", ["sb3", "cleanrl"])
