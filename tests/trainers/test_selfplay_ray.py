@@ -39,6 +39,9 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCluster]:
     """Yield a two-node cluster (4 engine slots a node) whose workers import this checkout; torn down after."""
     pytest.importorskip("ray", reason="the Ray population test needs the [ray] extra: pip install 'evaltk[ray]'")
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # inherited by the nodes, their actors and the actors' players
+    # a loopback cluster without token authentication, even where a one-node `ray.init()` has left a token in
+    # ~/.ray (Ray then enables it for `ray start`, and the second node fails to join)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     c = LocalCluster(Path(tempfile.mkdtemp(prefix="evaltk-ray-")), engines=4)
     try:
         c.start()
