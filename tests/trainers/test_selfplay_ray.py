@@ -22,12 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from evaltk.envs.shm_reaper import own_segments
 from tests.evaltk.executor.cluster import LocalCluster
 from trainers.appo import checkpointing
+from trainers.appo.config import AppoConfig
+from trainers.appo.scenario import resolve_scenario
+from trainers.appo.selfplay import pbt
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig, SelfPlayConfigError
+from trainers.appo.selfplay.ray_member import MatchOrder, MemberActor
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--hidden-size", "32", "--rnn-size", "32", "--obs-height", "36", "--obs-width", "64", "--rollout", "16",
@@ -39,6 +44,9 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCluster]:
     """Yield a two-node cluster (4 engine slots a node) whose workers import this checkout; torn down after."""
     pytest.importorskip("ray", reason="the Ray population test needs the [ray] extra: pip install 'evaltk[ray]'")
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # inherited by the nodes, their actors and the actors' players
+    # a loopback cluster without token authentication, even where a one-node `ray.init()` has left a token in
+    # ~/.ray (Ray then enables it for `ray start`, and the second node fails to join)
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     c = LocalCluster(Path(tempfile.mkdtemp(prefix="evaltk-ray-")), engines=4)
     try:
         c.start()
@@ -118,6 +126,49 @@ def test_ray_options_are_validated(changes: dict[str, Any], message: str) -> Non
     SelfPlayConfig(executor="ray", ray_address="127.0.0.1:6379", ray_member_cpus=0.5).validate()
     with pytest.raises(SelfPlayConfigError, match=message):
         SelfPlayConfig(**changes).validate()
+
+
+@pytest.mark.vizdoom
+def test_member_actor_plays_trains_checkpoints_resumes_and_exploits(tmp_path: Path) -> None:
+    """The actor class without Ray: a real duel against another member's weights, then a restart and an exploit."""
+    cfg = AppoConfig(scenario="duel", out=str(tmp_path / "run"), obs_height=36, obs_width=64, hidden_size=32,
+                     rnn_size=32, rollout=16, batch_size=32)
+    sp = SelfPlayConfig(self_play=True, population=2, match_minutes=0.1, persistent_players=False)
+    scenario = resolve_scenario(cfg, self_play=True)
+    hyper = pbt.defaults(pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(scenario.reward_shaping)))
+    actors = [MemberActor(cfg, sp, i, hyper) for i in (0, 1)]
+    try:
+        _, policy1, _ = actors[1].state(hyper, 0.0, 0)
+        order = MatchOrder(match_id="t000000", keys=("m1", "m0"), learner_slot=1, seed=3, hyperparams=hyper,
+                           train_seconds=1.0, resumes=0)
+        reply, policy0, adam0 = actors[0].play(order, policy1, None)
+        assert reply.result is not None
+        assert reply.result["outcome"] == "played", reply.result["error"]
+        me = [p for p in reply.result["participants"] if p["kind"] == "agent"][1]
+        assert reply.env_frames == me["decisions"] * scenario.frameskip > 0
+        assert reply.train_step >= 1  # at least one batch of 2 rollouts of 16 steps
+        _, saved = checkpointing.load_latest(tmp_path / "run" / "members" / "m0")
+        assert (saved.train_step, saved.env_frames) == (reply.train_step, reply.env_frames)
+        assert list((tmp_path / "run" / "work" / "m0").glob("t*")) == []
+
+        # a restarted actor (its node lost) is built from that checkpoint
+        again = MemberActor(cfg, sp, 0, hyper)
+        assert (again.member.train_step, again.member.env_frames) == (reply.train_step, reply.env_frames)
+        for name, tensor in again.model.state_dict().items():
+            assert torch.equal(tensor, policy0.tensors[name]), name
+
+        # PBT: m1 copies m0's weights and Adam state and takes the mutated hyperparameters, checkpointed
+        after = {**hyper, "learning_rate": hyper["learning_rate"] * 1.3}
+        exploited, _, adam1 = actors[1].exploit(after, policy0, adam0, 2.0, 0)
+        assert exploited.train_step == 0
+        assert adam1["state"].keys() == adam0["state"].keys()
+        assert all(g["lr"] == after["learning_rate"] for g in actors[1].learner.optimizer.param_groups)
+        ckpt, _ = checkpointing.load_latest(tmp_path / "run" / "members" / "m1")
+        for name, tensor in ckpt.tensors.items():
+            assert torch.equal(tensor, policy0.tensors[name]), name
+    finally:
+        for actor in actors:
+            actor.close()
 
 
 @pytest.mark.slow

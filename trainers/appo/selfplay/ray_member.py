@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,13 +82,11 @@ class Reply:
 
 def _node_id() -> tuple[str, bool]:
     """Return this actor's Ray node id and whether Ray restarted it (``("", False)`` outside Ray)."""
-    try:
-        import ray
-
-        ctx = ray.get_runtime_context()
-        return str(ctx.get_node_id()), bool(ctx.was_current_actor_reconstructed)
-    except (ImportError, RuntimeError, AttributeError):
+    ray = sys.modules.get("ray")  # an actor's worker has imported Ray; a plain process has not
+    if ray is None or not ray.is_initialized():  # asking would start a local Ray instance
         return "", False
+    ctx = ray.get_runtime_context()
+    return str(ctx.get_node_id()), bool(ctx.get_actor_id() is not None and ctx.was_current_actor_reconstructed)
 
 
 class MemberActor:
