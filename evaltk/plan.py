@@ -18,7 +18,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,14 +225,13 @@ def _check_family(config: EvalConfig, info: EnvInfo, option: str) -> None:
 
 
 def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = None,
-             simulators: Sequence[Simulator] | None = None,
-             before_open: Callable[[], None] | None = None) -> tuple[EvaluationPlan, ...]:
+             simulators: Sequence[Simulator] | None = None) -> tuple[EvaluationPlan, ...]:
     """Resolve and check the sides ``configs`` of one evaluation, then open (or resume) their score tables.
 
     The sides share one policy location (checkpoint, format, ``--env-id``); it is loaded once. ``options``
     names each side's simulator option in messages (default ``--sim``); ``simulators`` are the sides'
-    simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`).
-    ``before_open`` runs once everything is checked, before any file is written.
+    simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`). Every side
+    is checked before any file is written.
     """
     options = list(options or ["--sim"] * len(configs))
     first = configs[0]
@@ -252,8 +251,6 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         name = DOOM_SIMULATOR if info.env["family"] == "doom" else sim.name
         settings = _settings(config, loaded, info, name)
         sides.append((dataclasses.replace(config, checkpoint=loaded.label), sim, name, info, settings, identity))
-    if before_open is not None:
-        before_open()
     opened = open_tables([(c.out, settings, loaded.provenance, identity) for c, _, _, _, settings, identity in sides])
     plans = []
     for (config, sim, name, info, settings, identity), (rows, writer) in zip(sides, opened, strict=True):

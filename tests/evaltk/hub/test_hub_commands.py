@@ -64,7 +64,7 @@ def test_validate_and_a_suite_case_read_a_hub_checkpoint_offline(hub: HubServer,
     suite = tmp_path / "hub_suite.toml"
     suite.write_text(f'[suite]\nname = "hub"\n\n[[case]]\nkind = "transfer"\nname = "sb3-from-hub"\n'
                      f'checkpoint = "hf://{SB3_REPO}"\nepisodes = 2\nseed = 0\nseed_b = 0\n'
-                     f'baseline = "{tmp_path / "base" / "episodes.csv"}"\nbackend_b = "gym"\nnum_envs = 2\n'
+                     f'baseline = "{tmp_path / "base" / "episodes.csv"}"\nsimulator_b = "gym"\nnum_envs = 2\n'
                      'margin = 5.0\nmargin_kind = "absolute"\nexpect = "inconclusive"\n')
     run = evaltk(["conformance", "run", str(suite), "--workdir", str(tmp_path / "w")], hf_home, offline=True)
     assert run.returncode == 0, run.stdout + run.stderr  # 2 episodes a side: inconclusive (a verdict needs 10)

@@ -230,8 +230,8 @@ def test_factory_runs_in_a_suite_transfer_case(factory_module: str, tmp_path: Pa
         episodes = 10
         seed = 5
         seed_b = 5
-        backend_a = "gym"
-        backend_b = "{factory_module}:make"
+        simulator_a = "gym"
+        simulator_b = "{factory_module}:make"
         margin = 5
         margin_kind = "absolute"
         expect = "identical"
