@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from gpu_env.errors import BackendError
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _P = ctypes.c_void_p
 _I32 = ctypes.c_int32
