@@ -91,12 +91,14 @@ def test_the_site_fetches_nothing_from_other_hosts(built_site: SiteBuild) -> Non
 def test_api_reference_documents_the_public_api(built_site: SiteBuild) -> None:
     import conformance.suite
     import evaltk.evaluate
+    import evaltk.plan
     import evaltk.validate
     import evaltk.verdict
     import gpu_env
 
-    modules = {"gpu_env": gpu_env, "evaltk.evaluate": evaltk.evaluate, "evaltk.verdict": evaltk.verdict,
-               "evaltk.validate": evaltk.validate, "conformance.suite": conformance.suite}
+    modules = {"gpu_env": gpu_env, "evaltk.evaluate": evaltk.evaluate, "evaltk.plan": evaltk.plan,
+               "evaltk.verdict": evaltk.verdict, "evaltk.validate": evaltk.validate,
+               "conformance.suite": conformance.suite}
     for page, objects in API.items():
         source = (built_site.site / page).read_text(encoding="utf-8")
         text = text_of(source)

@@ -1,4 +1,4 @@
-"""``evaltk evaluate --sim gpu_env`` reproduces the Gym backend's rows exactly (same seeds, same actions)."""
+"""``evaltk evaluate --sim gpu_env`` reproduces the Gym simulator's rows exactly (same seeds, same actions)."""
 
 from pathlib import Path
 
@@ -11,9 +11,9 @@ from evaltk.policies import save_builtin
 KEYS = ("index", "seed", "return", "frames", "steps", "truncated", "digest", "obs_digest")  # step for step
 
 
-def _rows(checkpoint: str, out: Path, backend: str, env_id: str | None, episodes: int) -> list[tuple[object, ...]]:
+def _rows(checkpoint: str, out: Path, simulator: str, env_id: str | None, episodes: int) -> list[tuple[object, ...]]:
     result = evaluate(EvalConfig(checkpoint=checkpoint, out=out, episodes=episodes, seed=7, num_envs=3,
-                                 env_id=env_id, backend=backend, workers=0))
+                                 env_id=env_id, simulator=simulator, workers=0))
     return [tuple(r[k] for k in KEYS) for r in result.rows]
 
 
