@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from conformance.ale_side import AleSide
 from conformance.frames import Difference, Frame, first_difference, observe_batch, write_diff_png
+from evaltk import seeding
 
 START_MODES = ("ale-state", "boot")
 ACTION_SETS = ("minimal", "full")
@@ -305,8 +306,9 @@ class LockstepConfig:
     """One lockstep run (see the module docstring). Validated on construction (:class:`LockstepError`).
 
     game: ale-py ROM id (or any name when ``rom_path`` is given); frames: acts compared after the
-    start; seed: env ``i`` gets ALE ``random_seed = seed + i``, and the action/warm-up generator is
-    ``default_rng(seed)``; actions: ``"minimal"`` (the ROM's minimal set) or ``"full"`` (all 18);
+    start; seed: the base seed of :mod:`evaltk.seeding` (env ``i``'s ALE ``random_seed`` is
+    :func:`ale_seeds`, the action/warm-up generator :func:`action_rng`); actions: ``"minimal"`` (the ROM's
+    minimal set) or ``"full"`` (all 18);
     warmup_frames: ``ale-state`` only (default: drawn from the generator, at least 2); backend:
     gpu_env's (``"cpu"`` or ``"cuda"``; ``"ale_py"`` checks ale-py against itself).
     """
@@ -408,7 +410,7 @@ def run_lockstep(config: LockstepConfig, *, png_dir: str | Path | None = None) -
     c = config
     began = time.perf_counter()
     path = Path(c.rom_path) if c.rom_path is not None else resolve_rom_path(c.game)
-    seeds = [c.seed + i for i in range(c.num_envs)]
+    seeds = ale_seeds(c.seed, c.num_envs)
     settings = {"repeat_action_probability": c.repeat_action_probability, "frameskip": c.frameskip,
                 "mode": c.mode, "difficulty": c.difficulty, "max_num_frames_per_episode": c.max_num_frames_per_episode}
     side = AleSide(path, seeds, **settings)  # type: ignore[arg-type]
@@ -424,14 +426,17 @@ def run_lockstep(config: LockstepConfig, *, png_dir: str | Path | None = None) -
                           seconds=time.perf_counter() - began, divergence=out.divergence)
 
 
-def action_rng(seed: int) -> np.random.Generator:
-    """Return the generator of both engine users' random actions (and ale-state warm-ups): ``default_rng(seed)``.
+def ale_seeds(seed: int, num_envs: int) -> list[int]:
+    """Return ALE's ``random_seed`` of each env under base ``seed``: stream ``lockstep.ale`` at ``(i,)``, 31 bits."""
+    return [seeding.seed(seed, "lockstep.ale", i, bits=31) for i in range(num_envs)]
 
-    Unfinished: not yet a named stream of :mod:`evaltk.seeding` (nor are the ALE seeds ``seed + i`` of
-    :func:`run_lockstep`); switching changes every lockstep's actions, and ``docs/conformance.md``'s
-    104-ROM table must be regenerated with it.
+
+def action_rng(seed: int) -> np.random.Generator:
+    """Return the generator of both engine users' random actions (and ale-state warm-ups) under base ``seed``.
+
+    It is stream ``lockstep.actions`` of :mod:`evaltk.seeding`.
     """
-    return np.random.default_rng(seed)
+    return seeding.rng(seed, "lockstep.actions")
 
 
 def default_png_dir() -> Path:

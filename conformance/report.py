@@ -98,12 +98,14 @@ def render_markdown(results: Iterable[LockstepResult], *, seed: int, frames: int
         "game over, truncation and both frame counters; RGB and grayscale screens at the start and the end.",
         "",
         f"* **ale-state**: ale-py (`repeat_action_probability=0`) plays a random number of random actions "
-        f"(\"warm-up\", from seed {seed}), its `cloneState()` is imported with `AtariBatch.load_ale_state`, then "
+        f"(\"warm-up\", stream `lockstep.actions` of base seed {seed}, `evaltk/seeding.py`), its `cloneState()` "
+        f"is imported with `AtariBatch.load_ale_state`, then "
         f"both play the same random actions from the minimal action set for {frames} frames. When ale-py's "
         "game ends it runs `reset_game` and 2 random frames alone and its state is imported again. Warm-ups "
         "end on a frame that started a new TIA frame: ALE does not serialize its two frame buffers, and the "
         "`getScreen()` before and after that frame restores them.",
-        f"* **boot**: both sides run their own `loadROM` with `random_seed={seed}` and ALE v5's settings "
+        f"* **boot**: both sides run their own `loadROM` with the same `random_seed` (stream `lockstep.ale` of base "
+        f"seed {seed}) and ALE v5's settings "
         f"(sticky actions 0.25, ALE's mt19937 on both sides), then the same random actions from the full "
         f"18-action set for {frames} frames, `reset_game` on both at every game over.",
         "",

@@ -1,4 +1,4 @@
-"""The one seeding rule of evaluation and the trainers: every random stream is a named child of a base seed.
+"""The one seeding rule of evaluation, trainers and lockstep: every random stream is a named child of a base seed.
 
 A base seed ``S`` (the user's ``--seed``), a stream name from :data:`STREAMS` and the stream's indices
 (``path``: a resume, a worker, an env, a population member...) give
@@ -14,8 +14,9 @@ input never equals an episode's. Two base seeds feed different entropy to every 
 ``S + i`` the streams of base 0 and of base 1 share no input; their outputs are hashes, equal only by
 chance (about ``n**2 / 2**(bits + 1)`` for ``n`` seeds drawn: negligible at 63 bits, not at 31).
 
-Unfinished: the conformance lockstep engine (:func:`conformance.lockstep.action_rng`, ALE seeds
-``seed + i``) does not use this rule yet.
+The conformance lockstep engine draws from it too: ALE's ``random_seed`` of env ``i`` is stream
+``lockstep.ale`` at ``(i,)`` (31 bits) and its random actions (and warm-ups) come from ``lockstep.actions``
+(:func:`conformance.lockstep.ale_seeds`, :func:`conformance.lockstep.action_rng`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ STREAMS = (
     "selfplay.population",  # self-play/PBT: the members' initial hyperparameters
     "selfplay.matches",  # self-play/PBT: match seeds and pairings (path: resume)
     "selfplay.member",  # self-play/PBT: the base seed of one member (path: member id)
+    "lockstep.ale",  # conformance lockstep: ALE's random_seed of one env (path: env)
+    "lockstep.actions",  # conformance lockstep: random actions and ale-state warm-ups
 )
 """Every named stream; a name not listed here is refused (a typo would silently start a new stream)."""
 

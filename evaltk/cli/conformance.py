@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                       help="with --sim: where the first difference's observations, diff image and values go "
                            "(default: a temp folder)")
     lock.add_argument("--frames", type=int, default=5000, help="frames to compare (default 5000)")
-    lock.add_argument("--seed", type=int, default=0, help="ALE random_seed (env i: seed + i) and action/warm-up seed")
+    lock.add_argument("--seed", type=int, default=0, help="base seed of ALE random_seed and actions (evaltk.seeding)")
     lock.add_argument("--start", choices=("ale-state", "boot"), default="ale-state",
                       help="ale-state: import ale-py's state; boot: both start from their own loadROM")
     lock.add_argument("--actions", choices=("minimal", "full"), default="minimal",

@@ -28,8 +28,8 @@ def test_short_lockstep_is_identical(game: str) -> None:
 
 
 def test_game_over_is_followed_by_reimport() -> None:
-    # road_runner with seed 0 loses its last life within ~240 frames of random play.
-    result = run_lockstep(LockstepConfig("road_runner", 400, seed=0, warmup_frames=50))
+    # road_runner with base seed 2 loses its last life between frames 400 and 500 of random play.
+    result = run_lockstep(LockstepConfig("road_runner", 600, seed=2, warmup_frames=50))
     assert not result.diverged, result.summary()
     assert result.resets >= 1
 

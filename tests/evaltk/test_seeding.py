@@ -1,4 +1,4 @@
-"""One seeding rule (evaltk.seeding): two base seeds give disjoint streams for evaluation and every trainer.
+"""One seeding rule (evaltk.seeding): two base seeds give disjoint streams for evaluation, every trainer and lockstep.
 
 A stream is compared by its first 63 bits (what :func:`evaltk.seeding.seed` returns); consumers that keep
 fewer (ViZDoom keeps 31 bits of an env seed, an evaluation row records 31) can meet by chance, as any two
@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conformance.lockstep import action_rng, ale_seeds
 from evaltk import seeding
 from evaltk.evaluate import episode_seed
 from trainers.appo.config import AppoConfig
@@ -22,9 +23,12 @@ from trainers.appo.selfplay.runner import member_config
 
 ROOT = Path(__file__).resolve().parents[2]
 RESUMES, ENVS, GENERATIONS, MEMBERS, EPISODES, DRAWS = 4, 64, 4, 16, 10_000, 4
-# The streams the trainers call, each enumerated below as the trainer derives it (checked against the source).
-TRAINER_STREAMS = {"a2c.weights", "a2c.actions", "a2c.env", "appo.weights", "appo.inference", "appo.resume",
-                   "appo.env", "selfplay.population", "selfplay.matches", "selfplay.member"}
+# The streams the trainers and the lockstep engine call, each enumerated below as its user derives it (checked
+# against the source).
+CALLED_STREAMS = {"a2c.weights", "a2c.actions", "a2c.env", "appo.weights", "appo.inference", "appo.resume",
+                  "appo.env", "selfplay.population", "selfplay.matches", "selfplay.member", "lockstep.ale",
+                  "lockstep.actions"}
+LOCKSTEP_SOURCES = ("conformance/lockstep.py", "conformance/sim_lockstep.py")
 
 
 def test_evaluation_episode_seeds_are_unchanged() -> None:
@@ -70,6 +74,15 @@ def _selfplay(base: int) -> Iterator[tuple[str, int]]:
         yield from _appo(mcfg.seed, f"member {member}")
 
 
+def _lockstep(base: int) -> Iterator[tuple[str, int]]:
+    """Yield the lockstep engine's seeds: each env's ALE seed (63 bits; ALE gets the low 31), the action draws."""
+    for env, ale_seed in enumerate(ale_seeds(base, ENVS)):
+        stream = seeding.seed(base, "lockstep.ale", env)
+        assert stream & seeding.SEED_MASK == ale_seed
+        yield "lockstep.ale", stream
+    yield from (("lockstep.actions", x) for x in _draws(action_rng(base)))
+
+
 def _episode_stream(base: int, index: int) -> int:
     """Return the 63 bits of an episode's stream whose low 31 bits are :func:`episode_seed` (checked here)."""
     bits = int(np.random.SeedSequence(base, spawn_key=(index,)).generate_state(1, np.uint64)[0])
@@ -78,18 +91,18 @@ def _episode_stream(base: int, index: int) -> int:
 
 
 def _streams(base: int) -> dict[int, str]:
-    """Every seed the trainers and evaluation derive from ``base`` -> the stream that drew it."""
+    """Every seed the trainers, the lockstep engine and evaluation derive from ``base`` -> the stream that drew it."""
     drawn: dict[int, str] = {}
-    for name, value in [*_a2c(base), *_appo(base), *_selfplay(base),
+    for name, value in [*_a2c(base), *_appo(base), *_selfplay(base), *_lockstep(base),
                         *(("evaluation", _episode_stream(base, i)) for i in range(EPISODES))]:
         drawn.setdefault(value, name)
     return drawn
 
 
 @pytest.mark.parametrize(("a", "b"), [(0, 1), (1, 2), (7, 8), (0, 1_000_003)])
-def test_two_base_seeds_give_disjoint_streams_for_every_trainer_and_evaluation(a: int, b: int) -> None:
+def test_two_base_seeds_give_disjoint_streams_for_every_trainer_lockstep_and_evaluation(a: int, b: int) -> None:
     first, second = _streams(a), _streams(b)
-    assert len(first) == 27_872  # nothing drawn twice within one base seed either
+    assert len(first) == 27_872 + ENVS + DRAWS  # nothing drawn twice within one base seed either
     shared = {v: (first[v], second[v]) for v in first.keys() & second.keys()}
     assert not shared, f"base seeds {a} and {b} share seeds (value: (stream of {a}, stream of {b})): {shared}"
 
@@ -105,20 +118,25 @@ def test_population_members_are_disjoint_across_base_seeds() -> None:
     assert len(set(members(0))) == MEMBERS
 
 
-def _trainer_sources() -> Iterator[tuple[Path, ast.AST]]:
-    for path in sorted((ROOT / "trainers").rglob("*.py")):
+def _seeding_users() -> Iterator[tuple[Path, ast.AST]]:
+    """Yield the trainers' modules and the lockstep engine's, parsed."""
+    for path in [*sorted((ROOT / "trainers").rglob("*.py")), *(ROOT / p for p in LOCKSTEP_SOURCES)]:
         yield path, ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _mentions_seed(node: ast.AST) -> bool:
-    return any((isinstance(n, ast.Name) and "seed" in n.id) or (isinstance(n, ast.Attribute) and "seed" in n.attr)
-               for n in ast.walk(node))
+    """Whether ``node`` computes with a name containing "seed" (formatting one into an f-string does not count)."""
+    if isinstance(node, ast.JoinedStr):
+        return False
+    if (isinstance(node, ast.Name) and "seed" in node.id) or (isinstance(node, ast.Attribute) and "seed" in node.attr):
+        return True
+    return any(_mentions_seed(child) for child in ast.iter_child_nodes(node))
 
 
-def test_trainers_derive_every_seed_from_named_streams() -> None:
-    """No seed arithmetic (``seed + i``) in the trainers, and every stream they call is enumerated above."""
+def test_trainers_and_lockstep_derive_every_seed_from_named_streams() -> None:
+    """No seed arithmetic (``seed + i``) in the trainers or the lockstep engine; every stream called is enumerated."""
     arithmetic, called = [], set()
-    for path, tree in _trainer_sources():
+    for path, tree in _seeding_users():
         for node in ast.walk(tree):
             if isinstance(node, ast.BinOp) and _mentions_seed(node):
                 arithmetic.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
@@ -127,7 +145,7 @@ def test_trainers_derive_every_seed_from_named_streams() -> None:
                     and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
                 called.add(str(node.args[1].value))
     assert not arithmetic, "seeds derived by arithmetic, not evaltk.seeding:\n" + "\n".join(arithmetic)
-    assert called == TRAINER_STREAMS
+    assert called == CALLED_STREAMS
 
 
 def test_a_stream_name_or_base_seed_that_is_wrong_is_refused() -> None:
