@@ -172,3 +172,17 @@ def test_init_from_loads_the_weights_and_refuses_other_sizes(tmp_path: Path) -> 
                                                   strict=True))
     with pytest.raises(CheckpointError, match="--init-from"):
         load_initial_weights(build_model(AppoConfig(scenario="duel", hidden_size=16, rnn_size=16), DUEL), str(path))
+
+
+def test_calibration_undoes_the_class_weights_in_the_sampled_probabilities() -> None:
+    model = build_model(AppoConfig(scenario="duel", seed=1, **TINY), DUEL)
+    weights = bc.class_weights([np.arange(1, n + 1) * 10 for n in model.action_nvec], 0.5, 10.0)
+    state = bc.calibrated_state(model, weights)
+    shift = (state["actor.bias"] - model.state_dict()["actor.bias"]).numpy()
+    assert np.allclose(shift, -np.log(np.concatenate(weights)), atol=1e-6)
+    # Weighted cross-entropy's optimum is p_w(c) ~ w_c p(c); the shifted logits give p(c) back.
+    p = np.array([0.9, 0.09, 0.01])
+    w = bc.class_weights([p * 1000], 0.5, 10.0)[0]
+    logits = np.log(w * p) - np.log(w)
+    assert np.allclose(np.exp(logits) / np.exp(logits).sum(), p)
+    assert bc.calibrated_state(model, None)["actor.bias"].equal(model.state_dict()["actor.bias"])
