@@ -17,11 +17,11 @@ from evaltk.errors import CheckpointError, SpecError
 from evaltk.tournament import agents, player
 from trainers.appo import bc, demos
 from trainers.appo.config import AppoConfig, ConfigError, bc_coefficient
+from trainers.appo.model import AppoPolicy
 from trainers.appo.runner import build_model, load_initial_weights
 from trainers.appo.scenario import resolve_scenario
 
 DUEL = doom.SCENARIOS["duel"]
-TINY = {"hidden_size": 32, "rnn_size": 32}
 
 
 def test_scripted_actions_press_exactly_the_heads_buttons() -> None:
@@ -95,7 +95,8 @@ def test_class_weights_favour_rare_choices_and_keep_the_scale() -> None:
 
 @pytest.mark.vizdoom
 def test_cloning_lowers_the_loss_and_the_checkpoint_plays(recording: Path, tmp_path: Path) -> None:
-    cfg = AppoConfig(scenario="duel", out=str(tmp_path / "bc"), learning_rate=2e-3, rollout=16, **TINY)
+    cfg = AppoConfig(scenario="duel", out=str(tmp_path / "bc"), learning_rate=2e-3, rollout=16, hidden_size=32,
+                     rnn_size=32)
     model = build_model(cfg, DUEL)
     counts = bc.action_counts(recording, model.action_nvec)
     weights = [torch.from_numpy(w) for w in bc.class_weights(counts, 0.5, 10.0)]
@@ -109,6 +110,9 @@ def test_cloning_lowers_the_loss_and_the_checkpoint_plays(recording: Path, tmp_p
     result = bc.train(cfg, bc.BcSettings(demos=str(recording), seq_len=16, streams=2, max_steps=30, log_every=1000),
                       log=lambda _: None)
     trained = policies.load_policy(result["checkpoint"])
+    assert isinstance(trained, AppoPolicy)
+    # The saved clone is calibrated (its actor bias shifted by -log w); add log w back to compare the same loss.
+    trained.model.actor.bias.data += torch.from_numpy(np.log(np.concatenate([w.numpy() for w in weights])))
     assert probe_loss(trained.model) < 0.7 * before
     spec = player.PlayerSpec(slot=0, num_players=1, port=doom.free_udp_port(), map="map01",
                              agent=result["checkpoint"], name="A0", seed=1, policy_seed=2, timelimit_min=0.02,
@@ -162,13 +166,27 @@ def test_duel_bots_shaping_is_the_weighted_sum_of_variable_changes() -> None:
 
 
 def test_init_from_loads_the_weights_and_refuses_other_sizes(tmp_path: Path) -> None:
-    cfg = AppoConfig(scenario="duel", seed=4, **TINY)
+    cfg = AppoConfig(scenario="duel", seed=4, hidden_size=32, rnn_size=32)
     source = build_model(cfg, DUEL)
     source.obs_count.fill_(7.0)
     path = bc.save_policy(tmp_path, cfg, DUEL, source, 1, 1)
-    target = build_model(AppoConfig(scenario="duel", seed=5, **TINY), DUEL)
+    target = build_model(AppoConfig(scenario="duel", seed=5, hidden_size=32, rnn_size=32), DUEL)
     load_initial_weights(target, str(path))
     assert all(torch.equal(a, b) for a, b in zip(source.state_dict().values(), target.state_dict().values(),
                                                   strict=True))
     with pytest.raises(CheckpointError, match="--init-from"):
         load_initial_weights(build_model(AppoConfig(scenario="duel", hidden_size=16, rnn_size=16), DUEL), str(path))
+
+
+def test_calibration_undoes_the_class_weights_in_the_sampled_probabilities() -> None:
+    model = build_model(AppoConfig(scenario="duel", seed=1, hidden_size=32, rnn_size=32), DUEL)
+    weights = bc.class_weights([np.arange(1, n + 1) * 10 for n in model.action_nvec], 0.5, 10.0)
+    state = bc.calibrated_state(model, weights)
+    shift = (state["actor.bias"] - model.state_dict()["actor.bias"]).numpy()
+    assert np.allclose(shift, -np.log(np.concatenate(weights)), atol=1e-6)
+    # Weighted cross-entropy's optimum is p_w(c) ~ w_c p(c); the shifted logits give p(c) back.
+    p = np.array([0.9, 0.09, 0.01])
+    w = bc.class_weights([p * 1000], 0.5, 10.0)[0]
+    logits = np.log(w * p) - np.log(w)
+    assert np.allclose(np.exp(logits) / np.exp(logits).sum(), p)
+    assert bc.calibrated_state(model, None)["actor.bias"].equal(model.state_dict()["actor.bias"])

@@ -14,8 +14,9 @@ truncated backpropagation through time) and zeroed where an episode starts. The 
 
 The observation normaliser is updated from every batch. The result is an ordinary evaltk checkpoint
 (``OUT/policy/``; every ``save_every_s`` and at the end) that ``evaltk evaluate``, ``evaltk tournament``, a
-``bots`` suite case and ``evaltk train doom --init-from`` take; ``OUT/bc.json`` holds the settings and the
-class weights, ``OUT/metrics.jsonl`` one line per logged step.
+``bots`` suite case and ``evaltk train doom --init-from`` take, its actor bias corrected for the class weights
+(:func:`calibrated_state`) so that it samples each choice as often as the demonstrator made it.
+``OUT/bc.json`` holds the settings and the class weights, ``OUT/metrics.jsonl`` one line per logged step.
 """
 
 from __future__ import annotations
@@ -193,7 +194,9 @@ class AuxiliaryCloning:
         folder = Path(cfg.bc_demos)
         self.model, self.cfg = model, cfg
         counts = action_counts(folder, model.action_nvec)
-        self.weights = [torch.from_numpy(w) for w in class_weights(counts, 0.5, 10.0)]
+        # Plain cross-entropy: the policy being trained samples its own heads, so no class weights (which would
+        # pull it toward the rare choices, see calibrated_state).
+        self.weights = [torch.from_numpy(w) for w in class_weights(counts, 0.0, 10.0)]
         self.streams = DemoStreams(folder, cfg.bc_streams, cfg.rollout, 0.99, np.random.default_rng(cfg.seed))
         self.h = torch.zeros(cfg.bc_streams, model.rnn_size)
 
@@ -209,12 +212,25 @@ class AuxiliaryCloning:
         return {**terms, "loss": terms["loss"] + coef * aux, "bc_loss": aux.detach(), "bc_coef": torch.tensor(coef)}
 
 
+def calibrated_state(model: ActorCritic, weights: list[np.ndarray] | None) -> dict[str, torch.Tensor]:
+    """Return ``model``'s state dict with ``log(weight)`` of each class subtracted from its actor bias.
+
+    A cross-entropy weighted by ``w_c`` is minimised by probabilities proportional to ``w_c p(c)``: sampling from
+    the raw heads would take rare choices (firing a rocket) ``w_c`` times too often. Subtracting ``log w_c`` from
+    each logit gives back ``p(c)`` (logit adjustment), so the saved policy acts with the demonstrated frequencies.
+    """
+    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    if weights is not None:
+        state["actor.bias"] -= torch.from_numpy(np.log(np.concatenate(weights)).astype(np.float32))
+    return state
+
+
 def save_policy(out: Path, cfg: AppoConfig, scenario: doom.DoomScenario, model: ActorCritic, steps: int,
-                samples: int) -> Path:
-    """Write the model as the evaltk checkpoint ``out/policy`` (replacing the previous one)."""
+                samples: int, weights: list[np.ndarray] | None = None, name: str = "policy") -> Path:
+    """Write the model (calibrated by ``weights``, :func:`calibrated_state`) as the evaltk checkpoint ``out/name``."""
     spec = checkpointing.policy_spec(cfg, scenario, model, samples * scenario.frameskip, steps)
     spec.provenance["trainer"] = "trainers.appo.bc"
-    return evaltk_checkpoint.save(out / "policy", spec, model.state_dict())
+    return evaltk_checkpoint.save(out / name, spec, calibrated_state(model, weights))
 
 
 def _check_demos(folder: Path, scenario: doom.DoomScenario) -> None:
@@ -277,7 +293,7 @@ def train(cfg: AppoConfig, settings: BcSettings, log: Callable[[str], None] = pr
                 log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in line.items()))
             if cfg.save_every_s and time.monotonic() - last_save >= cfg.save_every_s:
                 last_save = time.monotonic()
-                save_policy(out, cfg, scenario, model, steps, samples)
-    path = save_policy(out, cfg, scenario, model, steps, samples)
+                save_policy(out, cfg, scenario, model, steps, samples, weights)
+    path = save_policy(out, cfg, scenario, model, steps, samples, weights)
     return {"checkpoint": str(path), "steps": steps, "samples": samples, "epochs": streams.epochs,
             "seconds": time.monotonic() - t0, "final": metrics}
