@@ -84,6 +84,18 @@ _CUDA_DEFAULTS: dict[str, int] = {"cuda_device": 0, "block_size": 128, "noop_tab
 OBS_FORMATS = ("torch", "numpy")
 
 
+
+def spread_seeds(seed: int | list[int | None] | None, num_envs: int) -> list[int | None]:
+    """One seed (or None) per env from ``reset``'s ``seed``, as gymnasium's sync vector env spreads it."""
+    if seed is None:
+        return [None] * num_envs
+    if isinstance(seed, int):
+        return [seed + i for i in range(num_envs)]
+    seeds = list(seed)
+    if len(seeds) != num_envs:
+        raise GpuEnvError(f"got {len(seeds)} seeds for {num_envs} environments: pass one per env")
+    return seeds
+
 class _Unset(enum.Enum):
     """Marks a keyword argument left out (``None`` is a value of ``max_num_frames_per_episode``)."""
 
@@ -327,7 +339,7 @@ class AtariVecEnv(VectorEnv):
             mask = given.detach().cpu().numpy() if isinstance(given, torch.Tensor) else np.asarray(given)
             if mask.dtype != np.bool_ or mask.shape != (self.num_envs,) or not mask.any():
                 raise GpuEnvError(f"options['reset_mask'] must be a bool[{self.num_envs}] array with a True entry")
-        seeds = self._seed_list(seed)
+        seeds = spread_seeds(seed, self.num_envs)
         self._seeded_with = [None] * self.num_envs
         obs = self._engine.reset(mask, lambda m: self._reseed(m, seeds))
         reset = self._engine.mask(mask)
@@ -336,17 +348,6 @@ class AtariVecEnv(VectorEnv):
         info = self._batched(self._env_info(), reset, all_true=bool(mask.all()))
         self._add_seeds_info(info, mask, seeds)
         return self._out(obs), info
-
-    def _seed_list(self, seed: int | list[int | None] | None) -> list[int | None]:
-        """One seed (or None) per env from ``reset``'s ``seed``, as gymnasium's sync vector env spreads it."""
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, int):
-            return [seed + i for i in range(self.num_envs)]
-        seeds = list(seed)
-        if len(seeds) != self.num_envs:
-            raise GpuEnvError(f"got {len(seeds)} seeds for {self.num_envs} environments")
-        return seeds
 
     def _add_seeds_info(self, info: dict[str, Any], mask: npt.NDArray[np.bool_], seeds: list[int | None]) -> None:
         """Add gymnasium's ``info["seeds"]`` / ``info["_seeds"]`` for the envs just reset with a seed."""

@@ -29,6 +29,7 @@ from gpu_env.atari_batch import ACTION_NAMES
 from gpu_env.backends.env_pool import PRESET, REPORT, RESET, STEP, STEP_RESET, NativeEnvPool, pcg64_words
 from gpu_env.env_ids import check_frameskip
 from gpu_env.errors import GpuEnvError
+from gpu_env.vector import spread_seeds
 
 _OUT = ("obs", "final_obs", "reward", "terminated", "truncated", "preset")
 _INFO_KEYS = (("lives", 4), ("episode_frame_number", 5), ("frame_number", 6))
@@ -98,14 +99,7 @@ class PresetVecEnv(VectorEnv):
         """One seed (or None) per env, as ``SyncVectorEnv.reset`` spreads ``seed`` (the pending seed first)."""
         if seed is None and self._pending_seed is not None:
             seed, self._pending_seed = self._pending_seed, None
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, int):
-            return [seed + i for i in range(self.num_envs)]
-        seeds = list(seed)
-        if len(seeds) != self.num_envs:
-            raise GpuEnvError(f"got {len(seeds)} seeds for {self.num_envs} environments: pass one per env")
-        return seeds
+        return spread_seeds(seed, self.num_envs)
 
     def run(self, ids: npt.NDArray[np.int64], ops: npt.NDArray[np.int32],
             actions: npt.NDArray[np.int64] | None = None, seeds: list[int | None] | None = None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -125,3 +126,16 @@ def objective(recent: list[tuple[float, int]], kind: str, min_matches: int) -> f
     if kind == "win_rate":
         return float(np.mean([s for s, _ in recent]))
     return float(np.mean([f for _, f in recent]))
+
+
+def check(member: int, recents: Mapping[int, Sequence[Sequence[float]]], rng: np.random.Generator, *, kind: str,
+          min_matches: int, fraction: float, gap: float, total_frames: int, seconds: float
+          ) -> tuple[dict[str, Any], int | None]:
+    """One PBT check of ``member``: every member's objective from its recent ``(score, frags)`` and the donor.
+
+    Returns the ``objective_history`` entry of this check and :func:`choose_donor`'s answer (None: no copy).
+    """
+    objectives = {i: objective([(s, int(f)) for s, f in r], kind, min_matches) for i, r in recents.items()}
+    entry = {"total_frames": total_frames, "member": member, "seconds": seconds,
+             "objectives": {str(k): v for k, v in objectives.items()}}
+    return entry, choose_donor(member, objectives, rng, fraction=fraction, gap=gap)

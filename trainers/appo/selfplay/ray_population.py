@@ -271,13 +271,11 @@ class RayPopulationRun:
         """Decide with the pure PBT functions; an exploit is sent to the member's actor with the donor's refs."""
         m, sp = h.member, self.sp
         m.last_pbt_frames = m.env_frames
-        objectives = {x.member.id: pbt.objective([(s, int(f)) for s, f in x.member.recent], sp.pbt_objective,
-                                                 sp.pbt_min_matches) for x in self.handles}
-        self.state.objective_history.append({"total_frames": self.state.total_frames, "member": m.id,
-                                             "seconds": round(self.seconds(), 1),
-                                             "objectives": {str(k): v for k, v in objectives.items()}})
-        donor_id = pbt.choose_donor(m.id, objectives, self.rng, fraction=sp.pbt_replace_fraction,
-                                    gap=sp.pbt_replace_gap)
+        entry, donor_id = pbt.check(m.id, {x.member.id: x.member.recent for x in self.handles}, self.rng,
+                                    kind=sp.pbt_objective, min_matches=sp.pbt_min_matches,
+                                    fraction=sp.pbt_replace_fraction, gap=sp.pbt_replace_gap,
+                                    total_frames=self.state.total_frames, seconds=round(self.seconds(), 1))
+        self.state.objective_history.append(entry)
         if donor_id is None:
             return
         donor = self.handles[donor_id]
@@ -290,7 +288,7 @@ class RayPopulationRun:
             "kind": "exploit_explore", "member": m.id, "donor": donor_id, "donor_train_step": donor.member.train_step,
             "donor_generation": donor.member.generation, "member_frames": m.env_frames,
             "total_frames": self.state.total_frames, "seconds": round(self.seconds(), 1),
-            "objectives": {str(k): v for k, v in objectives.items()}, "hyperparams_before": dict(m.hyperparams),
+            "objectives": entry["objectives"], "hyperparams_before": dict(m.hyperparams),
             "donor_hyperparams": dict(donor.member.hyperparams), "hyperparams_after": after}
         self._submit(h, "exploit", "exploit", after, donor.policy, donor.optimizer, self.seconds(),
                      self.state.resumes, event=event)

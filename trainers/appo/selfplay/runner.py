@@ -355,13 +355,11 @@ class PopulationRun:
         m = live.member
         m.last_pbt_frames = m.env_frames
         sp = self.sp
-        objectives = {x.member.id: pbt.objective([(s, int(f)) for s, f in x.member.recent], sp.pbt_objective,
-                                                 sp.pbt_min_matches) for x in self.live}
-        self.state.objective_history.append({"total_frames": self.state.total_frames, "member": m.id,
-                                             "seconds": round(self.seconds(), 1),
-                                             "objectives": {str(k): v for k, v in objectives.items()}})
-        donor_id = pbt.choose_donor(m.id, objectives, self.rng, fraction=sp.pbt_replace_fraction,
-                                    gap=sp.pbt_replace_gap)
+        entry, donor_id = pbt.check(m.id, {x.member.id: x.member.recent for x in self.live}, self.rng,
+                                    kind=sp.pbt_objective, min_matches=sp.pbt_min_matches,
+                                    fraction=sp.pbt_replace_fraction, gap=sp.pbt_replace_gap,
+                                    total_frames=self.state.total_frames, seconds=round(self.seconds(), 1))
+        self.state.objective_history.append(entry)
         if donor_id is None:
             return
         donor = self.live[donor_id]
@@ -380,15 +378,15 @@ class PopulationRun:
             "event": len(self.state.events), "kind": "exploit_explore", "member": m.id, "donor": donor_id,
             "donor_train_step": donor.member.train_step, "member_frames": m.env_frames,
             "total_frames": self.state.total_frames, "seconds": round(self.seconds(), 1),
-            "objectives": {str(k): v for k, v in objectives.items()}, "hyperparams_before": before,
+            "objectives": entry["objectives"], "hyperparams_before": before,
             "donor_hyperparams": dict(donor.member.hyperparams), "hyperparams_after": after}
         self.state.events.append(event)
         m.lineage.append({"event": event["event"], "donor": donor_id, "donor_generation": donor.member.generation,
                           "member_frames": m.env_frames, "hyperparams": after})
         m.parent, m.generation = donor_id, m.generation + 1
         m.recent, m.vs = [], {}
-        self.log(f"PBT: m{m.id} (objective {objectives[m.id]:.3f}) copies m{donor_id} "
-                 f"(objective {objectives[donor_id]:.3f}) and mutates: "
+        self.log(f"PBT: m{m.id} (objective {entry['objectives'][str(m.id)]:.3f}) copies m{donor_id} "
+                 f"(objective {entry['objectives'][str(donor_id)]:.3f}) and mutates: "
                  + (", ".join(f"{k} {donor_values[k]:.3g}->{after[k]:.3g}" for k in after
                               if after[k] != donor_values.get(k)) or "nothing drawn"))
 
