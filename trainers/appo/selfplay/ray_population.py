@@ -40,7 +40,7 @@ from trainers.appo.selfplay.population import Member, PopulationError, Populatio
 from trainers.appo.selfplay.ray_member import MatchOrder, MemberActor, Policy, Reply
 from trainers.appo.selfplay.runner import SelfPlayResult
 from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown
-from trainers.common.state_io import latest_policy_path, write_run_config
+from trainers.common.state_io import write_run_config
 
 MAX_RESTARTS = 10
 """Times Ray restarts one member's actor (its node lost) before the run stops with an error."""
@@ -453,17 +453,8 @@ class RayPopulationRun:
             h.metrics.close()
 
     def _result(self, stopped_by: str) -> SelfPlayResult:
-        seconds = time.monotonic() - self.t0
-        members = [{"member": m.id, "train_step": m.train_step, "env_frames": m.env_frames, "matches": m.matches,
-                    "wins": m.wins, "draws": m.draws, "losses": m.losses, "generation": m.generation,
-                    "checkpoint": str(latest_policy_path(pop.member_dir(self.run_dir, m)))}
-                   for m in self.state.members]
-        new_frames = self.state.total_frames - self.frames_at_start
-        return SelfPlayResult(total_frames=self.state.total_frames, seconds=round(seconds, 2),
-                              fps=round(new_frames / max(seconds, 1e-9), 1),
-                              matches_played=self.state.matches_played, matches_voided=self.state.matches_voided,
-                              pbt_events=len(self.state.events), members=members, stopped_by=stopped_by,
-                              run_dir=str(self.run_dir))
+        return SelfPlayResult.of(self.state, self.run_dir, time.monotonic() - self.t0, self.frames_at_start,
+                                 stopped_by)
 
 
 def run(cfg: AppoConfig, sp: SelfPlayConfig, *, log: Callable[[str], None] = print,

@@ -67,6 +67,20 @@ class SelfPlayResult:
     stopped_by: str
     run_dir: str
 
+    @classmethod
+    def of(cls, state: PopulationState, run_dir: Path, seconds: float, frames_at_start: int,
+           stopped_by: str) -> SelfPlayResult:
+        """Summarise ``state`` after ``seconds`` of this run, which started at ``frames_at_start``."""
+        members = [{"member": m.id, "train_step": m.train_step, "env_frames": m.env_frames, "matches": m.matches,
+                    "wins": m.wins, "draws": m.draws, "losses": m.losses, "generation": m.generation,
+                    "checkpoint": str(latest_policy_path(pop.member_dir(run_dir, m)))}
+                   for m in state.members]
+        new_frames = state.total_frames - frames_at_start
+        return cls(total_frames=state.total_frames, seconds=round(seconds, 2),
+                   fps=round(new_frames / max(seconds, 1e-9), 1), matches_played=state.matches_played,
+                   matches_voided=state.matches_voided, pbt_events=len(state.events), members=members,
+                   stopped_by=stopped_by, run_dir=str(run_dir))
+
 
 @dataclass
 class Slot:
@@ -459,18 +473,8 @@ class PopulationRun:
         self.save()
         for live in self.live:
             live.metrics.close()
-        seconds = time.monotonic() - self.t0
-        members = [{"member": x.member.id, "train_step": x.member.train_step, "env_frames": x.member.env_frames,
-                    "matches": x.member.matches, "wins": x.member.wins, "draws": x.member.draws,
-                    "losses": x.member.losses, "generation": x.member.generation,
-                    "checkpoint": str(latest_policy_path(pop.member_dir(self.run_dir, x.member)))}
-                   for x in self.live]
-        new_frames = self.state.total_frames - self.frames_at_start
-        return SelfPlayResult(total_frames=self.state.total_frames, seconds=round(seconds, 2),
-                              fps=round(new_frames / max(seconds, 1e-9), 1),
-                              matches_played=self.state.matches_played, matches_voided=self.state.matches_voided,
-                              pbt_events=len(self.state.events), members=members, stopped_by=stopped_by,
-                              run_dir=str(self.run_dir))
+        return SelfPlayResult.of(self.state, self.run_dir, time.monotonic() - self.t0, self.frames_at_start,
+                                 stopped_by)
 
 
 def run(cfg: AppoConfig, sp: SelfPlayConfig, *, log: Callable[[str], None] = print,
