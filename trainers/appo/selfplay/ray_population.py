@@ -36,9 +36,9 @@ from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import opponents, pbt
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
-from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
+from trainers.appo.selfplay.population import Member, PopulationError
 from trainers.appo.selfplay.ray_member import MatchOrder, MemberActor, Policy, Reply
-from trainers.appo.selfplay.runner import SelfPlayResult
+from trainers.appo.selfplay.runner import SelfPlayResult, load_or_create
 from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown
 from trainers.common.state_io import write_run_config
 
@@ -81,27 +81,6 @@ class Call:
     match_id: str = ""
     slots: list[dict[str, Any]] = field(default_factory=list)
     event: dict[str, Any] = field(default_factory=dict)
-
-
-def load_or_create(run_dir: Path, cfg: AppoConfig, sp: SelfPlayConfig, scenario_name: str,
-                   space: tuple[pbt.HyperRange, ...], log: Callable[[str], None]) -> PopulationState:
-    """Read ``population.json`` (resume; the member count must match) or create the members as the local runner does."""
-    if (run_dir / pop.FILENAME).is_file():
-        state = pop.read(run_dir)
-        if len(state.members) != sp.population:
-            raise PopulationError(f"{run_dir} holds a population of {len(state.members)}, not --population "
-                                  f"{sp.population}: pass --population {len(state.members)} to resume it")
-        state.resumes += 1
-        log(f"resuming {run_dir}: {state.total_frames} frames, {state.matches_played} matches")
-        return state
-    if (run_dir / "config.json").is_file():
-        raise ConfigError(f"--out {run_dir} holds a run that is not a population run; choose another --out")
-    rng = seeding.rng(cfg.seed, "selfplay.population")
-    base = pbt.defaults(space)
-    members = [Member(id=i, hyperparams=base if i == 0 else pbt.mutate(
-        base, space, rng, mutation_rate=sp.pbt_mutation_rate, perturb_min=sp.pbt_perturb_min,
-        perturb_max=sp.pbt_perturb_max)) for i in range(sp.population)]
-    return PopulationState(scenario=scenario_name, appo=cfg.to_dict(), selfplay=sp.to_dict(), members=members)
 
 
 class RayPopulationRun:

@@ -129,6 +129,30 @@ def member_config(cfg: AppoConfig, member: Member) -> AppoConfig:
                                seed=seeding.seed(cfg.seed, "selfplay.member", member.id))
 
 
+def load_or_create(run_dir: Path, cfg: AppoConfig, sp: SelfPlayConfig, scenario_name: str,
+                   space: tuple[pbt.HyperRange, ...], log: Callable[[str], None]) -> PopulationState:
+    """Read ``population.json`` (resume; the member count must match) or create the members.
+
+    New members: m0 with the default hyperparameters, the others mutated from them.
+    """
+    if (run_dir / pop.FILENAME).is_file():
+        state = pop.read(run_dir)
+        if len(state.members) != sp.population:
+            raise PopulationError(f"{run_dir} holds a population of {len(state.members)}, not --population "
+                                  f"{sp.population}: pass --population {len(state.members)} to resume it")
+        state.resumes += 1
+        log(f"resuming {run_dir}: {state.total_frames} frames, {state.matches_played} matches")
+        return state
+    if (run_dir / "config.json").is_file():
+        raise ConfigError(f"--out {run_dir} holds a run that is not a population run; choose another --out")
+    rng = seeding.rng(cfg.seed, "selfplay.population")
+    base = pbt.defaults(space)
+    members = [Member(id=i, hyperparams=base if i == 0 else pbt.mutate(
+        base, space, rng, mutation_rate=sp.pbt_mutation_rate, perturb_min=sp.pbt_perturb_min,
+        perturb_max=sp.pbt_perturb_max)) for i in range(sp.population)]
+    return PopulationState(scenario=scenario_name, appo=cfg.to_dict(), selfplay=sp.to_dict(), members=members)
+
+
 class PopulationRun:
     """One population run; :meth:`run` drives it (see the module docstring)."""
 
@@ -142,7 +166,7 @@ class PopulationRun:
         self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
         self.abort = threading.Event()
         self.players: PlayerPool | None = None  # the long-lived player processes while run() runs
-        self.state = self._load_or_create()
+        self.state = load_or_create(self.run_dir, cfg, sp, self.scenario.name, self.space, log)
         self.rng = seeding.rng(cfg.seed, "selfplay.matches", self.state.resumes)
         if self.state.rng_state:
             self.rng.bit_generator.state = dict(self.state.rng_state)
@@ -152,28 +176,6 @@ class PopulationRun:
         self.frames_at_start = self.state.total_frames
 
     # -- set-up ---------------------------------------------------------------------------------------------
-    def _load_or_create(self) -> PopulationState:
-        if (self.run_dir / pop.FILENAME).is_file():
-            state = pop.read(self.run_dir)
-            if len(state.members) != self.sp.population:
-                raise PopulationError(f"{self.run_dir} holds a population of {len(state.members)}, not --population "
-                                      f"{self.sp.population}: pass --population {len(state.members)} to resume it")
-            state.resumes += 1
-            self.log(f"resuming {self.run_dir}: {state.total_frames} frames, {state.matches_played} matches")
-            return state
-        if (self.run_dir / "config.json").is_file():
-            raise ConfigError(f"--out {self.run_dir} holds a run that is not a population run; choose another --out")
-        rng = seeding.rng(self.cfg.seed, "selfplay.population")
-        base = pbt.defaults(self.space)
-        members = []
-        for i in range(self.sp.population):
-            values = base if i == 0 else pbt.mutate(base, self.space, rng, mutation_rate=self.sp.pbt_mutation_rate,
-                                                    perturb_min=self.sp.pbt_perturb_min,
-                                                    perturb_max=self.sp.pbt_perturb_max)
-            members.append(Member(id=i, hyperparams=values))
-        return PopulationState(scenario=self.scenario.name, appo=self.cfg.to_dict(), selfplay=self.sp.to_dict(),
-                               members=members)
-
     def _build(self, member: Member) -> Live:
         mcfg = member_config(self.cfg, member)
         model = build_model(mcfg, self.scenario)
