@@ -29,16 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from evaltk import checkpoint as evaltk_checkpoint
-from evaltk import seeding
 from evaltk.executor.ray_executor import RayExecutor, import_ray
 from trainers.appo.config import AppoConfig, ConfigError
-from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import opponents, pbt
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
 from trainers.appo.selfplay.population import Member, PopulationError
 from trainers.appo.selfplay.ray_member import MatchOrder, MemberActor, Policy, Reply
-from trainers.appo.selfplay.runner import SelfPlayResult, load_or_create
+from trainers.appo.selfplay.runner import PopulationSetup, SelfPlayResult
 from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown
 from trainers.common.state_io import write_run_config
 
@@ -83,35 +81,20 @@ class Call:
     event: dict[str, Any] = field(default_factory=dict)
 
 
-class RayPopulationRun:
+class RayPopulationRun(PopulationSetup):
     """One population run with members as Ray actors; :meth:`run` drives it (see the module docstring)."""
 
     def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None],
                  process: ProcessSettings = NO_PROCESS_SETTINGS) -> None:
-        cfg.validate()
-        sp.validate()
-        self.cfg, self.sp, self.log, self.process = cfg, sp, log, process
-        self.run_dir = Path(cfg.out).resolve()
-        self.scenario = resolve_scenario(cfg, self_play=True)
-        self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
-        self.state = load_or_create(self.run_dir, cfg, sp, self.scenario.name, self.space, log)
-        self.rng = seeding.rng(cfg.seed, "selfplay.matches", self.state.resumes)
-        if self.state.rng_state:
-            self.rng.bit_generator.state = dict(self.state.rng_state)
+        super().__init__(cfg, sp, log, process, Path(cfg.out).resolve())
         self.ray = import_ray()
         self.handles: list[Handle] = []
         self.calls: dict[Any, Call] = {}
         self.snapshot_refs: dict[str, Any] = {}
         self.restarts: dict[int, int] = {}
         self.t0 = time.monotonic()
-        self.prior_seconds = self.state.train_seconds
-        self.frames_at_start = self.state.total_frames
 
     # -- bookkeeping ----------------------------------------------------------------------------------------
-    def seconds(self) -> float:
-        """Training wall seconds of the run (all starts together)."""
-        return self.prior_seconds + time.monotonic() - self.t0
-
     def write_population(self) -> None:
         """Rewrite ``population.json`` atomically with the current state."""
         self.state.train_seconds = self.seconds()
@@ -249,14 +232,10 @@ class RayPopulationRun:
     def _pbt(self, h: Handle) -> None:
         """Decide with the pure PBT functions; an exploit is sent to the member's actor with the donor's refs."""
         m, sp = h.member, self.sp
-        m.last_pbt_frames = m.env_frames
-        entry, donor_id = pbt.check(m.id, {x.member.id: x.member.recent for x in self.handles}, self.rng,
-                                    kind=sp.pbt_objective, min_matches=sp.pbt_min_matches,
-                                    fraction=sp.pbt_replace_fraction, gap=sp.pbt_replace_gap,
-                                    total_frames=self.state.total_frames, seconds=round(self.seconds(), 1))
-        self.state.objective_history.append(entry)
+        donor_id = self.pbt_check(m, [x.member for x in self.handles])
         if donor_id is None:
             return
+        objectives = self.state.objective_history[-1]["objectives"]
         donor = self.handles[donor_id]
         if not donor.ready:
             self.log(f"PBT: m{m.id} would copy m{donor_id}, which is restarting; not this time")
@@ -267,7 +246,7 @@ class RayPopulationRun:
             "kind": "exploit_explore", "member": m.id, "donor": donor_id, "donor_train_step": donor.member.train_step,
             "donor_generation": donor.member.generation, "member_frames": m.env_frames,
             "total_frames": self.state.total_frames, "seconds": round(self.seconds(), 1),
-            "objectives": entry["objectives"], "hyperparams_before": dict(m.hyperparams),
+            "objectives": objectives, "hyperparams_before": dict(m.hyperparams),
             "donor_hyperparams": dict(donor.member.hyperparams), "hyperparams_after": after}
         self._submit(h, "exploit", "exploit", after, donor.policy, donor.optimizer, self.seconds(),
                      self.state.resumes, event=event)

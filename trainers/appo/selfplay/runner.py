@@ -153,27 +153,55 @@ def load_or_create(run_dir: Path, cfg: AppoConfig, sp: SelfPlayConfig, scenario_
     return PopulationState(scenario=scenario_name, appo=cfg.to_dict(), selfplay=sp.to_dict(), members=members)
 
 
-class PopulationRun:
-    """One population run; :meth:`run` drives it (see the module docstring)."""
+class PopulationSetup:
+    """Set up what the local and the Ray runner share.
 
-    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None],
-                 process: ProcessSettings = NO_PROCESS_SETTINGS) -> None:
+    The checked configs, the scenario, the PBT search space, the population state (read or created,
+    :func:`load_or_create`), the match generator (restored on resume) and the run's clock.
+    """
+
+    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None], process: ProcessSettings,
+                 run_dir: Path) -> None:
         cfg.validate()
         sp.validate()
         self.cfg, self.sp, self.log, self.process = cfg, sp, log, process
-        self.run_dir = Path(cfg.out)
+        self.run_dir = run_dir
         self.scenario = resolve_scenario(cfg, self_play=True)
         self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
-        self.abort = threading.Event()
-        self.players: PlayerPool | None = None  # the long-lived player processes while run() runs
         self.state = load_or_create(self.run_dir, cfg, sp, self.scenario.name, self.space, log)
         self.rng = seeding.rng(cfg.seed, "selfplay.matches", self.state.resumes)
         if self.state.rng_state:
             self.rng.bit_generator.state = dict(self.state.rng_state)
-        self.live = [self._build(m) for m in self.state.members]
         self.t0 = time.monotonic()
         self.prior_seconds = self.state.train_seconds
         self.frames_at_start = self.state.total_frames
+
+    def seconds(self) -> float:
+        """Training wall seconds of the run (all starts together)."""
+        return self.prior_seconds + time.monotonic() - self.t0
+
+    def pbt_check(self, m: Member, members: list[Member]) -> int | None:
+        """Run one PBT check of ``m`` (:func:`pbt.check`), record it in ``objective_history``; return the donor."""
+        sp = self.sp
+        m.last_pbt_frames = m.env_frames
+        entry, donor_id = pbt.check(m.id, {x.id: x.recent for x in members}, self.rng,
+                                    kind=sp.pbt_objective, min_matches=sp.pbt_min_matches,
+                                    fraction=sp.pbt_replace_fraction, gap=sp.pbt_replace_gap,
+                                    total_frames=self.state.total_frames, seconds=round(self.seconds(), 1))
+        self.state.objective_history.append(entry)
+        return donor_id
+
+
+class PopulationRun(PopulationSetup):
+    """One population run; :meth:`run` drives it (see the module docstring)."""
+
+    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None],
+                 process: ProcessSettings = NO_PROCESS_SETTINGS) -> None:
+        super().__init__(cfg, sp, log, process, Path(cfg.out))
+        self.abort = threading.Event()
+        self.players: PlayerPool | None = None  # the long-lived player processes while run() runs
+        self.live = [self._build(m) for m in self.state.members]
+        self.t0 = time.monotonic()  # the clock starts when the members are built
 
     # -- set-up ---------------------------------------------------------------------------------------------
     def _build(self, member: Member) -> Live:
@@ -368,16 +396,11 @@ class PopulationRun:
 
     # -- PBT ------------------------------------------------------------------------------------------------
     def _pbt(self, live: Live) -> None:
-        m = live.member
-        m.last_pbt_frames = m.env_frames
-        sp = self.sp
-        entry, donor_id = pbt.check(m.id, {x.member.id: x.member.recent for x in self.live}, self.rng,
-                                    kind=sp.pbt_objective, min_matches=sp.pbt_min_matches,
-                                    fraction=sp.pbt_replace_fraction, gap=sp.pbt_replace_gap,
-                                    total_frames=self.state.total_frames, seconds=round(self.seconds(), 1))
-        self.state.objective_history.append(entry)
+        m, sp = live.member, self.sp
+        donor_id = self.pbt_check(m, [x.member for x in self.live])
         if donor_id is None:
             return
+        objectives = self.state.objective_history[-1]["objectives"]
         donor = self.live[donor_id]
         before, donor_values = dict(m.hyperparams), dict(donor.member.hyperparams)
         after = pbt.mutate(donor.member.hyperparams, self.space, self.rng, mutation_rate=sp.pbt_mutation_rate,
@@ -394,23 +417,19 @@ class PopulationRun:
             "event": len(self.state.events), "kind": "exploit_explore", "member": m.id, "donor": donor_id,
             "donor_train_step": donor.member.train_step, "member_frames": m.env_frames,
             "total_frames": self.state.total_frames, "seconds": round(self.seconds(), 1),
-            "objectives": entry["objectives"], "hyperparams_before": before,
+            "objectives": objectives, "hyperparams_before": before,
             "donor_hyperparams": dict(donor.member.hyperparams), "hyperparams_after": after}
         self.state.events.append(event)
         m.lineage.append({"event": event["event"], "donor": donor_id, "donor_generation": donor.member.generation,
                           "member_frames": m.env_frames, "hyperparams": after})
         m.parent, m.generation = donor_id, m.generation + 1
         m.recent, m.vs = [], {}
-        self.log(f"PBT: m{m.id} (objective {entry['objectives'][str(m.id)]:.3f}) copies m{donor_id} "
-                 f"(objective {entry['objectives'][str(donor_id)]:.3f}) and mutates: "
+        self.log(f"PBT: m{m.id} (objective {objectives[str(m.id)]:.3f}) copies m{donor_id} "
+                 f"(objective {objectives[str(donor_id)]:.3f}) and mutates: "
                  + (", ".join(f"{k} {donor_values[k]:.3g}->{after[k]:.3g}" for k in after
                               if after[k] != donor_values.get(k)) or "nothing drawn"))
 
     # -- the loop -------------------------------------------------------------------------------------------
-    def seconds(self) -> float:
-        """Training wall seconds of the run (all starts together)."""
-        return self.prior_seconds + time.monotonic() - self.t0
-
     def _match_line(self, planned: Planned, result: MatchResult, frags: list[int]) -> str:
         sides = " vs ".join(f"{s.key}{'*' if s.member is not None else ''}={f}"
                             for s, f in zip(planned.slots, frags, strict=True))
