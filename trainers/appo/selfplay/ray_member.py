@@ -214,32 +214,11 @@ class MemberActor:
         self.chunks.extend(trajectory.to_chunks(recorded, self.cfg.rollout, self.member.train_step))
         for stem in (self.work / "logs").glob(f"{order.match_id}.*"):
             stem.unlink(missing_ok=True)
-        return train_chunks(self.learner, self.chunks, self.cfg.batch_trajectories, self.sp.epochs, self.member)
+        return trajectory.train_chunks(self.learner, self.chunks, self.cfg.batch_trajectories, self.sp.epochs,
+                                       self.member)
 
     def close(self) -> None:
         """End this member's player processes (the driver calls it before ``ray.kill``)."""
         if self.players is not None:
             self.players.close()
             self.players = None
-
-
-def train_chunks(learner: Learner, chunks: list[trajectory.Chunk], need: int, epochs: int,
-                 member: Member) -> dict[str, float]:
-    """Train on every full batch of ``need`` chunks (removed from ``chunks``), ``epochs`` passes each.
-
-    Returns the last step's losses with the policy-lag statistics of the real steps (the padding's lag is
-    left out); sets ``member.train_step`` to the learner's version.
-    """
-    last: dict[str, float] = {}
-    while len(chunks) >= need:
-        batch = trajectory.to_batch(chunks[:need])
-        del chunks[:need]
-        real = batch.version != trajectory.PAD_VERSION
-        for _ in range(epochs):
-            lag = (learner.version - batch.version[real]).float()
-            last = dict(learner.train(batch))
-            last.update({"train/lag_min": float(lag.min()), "train/lag_avg": float(lag.mean()),
-                         "train/lag_max": float(lag.max())})
-        member.train_step = learner.version
-    return last
-

@@ -364,18 +364,9 @@ class PopulationRun(PopulationSetup):
 
     def _train(self, live: Live) -> None:
         m = live.member
-        need = self.cfg.batch_trajectories
-        while len(live.chunks) >= need:
-            batch = trajectory.to_batch(live.chunks[:need])
-            del live.chunks[:need]
-            real = batch.version != trajectory.PAD_VERSION
-            for _ in range(self.sp.epochs):
-                lag = (live.learner.version - batch.version[real]).float()
-                live.last = live.learner.train(batch)
-                # the learner's lag statistics include the padding's huge lag: report the real steps' only
-                live.last.update({"train/lag_min": float(lag.min()), "train/lag_avg": float(lag.mean()),
-                                  "train/lag_max": float(lag.max())})
-            m.train_step = live.learner.version
+        last = trajectory.train_chunks(live.learner, live.chunks, self.cfg.batch_trajectories, self.sp.epochs, m)
+        if last:
+            live.last = last
         if m.env_frames - m.last_snapshot_frames >= self.sp.snapshot_every_frames:
             self._snapshot(live)
         if self.sp.pbt_period and len(self.live) > 1 and m.env_frames - m.last_pbt_frames >= self.sp.pbt_period:

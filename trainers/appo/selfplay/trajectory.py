@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from trainers.appo.learner import Batch
+from trainers.appo.learner import Batch, Learner
+from trainers.appo.selfplay.population import Member
 
 PAD_VERSION = -(2**40)
 """Version stamped on padding steps: their policy lag exceeds any ``--max-policy-lag``."""
@@ -77,3 +78,24 @@ def to_batch(chunks: list[Chunk]) -> Batch:
         version=torch.from_numpy(np.stack([c.version for c in chunks], axis=1)),
         rnn0=torch.from_numpy(np.stack([c.rnn0 for c in chunks])),
     )
+
+
+def train_chunks(learner: Learner, chunks: list[Chunk], need: int, epochs: int,
+                 member: Member) -> dict[str, float]:
+    """Train on every full batch of ``need`` chunks (removed from ``chunks``), ``epochs`` passes each.
+
+    Returns the last step's losses with the policy-lag statistics of the real steps (the padding's lag is
+    left out); sets ``member.train_step`` to the learner's version.
+    """
+    last: dict[str, float] = {}
+    while len(chunks) >= need:
+        batch = to_batch(chunks[:need])
+        del chunks[:need]
+        real = batch.version != PAD_VERSION
+        for _ in range(epochs):
+            lag = (learner.version - batch.version[real]).float()
+            last = dict(learner.train(batch))
+            last.update({"train/lag_min": float(lag.min()), "train/lag_avg": float(lag.mean()),
+                         "train/lag_max": float(lag.max())})
+        member.train_step = learner.version
+    return last
