@@ -232,10 +232,9 @@ class RayPopulationRun(PopulationSetup):
     def _pbt(self, h: Handle) -> None:
         """Decide with the pure PBT functions; an exploit is sent to the member's actor with the donor's refs."""
         m, sp = h.member, self.sp
-        donor_id = self.pbt_check(m, [x.member for x in self.handles])
+        donor_id, objectives = self.pbt_check(m, [x.member for x in self.handles])
         if donor_id is None:
             return
-        objectives = self.state.objective_history[-1]["objectives"]
         donor = self.handles[donor_id]
         if not donor.ready:
             self.log(f"PBT: m{m.id} would copy m{donor_id}, which is restarting; not this time")

@@ -180,8 +180,11 @@ class PopulationSetup:
         """Training wall seconds of the run (all starts together)."""
         return self.prior_seconds + time.monotonic() - self.t0
 
-    def pbt_check(self, m: Member, members: list[Member]) -> int | None:
-        """Run one PBT check of ``m`` (:func:`pbt.check`), record it in ``objective_history``; return the donor."""
+    def pbt_check(self, m: Member, members: list[Member]) -> tuple[int | None, dict[str, float | None]]:
+        """Run one PBT check of ``m`` (:func:`pbt.check`), record it in ``objective_history``.
+
+        Returns the donor (None: no copy) and every member's objective, keyed by the member id as text.
+        """
         sp = self.sp
         m.last_pbt_frames = m.env_frames
         entry, donor_id = pbt.check(m.id, {x.id: x.recent for x in members}, self.rng,
@@ -189,7 +192,7 @@ class PopulationSetup:
                                     fraction=sp.pbt_replace_fraction, gap=sp.pbt_replace_gap,
                                     total_frames=self.state.total_frames, seconds=round(self.seconds(), 1))
         self.state.objective_history.append(entry)
-        return donor_id
+        return donor_id, entry["objectives"]
 
 
 class PopulationRun(PopulationSetup):
@@ -388,10 +391,9 @@ class PopulationRun(PopulationSetup):
     # -- PBT ------------------------------------------------------------------------------------------------
     def _pbt(self, live: Live) -> None:
         m, sp = live.member, self.sp
-        donor_id = self.pbt_check(m, [x.member for x in self.live])
+        donor_id, objectives = self.pbt_check(m, [x.member for x in self.live])
         if donor_id is None:
             return
-        objectives = self.state.objective_history[-1]["objectives"]
         donor = self.live[donor_id]
         before, donor_values = dict(m.hyperparams), dict(donor.member.hyperparams)
         after = pbt.mutate(donor.member.hyperparams, self.space, self.rng, mutation_rate=sp.pbt_mutation_rate,
