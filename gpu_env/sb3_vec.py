@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from gpu_env.autoreset import checked_actions
 from gpu_env.backends.env_pool import RESET, STEP_RESET
 from gpu_env.errors import GpuEnvError
 from gpu_env.presets import make as make_preset
@@ -66,11 +67,7 @@ class Sb3VecEnv(VecEnv):
 
     def step_async(self, actions: np.ndarray) -> None:
         """Store the actions (int[num_envs]) for :meth:`step_wait`."""
-        a = np.asarray(actions).reshape(-1)
-        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
-            raise GpuEnvError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
-        if (a < 0).any() or (a >= len(self.venv.action_set)).any():
-            raise GpuEnvError(f"actions must be in [0, {len(self.venv.action_set)}), got {a!r}")
+        a = checked_actions(np.asarray(actions).reshape(-1), self.num_envs, len(self.venv.action_set))
         self._actions = a.astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:

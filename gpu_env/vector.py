@@ -65,6 +65,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gpu_env.atari_batch import ACTION_NAMES
+from gpu_env.autoreset import autoreset_mode as parse_autoreset_mode
+from gpu_env.autoreset import checked_actions, final_obs_array, refuse_ended
 from gpu_env.backends.host_vec import HostEngine
 from gpu_env.env_ids import EnvIdSettings, check_frameskip, env_id_settings, rom_id_from_env_id
 from gpu_env.episode_stats import EpisodeStats, Mask, where
@@ -193,11 +195,7 @@ class AtariVecEnv(VectorEnv):
         self._check_output_options(backend, cuda, obs_format, render_mode, device, num_threads)
         self.obs_format = obs_format
         self.render_mode = render_mode
-        try:
-            self._autoreset_mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            modes = ", ".join(m.value for m in AutoresetMode)
-            raise GpuEnvError(f"autoreset_mode={autoreset_mode!r}: use one of {modes}") from None
+        self._autoreset_mode = parse_autoreset_mode(autoreset_mode)
         if obs_type not in ("rgb", "grayscale", "ram"):
             raise GpuEnvError(f"obs_type={obs_type!r}: use 'rgb', 'grayscale' or 'ram'")
         check_frameskip(frameskip)
@@ -368,18 +366,11 @@ class AtariVecEnv(VectorEnv):
         on_device = engine.on_device
         a = actions
         if not (on_device and isinstance(actions, torch.Tensor)):  # a device tensor is read where it is
-            a = actions.detach().cpu().numpy() if isinstance(actions, torch.Tensor) else np.asarray(actions)
-            if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
-                raise GpuEnvError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
-            if (a < 0).any() or (a >= len(self._action_set)).any():
-                raise GpuEnvError(f"actions must be in [0, {len(self._action_set)}), got {a!r}")
+            host = actions.detach().cpu().numpy() if isinstance(actions, torch.Tensor) else actions
+            a = checked_actions(host, self.num_envs, len(self._action_set))
         ale_actions = engine.ale_actions(a)
-        if mode == AutoresetMode.DISABLED and not on_device and self._ended.any():
-            ended = np.flatnonzero(self._ended).tolist()
-            raise GpuEnvError(
-                f"envs {ended} ended and autoreset_mode is DISABLED: reset them first with "
-                "reset(options={'reset_mask': mask}) before the next step"
-            )
+        if not on_device:
+            refuse_ended(mode, self._ended)
         resetting = self._ended if mode == AutoresetMode.NEXT_STEP else None
         obs, reward, term, trunc = engine.step(ale_actions, resetting)
         now = time.perf_counter()
@@ -410,11 +401,7 @@ class AtariVecEnv(VectorEnv):
     def _final_obs(self, obs: torch.Tensor, done: Mask) -> Any:
         """``info["final_obs"]``: gymnasium's object array (numpy), or one tensor with zeros where not ``done``."""
         if self.obs_format == "numpy":
-            host = self._out(obs)
-            final = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(done):
-                final[i] = host[i].copy()
-            return final
+            return final_obs_array(self._out(obs), done)
         expanded = torch.as_tensor(done, device=obs.device).view(-1, *([1] * (obs.dim() - 1)))
         return torch.where(expanded, obs, torch.zeros_like(obs))
 

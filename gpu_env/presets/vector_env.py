@@ -26,6 +26,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gpu_env.atari_batch import ACTION_NAMES
+from gpu_env.autoreset import autoreset_mode as parse_autoreset_mode
+from gpu_env.autoreset import checked_actions, final_obs_array, refuse_ended
 from gpu_env.backends.env_pool import PRESET, REPORT, RESET, STEP, STEP_RESET, NativeEnvPool, pcg64_words
 from gpu_env.env_ids import check_frameskip
 from gpu_env.errors import GpuEnvError
@@ -56,11 +58,7 @@ class PresetVecEnv(VectorEnv):
                  num_threads: int = 1, metadata: dict[str, Any] | None = None) -> None:
         from gpu_env.atari_batch import AtariBatch
 
-        try:
-            self.autoreset_mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            modes = ", ".join(m.value for m in AutoresetMode)
-            raise GpuEnvError(f"autoreset_mode={autoreset_mode!r}: use one of {modes}") from None
+        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
         low, high = check_frameskip(settings.get("frameskip", 4))
         batch = AtariBatch(settings["game"], num_envs, repeat_action_probability=float(
             settings.get("repeat_action_probability", 0.25)), frameskip=1,
@@ -177,15 +175,9 @@ class PresetVecEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float64], npt.NDArray[np.bool_],
                                           npt.NDArray[np.bool_], dict[str, Any]]:
         """``SyncVectorEnv.step``: ``actions`` int[num_envs] indices into the action set."""
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
-            raise GpuEnvError(f"actions must be int[{self.num_envs}], got dtype {a.dtype} and shape {a.shape}")
-        if (a < 0).any() or (a >= len(self.action_set)).any():
-            raise GpuEnvError(f"actions must be in [0, {len(self.action_set)}), got {a!r}")
+        a = checked_actions(actions, self.num_envs, len(self.action_set))
         mode, ended = self.autoreset_mode, self._autoreset_envs
-        if mode is AutoresetMode.DISABLED and ended.any():
-            raise GpuEnvError(f"envs {np.flatnonzero(ended).tolist()} ended and autoreset_mode is DISABLED: reset "
-                              "them with reset(options={'reset_mask': mask}) before stepping them")
+        refuse_ended(mode, ended)
         if mode is AutoresetMode.NEXT_STEP:
             ops = np.where(ended, RESET, STEP).astype(np.int32)
         else:
@@ -196,11 +188,8 @@ class PresetVecEnv(VectorEnv):
         info: dict[str, Any] = {}
         final = (out["terminated"] | out["truncated"]) & (mode is AutoresetMode.SAME_STEP)
         if final.any():
-            objects = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(final):
-                objects[i] = out["final_obs"][i]
-            info = {"final_obs": objects, "_final_obs": final.copy(), "final_info": self.infos(rows[:, 7:], final, now),
-                    "_final_info": final.copy()}
+            info = {"final_obs": final_obs_array(out["final_obs"], final), "_final_obs": final.copy(),
+                    "final_info": self.infos(rows[:, 7:], final, now), "_final_info": final.copy()}
         if self.preset == "cleanrl":
             self.t_start = np.where(ended & (mode is AutoresetMode.NEXT_STEP) | final, now, self.t_start)
         info.update(self.infos(rows, everyone, now))
