@@ -12,6 +12,9 @@ Components:
   frozen snapshots are written to ``RUN/members/m<i>/snapshots`` and put in the object store by the driver, so
   they outlive any node.
 
+A new member's actor starts from the ``--init-from`` tensors, which the driver loads and checks once and puts in the
+object store (:class:`~trainers.appo.selfplay.setup.PopulationSetup`); a member with a checkpoint resumes from it.
+
 A member whose actor dies with its node is recorded (``cluster_events``: ``member_lost``; its match is voided)
 and resumes on another node from its last checkpoint (``member_resumed``, with the checkpoint's counters);
 the same events go to the member's ``metrics.jsonl``. Opponents in a match play frozen: only the member whose

@@ -6,7 +6,8 @@ Components, all in this process except the players:
   player module :mod:`trainers.appo.selfplay.player`: the tournament's hosting/joining, ports, timeouts and
   voiding of crashed or hung engines, unchanged;
 - one :class:`~trainers.appo.learner.Learner` per member (the APPO learner: PPO-clip, V-trace/GAE,
-  policy-lag mask), fed only with that member's own experience;
+  policy-lag mask, the optional decaying cloning loss), fed only with that member's own experience; a new
+  member starts from ``--init-from``'s weights when given (:class:`~trainers.appo.selfplay.setup.PopulationSetup`);
 - the planner (this thread): draws each match's opponent (:mod:`trainers.appo.selfplay.opponents`), saves the
   weights the match plays with, and after each match records scores, trains, snapshots and runs PBT
   (:mod:`trainers.appo.selfplay.pbt`); ``population.json`` is rewritten atomically after every change.

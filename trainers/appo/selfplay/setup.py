@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from evaltk import seeding
+from evaltk.envs.doom import DoomScenario
 from trainers.appo import bc
 from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.runner import build_model, load_initial_weights
@@ -70,7 +71,7 @@ def load_or_create(run_dir: Path, cfg: AppoConfig, sp: SelfPlayConfig, scenario_
     return PopulationState(scenario=scenario_name, appo=cfg.to_dict(), selfplay=sp.to_dict(), members=members)
 
 
-def initial_weights(cfg: AppoConfig, scenario: Any, run_dir: Path, members: list[Member]
+def initial_weights(cfg: AppoConfig, scenario: DoomScenario, run_dir: Path, members: list[Member]
                     ) -> dict[str, torch.Tensor] | None:
     """Return the ``--init-from`` tensors that members without a checkpoint start from (None: nothing to load).
 
