@@ -5,19 +5,26 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
+from evaltk import checkpoint as evaltk_checkpoint
+from evaltk.errors import CheckpointError, SpecError
+from trainers.appo import bc, demos
 from trainers.appo.config import AppoConfig
 from trainers.appo.learner import compute_losses
 from trainers.appo.model import ActorCritic
+from trainers.appo.runner import build_model
+from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay import trajectory
 from trainers.appo.selfplay.config import SelfPlayConfig, SelfPlayConfigError
 from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
 from trainers.appo.selfplay.runner import PopulationRun
+from trainers.appo.selfplay.setup import shaping_of
 
 
 def _state() -> PopulationState:
@@ -62,11 +69,12 @@ def test_population_json_errors_name_the_problem(tmp_path: Path) -> None:
         pop.read(tmp_path)
 
 
-def _traj(steps: int, rnn: int = 8, rng: np.random.Generator | None = None) -> dict[str, np.ndarray]:
+def _traj(steps: int, rnn: int = 8, rng: np.random.Generator | None = None, obs: tuple[int, int, int] = (3, 36, 64),
+          heads: int = 2) -> dict[str, np.ndarray]:
     rng = rng or np.random.default_rng(0)
     chunks = -(-steps // 4)
-    return {"obs": rng.integers(0, 255, (steps + 1, 3, 36, 64), dtype=np.uint8),
-            "actions": rng.integers(0, 2, (steps, 2)).astype(np.int64),
+    return {"obs": rng.integers(0, 255, (steps + 1, *obs), dtype=np.uint8),
+            "actions": rng.integers(0, 2, (steps, heads)).astype(np.int64),
             "logp": rng.normal(size=steps).astype(np.float32) - 1.0,
             "rewards": rng.normal(size=steps).astype(np.float32),
             "rnn0": rng.normal(size=(chunks, rnn)).astype(np.float32)}
@@ -115,14 +123,27 @@ def test_config_refuses_bad_values() -> None:
                        ({"pbt_replace_fraction": 0.9}, "replace-fraction"), ({"map": "map03"}, "--map"),
                        ({"pbt_perturb_min": 2.0, "pbt_perturb_max": 1.5}, "perturb")):
         with pytest.raises(SelfPlayConfigError, match=match):
-            SelfPlayConfig(**bad).validate()  # type: ignore[arg-type]
+            SelfPlayConfig(**bad).validate()
 
 
-def _run(tmp_path: Path) -> PopulationRun:
-    cfg = AppoConfig(scenario="duel", out=str(tmp_path / "run"), obs_height=36, obs_width=64, hidden_size=16,
-                     rnn_size=8, rollout=4, batch_size=8)
+def _cfg(tmp_path: Path, **changes: Any) -> AppoConfig:
+    values: dict[str, Any] = {"scenario": "duel", "out": str(tmp_path / "run"), "obs_height": 36, "obs_width": 64,
+                              "hidden_size": 16, "rnn_size": 8, "rollout": 4, "batch_size": 8}
+    return AppoConfig(**(values | changes))
+
+
+def _run(tmp_path: Path, **changes: Any) -> PopulationRun:
     sp = SelfPlayConfig(self_play=True, population=2, pbt_min_matches=1, pbt_replace_gap=-1.0, pbt_mutation_rate=1.0)
-    return PopulationRun(cfg, sp, log=lambda _line: None)
+    return PopulationRun(_cfg(tmp_path, **changes), sp, log=lambda _line: None)
+
+
+def _saved_policy(tmp_path: Path, cfg: AppoConfig, seed: int) -> Path:
+    """Save an evaltk checkpoint of ``cfg``'s model (``seed``'s weights, a non-default normaliser count)."""
+    torch.manual_seed(seed)
+    scenario = resolve_scenario(cfg, self_play=True)
+    model = build_model(cfg, scenario)
+    model.obs_count.fill_(7.0)
+    return bc.save_policy(tmp_path / f"init{seed}", cfg, scenario, model, 1, 1)
 
 
 def _close(run: PopulationRun) -> None:
@@ -147,6 +168,16 @@ def test_exploit_copies_weights_and_hyperparameters_then_resumes(tmp_path: Path)
         assert m1.member.hyperparams == event["hyperparams_after"] != m0.member.hyperparams  # explore: mutated
         for h in run.space:
             assert h.low <= m1.member.hyperparams[h.name] <= h.high
+        # every shaping weight was perturbed (mutation rate 1), kept within x/÷ 4 of the scenario's, sign kept;
+        # the match player gets these weights (PopulationRun.play passes shaping_of(hyperparams))
+        base = dict(run.scenario.reward_shaping)
+        shaping = shaping_of(m1.member.hyperparams, base)
+        assert {k for k in event["hyperparams_after"] if k.startswith("reward.")} == {f"reward.{k}" for k in base if
+                                                                                      base[k]}
+        for key, weight in base.items():
+            assert shaping[key] != weight
+            assert abs(weight) / 4 <= abs(shaping[key]) <= abs(weight) * 4
+            assert np.sign(shaping[key]) == np.sign(weight)
         assert m1.learner.optimizer.param_groups[0]["lr"] == m1.member.hyperparams["learning_rate"]
         assert m1.learner.cfg.entropy_coef == m1.member.hyperparams["entropy_coef"]
         assert (m1.member.generation, m1.member.parent, m1.member.recent) == (1, 0, [])
@@ -173,3 +204,76 @@ def test_exploit_copies_weights_and_hyperparameters_then_resumes(tmp_path: Path)
         _close(again)
     with pytest.raises(PopulationError, match="--population 2"):
         PopulationRun(dataclasses.replace(run.cfg), dataclasses.replace(run.sp, population=3), log=print)
+
+
+def test_every_member_starts_from_the_init_from_checkpoint(tmp_path: Path) -> None:
+    """--init-from: new members get the checkpoint's weights and normaliser and record its path; a resume does not."""
+    path = _saved_policy(tmp_path, _cfg(tmp_path), seed=11)
+    tensors = evaltk_checkpoint.load(path).tensors
+    run = _run(tmp_path, init_from=str(path))
+    try:
+        assert run.live[0].member.hyperparams != run.live[1].member.hyperparams
+        for live in run.live:
+            state = live.model.state_dict()
+            assert state.keys() == tensors.keys()
+            for key, tensor in tensors.items():
+                assert torch.equal(state[key], tensor), (live.member.name, key)
+            assert live.member.init_from == str(path.resolve())
+            first = evaltk_checkpoint.load(live.member.snapshots[0]["path"]).tensors  # the first frozen snapshot
+            assert all(torch.equal(first[k], t) for k, t in tensors.items())
+        run.live[0].model.fc.weight.data.add_(1.0)  # training, as far as the checkpoint is concerned
+        run.save()
+    finally:
+        _close(run)
+    assert [m["init_from"] for m in json.loads((tmp_path / "run" / "population.json").read_text())["members"]] == \
+        [str(path.resolve())] * 2
+    again = _run(tmp_path, init_from=str(path))  # a resumed run takes its members' checkpoints, not --init-from
+    try:
+        assert again.initial is None
+        assert torch.equal(again.live[0].model.fc.weight, tensors["fc.weight"] + 1.0)
+    finally:
+        _close(again)
+
+
+def test_a_mismatched_init_from_checkpoint_is_one_error_and_writes_nothing(tmp_path: Path) -> None:
+    other = _saved_policy(tmp_path, _cfg(tmp_path, hidden_size=32), seed=3)
+    with pytest.raises(CheckpointError, match=r"--init-from .*do not fit this model.*--hidden-size") as err:
+        _run(tmp_path, init_from=str(other))
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_bc_demos_of_another_observation_are_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "demos"
+    folder.mkdir()
+    with pytest.raises(SpecError, match="not a demonstrations folder"):
+        _run(tmp_path, bc_demos=str(folder), bc_coef=0.1)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.vizdoom
+def test_bc_auxiliary_loss_trains_every_member_and_decays(tmp_path: Path) -> None:
+    """--bc-demos/--bc-coef/--bc-decay-steps: each member's learner adds the decaying cloning term to its steps."""
+    folder = tmp_path / "demos"
+    demos.record(demos.DemoSettings(out=str(folder), episodes=1, timelimit_min=0.05, chunk_steps=16, seed=3),
+                 log=lambda _: None)
+    run = _run(tmp_path, obs_height=0, obs_width=0, bc_demos=str(folder), bc_coef=0.5, bc_decay_steps=3,
+               bc_streams=2)
+    try:
+        heads = len(run.scenario.action_heads)
+        rng = np.random.default_rng(1)
+        for live in run.live:
+            assert live.learner.aux is not None
+            coefs = []
+            for _ in range(4):
+                traj = _traj(8, rnn=8, rng=rng, obs=(3, *run.scenario.obs_size), heads=heads)
+                chunks = trajectory.to_chunks(traj, rollout=4, version=live.learner.version)
+                losses = trajectory.train_chunks(live.learner, chunks, 2, 1, live.member)
+                assert losses["losses/bc_coef"] == 0.0 or losses["losses/bc_loss"] > 0.0
+                coefs.append(losses["losses/bc_coef"])
+            assert coefs == pytest.approx([0.5, 0.5 * 2 / 3, 0.5 / 3, 0.0])  # linear in the member's SGD steps
+            assert live.member.train_step == 4
+    finally:
+        _close(run)
+    with pytest.raises(SpecError, match="recorded for scenario"):  # demonstrations of another observation size
+        _run(tmp_path / "small", bc_demos=str(folder), bc_coef=0.5)

@@ -24,10 +24,12 @@ from typing import Any
 import pytest
 import torch
 
+from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.envs.shm_reaper import own_segments
 from tests.evaltk.executor.cluster import LocalCluster
-from trainers.appo import checkpointing
+from trainers.appo import bc, checkpointing
 from trainers.appo.config import AppoConfig
+from trainers.appo.runner import build_model
 from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import pbt
 from trainers.appo.selfplay import population as pop
@@ -40,13 +42,11 @@ TINY = ["--hidden-size", "32", "--rnn-size", "32", "--obs-height", "36", "--obs-
 
 
 @pytest.fixture
-def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCluster]:
+def cluster() -> Iterator[LocalCluster]:
     """Yield a two-node cluster (4 engine slots a node) whose workers import this checkout; torn down after."""
     pytest.importorskip("ray", reason="the Ray population test needs the [ray] extra: pip install 'evaltk[ray]'")
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # inherited by the nodes, their actors and the actors' players
-    # a loopback cluster without token authentication, even where a one-node `ray.init()` has left a token in
-    # ~/.ray (Ray then enables it for `ray start`, and the second node fails to join)
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    # the cluster's nodes, their actors and the actors' players import this checkout, without Ray token
+    # authentication (LocalCluster.exported_env)
     c = LocalCluster(Path(tempfile.mkdtemp(prefix="evaltk-ray-")), engines=4)
     try:
         c.start()
@@ -136,9 +136,14 @@ def test_member_actor_plays_trains_checkpoints_resumes_and_exploits(tmp_path: Pa
     sp = SelfPlayConfig(self_play=True, population=2, match_minutes=0.1, persistent_players=False)
     scenario = resolve_scenario(cfg, self_play=True)
     hyper = pbt.defaults(pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(scenario.reward_shaping)))
-    actors = [MemberActor(cfg, sp, i, hyper) for i in (0, 1)]
+    torch.manual_seed(5)
+    initial = {k: v.clone() for k, v in build_model(cfg, scenario).state_dict().items()}  # as --init-from gives it
+    actors = [MemberActor(cfg, sp, 0, hyper), MemberActor(cfg, sp, 1, hyper, initial)]
     try:
         _, policy1, _ = actors[1].state(hyper, 0.0, 0)
+        assert policy1.tensors.keys() == initial.keys()
+        assert all(torch.equal(policy1.tensors[k], t) for k, t in initial.items())  # m1 starts from those weights
+        assert not torch.equal(actors[0].model.fc.weight, initial["fc.weight"])
         order = MatchOrder(match_id="t000000", keys=("m1", "m0"), learner_slot=1, seed=3, hyperparams=hyper,
                            train_seconds=1.0, resumes=0)
         reply, policy0, adam0 = actors[0].play(order, policy1, None)
@@ -175,8 +180,12 @@ def test_member_actor_plays_trains_checkpoints_resumes_and_exploits(tmp_path: Pa
 @pytest.mark.vizdoom
 def test_two_members_on_two_nodes_pbt_and_a_lost_node(cluster: LocalCluster, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
+    tiny = AppoConfig(scenario="duel", seed=21, obs_height=36, obs_width=64, hidden_size=32, rnn_size=32)
+    scenario = resolve_scenario(tiny, self_play=True)
+    init = bc.save_policy(tmp_path, tiny, scenario, build_model(tiny, scenario), 1, 1, name="init")
     cmd = [sys.executable, "-m", "evaltk", "train", "doom", "--scenario", "duel", "--self-play", "--population", "2",
            "--executor", "ray", "--ray-address", cluster.address, "--ray-member-cpus", "0.5", "--out", str(run_dir),
+           "--init-from", str(init),
            "--match-minutes", "0.1", "--pbt-period", "100", "--pbt-min-matches", "1", "--pbt-replace-gap", "-1",
            "--snapshot-every-frames", "300", "--max-seconds", "900", "--json", *TINY]
     watch = Watch(cluster)
@@ -245,6 +254,10 @@ def test_two_members_on_two_nodes_pbt_and_a_lost_node(cluster: LocalCluster, tmp
         assert records[-1]["train_step"] == m.train_step
         assert m.snapshots
         assert all(Path(s["path"]).is_dir() for s in m.snapshots)
+        # --init-from: the member's actor started from the checkpoint (its first snapshot is those weights)
+        assert m.init_from == str(init.resolve())
+        first = evaltk_checkpoint.load(m.snapshots[0]["path"]).tensors
+        assert all(torch.equal(first[k], t) for k, t in evaltk_checkpoint.load(init).tensors.items()), m.name
 
     # no engine or player process of the run, no ViZDoom shared memory it mapped
     assert seen, "the watch saw no ViZDoom segment: the matches did not run on the cluster"

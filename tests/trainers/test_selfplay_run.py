@@ -15,9 +15,9 @@ from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.envs.doom import SCENARIOS
 from evaltk.tournament.match import MatchSpec, run_match
 from evaltk.tournament.pool import PlayerPool
-from trainers.appo import checkpointing
+from trainers.appo import bc, checkpointing, demos
 from trainers.appo import cli as appo_cli
-from trainers.appo.config import AppoConfig
+from trainers.appo.config import AppoConfig, bc_coefficient
 from trainers.appo.model import AppoPolicy, log_prob_entropy
 from trainers.appo.runner import build_model
 from trainers.appo.selfplay import population as pop
@@ -182,6 +182,51 @@ def test_deathmatch_self_play_trains_several_learners_among_bots(tmp_path: Path)
         assert bots == {f"bot:{name}" for name in played[0]["spec"]["bots"]}
         assert all(0.0 <= score <= 1.0 for score, _ in m.recent)
         assert m.env_frames > 0
+
+
+@pytest.mark.slow
+def test_population_from_a_clone_with_the_bc_loss_and_pbt_over_shaping(tmp_path: Path) -> None:
+    """--init-from, --bc-demos/--bc-coef/--bc-decay-steps and PBT on a real 2-member run (the duel's 72x128 view)."""
+    folder = tmp_path / "demos"
+    demos.record(demos.DemoSettings(out=str(folder), episodes=1, timelimit_min=0.05, chunk_steps=16, seed=3),
+                 log=lambda _: None)
+    cfg = AppoConfig(scenario="duel", seed=9, hidden_size=32, rnn_size=32)
+    model = build_model(cfg, SCENARIOS["duel"])
+    model.obs_count.fill_(7.0)
+    init = bc.save_policy(tmp_path, cfg, SCENARIOS["duel"], model, 1, 1, name="clone")
+    run_dir = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "evaltk", "train", "doom", "--scenario", "duel", "--self-play",
+                           "--population", "2", "--init-from", str(init), "--bc-demos", str(folder), "--bc-coef", "0.5",
+                           "--bc-decay-steps", "6", "--bc-streams", "2", "--hidden-size", "32", "--rnn-size", "32",
+                           "--rollout", "16", "--batch-size", "32", "--match-minutes", "0.1", "--opponent-sampling",
+                           "latest", "--pbt-period", "100", "--pbt-min-matches", "1", "--pbt-replace-gap", "-1",
+                           "--pbt-mutation-rate", "1", "--max-seconds", "60", "--out", str(run_dir)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    state = pop.read(run_dir)
+    tensors = evaltk_checkpoint.load(init).tensors
+    for m in state.members:  # each member started from the clone: its first frozen snapshot is the clone's weights
+        assert m.init_from == str(init.resolve())
+        first = evaltk_checkpoint.load(m.snapshots[0]["path"]).tensors
+        assert all(torch.equal(first[k], t) for k, t in tensors.items()), m.name
+    config = json.loads((run_dir / "config.json").read_text())["config"]
+    assert (config["init_from"], config["bc_coef"], config["bc_decay_steps"]) == (str(init), 0.5, 6)
+    # the decaying cloning term in the members' SGD steps (the metrics line holds a member's last step)
+    trained = [r for m in state.members for line in (pop.member_dir(run_dir, m) / "metrics.jsonl").open()
+               if "losses/bc_coef" in (r := json.loads(line))]
+    assert trained, "no member trained"
+    decay = AppoConfig(bc_demos="d", bc_coef=0.5, bc_decay_steps=6)
+    for r in trained:
+        assert r["losses/bc_coef"] == pytest.approx(bc_coefficient(decay, r["train_step"] - 1))
+        assert r["losses/bc_coef"] == 0.0 or r["losses/bc_loss"] > 0.0
+    # PBT: every shaping weight of an exploit perturbed from the donor's, within x/÷ 4 of the scenario's
+    assert state.events, "no PBT exploit/explore event"
+    shaping = {f"reward.{k}": abs(v) for k, v in SCENARIOS["duel"].reward_shaping.items() if v}
+    for event in state.events:
+        for key, base in shaping.items():
+            after = event["hyperparams_after"][key]
+            assert after != event["donor_hyperparams"][key]
+            assert base / 4 <= after <= base * 4
 
 
 def test_self_play_flags_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -233,7 +233,8 @@ def save_policy(out: Path, cfg: AppoConfig, scenario: doom.DoomScenario, model: 
     return evaltk_checkpoint.save(out / name, spec, calibrated_state(model, weights))
 
 
-def _check_demos(folder: Path, scenario: doom.DoomScenario) -> None:
+def check_demos(folder: Path, scenario: doom.DoomScenario) -> None:
+    """Raise :class:`SpecError` unless ``folder`` holds demonstrations of ``scenario``'s observation and heads."""
     meta = folder / "demos.json"
     if not meta.exists():
         raise SpecError(f"{folder} is not a demonstrations folder (no demos.json); record one with "
@@ -241,7 +242,7 @@ def _check_demos(folder: Path, scenario: doom.DoomScenario) -> None:
     recorded = doom.scenario_from_env_spec(json.loads(meta.read_text())["env"])
     if (recorded.obs_size, recorded.action_heads) != (scenario.obs_size, scenario.action_heads):
         raise SpecError(f"the demonstrations in {folder} were recorded for scenario {recorded.name!r} "
-                        f"(observation {recorded.obs_size}); clone them with --scenario {recorded.name} and no "
+                        f"(observation {recorded.obs_size}); use them with --scenario {recorded.name} and no "
                         "resolution overrides")
 
 
@@ -251,7 +252,7 @@ def train(cfg: AppoConfig, settings: BcSettings, log: Callable[[str], None] = pr
 
     folder, out = Path(settings.demos), Path(cfg.out)
     scenario = resolve_scenario(cfg)
-    _check_demos(folder, scenario)
+    check_demos(folder, scenario)
     if not (settings.max_steps or cfg.max_seconds):
         raise SpecError("behaviour cloning needs a stop: give --max-seconds or --bc-steps")
     out.mkdir(parents=True, exist_ok=True)

@@ -260,4 +260,4 @@ def test_must_show_gpu_env_trace_suite_same_verdicts(cluster: LocalCluster, tmp_
             _evaltk(cluster, tmp_path, "conformance", "run", str(ROOT / "suites" / "gpu_env_traces.toml"),
                     "--executor", name, "--junit", str(tmp_path / f"j_{name}.xml"), "--workdir", str(tmp_path / name))
     assert _verdicts(tmp_path / "j_ray.xml") == _verdicts(tmp_path / "j_local.xml")
-    assert len(_verdicts(tmp_path / "j_ray.xml")) == 5
+    assert len(_verdicts(tmp_path / "j_ray.xml")) == 6

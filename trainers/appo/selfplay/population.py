@@ -31,11 +31,13 @@ class Member:
     """One learning policy of the population.
 
     ``recent``: ``[score, frags]`` of its last matches as a learner (the PBT window); ``vs``: opponent key ->
-    ``[score sum, matches]``; ``lineage``: one entry per exploit (donor, frames, hyperparameters before/after).
+    ``[score sum, matches]``; ``lineage``: one entry per exploit (donor, frames, hyperparameters before/after);
+    ``init_from``: the ``--init-from`` checkpoint its first weights were loaded from ('' = random initialisation).
     """
 
     id: int
     hyperparams: dict[str, float]
+    init_from: str = ""
     train_step: int = 0
     env_frames: int = 0
     generation: int = 0

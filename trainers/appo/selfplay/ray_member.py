@@ -37,7 +37,7 @@ from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import trajectory
 from trainers.appo.selfplay.config import SelfPlayConfig
 from trainers.appo.selfplay.population import Member
-from trainers.appo.selfplay.runner import PLAYER_MODULE, member_config, shaping_of
+from trainers.appo.selfplay.setup import PLAYER_MODULE, member_config, shaping_of
 from trainers.common.state_io import latest_policy_path
 
 
@@ -90,9 +90,14 @@ def _node_id() -> tuple[str, bool]:
 
 
 class MemberActor:
-    """Member ``member_id`` of the population in ``cfg.out``: builds from its latest checkpoint if it has one."""
+    """Member ``member_id`` of the population in ``cfg.out``: builds from its latest checkpoint if it has one.
 
-    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, member_id: int, hyperparams: dict[str, float]) -> None:
+    Without one it starts from ``initial`` (the ``--init-from`` tensors the driver loaded and checked, passed
+    through Ray's object store) or, when that is None, from the model's random initialisation.
+    """
+
+    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, member_id: int, hyperparams: dict[str, float],
+                 initial: dict[str, torch.Tensor] | None = None) -> None:
         torch.set_num_threads(cfg.learner_threads)
         self.base, self.sp = cfg, sp
         self.run_dir = Path(cfg.out)
@@ -110,6 +115,8 @@ class MemberActor:
             self.learner.load_optimizer_state(restored.optimizer)
             self.generator.set_state(restored.sampler_rng)
             self.member.train_step, self.member.env_frames = restored.train_step, restored.env_frames
+        elif initial is not None:
+            self.model.load_state_dict(initial)
         self.learner.version = self.member.train_step
         self.chunks: list[trajectory.Chunk] = []
         self.node, self.restarted = _node_id()

@@ -12,6 +12,9 @@ Components:
   frozen snapshots are written to ``RUN/members/m<i>/snapshots`` and put in the object store by the driver, so
   they outlive any node.
 
+A new member's actor starts from the ``--init-from`` tensors, which the driver loads and checks once and puts in the
+object store (:class:`~trainers.appo.selfplay.setup.PopulationSetup`); a member with a checkpoint resumes from it.
+
 A member whose actor dies with its node is recorded (``cluster_events``: ``member_lost``; its match is voided)
 and resumes on another node from its last checkpoint (``member_resumed``, with the checkpoint's counters);
 the same events go to the member's ``metrics.jsonl``. Opponents in a match play frozen: only the member whose
@@ -36,7 +39,8 @@ from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
 from trainers.appo.selfplay.population import Member, PopulationError
 from trainers.appo.selfplay.ray_member import MatchOrder, MemberActor, Policy, Reply
-from trainers.appo.selfplay.runner import PopulationSetup, SelfPlayResult
+from trainers.appo.selfplay.runner import SelfPlayResult
+from trainers.appo.selfplay.setup import PopulationSetup
 from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown
 from trainers.common.state_io import write_run_config
 
@@ -217,21 +221,12 @@ class RayPopulationRun(PopulationSetup):
             self._pbt(h)
 
     def _metrics(self, h: Handle, losses: dict[str, float]) -> None:
-        m = h.member
-        record: dict[str, Any] = {"env_frames": m.env_frames, "seconds": round(self.seconds(), 3),
-                                  "train_step": m.train_step, "charts/matches": m.matches,
-                                  "pbt/generation": m.generation}
-        if m.recent:
-            record["charts/win_rate_recent"] = sum(s for s, _ in m.recent) / len(m.recent)
-            record["charts/frags_recent"] = sum(f for _, f in m.recent) / len(m.recent)
-        record.update({f"hyper/{k}": v for k, v in m.hyperparams.items()})
-        record.update(losses)
-        h.metrics.write(record, m.env_frames)
+        h.metrics.write(self.metrics_record(h.member, losses), h.member.env_frames)
 
     # -- PBT ------------------------------------------------------------------------------------------------
     def _pbt(self, h: Handle) -> None:
         """Decide with the pure PBT functions; an exploit is sent to the member's actor with the donor's refs."""
-        m, sp = h.member, self.sp
+        m = h.member
         donor_id, objectives = self.pbt_check(m, [x.member for x in self.handles])
         if donor_id is None:
             return
@@ -239,33 +234,16 @@ class RayPopulationRun(PopulationSetup):
         if not donor.ready:
             self.log(f"PBT: m{m.id} would copy m{donor_id}, which is restarting; not this time")
             return
-        after = pbt.mutate(donor.member.hyperparams, self.space, self.rng, mutation_rate=sp.pbt_mutation_rate,
-                           perturb_min=sp.pbt_perturb_min, perturb_max=sp.pbt_perturb_max)
-        event: dict[str, Any] = {
-            "kind": "exploit_explore", "member": m.id, "donor": donor_id, "donor_train_step": donor.member.train_step,
-            "donor_generation": donor.member.generation, "member_frames": m.env_frames,
-            "total_frames": self.state.total_frames, "seconds": round(self.seconds(), 1),
-            "objectives": objectives, "hyperparams_before": dict(m.hyperparams),
-            "donor_hyperparams": dict(donor.member.hyperparams), "hyperparams_after": after}
-        self._submit(h, "exploit", "exploit", after, donor.policy, donor.optimizer, self.seconds(),
+        event = self.exploit_event(m, donor.member, objectives)
+        self._submit(h, "exploit", "exploit", event["hyperparams_after"], donor.policy, donor.optimizer, self.seconds(),
                      self.state.resumes, event=event)
 
     def _finish_exploit(self, h: Handle, event: dict[str, Any]) -> None:
         m = h.member
-        event = {"event": len(self.state.events), **event}
-        self.state.events.append(event)
-        m.hyperparams = dict(event["hyperparams_after"])
-        m.lineage.append({"event": event["event"], "donor": event["donor"],
-                          "donor_generation": event["donor_generation"], "member_frames": m.env_frames,
-                          "hyperparams": m.hyperparams})
-        m.parent, m.generation = event["donor"], m.generation + 1
-        m.recent, m.vs = [], {}
+        self.record_exploit(m, event)
         h.metrics.write({"event": "exploit_explore", "donor": event["donor"], "env_frames": m.env_frames,
                          "train_step": m.train_step, "pbt/generation": m.generation,
                          **{f"hyper/{k}": v for k, v in m.hyperparams.items()}}, m.env_frames)
-        self.log(f"PBT: m{m.id} copies m{event['donor']} and mutates: " + ", ".join(
-            f"{k} {event['donor_hyperparams'][k]:.3g}->{v:.3g}" for k, v in m.hyperparams.items()
-            if v != event["donor_hyperparams"].get(k)))
 
     # -- replies --------------------------------------------------------------------------------------------
     def _handle(self, ref: Any) -> None:
@@ -379,11 +357,12 @@ class RayPopulationRun(PopulationSetup):
             remote = self.ray.remote(MemberActor).options(num_cpus=self.sp.ray_member_cpus,
                                                           max_restarts=MAX_RESTARTS, max_task_retries=0,
                                                           scheduling_strategy="SPREAD")
+            initial = self.ray.put(self.initial) if self.initial is not None else None
             try:
                 for m in self.state.members:
                     mdir = pop.member_dir(self.run_dir, m)
                     mdir.mkdir(parents=True, exist_ok=True)
-                    h = Handle(member=m, actor=remote.remote(self.cfg, self.sp, m.id, m.hyperparams),
+                    h = Handle(member=m, actor=remote.remote(self.cfg, self.sp, m.id, m.hyperparams, initial),
                                metrics=MetricsWriter(mdir))
                     self.handles.append(h)
                     self._start(h)

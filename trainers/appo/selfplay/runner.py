@@ -6,7 +6,8 @@ Components, all in this process except the players:
   player module :mod:`trainers.appo.selfplay.player`: the tournament's hosting/joining, ports, timeouts and
   voiding of crashed or hung engines, unchanged;
 - one :class:`~trainers.appo.learner.Learner` per member (the APPO learner: PPO-clip, V-trace/GAE,
-  policy-lag mask), fed only with that member's own experience;
+  policy-lag mask, the optional decaying cloning loss), fed only with that member's own experience; a new
+  member starts from ``--init-from``'s weights when given (:class:`~trainers.appo.selfplay.setup.PopulationSetup`);
 - the planner (this thread): draws each match's opponent (:mod:`trainers.appo.selfplay.opponents`), saves the
   weights the match plays with, and after each match records scores, trains, snapshots and runs PBT
   (:mod:`trainers.appo.selfplay.pbt`); ``population.json`` is rewritten atomically after every change.
@@ -20,7 +21,6 @@ import contextlib
 import copy
 import dataclasses
 import json
-import math
 import shutil
 import threading
 import time
@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
@@ -38,19 +37,19 @@ from evaltk import seeding
 from evaltk.tournament.match import MatchResult, MatchSpec, bot_names, run_match
 from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
-from trainers.appo.config import AppoConfig, ConfigError
+from trainers.appo.config import AppoConfig
 from trainers.appo.learner import Learner
 from trainers.appo.model import ActorCritic
 from trainers.appo.runner import build_model
-from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import opponents, pbt, trajectory
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
-from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
+from trainers.appo.selfplay.population import Member, PopulationState
+from trainers.appo.selfplay.setup import PLAYER_MODULE, PopulationSetup, member_config, shaping_of
 from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown
 from trainers.common.state_io import latest_policy_path, write_run_config
 
-PLAYER_MODULE = "trainers.appo.selfplay.player"
+__all__ = ["PLAYER_MODULE", "PopulationRun", "SelfPlayResult", "member_config", "run"]
 
 
 @dataclass
@@ -117,84 +116,6 @@ class Live:
     last: dict[str, float] = field(default_factory=dict)
 
 
-def shaping_of(hyperparams: dict[str, float], base: dict[str, float]) -> dict[str, float]:
-    """Return the member's reward shaping: each base weight's sign with the member's magnitude (``reward.<VAR>``)."""
-    return {k: math.copysign(hyperparams.get(f"reward.{k}", abs(v)), v) if v else 0.0 for k, v in base.items()}
-
-
-def member_config(cfg: AppoConfig, member: Member) -> AppoConfig:
-    """Return the APPO config of one member: the run's, with the member's learning rate and entropy coefficient."""
-    return dataclasses.replace(cfg, learning_rate=member.hyperparams["learning_rate"],
-                               entropy_coef=member.hyperparams["entropy_coef"],
-                               seed=seeding.seed(cfg.seed, "selfplay.member", member.id))
-
-
-def load_or_create(run_dir: Path, cfg: AppoConfig, sp: SelfPlayConfig, scenario_name: str,
-                   space: tuple[pbt.HyperRange, ...], log: Callable[[str], None]) -> PopulationState:
-    """Read ``population.json`` (resume; the member count must match) or create the members.
-
-    New members: m0 with the default hyperparameters, the others mutated from them.
-    """
-    if (run_dir / pop.FILENAME).is_file():
-        state = pop.read(run_dir)
-        if len(state.members) != sp.population:
-            raise PopulationError(f"{run_dir} holds a population of {len(state.members)}, not --population "
-                                  f"{sp.population}: pass --population {len(state.members)} to resume it")
-        state.resumes += 1
-        log(f"resuming {run_dir}: {state.total_frames} frames, {state.matches_played} matches")
-        return state
-    if (run_dir / "config.json").is_file():
-        raise ConfigError(f"--out {run_dir} holds a run that is not a population run; choose another --out")
-    rng = seeding.rng(cfg.seed, "selfplay.population")
-    base = pbt.defaults(space)
-    members = [Member(id=i, hyperparams=base if i == 0 else pbt.mutate(
-        base, space, rng, mutation_rate=sp.pbt_mutation_rate, perturb_min=sp.pbt_perturb_min,
-        perturb_max=sp.pbt_perturb_max)) for i in range(sp.population)]
-    return PopulationState(scenario=scenario_name, appo=cfg.to_dict(), selfplay=sp.to_dict(), members=members)
-
-
-class PopulationSetup:
-    """Set up what the local and the Ray runner share.
-
-    The checked configs, the scenario, the PBT search space, the population state (read or created,
-    :func:`load_or_create`), the match generator (restored on resume) and the run's clock.
-    """
-
-    def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None], process: ProcessSettings,
-                 run_dir: Path) -> None:
-        cfg.validate()
-        sp.validate()
-        self.cfg, self.sp, self.log, self.process = cfg, sp, log, process
-        self.run_dir = run_dir
-        self.scenario = resolve_scenario(cfg, self_play=True)
-        self.space = pbt.search_space(cfg.learning_rate, cfg.entropy_coef, dict(self.scenario.reward_shaping))
-        self.state = load_or_create(self.run_dir, cfg, sp, self.scenario.name, self.space, log)
-        self.rng = seeding.rng(cfg.seed, "selfplay.matches", self.state.resumes)
-        if self.state.rng_state:
-            self.rng.bit_generator.state = dict(self.state.rng_state)
-        self.t0 = time.monotonic()
-        self.prior_seconds = self.state.train_seconds
-        self.frames_at_start = self.state.total_frames
-
-    def seconds(self) -> float:
-        """Training wall seconds of the run (all starts together)."""
-        return self.prior_seconds + time.monotonic() - self.t0
-
-    def pbt_check(self, m: Member, members: list[Member]) -> tuple[int | None, dict[str, float | None]]:
-        """Run one PBT check of ``m`` (:func:`pbt.check`), record it in ``objective_history``.
-
-        Returns the donor (None: no copy) and every member's objective, keyed by the member id as text.
-        """
-        sp = self.sp
-        m.last_pbt_frames = m.env_frames
-        entry, donor_id = pbt.check(m.id, {x.id: x.recent for x in members}, self.rng,
-                                    kind=sp.pbt_objective, min_matches=sp.pbt_min_matches,
-                                    fraction=sp.pbt_replace_fraction, gap=sp.pbt_replace_gap,
-                                    total_frames=self.state.total_frames, seconds=round(self.seconds(), 1))
-        self.state.objective_history.append(entry)
-        return donor_id, entry["objectives"]
-
-
 class PopulationRun(PopulationSetup):
     """One population run; :meth:`run` drives it (see the module docstring)."""
 
@@ -219,6 +140,8 @@ class PopulationRun(PopulationSetup):
             learner.load_optimizer_state(restored.optimizer)
             generator.set_state(restored.sampler_rng)
             member.train_step, member.env_frames = restored.train_step, restored.env_frames
+        elif self.initial is not None:  # --init-from: every new member starts from the checkpoint's weights
+            model.load_state_dict(self.initial)
         learner.version = member.train_step
         mdir.mkdir(parents=True, exist_ok=True)
         live = Live(member=member, model=model, learner=learner, cfg=mcfg, generator=generator,
@@ -377,50 +300,24 @@ class PopulationRun(PopulationSetup):
         self._metrics(live)
 
     def _metrics(self, live: Live) -> None:
-        m = live.member
-        record: dict[str, Any] = {"env_frames": m.env_frames, "seconds": round(self.seconds(), 3),
-                                  "train_step": m.train_step, "charts/matches": m.matches,
-                                  "pbt/generation": m.generation}
-        if m.recent:
-            record["charts/win_rate_recent"] = float(np.mean([s for s, _ in m.recent]))
-            record["charts/frags_recent"] = float(np.mean([f for _, f in m.recent]))
-        record.update({f"hyper/{k}": v for k, v in m.hyperparams.items()})
-        record.update(live.last)
-        live.metrics.write(record, m.env_frames)
+        live.metrics.write(self.metrics_record(live.member, live.last), live.member.env_frames)
 
     # -- PBT ------------------------------------------------------------------------------------------------
     def _pbt(self, live: Live) -> None:
-        m, sp = live.member, self.sp
+        m = live.member
         donor_id, objectives = self.pbt_check(m, [x.member for x in self.live])
         if donor_id is None:
             return
         donor = self.live[donor_id]
-        before, donor_values = dict(m.hyperparams), dict(donor.member.hyperparams)
-        after = pbt.mutate(donor.member.hyperparams, self.space, self.rng, mutation_rate=sp.pbt_mutation_rate,
-                           perturb_min=sp.pbt_perturb_min, perturb_max=sp.pbt_perturb_max)
+        event = self.exploit_event(m, donor.member, objectives)
         live.model.load_state_dict(donor.model.state_dict())
         live.learner.load_optimizer_state(copy.deepcopy(donor.learner.optimizer.state_dict()))
-        m.hyperparams = after
+        self.record_exploit(m, event)
         live.cfg = member_config(self.cfg, m)
         live.learner.cfg = live.cfg
         for group in live.learner.optimizer.param_groups:
-            group["lr"] = after["learning_rate"]
+            group["lr"] = m.hyperparams["learning_rate"]
         live.chunks.clear()
-        event: dict[str, Any] = {
-            "event": len(self.state.events), "kind": "exploit_explore", "member": m.id, "donor": donor_id,
-            "donor_train_step": donor.member.train_step, "member_frames": m.env_frames,
-            "total_frames": self.state.total_frames, "seconds": round(self.seconds(), 1),
-            "objectives": objectives, "hyperparams_before": before,
-            "donor_hyperparams": dict(donor.member.hyperparams), "hyperparams_after": after}
-        self.state.events.append(event)
-        m.lineage.append({"event": event["event"], "donor": donor_id, "donor_generation": donor.member.generation,
-                          "member_frames": m.env_frames, "hyperparams": after})
-        m.parent, m.generation = donor_id, m.generation + 1
-        m.recent, m.vs = [], {}
-        self.log(f"PBT: m{m.id} (objective {objectives[str(m.id)]:.3f}) copies m{donor_id} "
-                 f"(objective {objectives[str(donor_id)]:.3f}) and mutates: "
-                 + (", ".join(f"{k} {donor_values[k]:.3g}->{after[k]:.3g}" for k in after
-                              if after[k] != donor_values.get(k)) or "nothing drawn"))
 
     # -- the loop -------------------------------------------------------------------------------------------
     def _match_line(self, planned: Planned, result: MatchResult, frags: list[int]) -> str:
