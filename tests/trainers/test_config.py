@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,7 +99,7 @@ def test_the_shared_options_are_declared_once_with_each_trainers_defaults() -> N
     ("stats_window", 0, "--stats-window must be >= 1, got 0"),
     ("max_seconds", -1.0, "--max-seconds must be a finite number >= 0"),
 ])
-def test_both_trainers_check_a_shared_option_by_one_rule(field: str, value: object, match: str) -> None:
+def test_both_trainers_check_a_shared_option_by_one_rule(field: str, value: Any, match: str) -> None:
     from trainers.a2c.config import A2cConfig
     from trainers.a2c.config import ConfigError as A2cConfigError
 
