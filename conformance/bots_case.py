@@ -1,8 +1,8 @@
 """Suite case kind ``bots``: an agent against ViZDoom's scripted bots with one declared statistical expectation.
 
 Fields: ``checkpoint`` (a built-in tournament agent, ``random``/``scripted`` with or without ``builtin:``,
-or a Doom checkpoint location, :mod:`evaltk.locations`: a directory, a Sample Factory Doom experiment folder
-(imported on load) or ``hf://ORG/REPO[@REV][/PATH]``),
+or a Doom checkpoint location, :mod:`evaltk.locations`: a directory, relative to the suite file's folder, a
+Sample Factory Doom experiment folder (imported on load) or ``hf://ORG/REPO[@REV][/PATH]``; ``baseline`` the same),
 ``matches`` (>= 1; the maximum with an SPRT), ``bots`` (default 1), ``bot_names``, ``map`` (default
 ``map01``), ``timelimit`` (game minutes, default 1), ``seed``, ``frameskip``, ``executor``
 (``local``/``ray``), ``concurrency``, ``match_timeout`` and exactly one expectation:

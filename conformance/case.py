@@ -76,16 +76,21 @@ CaseCheck = Callable[[Mapping[str, Any]], str | None]
 CaseRunner = Callable[[Case, Path], CaseResult]
 # Fields holding file paths: relative paths are taken relative to the suite file; the file must exist.
 PATH_FIELDS = frozenset({"trace_file", "baseline"})
+# Fields holding checkpoint locations (evaltk.locations): built-in names, ``hf://`` or paths from the suite file.
+LOCATION_FIELDS = frozenset({"checkpoint"})
 
 
 @dataclass(frozen=True)
 class Kind:
     """A case kind: its fields, the function that runs a case, an optional check across its fields.
 
-    ``path_fields`` names the fields that hold file paths (checked to exist, made absolute from the suite file).
+    ``path_fields`` names the fields that hold file paths (checked to exist, made absolute from the suite file);
+    ``location_fields`` the fields that hold checkpoint locations (:func:`evaltk.locations.anchor`: a relative
+    path is taken from the suite file's folder, built-in names and ``hf://`` stay as written).
     """
 
     fields: Mapping[str, FieldSpec]
     run: CaseRunner
     check: CaseCheck | None = None
     path_fields: frozenset[str] = PATH_FIELDS
+    location_fields: frozenset[str] = LOCATION_FIELDS

@@ -39,5 +39,5 @@ KINDS: Mapping[str, Kind] = {
     "sim_lockstep": Kind(SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case, path_fields=frozenset()),
     "doom_trace": Kind(DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case, frozenset({"trace_file"})),
     "doom_demo": Kind(DOOM_DEMO_FIELDS, run_doom_demo_case, check_doom_demo_case, frozenset({"results"})),
-    "bots": Kind(BOTS_FIELDS, run_bots_case, check_bots_case, frozenset()),
+    "bots": Kind(BOTS_FIELDS, run_bots_case, check_bots_case, frozenset(), frozenset({"checkpoint", "baseline"})),
 }

@@ -21,6 +21,8 @@ The kinds are listed, explicitly, in :data:`conformance.kinds.KINDS` (:class:`co
 fields, name -> :class:`FieldSpec` with types, required and a check of the value, the runner and a
 check across fields); unknown or missing fields, wrong types, out-of-range values, missing files and
 duplicate names are reported with the file, the case, the field and the fix before anything runs.
+Relative paths, in file fields and checkpoint locations alike (:func:`evaltk.locations.anchor`), are
+taken from the suite file's folder, so a suite runs the same from any working folder.
 Running a case returns a :class:`CaseResult`; :func:`write_junit` writes the standard XML CI systems
 read.
 """
@@ -35,11 +37,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.case import PATH_FIELDS, Case, CaseResult, FieldSpec, Kind, Outcome, at_least, between, one_of
+from conformance.case import (
+    LOCATION_FIELDS,
+    PATH_FIELDS,
+    Case,
+    CaseResult,
+    FieldSpec,
+    Kind,
+    Outcome,
+    at_least,
+    between,
+    one_of,
+)
 from conformance.kinds import KINDS
 from evaltk.errors import SuiteError
 from evaltk.executor import EXECUTORS, Executor, Resources, WorkUnit, make_executor, stream
-from evaltk.locations import is_remote
+from evaltk.locations import anchor, is_remote
 
 __all__ = ["CASE_FIELDS", "FOLDER_FIELDS", "KINDS", "LOCATION_FIELDS", "PATH_FIELDS", "Case", "CaseResult",
            "FieldSpec", "Kind", "Outcome", "Suite", "at_least", "between", "case_units", "load_suite", "one_of",
@@ -63,8 +76,6 @@ class Suite:
 CASE_FIELDS: Mapping[str, Mapping[str, FieldSpec]] = {name: kind.fields for name, kind in KINDS.items()}
 # Path fields that may name a folder as well as a file (a tournament folder, a checkpoint directory).
 FOLDER_FIELDS = frozenset({"results", "checkpoint"})
-# Path fields that hold a checkpoint location (evaltk.locations): an ``hf://`` one is no local file to check.
-LOCATION_FIELDS = frozenset({"checkpoint"})
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -137,8 +148,10 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
         problem = fs.check(value) if fs.check is not None else None
         if problem is not None:
             raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} {problem}")
+    for key in KINDS[kind].location_fields & set(params):
+        params[key] = anchor(str(params[key]), path.parent)
     for key in KINDS[kind].path_fields & set(params):
-        if key in LOCATION_FIELDS and is_remote(str(params[key])):
+        if key in KINDS[kind].location_fields and is_remote(str(params[key])):
             continue
         if not Path(params[key]).is_absolute():
             params[key] = str((path.parent / params[key]).resolve())

@@ -28,7 +28,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import InitVar, asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +51,7 @@ _SPEC_FIELDS = ("format_version", "model_class", "model_kwargs", "obs_spec", "ac
 
 @dataclass(frozen=True)
 class CheckpointSpec:
-    """The contents of ``policy.json``; validated on construction (raises :class:`CheckpointError`).
+    """The contents of ``policy.json``; schema-checked once, when built or read (raises :class:`CheckpointError`).
 
     ``model_class`` is ``"builtin:<name>"`` or ``"<module>:<Class>"`` with a module under ``evaltk.``
     or ``trainers.``; the class provides ``from_checkpoint(ckpt, device) -> Policy``.
@@ -69,9 +69,12 @@ class CheckpointSpec:
     env: dict[str, Any]
     provenance: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    schema_checked: InitVar[bool] = False
+    """True only from :meth:`from_dict`, whose document has passed the schema already (it is checked once)."""
 
-    def __post_init__(self) -> None:
-        validate_schema(self.to_dict(), weights_required=False)
+    def __post_init__(self, schema_checked: bool) -> None:
+        if not schema_checked:
+            validate_schema(self.to_dict(), weights_required=False)
 
     @property
     def is_builtin(self) -> bool:
@@ -90,7 +93,7 @@ class CheckpointSpec:
         The ``weights`` digest, if present, is checked for form here and against the file by :func:`load`.
         """
         validate_schema(data)
-        return cls(**{k: data[k] for k in _SPEC_FIELDS})
+        return cls(**{k: data[k] for k in _SPEC_FIELDS}, schema_checked=True)
 
 
 @dataclass(frozen=True)
@@ -172,8 +175,12 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _read_document(path: Path) -> dict[str, Any]:
-    """Read ``policy.json`` of checkpoint directory ``path`` (size-limited; NaN/Infinity refused) and validate it."""
+def _read_spec(path: Path) -> tuple[CheckpointSpec, dict[str, Any]]:
+    """Read ``policy.json`` of checkpoint directory ``path`` (size-limited; NaN/Infinity refused) into its spec.
+
+    Returns the spec (:meth:`CheckpointSpec.from_dict`: the schema checked once) and the document (with the
+    ``weights`` digest :func:`load` checks the weights file against).
+    """
     if not path.exists():
         raise CheckpointError(f"checkpoint directory {path} does not exist: pass a directory holding "
                               f"{SPEC_FILE} and {WEIGHTS_FILE} (or builtin:random / builtin:scripted)")
@@ -198,15 +205,14 @@ def _read_document(path: Path) -> dict[str, Any]:
         raise CheckpointError(f"{spec_path} is nested too deeply to be a policy spec: the file is corrupt; "
                               "re-export the checkpoint") from None
     try:
-        validate_schema(data)
+        return CheckpointSpec.from_dict(data), dict(data)
     except CheckpointError as exc:
         raise CheckpointError(f"{spec_path}: {exc}") from None
-    return dict(data)
 
 
 def load_spec(directory: str | Path) -> CheckpointSpec:
     """Read and validate only ``policy.json`` of a checkpoint directory (see :mod:`evaltk.checkpoint_schema`)."""
-    return CheckpointSpec.from_dict(_read_document(Path(directory)))
+    return _read_spec(Path(directory))[0]
 
 
 def _read_weights(weights: Path, document: Mapping[str, Any]) -> bytes:
@@ -285,8 +291,7 @@ def load(directory: str | Path) -> Checkpoint:
     from safetensors.torch import load as load_bytes
 
     path = Path(directory)
-    document = _read_document(path)
-    spec = CheckpointSpec.from_dict(document)
+    spec, document = _read_spec(path)
     weights = path / WEIGHTS_FILE
     payload = _read_weights(weights, document)
     _check_header(weights, payload, spec.format_version)

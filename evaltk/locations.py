@@ -6,7 +6,8 @@ or ``hf://ORG/REPO[@REVISION][/PATH]`` on the Hugging Face Hub (:mod:`evaltk.hub
 returns the evaltk checkpoint directory (or built-in name) the loaders read, and the label score
 tables record: for the Hub, ``hf://ORG/REPO@<commit sha>[/PATH]`` naming the exact checkpoint (the
 same label reads back offline from the cache); :func:`local_checkpoint` the same with the directory
-made absolute, for other processes. :func:`pin` gives that label alone, and
+made absolute, for other processes; :func:`anchor` takes a relative path from a given folder (a suite
+file's). :func:`pin` gives that label alone, and
 :func:`table_provenance` the provenance score tables and reports record for it.
 """
 
@@ -91,6 +92,19 @@ def local_checkpoint(ref: str) -> Resolved:
         return Resolved(ref, ref)
     found = resolve(ref)
     return Resolved(str(Path(found.ref).resolve()), found.label, found.source, found.provenance)
+
+
+def anchor(ref: str, folder: Path) -> str:
+    """Return ``ref`` with a relative local path taken from ``folder`` (made absolute).
+
+    Built-in names (``random``, ``builtin:NAME``), ``hf://`` locations and absolute paths are returned as they are.
+    A suite file's checkpoint fields go through here, so that a suite runs the same from any working folder.
+    """
+    from evaltk.policies import builtin_name
+
+    if builtin_name(ref) is not None or is_remote(ref) or Path(ref).is_absolute():
+        return ref
+    return str((folder / ref).resolve())
 
 
 def pin(ref: str) -> str:

@@ -243,11 +243,12 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
     sims = tuple(simulators) if simulators is not None else resolve_all([c.simulator for c in configs], options)
     loaded = _load(first)
     described: dict[str, EnvInfo] = {}
+    first_seeds = {base: episode_seed(base, 0) for base in dict.fromkeys(c.seed for c in configs)}
     sides = []
     for config, sim, option in zip(configs, sims, options, strict=True):
         info = _describe(config, loaded.policy, described)
         _check_family(config, info, option)
-        identity = sim.check(info, seed=episode_seed(config.seed, 0))
+        identity = sim.check(info, seed=first_seeds[config.seed])  # each simulator is checked on episode 0
         name = DOOM_SIMULATOR if info.env["family"] == "doom" else sim.name
         settings = _settings(config, loaded, info, name)
         sides.append((dataclasses.replace(config, checkpoint=loaded.label), sim, name, info, settings, identity))

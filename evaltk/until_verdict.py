@@ -26,7 +26,7 @@ from evaltk.seeding import episode_seed
 from evaltk.stats.checks import FloatArray
 from evaltk.stats.group_sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.table_comparison import LoadedTable, check_envs, load_table
-from evaltk.verdict import MIN_EPISODES, CompareError, Pairing
+from evaltk.verdict import MIN_EPISODES, CompareError, Pairing, check_margin
 from evaltk.verdict.result import IdenticalRows
 from evaltk.verdict.sequential import (
     LookFn,
@@ -58,9 +58,7 @@ class UntilVerdictConfig:
 
 
 def _validate(uv: UntilVerdictConfig) -> MarginKind:
-    kind = check_looks(uv.kind, uv.looks, "--until-verdict")
-    if not uv.margin > 0:
-        raise CompareError(f"--margin must be positive, got {uv.margin!r}")
+    kind = check_margin(uv.margin, check_looks(uv.kind, uv.looks, "--until-verdict"))
     check_budget("--max-episodes", uv.max_episodes, uv.min_episodes)
     return kind
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 import platform
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,11 +35,12 @@ from evaltk.margin import MarginKind
 from evaltk.plan import EvalConfig, EvaluationPlan, plan, plan_all
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import Simulator, resolve_all
-from evaltk.simulators.settings import UNKNOWN, version
+from evaltk.simulators.settings import UNKNOWN, versions
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows
-from evaltk.verdict import Comparison, Pairing, Verdict, compare
+from evaltk.verdict import CompareError, Comparison, Pairing, Verdict, compare
+from evaltk.verdict import check_margin as verdict_check_margin
 from evaltk.verdict import sequential as verdict_sequential
 from evaltk.verdict.result import IdenticalRows
 
@@ -122,22 +122,16 @@ class Side:
 
 
 def check_margin(margin: float, kind: str) -> MarginKind:
-    """Validate ``--margin``/``--margin-kind`` before anything runs; returns the kind."""
+    """Validate ``--margin``/``--margin-kind`` before anything runs (:func:`evaltk.verdict.check_margin`)."""
     try:
-        margin_kind = MarginKind(kind)
-    except ValueError:
-        raise ValidateError(f"--margin-kind {kind!r} is not one of {', '.join(k.value for k in MarginKind)}") from None
-    if not (isinstance(margin, int | float) and math.isfinite(margin) and margin > 0):
-        raise ValidateError(f"--margin must be a positive number, got {margin!r}; e.g. --margin 5 (absolute, score "
-                            "units) or --margin 0.5 --margin-kind sd")
-    if margin_kind is MarginKind.PROB and margin >= 0.5:
-        raise ValidateError(f"a prob margin must be below 0.5, got {margin!r}; 0.1 is common")
-    return margin_kind
+        return verdict_check_margin(margin, kind)
+    except CompareError as exc:
+        raise ValidateError(str(exc)) from None
 
 
 def package_versions() -> dict[str, str]:
     """Versions of the packages that decide an episode's outcome, and Python's."""
-    return {**{name: version(name) for name in VERSIONED_PACKAGES}, "python": platform.python_version()}
+    return {**versions(VERSIONED_PACKAGES), "python": platform.python_version()}
 
 
 def _eval_config(config: ValidateConfig, name: str, sim: Simulator, env: dict[str, Any] | None = None) -> EvalConfig:

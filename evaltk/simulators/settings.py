@@ -31,6 +31,7 @@ express them and lists the rest.
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -76,6 +77,11 @@ def version(package: str) -> str:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
+
+
+def versions(packages: Iterable[str]) -> dict[str, str]:
+    """Return each of ``packages``' installed version (:func:`version`), by name."""
+    return {package: version(package) for package in packages}
 
 
 def noop_range(noop_max: int, fire: bool) -> list[int]:

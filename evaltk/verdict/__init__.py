@@ -65,6 +65,7 @@ from evaltk.stats.multiple import holm_bonferroni
 from evaltk.stats.results import ConfidenceInterval
 from evaltk.stats.tests_two_sample import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
 from evaltk.verdict.decision import (
+    check_margin,
     decide,
     identical_decision,
     identical_finding,
@@ -108,6 +109,7 @@ __all__ = [
     "Pairing",
     "Recommendation",
     "Verdict",
+    "check_margin",
     "compare",
     "decide",
     "information_check",

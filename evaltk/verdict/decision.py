@@ -3,7 +3,7 @@
 See :mod:`evaltk.verdict` for the rule (equivalent / different / inconclusive / identical) and the
 tests behind each margin kind. :func:`decide` runs only the primary tests (fast enough for
 calibration simulations); :func:`pair_rows` matches rows by episode seed and says whether the
-paired tests apply; :func:`margin_kind` and :func:`margin_region` validate a margin.
+paired tests apply; :func:`check_margin` is the one check of a margin and its kind (:func:`margin_region` applies it).
 """
 
 from __future__ import annotations
@@ -121,13 +121,23 @@ def sample_scores(values: Any, name: str) -> FloatArray:
         raise CompareError(f"{exc} (a comparison needs at least 2 episodes per side)") from exc
 
 
-def margin_region(kind: MarginKind, margin: float) -> tuple[float, float]:
-    """Return the equivalence region ``(low, high)`` of a margin, after checking it."""
+def check_margin(margin: float, kind: MarginKind | str) -> MarginKind:
+    """Check a margin and its kind, the one rule every command applies; return the kind.
+
+    The kind must be a :class:`MarginKind`, the margin a finite number > 0, and a ``prob`` margin below 0.5.
+    """
+    kind_ = margin_kind(kind)
     if not (isinstance(margin, int | float) and math.isfinite(margin) and margin > 0):
-        raise CompareError(f"margin must be a positive number, got {margin!r}; e.g. --margin 0.5 --margin-kind sd")
-    if kind is MarginKind.PROB:
-        if margin >= 0.5:
-            raise CompareError(f"a prob margin must be below 0.5, got {margin!r}; 0.1 is common")
+        raise CompareError(f"--margin must be a positive number, got {margin!r}; e.g. --margin 5 (absolute, score "
+                           "units) or --margin 0.5 --margin-kind sd")
+    if kind_ is MarginKind.PROB and margin >= 0.5:
+        raise CompareError(f"a prob margin must be below 0.5, got {margin!r}; 0.1 is common")
+    return kind_
+
+
+def margin_region(kind: MarginKind, margin: float) -> tuple[float, float]:
+    """Return the equivalence region ``(low, high)`` of a margin, after checking it (:func:`check_margin`)."""
+    if check_margin(margin, kind) is MarginKind.PROB:
         return 0.5 - margin, 0.5 + margin
     return -float(margin), float(margin)
 

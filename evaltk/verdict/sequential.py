@@ -10,7 +10,6 @@ the previous look continued) both call it, so they decide and explain alike.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +28,7 @@ from evaltk.stats.group_sequential import (
     information_fraction,
     run_sequence,
 )
-from evaltk.verdict.decision import identical_finding, margin_kind, match_episodes, pair_rows
+from evaltk.verdict.decision import check_margin, identical_finding, margin_kind, match_episodes, pair_rows
 from evaltk.verdict.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
 
 OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
@@ -271,9 +270,7 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
     The budget is the samples' lengths (pairs when paired); the first looks are dropped when they
     would have fewer than ``min_episodes`` per side.
     """
-    kind_ = check_looks(kind, looks, "--sequential")
-    if not (math.isfinite(margin) and margin > 0):
-        raise CompareError(f"margin must be a positive number, got {margin!r}")
+    kind_ = check_margin(margin, check_looks(kind, looks, "--sequential"))
     xa, xb = np.asarray(a, np.float64), np.asarray(b, np.float64)
     pairs, pairing = pair_rows(xa, xb, seeds_a, seeds_b, paired, kind_)
     rows = None if pairs is None or not pairs.identical else identical_finding(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,7 @@ def _suite(tmp_path: Path, case: str) -> Path:
     (BOTS + "matches = 4\nbaseline = \"builtin:random\"\nelo1 = 10.0\n", r"needs elo0 and elo1 \(missing elo0\)"),
     (BOTS + "matches = 4\nmin_win_rate = 0.5\nelo0 = 0.0\n", r"elo0 belong to an SPRT against a baseline"),
     ('kind = "bots"\nname = "b"\ncheckpoint = "no/such/dir"\nmatches = 2\nmin_win_rate = 0.1\n',
-     r"checkpoint: 'no/such/dir' is neither a built-in Doom agent"),
+     r"checkpoint: '/.*/no/such/dir' is neither a built-in Doom agent"),
     (BOTS + 'matches = 4\nbaseline = "builtin:nope"\nelo0 = 0.0\nelo1 = 10.0\n',
      r"baseline: unknown built-in Doom agent 'builtin:nope'; use one of random, scripted"),
     ('kind = "doom_demo"\nname = "m"\nresults = "nowhere"\n', r"field 'results': file .*nowhere does not exist"),
@@ -54,6 +55,28 @@ def test_bad_cases_are_refused_when_the_suite_loads(tmp_path: Path, case: str, p
     with pytest.raises(SuiteError, match=problem) as err:
         load_suite(_suite(tmp_path, case))
     assert "\n" not in str(err.value)
+
+
+def test_a_bots_case_takes_its_agents_from_the_suite_folder_in_any_working_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.bots_case import tournament_config
+
+    agent = SUITES / "checkpoints" / "appo_duel"
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    twin = shutil.copytree(agent, folder / "agents" / "twin")
+    relative = os.path.relpath(agent, folder)
+    suite = _suite(folder, f'kind = "bots"\nname = "b"\ncheckpoint = "{relative}"\nbaseline = "agents/twin"\n'
+                           'elo0 = 0.0\nelo1 = 10.0\nmatches = 2\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    params = load_suite(suite).cases[0].params
+    assert (params["checkpoint"], params["baseline"]) == (str(agent), str(twin))
+    assert tournament_config(params).agents == (str(agent), str(twin))
+    builtins = load_suite(_suite(folder, BOTS + 'matches = 2\nbaseline = "random"\nelo0 = 0.0\nelo1 = 10.0\n'))
+    assert (builtins.cases[0].params["checkpoint"], builtins.cases[0].params["baseline"]) == ("builtin:scripted",
+                                                                                             "random")
 
 
 def test_a_truncated_trace_is_one_error_line_from_the_command_line(tmp_path: Path,

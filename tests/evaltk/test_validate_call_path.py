@@ -16,12 +16,12 @@ ORCHESTRATION = ("evaltk/validate.py", "evaltk/plan.py", "evaltk/evaluate.py", "
                  "evaltk/scores.py", "evaltk/locations.py", "evaltk/policies.py", "evaltk/checkpoint.py")
 """Modules that decide the request; none may be entered twice."""
 LEAVES = {
-    "evaltk/atomic.py": "write_json_atomic: each file an evaluation writes (manifests, simulator.json, ...)",
-    "evaltk/seeding.py": "episode_seed: a pure function of (base seed, index), asked per side",
-    "evaltk/checkpoint_schema.py": "the policy.json schema, checked for the document and the spec built from it",
-    "evaltk/simulators/settings.py": "the settings schema's helpers (package versions, NOOP ranges), per simulator",
-    "evaltk/envs/atari.py": "the Atari env helpers (resolve_env, make_env) each simulator builds its env with",
-    "evaltk/executor/base.py": "the executor protocol (make_executor, stream): an object used in the episode loop",
+    "evaltk/atomic.py": "write_json_atomic: the tables' manifests (scores.py), simulator.json (plan.py) and validate's "
+                        "environment.json, each file where its content is decided",
+    "evaltk/simulators/settings.py": "the settings schema each simulator describes itself with (gpu_env, then gym), "
+                                     "and the package versions validate records",
+    "evaltk/envs/atari.py": "the Atari env helpers: the plan describes the env, then each simulator builds it",
+    "evaltk/executor/base.py": "the executor protocol: base.stream's loop calls the executor object's methods",
     "evaltk/executor/local.py": "the local executor's methods (slots, submit, next_done), called by stream's loop",
 }
 """Leaf modules a return into is allowed, and why: helpers called from many places, no decisions of the request."""

@@ -158,6 +158,25 @@ def test_bad_margins_are_clear_errors() -> None:
         decide([1.0, 2.0], [1.0, 2.0], 1.0, "percent")
 
 
+@pytest.mark.parametrize(("margin", "kind", "match"), [
+    (-1.0, "absolute", "--margin must be a positive number, got -1.0"),
+    (math.nan, "sd", "--margin must be a positive number, got nan"),
+    (0.6, "prob", r"a prob margin must be below 0\.5, got 0\.6"),
+    (1.0, "percent", "margin kind must be one of"),
+])
+def test_compare_and_validate_check_a_margin_by_one_rule(margin: float, kind: str, match: str) -> None:
+    from evaltk.validate import ValidateError
+    from evaltk.validate import check_margin as validate_margin
+    from evaltk.verdict import check_margin
+
+    with pytest.raises(CompareError, match=match):
+        check_margin(margin, kind)
+    with pytest.raises(CompareError, match=match):
+        compare([1.0, 2.0, 3.0], [1.0, 2.0, 4.0], margin, kind)
+    with pytest.raises(ValidateError, match=match):
+        validate_margin(margin, kind)
+
+
 def test_compare_repeats_exactly_with_same_seed() -> None:
     a, b = _pair(5, 40, 0.2)
     first = compare(a, b, 0.5, MarginKind.SD, seed=7, n_resamples=499)

@@ -30,7 +30,7 @@ def _tiny(out: Path, **changes: object) -> A2cConfig:
     """Return a config that runs a few updates in seconds: 4 envs, 4-step rollouts, 2 updates per rollout."""
     values: dict[str, object] = {"game": "Breakout", "out": str(out), "num_envs": 4, "rollout": 4,
                                  "num_minibatches": 2, "max_frames": 3 * ROLLOUT_FRAMES, "log_every_s": 0.01,
-                                 "save_every_s": 1e9, "seed": 3}
+                                 "save_every_s": 0.0, "seed": 3}
     values.update(changes)
     return A2cConfig.from_dict(values)
 
@@ -58,6 +58,9 @@ def test_short_run_writes_run_folder_and_a_loadable_checkpoint(first_run: tuple[
     ckpt_path = checkpointing.latest_policy_path(out)
     assert ckpt_path is not None
     assert ckpt_path == Path(result.checkpoint)
+    saved = [p for p in ckpt_path.parent.iterdir() if p.is_dir() and p.name.startswith("ckpt_")
+             and not p.name.endswith(".train")]
+    assert saved == [ckpt_path], "--save-every-s 0 writes only the final checkpoint"
     ckpt = load(ckpt_path)
     assert ckpt.spec.env == checkpointing.env_spec(_tiny(out))
     assert ckpt.spec.provenance["env_frames"] == 3 * ROLLOUT_FRAMES

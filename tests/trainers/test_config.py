@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,3 +77,49 @@ def test_resolve_scenario_reads_the_one_registry_and_guards_self_play() -> None:
     assert resolve_scenario(AppoConfig(scenario="basic", frameskip=2)).frameskip == 2
     with pytest.raises(ConfigError, match="multiplayer"):
         resolve_scenario(AppoConfig(scenario="basic"), self_play=True)
+
+
+def test_the_shared_options_are_declared_once_with_each_trainers_defaults() -> None:
+    from trainers.a2c.config import A2cConfig
+    from trainers.common.config_cli import TrainerConfig
+
+    shared = {f.name: f.metadata["doc"] for f in dataclasses.fields(TrainerConfig)}
+    for cls in (A2cConfig, AppoConfig):
+        docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(cls)}
+        assert {name: docs[name] for name in shared} == shared
+    a2c, appo = A2cConfig(), AppoConfig()
+    assert (a2c.out, a2c.entropy_coef, a2c.learning_rate, a2c.save_every_s) == ("runs/a2c", 0.01, 7e-4, 120.0)
+    assert (appo.out, appo.entropy_coef, appo.learning_rate, appo.save_every_s) == ("runs/appo_doom", 0.003, 3e-4, 60.0)
+
+
+@pytest.mark.parametrize(("field", "value", "match"), [
+    ("learning_rate", float("nan"), "--learning-rate must be a finite number > 0, got nan"),
+    ("max_grad_norm", 0.0, "--max-grad-norm must be a finite number > 0"),
+    ("entropy_coef", -0.1, "--entropy-coef must be a finite number >= 0"),
+    ("stats_window", 0, "--stats-window must be >= 1, got 0"),
+    ("max_seconds", -1.0, "--max-seconds must be a finite number >= 0"),
+])
+def test_both_trainers_check_a_shared_option_by_one_rule(field: str, value: Any, match: str) -> None:
+    from trainers.a2c.config import A2cConfig
+    from trainers.a2c.config import ConfigError as A2cConfigError
+
+    with pytest.raises(ConfigError, match=match):
+        dataclasses.replace(AppoConfig(), **{field: value}).validate()
+    with pytest.raises(A2cConfigError, match=match):
+        dataclasses.replace(A2cConfig(), **{field: value}).validate()
+
+
+def test_save_every_s_zero_means_only_the_final_checkpoint_for_both_trainers() -> None:
+    from trainers.a2c.config import A2cConfig
+
+    A2cConfig(save_every_s=0.0).validate()
+    AppoConfig(save_every_s=0.0).validate()
+
+
+def test_a_trainer_config_names_its_error_and_label() -> None:
+    from trainers.common.config_cli import TrainerConfig
+
+    with pytest.raises(TypeError, match="error"):
+        type("Unnamed", (TrainerConfig,), {})
+    with pytest.raises(ConfigError, match="unknown APPO option"):
+        AppoConfig.from_dict({"no_such_option": 1})

@@ -183,7 +183,7 @@ def run(cfg: A2cConfig, log: Any = print) -> RunResult:
                         f"return(last {len(window)}) {record['charts/episodic_return']:8.2f}  fps {fps:7.0f}  "
                         f"entropy {record['losses/entropy']:.3f}  rho {record['losses/mean_rho']:.3f}")
                     last_log, log_frames, terms = now, frames, []
-                if not stopped_by and now - last_save >= cfg.save_every_s:
+                if cfg.save_every_s and not stopped_by and now - last_save >= cfg.save_every_s:
                     checkpoint, last_save = save(), now
             checkpoint = save()
         finally:

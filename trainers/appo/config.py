@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -11,8 +10,12 @@ from typing import Any, Literal
 
 from evaltk.errors import EvaltkError
 from trainers.common import config_cli
-from trainers.common.config_cli import doc_field, from_dict
+from trainers.common.config_cli import TrainerConfig, doc_field, trainer_default
 
+#: ``--advantage`` values.
+ADVANTAGES = ("vtrace", "gae")
+#: ``--nonlinearity`` values.
+NONLINEARITIES = ("elu", "relu")
 #: ``--encoder-precision`` values (see :func:`trainers.appo.model.encoder_dtype`).
 ENCODER_PRECISIONS = ("auto", "bf16", "fp32")
 
@@ -21,17 +24,14 @@ class ConfigError(EvaltkError):
     """An APPO option is out of range or inconsistent with another option."""
 
 
-@dataclass(frozen=True)
-class AppoConfig:
-    """Every knob of an APPO run. Derived values are properties (marked derived), never stored."""
+@dataclass(frozen=True, kw_only=True)
+class AppoConfig(TrainerConfig, error=ConfigError, label="APPO"):
+    """APPO's own knobs (with :class:`TrainerConfig`'s); derived values are properties, never stored."""
 
     scenario: str = doc_field("Doom scenario name (evaltk.envs.doom.SCENARIOS)", default="basic")
-    out: str = doc_field("run folder (config.json, metrics.jsonl, events, checkpoints/)", default="runs/appo_doom")
-    seed: int = doc_field("seed of the weights, action sampling and env seeds", default=0)
-    max_seconds: float = doc_field("stop after this many seconds of training wall time (0 = no limit)", default=0.0)
+    out: str = trainer_default("out", "runs/appo_doom")
     env_frames: int = doc_field("stop after this many env frames (steps x frameskip; 0 = no limit)", default=0)
     serial: bool = doc_field("run every component in this process (debugging; same code paths)", default=False)
-    resume: bool = doc_field("continue the run in --out from its latest checkpoint", default=False)
     sampler_only: bool = doc_field("benchmark: uniform random actions, no forward pass, no learning", default=False)
 
     num_workers: int = doc_field("rollout worker processes", default=2)
@@ -46,16 +46,12 @@ class AppoConfig:
     frameskip: int = doc_field("tics per agent step (0 = scenario's)", default=0)
 
     advantage: Literal["vtrace", "gae"] = doc_field("advantage estimator", default="vtrace")
-    gamma: float = doc_field("discount", default=0.99)
     gae_lambda: float = doc_field("lambda of GAE (and of V-trace's c traces)", default=1.0)
-    vtrace_rho: float = doc_field("V-trace rho-bar (importance weight clip)", default=1.0)
-    vtrace_c: float = doc_field("V-trace c-bar (trace cutting)", default=1.0)
     ppo_clip: float = doc_field("PPO ratio clip (ratio in [1/(1+c), 1+c])", default=0.1)
-    value_coef: float = doc_field("value loss coefficient", default=0.5)
-    entropy_coef: float = doc_field("entropy bonus coefficient", default=0.003)
-    learning_rate: float = doc_field("Adam learning rate", default=3e-4)
+    entropy_coef: float = trainer_default("entropy_coef", 0.003)
+    learning_rate: float = trainer_default("learning_rate", 3e-4)
     adam_eps: float = doc_field("Adam epsilon", default=1e-6)
-    max_grad_norm: float = doc_field("gradient norm clip", default=4.0)
+    max_grad_norm: float = trainer_default("max_grad_norm", 4.0)
     normalize_obs: bool = doc_field("running mean/std observation normalisation (saved with the weights)", default=True)
 
     hidden_size: int = doc_field("encoder output features", default=512)
@@ -76,16 +72,14 @@ class AppoConfig:
     packed_inference: bool = doc_field(
         "inference's forward pass on oneDNN with the weights packed once per policy version "
         "(trainers/appo/packed.py; same model and fp32 arithmetic); off: the model's own layers", default=True)
-    save_every_s: float = doc_field("seconds between checkpoints", default=60.0)
-    keep_checkpoints: int = doc_field("newest checkpoints kept", default=2)
-    log_every_s: float = doc_field("seconds between console/metrics lines", default=5.0)
+    save_every_s: float = trainer_default("save_every_s", 60.0)
+    log_every_s: float = trainer_default("log_every_s", 5.0)
     worker_timeout_s: float = doc_field("a worker silent this long is declared hung and restarted", default=30.0)
     worker_start_timeout_s: float = doc_field(
         "a worker that has not begun stepping (its imports and engines started) this long after its start is "
         "declared hung and restarted", default=120.0)
     queue_timeout_s: float = doc_field("longest a component waits on one queue before re-checking health", default=1.0)
     max_restarts: int = doc_field("give up after this many worker restarts", default=10)
-    stats_window: int = doc_field("episodes in the running mean episode reward", default=100)
 
     init_from: str = doc_field(
         "an evaltk checkpoint of the same model (e.g. a behaviour-cloned OUT/policy) whose weights and observation "
@@ -125,46 +119,25 @@ class AppoConfig:
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and how to fix it."""
-        positive = ("num_workers", "envs_per_worker", "worker_splits", "rollout", "batch_size", "hidden_size",
-                    "rnn_size", "learner_threads", "inference_threads", "keep_checkpoints")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        super().validate()
+        self.check_at_least(1, "num_workers", "envs_per_worker", "worker_splits", "rollout", "batch_size",
+                            "hidden_size", "rnn_size", "learner_threads", "inference_threads")
         if self.envs_per_worker % self.worker_splits:
             raise ConfigError(f"--envs-per-worker {self.envs_per_worker} must be a multiple of --worker-splits "
                               f"{self.worker_splits}; use an even number of envs or --worker-splits 1")
         if self.batch_size % self.rollout:
             raise ConfigError(f"--batch-size {self.batch_size} must be a multiple of --rollout {self.rollout}")
-        if self.nonlinearity not in ("elu", "relu"):
-            raise ConfigError(f"--nonlinearity must be 'elu' or 'relu', got {self.nonlinearity!r}")
-        if self.advantage not in ("vtrace", "gae"):
-            raise ConfigError(f"--advantage must be 'vtrace' or 'gae', got {self.advantage!r}")
-        if self.encoder_precision not in ENCODER_PRECISIONS:
-            raise ConfigError(f"--encoder-precision must be one of {', '.join(ENCODER_PRECISIONS)}, "
-                              f"got {self.encoder_precision!r}")
-        if not 0.0 < self.gamma <= 1.0:
-            raise ConfigError(f"--gamma must be in (0, 1], got {self.gamma}")
-        for name in ("worker_timeout_s", "worker_start_timeout_s"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"--{name.replace('_', '-')} must be > 0 seconds, got {getattr(self, name)}")
-        if not self.inference_wait_ms >= 0:
-            raise ConfigError(f"--inference-wait-ms must be >= 0 (0 = never wait), got {self.inference_wait_ms}")
+        self.check_choice("nonlinearity", NONLINEARITIES)
+        self.check_choice("advantage", ADVANTAGES)
+        self.check_choice("encoder_precision", ENCODER_PRECISIONS)
+        self.check_finite("worker_timeout_s", "worker_start_timeout_s", positive=True)
+        self.check_finite("inference_wait_ms", positive=False)
         if self.bc_coef < 0 or self.bc_decay_steps < 0 or self.bc_streams < 1:
             raise ConfigError("--bc-coef and --bc-decay-steps must be >= 0 and --bc-streams >= 1")
         if self.bc_coef > 0 and not self.bc_demos:
             raise ConfigError(f"--bc-coef {self.bc_coef} needs --bc-demos DIR (a folder written by --record-demos)")
         shaping_from_json(self.reward_shaping)
-        if self.max_seconds < 0 or self.env_frames < 0:
-            raise ConfigError("--max-seconds and --env-frames must be >= 0 (0 means no limit)")
-
-    def to_dict(self) -> dict[str, Any]:
-        """All fields as a JSON-ready dict."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AppoConfig:
-        """Build from a dict (e.g. a run's ``config.json``); unknown keys raise :class:`ConfigError`."""
-        return from_dict(cls, data, ConfigError, "APPO")
+        self.check_at_least(0, "env_frames")
 
 
 def shaping_from_json(text: str) -> dict[str, float] | None:
@@ -190,12 +163,10 @@ def bc_coefficient(cfg: AppoConfig, step: int) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:
     """Add one ``--field-name`` option per :class:`AppoConfig` field (help = the field's doc)."""
-    config_cli.add_arguments(parser, AppoConfig, choices={"advantage": ("vtrace", "gae"),
+    config_cli.add_arguments(parser, AppoConfig, choices={"advantage": ADVANTAGES,
                                                           "encoder_precision": ENCODER_PRECISIONS}, skip=skip)
 
 
 def config_from_args(args: argparse.Namespace, **overrides: Any) -> AppoConfig:
     """Build a validated config from parsed args: defaults, then a resumed run's config.json, then flags."""
-    config = AppoConfig.from_dict(config_cli.resolve_values(AppoConfig, args, ConfigError, overrides))
-    config.validate()
-    return config
+    return AppoConfig.from_args(args, overrides)

@@ -1,5 +1,8 @@
 """Trainer configs as frozen dataclasses: one CLI flag per field, ``config.json`` round trips, resume.
 
+:class:`TrainerConfig` holds the options every trainer has (run folder, seed, limits, loss coefficients,
+checkpoint and log cadence) and their checks, once; each trainer's config subclasses it.
+
 A field's help text is ``field(metadata={"doc": ...})`` (:func:`doc_field`). :func:`add_arguments`
 adds ``--field-name`` per field (booleans as ``--x/--no-x``; ``choices`` for enumerated strings), all
 defaulting to ``None`` so that :func:`resolve_values` can tell given flags from defaults: the values
@@ -12,9 +15,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from evaltk.errors import EvaltkError
 
@@ -32,15 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type[Any], *,
     for f in dataclasses.fields(cls):
         if f.name in skip:
             continue
-        flag = "--" + f.name.replace("_", "-")
         default = f.default
         text = f"{f.metadata.get('doc', '')} (default {default})"
         if isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
+            parser.add_argument(flag(f.name), action=argparse.BooleanOptionalAction, default=None, help=text)
         elif choices is not None and f.name in choices:
-            parser.add_argument(flag, choices=list(choices[f.name]), default=None, help=text)
+            parser.add_argument(flag(f.name), choices=list(choices[f.name]), default=None, help=text)
         else:
-            parser.add_argument(flag, type=type(default), default=None, help=text)
+            parser.add_argument(flag(f.name), type=type(default), default=None, help=text)
 
 
 def from_dict(cls: type[T], data: Mapping[str, Any], error: type[EvaltkError], label: str) -> T:
@@ -67,6 +71,95 @@ def resolve_values(cls: type[Any], args: argparse.Namespace, error: type[EvaltkE
                 raise error(f"--resume: {saved} is unreadable ({exc}): start a new run in another --out") from None
     values.update(flags)
     return values
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainerConfig:
+    """The options every trainer has, each declared once: run folder, seed, limits, loss, cadence.
+
+    A trainer's config subclasses this (``frozen=True, kw_only=True``), naming its exception and its name in
+    messages as class arguments (``class A2cConfig(TrainerConfig, error=ConfigError, label="A2C")``), and
+    gives the fields declared here without a default its own default with :func:`trainer_default`.
+    """
+
+    #: The trainer's exception, raised by :meth:`validate` and :meth:`from_dict`.
+    error: ClassVar[type[EvaltkError]]
+    #: The trainer's name in messages ("A2C", "APPO").
+    label: ClassVar[str]
+
+    def __init_subclass__(cls, *, error: type[EvaltkError], label: str, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls.error, cls.label = error, label
+
+    out: str = doc_field("run folder (config.json, metrics.jsonl, tb/, checkpoints/)")
+    seed: int = doc_field("seed of the weights, action sampling and env seeds", default=0)
+    max_seconds: float = doc_field("stop after this many seconds of training wall time (0 = no limit)", default=0.0)
+    resume: bool = doc_field("continue the run in --out from its latest checkpoint", default=False)
+
+    gamma: float = doc_field("discount", default=0.99)
+    vtrace_rho: float = doc_field("V-trace rho-bar (importance weight clip)", default=1.0)
+    vtrace_c: float = doc_field("V-trace c-bar (trace cutting)", default=1.0)
+    value_coef: float = doc_field("value loss coefficient", default=0.5)
+    entropy_coef: float = doc_field("entropy bonus coefficient")
+    learning_rate: float = doc_field("optimizer learning rate")
+    max_grad_norm: float = doc_field("gradient norm clip")
+
+    save_every_s: float = doc_field("seconds between checkpoints (0 = only the final one)")
+    keep_checkpoints: int = doc_field("newest checkpoints kept", default=2)
+    log_every_s: float = doc_field("seconds between console/metrics lines")
+    stats_window: int = doc_field("episodes in the running mean episode return", default=100)
+
+    def validate(self) -> None:
+        """Raise :attr:`error` naming the first bad shared value and how to fix it (subclasses add their own)."""
+        self.check_at_least(1, "keep_checkpoints", "stats_window")
+        if not 0.0 < self.gamma <= 1.0:
+            raise self.error(f"--gamma must be in (0, 1], got {self.gamma}")
+        self.check_finite("max_seconds", "value_coef", "entropy_coef", "save_every_s", positive=False)
+        self.check_finite("learning_rate", "max_grad_norm", "vtrace_rho", "vtrace_c", "log_every_s", positive=True)
+
+    def check_at_least(self, minimum: int, *names: str) -> None:
+        """Raise :attr:`error` unless each whole-number field in ``names`` is ``>= minimum``."""
+        for name in names:
+            if getattr(self, name) < minimum:
+                raise self.error(f"{flag(name)} must be >= {minimum}, got {getattr(self, name)}")
+
+    def check_finite(self, *names: str, positive: bool) -> None:
+        """Raise :attr:`error` unless each field in ``names`` is a finite number ``> 0`` (``positive``) or ``>= 0``."""
+        for name in names:
+            value = float(getattr(self, name))
+            if not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+                raise self.error(f"{flag(name)} must be a finite number {'>' if positive else '>='} 0, got {value}")
+
+    def check_choice(self, name: str, choices: Sequence[str]) -> None:
+        """Raise :attr:`error` unless the field ``name`` is one of ``choices``."""
+        if getattr(self, name) not in choices:
+            raise self.error(f"{flag(name)} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a JSON-ready dict (a run's ``config.json`` ``config`` section)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Build from a dict (e.g. a run's ``config.json``); unknown keys raise :attr:`error`."""
+        return from_dict(cls, data, cls.error, cls.label)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, overrides: Mapping[str, Any] | None = None) -> Self:
+        """Return a validated config: defaults, then a resumed run's ``config.json``, then the given flags."""
+        config = cls.from_dict(resolve_values(cls, args, cls.error, overrides))
+        config.validate()
+        return config
+
+
+def flag(name: str) -> str:
+    """Return the command-line flag of the config field ``name`` (``max_seconds`` -> ``--max-seconds``)."""
+    return "--" + name.replace("_", "-")
+
+
+def trainer_default(name: str, default: Any) -> Any:
+    """Return :class:`TrainerConfig`'s field ``name`` (its doc) with a trainer's own ``default``."""
+    return doc_field(TrainerConfig.__dataclass_fields__[name].metadata["doc"], default=default)
 
 
 def command_main(argv: Sequence[str] | None, *, prog: str, description: str | None,
