@@ -26,7 +26,7 @@ import numpy as np
 
 from evaltk.scores import read_scores
 from evaltk.stats.group_sequential import (
-    Outcome,
+    LookDecision,
     SequentialDesign,
     decide_look,
     design_max_episodes,
@@ -137,9 +137,9 @@ def _fixed_rates(a: np.ndarray, b: np.ndarray, n: int, kind: str, paired: bool) 
     """
     design = SequentialDesign.build([1.0], alpha=ALPHA)
     codes = decide_look(design, 0, look_stats(a[:, :n], b[:, :n], -SEQ_MARGIN, SEQ_MARGIN, kind, paired=paired))
-    outcomes = list(Outcome)
-    return (float(np.mean(codes == outcomes.index(Outcome.EQUIVALENT))),
-            float(np.mean(codes == outcomes.index(Outcome.DIFFERENT))))
+    outcomes = list(LookDecision)
+    return (float(np.mean(codes == outcomes.index(LookDecision.EQUIVALENT))),
+            float(np.mean(codes == outcomes.index(LookDecision.DIFFERENT))))
 
 
 def fixed_n_at_power(a: np.ndarray, b: np.ndarray, kind: str, paired: bool, target: float,
@@ -175,7 +175,7 @@ def sequential_row(code: int, draw: Draw, kind: str, sims: int, seed: int, *, rh
     n_max = max(design_max_episodes(SEQ_MARGIN, looks=looks, alpha=ALPHA, rho=plan_rho), 10)
     sizes = look_sizes(n_max, looks, 10)
     design = SequentialDesign.build([s / n_max for s in sizes], alpha=ALPHA)
-    rates: dict[Outcome, dict[float, float]] = {o: {} for o in Outcome}
+    rates: dict[LookDecision, dict[float, float]] = {o: {} for o in LookDecision}
     episodes: dict[float, float] = {}
     data: dict[float, tuple[np.ndarray, np.ndarray]] = {}
     for delta in SEQ_DELTAS:
@@ -184,21 +184,22 @@ def sequential_row(code: int, draw: Draw, kind: str, sims: int, seed: int, *, rh
         z, e = draw(rng, (sims, 4 * n_max)), draw(rng, (sims, 4 * n_max))
         a, b = z, rho * z + math.sqrt(1.0 - rho**2) * e + delta
         res = simulate(design, a, b, sizes, kind, SEQ_MARGIN, paired=paired)
-        for outcome in Outcome:
+        for outcome in LookDecision:
             rates[outcome][delta] = res.rate(outcome)
         episodes[delta] = float(res.episodes.mean())
         data[delta] = (a, b)
-    power_eq = min(max(rates[Outcome.EQUIVALENT][0.0], 0.05), 0.999)
-    power_diff = min(max(rates[Outcome.DIFFERENT][1.0], 0.05), 0.999)
+    power_eq = min(max(rates[LookDecision.EQUIVALENT][0.0], 0.05), 0.999)
+    power_diff = min(max(rates[LookDecision.DIFFERENT][1.0], 0.05), 0.999)
     sd_plan = math.sqrt(1.0 - plan_rho)
     n_eq = tost_sample_size(SEQ_MARGIN, sd=sd_plan, alpha=ALPHA, power=power_eq).n_per_side
     n_diff = beyond_margin_sample_size(SEQ_MARGIN, 1.0, sd=sd_plan, alpha=ALPHA, power=power_diff).n_per_side
     fixed_eq = _fixed_rates(*data[0.0], min(n_eq, 4 * n_max), kind, paired)[0]
     fixed_diff = _fixed_rates(*data[1.0], min(n_diff, 4 * n_max), kind, paired)[1]
-    sim_eq = fixed_n_at_power(*data[0.0], kind, paired, rates[Outcome.EQUIVALENT][0.0], 0)
-    sim_diff = fixed_n_at_power(*data[1.0], kind, paired, rates[Outcome.DIFFERENT][1.0], 1)
-    return SequentialRow(n_max, sims, rates[Outcome.EQUIVALENT], rates[Outcome.DIFFERENT],
-                         rates[Outcome.INCONCLUSIVE], episodes, n_eq, n_diff, fixed_eq, fixed_diff, sim_eq, sim_diff)
+    sim_eq = fixed_n_at_power(*data[0.0], kind, paired, rates[LookDecision.EQUIVALENT][0.0], 0)
+    sim_diff = fixed_n_at_power(*data[1.0], kind, paired, rates[LookDecision.DIFFERENT][1.0], 1)
+    return SequentialRow(n_max, sims, rates[LookDecision.EQUIVALENT], rates[LookDecision.DIFFERENT],
+                         rates[LookDecision.INCONCLUSIVE], episodes, n_eq, n_diff, fixed_eq, fixed_diff,
+                         sim_eq, sim_diff)
 
 
 def _print_row(label: str, kind: str, r: SequentialRow, cpu: float) -> None:

@@ -62,7 +62,7 @@ from evaltk.stats.checks import ArrayLike, FloatArray, StatsInputError, check_al
 SEQUENTIAL_KINDS = ("absolute", "sd")
 
 
-class Outcome(Enum):
+class LookDecision(Enum):
     """What a look decided (``continue`` at interim looks that decide nothing)."""
 
     CONTINUE = "continue"
@@ -299,15 +299,15 @@ def look_stats(a: FloatArray, b: FloatArray, low: float, high: float, kind: str,
 
 
 def decide_look(design: SequentialDesign, k: int, st: LookStats) -> np.ndarray:
-    """Outcome codes (index into ``list(Outcome)``) of look ``k`` (0-based) for each sequence."""
+    """Decision codes (index into ``list(LookDecision)``) of look ``k`` (0-based) for each sequence."""
     equivalent = np.maximum(st.p_lower, st.p_upper) < design.nominal_alpha(k)
     different = np.minimum(st.p_above, st.p_below) < design.nominal_alpha_beyond(k)
     if st.heavy_tails is not None:
         different &= ~st.heavy_tails
-    undecided = Outcome.INCONCLUSIVE if k == design.looks - 1 else Outcome.CONTINUE
-    codes = np.full(st.estimate.shape, list(Outcome).index(undecided))
-    codes[different] = list(Outcome).index(Outcome.DIFFERENT)
-    codes[equivalent] = list(Outcome).index(Outcome.EQUIVALENT)
+    undecided = LookDecision.INCONCLUSIVE if k == design.looks - 1 else LookDecision.CONTINUE
+    codes = np.full(st.estimate.shape, list(LookDecision).index(undecided))
+    codes[different] = list(LookDecision).index(LookDecision.DIFFERENT)
+    codes[equivalent] = list(LookDecision).index(LookDecision.EQUIVALENT)
     return codes
 
 
@@ -347,7 +347,7 @@ class Look:
     nominal_alpha: float
     p_beyond: float
     nominal_alpha_beyond: float
-    outcome: Outcome
+    outcome: LookDecision
     ci_equivalence: tuple[float, float] = (math.nan, math.nan)
     ci_difference: tuple[float, float] = (math.nan, math.nan)
     heavy_tails: bool = False
@@ -371,7 +371,7 @@ def look_once(design: SequentialDesign, k: int, a_k: FloatArray, b_k: FloatArray
               paired: bool) -> Look:
     """Make look ``k`` (0-based) on the cumulative samples ``a_k`` (reference) and ``b_k`` (``float64[n]``)."""
     st = look_stats(a_k[None, :], b_k[None, :], -margin, margin, kind, paired=paired)
-    outcome = list(Outcome)[int(decide_look(design, k, st)[0])]
+    outcome = list(LookDecision)[int(decide_look(design, k, st)[0])]
     heavy = bool(st.heavy_tails[0]) if st.heavy_tails is not None else False
     return Look(k + 1, int(a_k.size), int(b_k.size), design.fractions[k], float(st.estimate[0]), float(st.se[0]),
                 float(max(st.p_lower[0], st.p_upper[0])), design.nominal_alpha(k),
@@ -424,7 +424,7 @@ def run_sequence(design: SequentialDesign, looks: Iterable[tuple[FloatArray, Flo
         look = look_once(design, k, a_k, b_k, kind, margin, paired=paired)
         made += 1
         yield look
-        if look.outcome is not Outcome.CONTINUE:
+        if look.outcome is not LookDecision.CONTINUE:
             return
     raise StatsInputError(f"the design has {design.looks} looks but only {made} were given")
 
@@ -441,7 +441,7 @@ class SimulatedOutcomes:
     """Outcomes of many sequences run through one design (see :func:`simulate`).
 
     Attributes:
-        outcome: outcome code per sequence (index into ``list(Outcome)``), ``int[S]``.
+        outcome: outcome code per sequence (index into ``list(LookDecision)``), ``int[S]``.
         episodes: episodes used per side per sequence, ``int[S]`` (B's count; pairs when paired).
 
     """
@@ -449,9 +449,9 @@ class SimulatedOutcomes:
     outcome: np.ndarray
     episodes: np.ndarray
 
-    def rate(self, outcome: Outcome) -> float:
+    def rate(self, outcome: LookDecision) -> float:
         """Fraction of sequences that ended with ``outcome``."""
-        return float(np.mean(self.outcome == list(Outcome).index(outcome)))
+        return float(np.mean(self.outcome == list(LookDecision).index(outcome)))
 
 
 def simulate(design: SequentialDesign, a: FloatArray, b: FloatArray, sizes: Sequence[int], kind: str, margin: float,
@@ -460,7 +460,7 @@ def simulate(design: SequentialDesign, a: FloatArray, b: FloatArray, sizes: Sequ
     if len(sizes) != design.looks:
         raise StatsInputError(f"the design has {design.looks} looks but {len(sizes)} sizes were given")
     n_seq = a.shape[0]
-    cont = list(Outcome).index(Outcome.CONTINUE)
+    cont = list(LookDecision).index(LookDecision.CONTINUE)
     outcome = np.full(n_seq, cont)
     used = np.zeros(n_seq, np.int64)
     for k, n in enumerate(sizes):

@@ -23,7 +23,7 @@ from evaltk.stats.group_sequential import (
     SD_KURTOSIS_LIMIT,
     SEQUENTIAL_KINDS,
     Look,
-    Outcome,
+    LookDecision,
     SequentialDesign,
     information_fraction,
     run_sequence,
@@ -31,8 +31,8 @@ from evaltk.stats.group_sequential import (
 from evaltk.verdict.decision import check_margin, identical_finding, margin_kind, match_episodes, pair_rows
 from evaltk.verdict.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
 
-OUTCOME_VERDICT = {Outcome.EQUIVALENT: Verdict.EQUIVALENT, Outcome.DIFFERENT: Verdict.DIFFERENT,
-                   Outcome.INCONCLUSIVE: Verdict.INCONCLUSIVE, Outcome.CONTINUE: Verdict.INCONCLUSIVE}
+DECISION_VERDICT = {LookDecision.EQUIVALENT: Verdict.EQUIVALENT, LookDecision.DIFFERENT: Verdict.DIFFERENT,
+                   LookDecision.INCONCLUSIVE: Verdict.INCONCLUSIVE, LookDecision.CONTINUE: Verdict.INCONCLUSIVE}
 LookFn = Callable[[Look], None]
 IdenticalFn = Callable[[int], IdenticalRows | None]
 """``identical(n)``: the finding when the first ``n`` episodes of both sides are the same step for step, else None."""
@@ -61,7 +61,7 @@ class SequentialComparison:
     """
 
     verdict: Verdict
-    outcome: Outcome
+    outcome: LookDecision
     looks: list[Look]
     design: SequentialDesign | None
     kind: str
@@ -123,7 +123,7 @@ class SequentialComparison:
         if iv is None or self.verdict is Verdict.IDENTICAL:
             return {}
         used = self.episodes_used
-        budget = "the budget was spent: a larger --episodes would decide" if self.outcome is Outcome.INCONCLUSIVE \
+        budget = "the budget was spent: a larger --episodes would decide" if self.outcome is LookDecision.INCONCLUSIVE \
             else "the design decided"
         return {"ci": iv["ci"], "ci_level": iv["level"], "ci_tost": iv["ci_equivalence"],
                 "ci_method": f"repeated confidence interval at look {iv['look']} of {iv['looks_planned']}",
@@ -183,10 +183,10 @@ def explain(look: Look, total_looks: int, paired: bool, heavy: bool = False) -> 
     unit = "pairs" if paired else f"{look.n_a} / {look.n_b} episodes (A / B)"
     where = (f"at look {look.k} of {total_looks} after {look.n_b} {unit}" if paired
              else f"at look {look.k} of {total_looks} after {unit}")
-    if look.outcome is Outcome.EQUIVALENT:
+    if look.outcome is LookDecision.EQUIVALENT:
         return (f"equivalent {where}: both one-sided tests reject (TOST p = {look.p_tost:.3g} < nominal "
                 f"{look.nominal_alpha:.3g} from the alpha-spending boundary)")
-    if look.outcome is Outcome.DIFFERENT:
+    if look.outcome is LookDecision.DIFFERENT:
         return (f"different {where}: the difference is shown to lie beyond the margin (p = {look.p_beyond:.3g} < "
                 f"nominal {look.nominal_alpha_beyond:.3g}; estimate {look.estimate:.4g})")
     text = (f"inconclusive {where}: the budget is spent without a decision (TOST p = {look.p_tost:.3g} needs < "
@@ -246,11 +246,11 @@ def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: Seque
     if identical_at:
         rows = identical_at[0]
         where = f" (at look {len(made) + 1})"
-        return SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT, made, design, kind.value, float(margin),
-                                    True, budget[0], budget[1], f"{rows.summary()}{where}: no test needed", rows,
-                                    pairing)
+        return SequentialComparison(Verdict.IDENTICAL, LookDecision.EQUIVALENT, made, design, kind.value,
+                                    float(margin), True, budget[0], budget[1],
+                                    f"{rows.summary()}{where}: no test needed", rows, pairing)
     last = made[-1]
-    return SequentialComparison(OUTCOME_VERDICT[last.outcome], last.outcome, made, design, kind.value, float(margin),
+    return SequentialComparison(DECISION_VERDICT[last.outcome], last.outcome, made, design, kind.value, float(margin),
                                 paired, budget[0], budget[1],
                                 explain(last, design.looks, paired, any(look.heavy_tails for look in made)), None,
                                 pairing)
@@ -277,8 +277,9 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
         match_episodes(pairs.seeds, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes),
         pairs.only_a, pairs.only_b)
     if pairs is not None and rows is not None:
-        return SequentialComparison(Verdict.IDENTICAL, Outcome.EQUIVALENT, [], None, kind_.value, float(margin), True,
-                                    pairs.n, pairs.n, rows.summary() + ": no test needed", rows, pairing)
+        return SequentialComparison(Verdict.IDENTICAL, LookDecision.EQUIVALENT, [], None, kind_.value,
+                                    float(margin), True, pairs.n, pairs.n, rows.summary() + ": no test needed", rows,
+                                    pairing)
     use_pairs = pairs is not None and pairing is not None and pairing.used
     if use_pairs and pairs is not None:
         xa, xb = pairs.a, pairs.b
@@ -287,8 +288,8 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
         plan = [(round(xa.size * s / xb.size), s) for s in look_sizes(xb.size, looks, min_episodes)]
         plan = [(na, nb) for na, nb in plan if na >= min_episodes]
     if not plan:
-        return SequentialComparison(Verdict.INCONCLUSIVE, Outcome.INCONCLUSIVE, [], None, kind_.value, float(margin),
-                                    use_pairs, xa.size, xb.size,
+        return SequentialComparison(Verdict.INCONCLUSIVE, LookDecision.INCONCLUSIVE, [], None, kind_.value,
+                                    float(margin), use_pairs, xa.size, xb.size,
                                     f"too little information: {xa.size} vs {xb.size} episodes, a verdict needs at "
                                     f"least {min_episodes} per side", None, pairing)
     fractions = [information_fraction(na, nb, xa.size, xb.size, paired=use_pairs) for na, nb in plan]

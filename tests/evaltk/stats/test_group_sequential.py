@@ -14,7 +14,7 @@ from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 from evaltk.stats.equivalence import tost_standardized
 from evaltk.stats.group_sequential import (
     SD_KURTOSIS_LIMIT,
-    Outcome,
+    LookDecision,
     SequentialDesign,
     design_max_episodes,
     information_fraction,
@@ -67,14 +67,14 @@ def test_sequence_stops_at_first_decision_and_names_it() -> None:
     design = SequentialDesign.build([0.2, 0.4, 0.6, 0.8, 1.0])
     looks = list(run_sequence(design, [(a[:n], b[:n]) for n in (20, 40, 60, 80, 100)], "sd", 0.5,
                               paired=False))
-    assert looks[-1].outcome is not Outcome.CONTINUE
-    assert all(look.outcome is Outcome.CONTINUE for look in looks[:-1])
+    assert looks[-1].outcome is not LookDecision.CONTINUE
+    assert all(look.outcome is LookDecision.CONTINUE for look in looks[:-1])
     far = list(run_sequence(design, [(a[:n], b[:n] + 2.0) for n in (20, 40, 60, 80, 100)], "sd", 0.5,
                               paired=False))
-    assert far[0].outcome is Outcome.DIFFERENT  # 2 SD beyond equality: shown beyond the 0.5 SD margin at once
+    assert far[0].outcome is LookDecision.DIFFERENT  # 2 SD beyond equality: shown beyond the 0.5 SD margin at once
     mid = list(run_sequence(design, [(a[:n], b[:n] + 1.0) for n in (20, 40, 60, 80, 100)], "sd", 0.5,
                               paired=False))
-    assert mid[-1].outcome is Outcome.DIFFERENT  # 1 SD: shown beyond the 0.5 SD margin before the budget ends
+    assert mid[-1].outcome is LookDecision.DIFFERENT  # 1 SD: shown beyond the 0.5 SD margin before the budget ends
     assert len(mid) < 5
 
 
@@ -86,13 +86,13 @@ def test_monte_carlo_type_one_error_and_power_small() -> None:
     a = rng.normal(size=(sims, n_max))
     at_margin = simulate(design, a, rng.normal(size=(sims, n_max)) + 0.5, sizes, "absolute", 0.5, paired=False)
     se = (0.05 * 0.95 / sims) ** 0.5
-    assert at_margin.rate(Outcome.EQUIVALENT) <= 0.05 + 2 * se
-    assert at_margin.rate(Outcome.DIFFERENT) <= 0.025 + 2 * se
+    assert at_margin.rate(LookDecision.EQUIVALENT) <= 0.05 + 2 * se
+    assert at_margin.rate(LookDecision.DIFFERENT) <= 0.025 + 2 * se
     at_zero = simulate(design, a, rng.normal(size=(sims, n_max)), sizes, "absolute", 0.5, paired=False)
-    assert at_zero.rate(Outcome.EQUIVALENT) > 0.8
-    assert at_zero.rate(Outcome.DIFFERENT) == 0.0
+    assert at_zero.rate(LookDecision.EQUIVALENT) > 0.8
+    assert at_zero.rate(LookDecision.DIFFERENT) == 0.0
     beyond = simulate(design, a, rng.normal(size=(sims, n_max)) + 1.0, sizes, "absolute", 0.5, paired=False)
-    assert beyond.rate(Outcome.DIFFERENT) > 0.9
+    assert beyond.rate(LookDecision.DIFFERENT) > 0.9
     assert beyond.episodes.mean() < 0.8 * n_max
 
 
@@ -104,12 +104,13 @@ def test_inconclusive_only_when_the_budget_is_spent() -> None:
     for shift in (0.0, 0.3, 0.5, 0.7, 1.0):
         res = simulate(design, a, rng.normal(size=(sims, 100)) + shift, [25, 50, 75, 100], "absolute", 0.5,
                        paired=False)
-        inconclusive = res.outcome == list(Outcome).index(Outcome.INCONCLUSIVE)
+        inconclusive = res.outcome == list(LookDecision).index(LookDecision.INCONCLUSIVE)
         assert np.all(res.episodes[inconclusive] == 100)
-        assert not np.any(res.outcome == list(Outcome).index(Outcome.CONTINUE))
+        assert not np.any(res.outcome == list(LookDecision).index(LookDecision.CONTINUE))
     looks = list(run_sequence(design, [(a[0, :n], a[1, :n] + 0.5) for n in (25, 50, 75, 100)], "absolute", 0.5,
                               paired=False))
-    assert [look.outcome for look in looks] == [Outcome.CONTINUE] * 3 + [Outcome.INCONCLUSIVE]  # on the margin
+    on_margin = [LookDecision.CONTINUE] * 3 + [LookDecision.INCONCLUSIVE]
+    assert [look.outcome for look in looks] == on_margin
 
 
 def test_sequential_decisions_match_hand_computed_welch_p_values() -> None:
@@ -122,7 +123,7 @@ def test_sequential_decisions_match_hand_computed_welch_p_values() -> None:
     assert look.se == pytest.approx(se, rel=1e-12)
     assert look.p_beyond == pytest.approx(stats.t.sf(2.0 / se, 18.0), rel=1e-9)
     assert look.nominal_alpha_beyond == pytest.approx(stats.norm.sf(design.difference_z[0]), rel=1e-12)
-    assert look.outcome is Outcome.DIFFERENT
+    assert look.outcome is LookDecision.DIFFERENT
 
 
 def test_simulation_repeats_under_a_fixed_generator() -> None:
@@ -150,11 +151,11 @@ def test_monte_carlo_ten_looks_level_and_power() -> None:
     rng = np.random.default_rng(2027)
     at_margin = simulate(design, rng.normal(size=(sims, n_max)), rng.normal(size=(sims, n_max)) + 0.5, sizes,
                          "absolute", 0.5, paired=False)
-    assert at_margin.rate(Outcome.EQUIVALENT) <= 0.05 + 3 * se
-    assert at_margin.rate(Outcome.DIFFERENT) <= 0.025 + 3 * se
+    assert at_margin.rate(LookDecision.EQUIVALENT) <= 0.05 + 3 * se
+    assert at_margin.rate(LookDecision.DIFFERENT) <= 0.025 + 3 * se
     at_zero = simulate(design, rng.normal(size=(sims, n_max)), rng.normal(size=(sims, n_max)), sizes, "absolute", 0.5,
                        paired=False)
-    assert at_zero.rate(Outcome.EQUIVALENT) > 0.77
+    assert at_zero.rate(LookDecision.EQUIVALENT) > 0.77
     assert at_zero.episodes.mean() < 69  # the fixed-N TOST needs 69 per side for 80 %
 
 
@@ -185,9 +186,9 @@ def test_repeated_ci_is_dual_to_each_look_decision(kind: str, paired: bool) -> N
             look = look_once(design, k, a[:n], b[:n], kind, 0.5, paired=paired)
             lo, hi = look.ci_difference
             if not look.heavy_tails:
-                assert (look.outcome is Outcome.DIFFERENT) == (lo > 0.5 or hi < -0.5)
+                assert (look.outcome is LookDecision.DIFFERENT) == (lo > 0.5 or hi < -0.5)
             elo, ehi = look.ci_equivalence
-            assert (look.outcome is Outcome.EQUIVALENT) == (elo > -0.5 and ehi < 0.5)
+            assert (look.outcome is LookDecision.EQUIVALENT) == (elo > -0.5 and ehi < 0.5)
             assert elo >= lo  # the equivalence boundary is the inner one
             assert ehi <= hi
     # absolute, unpaired: the interval is estimate -+ t quantile x Welch SE
@@ -210,8 +211,8 @@ def test_sd_margin_does_not_say_different_on_heavy_tails() -> None:
     look = look_once(design, 0, a, b, "sd", 0.5, paired=False)
     assert look.heavy_tails
     assert look.ci_difference[0] > 0.5  # the interval alone would say "different"
-    assert look.outcome is Outcome.INCONCLUSIVE
-    assert look_once(design, 0, a, b, "absolute", 0.5, paired=False).outcome is Outcome.DIFFERENT
+    assert look.outcome is LookDecision.INCONCLUSIVE
+    assert look_once(design, 0, a, b, "absolute", 0.5, paired=False).outcome is LookDecision.DIFFERENT
     normal = look_once(design, 0, rng.normal(0, 1, 300), rng.normal(1.5, 1, 300), "sd", 0.5, paired=False)
     assert not normal.heavy_tails
-    assert normal.outcome is Outcome.DIFFERENT
+    assert normal.outcome is LookDecision.DIFFERENT

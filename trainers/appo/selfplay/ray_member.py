@@ -4,7 +4,7 @@
 ``ray.remote``; this module never imports Ray (except to read the actor's node id and restart flag). It owns
 the member's model, :class:`~trainers.appo.learner.Learner`, sampling generator and a
 :class:`~evaltk.tournament.pool.PlayerPool` of its own player processes on its node. Every call returns
-``(Reply, Policy, optimizer state)``; the driver keeps the last two as object refs, so other members' matches
+``(Reply, PolicyWeights, optimizer state)``; the driver keeps the last two as object refs, so other members' matches
 and PBT exploits take them from Ray's object store.
 
 A member's checkpoint (the APPO trainer's format, written atomically under ``RUN/members/m<i>/checkpoints``)
@@ -42,7 +42,7 @@ from trainers.common.state_io import latest_policy_path
 
 
 @dataclass(frozen=True)
-class Policy:
+class PolicyWeights:
     """A member's weights as a match needs them: the evaltk checkpoint spec and the tensors."""
 
     spec: evaltk_checkpoint.CheckpointSpec
@@ -136,13 +136,13 @@ class MemberActor:
         for group in self.learner.optimizer.param_groups:
             group["lr"] = hyperparams["learning_rate"]
 
-    def _policy(self) -> Policy:
+    def _policy(self) -> PolicyWeights:
         spec = checkpointing.policy_spec(self.cfg, self.scenario, self.model, self.member.env_frames,
                                          self.member.train_step)
-        return Policy(spec=spec, tensors={k: v.detach().clone() for k, v in self.model.state_dict().items()})
+        return PolicyWeights(spec=spec, tensors={k: v.detach().clone() for k, v in self.model.state_dict().items()})
 
     def _reply(self, result: MatchResult | None = None, losses: dict[str, float] | None = None
-               ) -> tuple[Reply, Policy, dict[str, Any]]:
+               ) -> tuple[Reply, PolicyWeights, dict[str, Any]]:
         reply = Reply(member=self.member.id, train_step=self.member.train_step, env_frames=self.member.env_frames,
                       node=self.node, pid=os.getpid(), restarted=self.restarted,
                       result=result.to_json() if result is not None else None, losses=dict(losses or {}))
@@ -156,15 +156,15 @@ class MemberActor:
         checkpointing.save(self.dir, self.cfg, self.scenario, self.model, state)
 
     def state(self, hyperparams: dict[str, float], train_seconds: float, resumes: int
-              ) -> tuple[Reply, Policy, dict[str, Any]]:
+              ) -> tuple[Reply, PolicyWeights, dict[str, Any]]:
         """Take ``hyperparams``; make sure a checkpoint exists (a restart resumes from it); return the state."""
         self._apply(hyperparams)
         if latest_policy_path(self.dir) is None:
             self._checkpoint(train_seconds, resumes)
         return self._reply()
 
-    def exploit(self, hyperparams: dict[str, float], donor: Policy, donor_optimizer: dict[str, Any],
-                train_seconds: float, resumes: int) -> tuple[Reply, Policy, dict[str, Any]]:
+    def exploit(self, hyperparams: dict[str, float], donor: PolicyWeights, donor_optimizer: dict[str, Any],
+                train_seconds: float, resumes: int) -> tuple[Reply, PolicyWeights, dict[str, Any]]:
         """PBT: copy a donor's weights and Adam state, take the mutated ``hyperparams``, drop pending experience."""
         self.model.load_state_dict(donor.tensors)
         self.learner.load_optimizer_state(donor_optimizer)
@@ -174,7 +174,7 @@ class MemberActor:
         return self._reply()
 
     # -- matches --------------------------------------------------------------------------------------------
-    def play(self, order: MatchOrder, *opponents: Policy | None) -> tuple[Reply, Policy, dict[str, Any]]:
+    def play(self, order: MatchOrder, *opponents: PolicyWeights | None) -> tuple[Reply, PolicyWeights, dict[str, Any]]:
         """Play ``order`` as its learning slot, train on the experience, checkpoint, and reply.
 
         ``opponents`` holds a policy per slot in slot order, None at the learner's slot. A voided match changes
@@ -193,7 +193,7 @@ class MemberActor:
             shutil.rmtree(workdir, ignore_errors=True)
         return self._reply(result, losses)
 
-    def _run(self, order: MatchOrder, opponents: tuple[Policy | None, ...], workdir: Path) -> MatchResult:
+    def _run(self, order: MatchOrder, opponents: tuple[PolicyWeights | None, ...], workdir: Path) -> MatchResult:
         agents: list[str] = []
         extras: list[dict[str, Any]] = []
         for i, policy in enumerate(opponents):

@@ -38,7 +38,7 @@ from trainers.appo.selfplay import opponents, pbt
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay.config import SelfPlayConfig
 from trainers.appo.selfplay.population import Member, PopulationError
-from trainers.appo.selfplay.ray_member import MatchOrder, MemberActor, Policy, Reply
+from trainers.appo.selfplay.ray_member import MatchOrder, MemberActor, PolicyWeights, Reply
 from trainers.appo.selfplay.runner import SelfPlayResult
 from trainers.appo.selfplay.setup import PopulationSetup
 from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown
@@ -59,7 +59,7 @@ class Handle:
     member: Member
     actor: Any
     metrics: MetricsWriter
-    policy: Any = None  # ObjectRef[Policy] of the latest reply; None while (re)starting
+    policy: Any = None  # ObjectRef[PolicyWeights] of the latest reply; None while (re)starting
     optimizer: Any = None
     busy: bool = False
     node: str = ""
@@ -134,13 +134,13 @@ class RayPopulationRun(PopulationSetup):
     def _snapshot_ref(self, key: str, path: str) -> Any:
         if key not in self.snapshot_refs:
             ckpt = evaltk_checkpoint.load(path)
-            self.snapshot_refs[key] = self.ray.put(Policy(spec=ckpt.spec, tensors=ckpt.tensors))
+            self.snapshot_refs[key] = self.ray.put(PolicyWeights(spec=ckpt.spec, tensors=ckpt.tensors))
         return self.snapshot_refs[key]
 
     def _snapshot(self, h: Handle) -> None:
         m = h.member
         name = f"s{m.train_step:07d}_{m.env_frames}"
-        policy: Policy = self.ray.get(h.policy)
+        policy: PolicyWeights = self.ray.get(h.policy)
         path = policy.save(pop.member_dir(self.run_dir, m) / "snapshots" / name)
         key = f"{m.name}-{name}"
         self.snapshot_refs[key] = self.ray.put(policy)
