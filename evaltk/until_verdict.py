@@ -19,20 +19,19 @@ from typing import Any
 import numpy as np
 
 from evaltk.evaluate import run_plan
-from evaltk.margin import MarginKind
 from evaltk.plan import EvalConfig, plan
 from evaltk.scores import TABLE_FILE, row_digests
 from evaltk.seeding import episode_seed
 from evaltk.stats.checks import FloatArray
 from evaltk.stats.group_sequential import SEQUENTIAL_KINDS, SequentialDesign, information_fraction
 from evaltk.table_comparison import LoadedTable, check_envs, load_table
-from evaltk.verdict import MIN_EPISODES, CompareError, Pairing, check_margin
+from evaltk.verdict import CompareError, Pairing
 from evaltk.verdict.result import IdenticalRows
+from evaltk.verdict.rule import VerdictRule
 from evaltk.verdict.sequential import (
     LookFn,
     SequentialComparison,
     check_budget,
-    check_looks,
     look_sizes,
     rows_identical,
     run_sequential,
@@ -45,22 +44,16 @@ class UntilVerdictConfig:
 
     baseline: Path
     """The reference score table (A), complete."""
-    margin: float
-    kind: str = "absolute"
-    """The margin's units: ``absolute`` (score units) or ``sd`` (pooled standard deviations)."""
+    rule: VerdictRule
+    """What the verdict is decided by; a sequential rule (``looks``, ``spending``) with an absolute or sd margin."""
     max_episodes: int = 100
     """The episode budget of this evaluation (B)."""
-    looks: int = 10
-    alpha: float = 0.05
-    spending: str = "obrien-fleming"
-    allow_different_envs: bool = False
-    min_episodes: int = MIN_EPISODES
 
 
-def _validate(uv: UntilVerdictConfig) -> MarginKind:
-    kind = check_margin(uv.margin, check_looks(uv.kind, uv.looks, "--until-verdict"))
-    check_budget("--max-episodes", uv.max_episodes, uv.min_episodes)
-    return kind
+def _validate(uv: UntilVerdictConfig) -> None:
+    if not uv.rule.sequential:
+        raise CompareError("--until-verdict decides at looks: give it a VerdictRule(sequential=True, ...)")
+    check_budget("--max-episodes", uv.max_episodes, uv.rule.min_episodes)
 
 
 def _baseline_pairs(base: LoadedTable, seed: int, n: int, kind: str) -> np.ndarray | None:
@@ -77,22 +70,23 @@ def _baseline_pairs(base: LoadedTable, seed: int, n: int, kind: str) -> np.ndarr
 def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
                            on_look: LookFn | None = None) -> SequentialComparison:
     """Evaluate ``config`` in batches until the sequential verdict against ``uv.baseline`` is decided."""
-    kind = _validate(uv)
+    _validate(uv)
+    rule = uv.rule
     base = load_table(uv.baseline)
     n_max = uv.max_episodes
-    a_pairs = _baseline_pairs(base, config.seed, n_max, uv.kind)
+    a_pairs = _baseline_pairs(base, config.seed, n_max, rule.kind.value)
     paired = a_pairs is not None
-    sizes = look_sizes(n_max, uv.looks, uv.min_episodes)
+    sizes = look_sizes(n_max, rule.looks, rule.min_episodes)
     n_a = base.returns.size
-    if not paired and n_a < uv.min_episodes:
+    if not paired and n_a < rule.min_episodes:
         raise CompareError(f"the baseline {base.table.path} has {n_a} episodes; a verdict needs at least "
-                           f"{uv.min_episodes}")
+                           f"{rule.min_episodes}")
     fractions = [information_fraction(n_a, s, n_a, n_max, paired=paired) for s in sizes]
-    design = SequentialDesign.build(fractions, alpha=uv.alpha, spending=uv.spending)
+    design = SequentialDesign.build(fractions, alpha=rule.alpha, spending=rule.spending)
     first = plan(dataclasses.replace(config, episodes=sizes[0]))  # validates, opens OUT before any episode
     env = first.settings["env"]
     check_envs(base, LoadedTable(base.table, np.zeros(0), None, str(env.get("env_id")), env),
-               allow_different_envs=uv.allow_different_envs)
+               allow_different_envs=rule.allow_different_envs)
     pairing = Pairing(n_max, 0, 0, True, None, "baseline holds every seed of this evaluation") if paired else None
 
     looked: list[dict[str, Any]] = []
@@ -109,9 +103,9 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
         if base.seeds is None:
             return None
         return rows_identical(base.seeds, base.digests, [int(r["seed"]) for r in looked[:n]], row_digests(looked[:n]),
-                              uv.min_episodes)
+                              rule.min_episodes)
 
-    seq = run_sequential(batches(), design, kind, uv.margin, paired=paired,
+    seq = run_sequential(batches(), design, rule.kind, rule.margin, paired=paired,
                          budget=(n_max if paired else n_a, n_max), pairing=pairing, on_look=on_look,
                          identical=identical)
     return _finish(seq, config, base, uv)
@@ -124,7 +118,7 @@ def _finish(seq: SequentialComparison, config: EvalConfig, base: LoadedTable,
     payload: dict[str, Any] = seq.to_dict()
     b_table = load_table(config.out / TABLE_FILE)
     payload["environments"] = check_envs(base, b_table, allow_different_envs=True).to_dict()
-    payload["environments"]["allowed"] = uv.allow_different_envs
+    payload["environments"]["allowed"] = uv.rule.allow_different_envs
     payload["inputs"] = {"a": str(base.table.path), "b": str(b_table.table.path)}
     write_sequential_report(payload, config.out)
     return seq

@@ -31,7 +31,6 @@ from evaltk.atomic import write_json_atomic
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
 from evaltk.locations import table_provenance
-from evaltk.margin import MarginKind
 from evaltk.plan import EvalConfig, EvaluationPlan, plan, plan_all
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import Simulator, resolve_all
@@ -39,10 +38,10 @@ from evaltk.simulators.settings import UNKNOWN, versions
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows
-from evaltk.verdict import CompareError, Comparison, Pairing, Verdict, compare
-from evaltk.verdict import check_margin as verdict_check_margin
+from evaltk.verdict import Comparison, Pairing, Verdict, compare
 from evaltk.verdict import sequential as verdict_sequential
 from evaltk.verdict.result import IdenticalRows
+from evaltk.verdict.rule import VerdictRule
 
 ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
@@ -51,7 +50,10 @@ SIMULATOR_WORDS = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend
 
 
 class ValidateError(EvaltkError):
-    """A validation cannot be set up as asked (bad margin, same simulator twice, mismatched baseline, ...)."""
+    """A validation cannot be set up as asked (same simulator twice, mismatched baseline, ...).
+
+    A bad verdict option (margin, alpha, looks, ...) is refused earlier, by :class:`~evaltk.verdict.VerdictRule`.
+    """
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,8 @@ class ValidateConfig:
     """A checkpoint location (:mod:`evaltk.locations`): a directory, a builtin (``builtin:scripted``) or ``hf://``."""
     out: Path
     """Report directory; each evaluated side's score table goes to ``out/<simulator>/``."""
-    margin: float
-    margin_kind: str = "absolute"
+    rule: VerdictRule
+    """What the verdict is decided by: margin, level, pairing, sequential looks (checked when it is made)."""
     episodes: int = 20
     seed: int = 0
     num_envs: int = 4
@@ -72,18 +74,7 @@ class ValidateConfig:
     reference: str = "gym"
     baseline: Path | None = None
     """A baseline score table used as the reference instead of running ``reference``."""
-    alpha: float = 0.05
-    resamples: int = 9999
-    min_episodes: int = 10
-    """Fewest episodes (pairs) per side for a statistical verdict, as in ``evaltk compare --min-episodes``."""
-    paired: bool = True
-    """Pair rows by seed (``evaltk compare`` without ``--unpaired``)."""
-    allow_different_envs: bool = False
-    """Accept a baseline whose recorded env spec differs from the checkpoint's (the report lists the differences)."""
     workers: int | None = None
-    sequential: bool = False
-    """Evaluate both sides in ``looks`` batches and stop at the first deciding look (``--sequential``)."""
-    looks: int = 10
     align: bool = False
     """Run the reference with the simulator's settings where gymnasium + ale-py can express them."""
 
@@ -119,14 +110,6 @@ class Side:
     def digests(self) -> list[dict[str, str]] | None:
         """Per-row digests (:func:`evaltk.scores.row_digests`), or None when the table records none."""
         return row_digests(self.rows)
-
-
-def check_margin(margin: float, kind: str) -> MarginKind:
-    """Validate ``--margin``/``--margin-kind`` before anything runs (:func:`evaltk.verdict.check_margin`)."""
-    try:
-        return verdict_check_margin(margin, kind)
-    except CompareError as exc:
-        raise ValidateError(str(exc)) from None
 
 
 def package_versions() -> dict[str, str]:
@@ -165,7 +148,6 @@ class PreparedValidation:
     """A validated request: the evaluations to run (one or two) and the baseline table, if any."""
 
     config: ValidateConfig
-    kind: MarginKind
     sim: EvaluationPlan
     reference: EvaluationPlan | Side
     """The reference evaluation to run, or the baseline table read as the reference side."""
@@ -219,18 +201,11 @@ def _baseline_side(path: Path, sim: EvaluationPlan, *, allow_different_envs: boo
 
 def prepare_validation(config: ValidateConfig) -> PreparedValidation:
     """Check every input, plan both sides and open (or resume) their score tables; raises before anything runs."""
-    kind = check_margin(config.margin, config.margin_kind)
     if config.episodes < 2:
         raise ValidateError(f"--episodes must be at least 2 for a comparison, got {config.episodes}")
     if config.align and config.baseline is not None:
         raise ValidateError("--align re-runs the reference with the simulator's settings: drop --baseline or --align")
-    if not (0.0 < config.alpha < 0.5):
-        raise ValidateError(f"--alpha must be in (0, 0.5), got {config.alpha}; 0.05 is usual")
-    if config.min_episodes < 2:
-        raise ValidateError(f"--min-episodes must be at least 2, got {config.min_episodes}; the default is 10")
-    if config.resamples < 100:
-        raise ValidateError(f"--resamples must be at least 100, got {config.resamples}; the default is 9999")
-    if config.sequential:
+    if config.rule.sequential:
         _check_sequential(config)
     names = [config.sim] if config.baseline is not None else [config.sim, config.reference]
     options = ["--sim", "--reference"][:len(names)]
@@ -241,24 +216,23 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
     sides = [_eval_config(config, name, sim) for name, sim in zip(names, sims, strict=True)]
     if config.baseline is not None:
         sim = plan_all(sides, simulators=sims)[0]
-        baseline = _baseline_side(config.baseline, sim, allow_different_envs=config.allow_different_envs)
-        return PreparedValidation(config, kind, sim, baseline)
+        baseline = _baseline_side(config.baseline, sim, allow_different_envs=config.rule.allow_different_envs)
+        return PreparedValidation(config, sim, baseline)
     if not config.align:
         sim, reference = plan_all(sides, options=options, simulators=sims)
-        return PreparedValidation(config, kind, sim, reference)
+        return PreparedValidation(config, sim, reference)
     sim = plan_all(sides[:1], simulators=sims[:1])[0]
     alignment = aligned_reference_env(config.sim, sim.info.env)
     reference = plan_all([_eval_config(config, config.reference, sims[1], alignment.env)], options=options[1:],
                          simulators=sims[1:])[0]
-    return PreparedValidation(config, kind, sim, reference, alignment)
+    return PreparedValidation(config, sim, reference, alignment)
 
 
 def _check_sequential(config: ValidateConfig) -> None:
     if config.baseline is not None:
         raise ValidateError("--sequential evaluates both sides in batches and cannot use a --baseline table: drop "
                             "--sequential, or run evaltk evaluate --until-verdict --baseline TABLE")
-    verdict_sequential.check_looks(config.margin_kind, config.looks, "--sequential")
-    verdict_sequential.check_budget("--episodes", config.episodes, config.min_episodes)
+    verdict_sequential.check_budget("--episodes", config.episodes, config.rule.min_episodes)
 
 
 def _evaluated_side(role: str, prep: EvaluationPlan, progress: ProgressFn | None) -> Side:
@@ -396,7 +370,7 @@ class Validation:
             "sequential": None if self.sequential is None else self.sequential.to_dict(),
             "checkpoint": checkpoint, "provenance": table_provenance(checkpoint),
             "env_id": self.sim.spec["env_id"], "episodes": c.episodes, "seed": c.seed,
-            "margin": c.margin, "margin_kind": comparison["margin_kind"], "alpha": c.alpha,
+            "margin": c.rule.margin, "margin_kind": comparison["margin_kind"], "alpha": c.rule.alpha,
             "ci": comparison["ci"], "ci_level": comparison["ci_level"], "ci_tost": comparison["ci_tost"],
             "episodes_needed": None if rec is None else rec.to_dict(),
             "episodes_needed_line": self.episodes_needed_line(), "information": comparison["information"],
@@ -415,7 +389,8 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
     """Run (or resume) the evaluations, compare them and pair the rows by seed; no files besides the tables."""
     progress = progress or {}
     c = prep.config
-    seq = _run_looks(prep, progress) if c.sequential else None
+    rule = c.rule
+    seq = _run_looks(prep, progress) if rule.sequential else None
     sim_prep, ref_prep = prep.sim, prep.reference
     if seq is not None:  # the sides are the episodes the looks used
         used = seq.episodes_used[1]
@@ -425,9 +400,9 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
     sim = _evaluated_side("sim", sim_prep, progress.get("sim"))
     reference = (ref_prep if isinstance(ref_prep, Side)
                  else _evaluated_side("reference", ref_prep, progress.get("reference")))
-    comparison = compare(reference.returns, sim.returns, c.margin, prep.kind, alpha=c.alpha, seed=c.seed,
-                         n_resamples=c.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
-                         paired="auto" if c.paired else "no", min_episodes=c.min_episodes,
+    comparison = compare(reference.returns, sim.returns, rule.margin, rule.kind, alpha=rule.alpha, seed=c.seed,
+                         n_resamples=rule.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
+                         paired=rule.pairing, min_episodes=rule.min_episodes,
                          digests_a=reference.digests, digests_b=sim.digests)
     ref_env = None if isinstance(prep.reference, Side) else prep.reference.info.env
     settings = settings_section(c.sim, prep.sim.info.env, c.reference, ref_env, prep.alignment)
@@ -446,11 +421,11 @@ def validate(config: ValidateConfig,
 
 def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> verdict_sequential.SequentialComparison:
     """Evaluate both sides in batches (same seeds, so looks pair episode for episode) until a look decides."""
-    c = prep.config
+    c, rule = prep.config, prep.config.rule
     if isinstance(prep.reference, Side):
         raise ValidateError("--sequential needs two evaluated sides, not a --baseline table")
     sides = {"sim": prep.sim.config, "reference": prep.reference.config}
-    sizes = verdict_sequential.look_sizes(c.episodes, c.looks, c.min_episodes)
+    sizes = verdict_sequential.look_sizes(c.episodes, rule.looks, rule.min_episodes)
 
     looked: dict[str, list[dict[str, Any]]] = {}
 
@@ -466,9 +441,9 @@ def _run_looks(prep: PreparedValidation, progress: dict[str, ProgressFn]) -> ver
     def identical(n: int) -> IdenticalRows | None:
         ref, sim = looked["reference"][:n], looked["sim"][:n]
         return verdict_sequential.rows_identical([int(r["seed"]) for r in ref], row_digests(ref),
-                                                 [int(r["seed"]) for r in sim], row_digests(sim), c.min_episodes)
+                                                 [int(r["seed"]) for r in sim], row_digests(sim), rule.min_episodes)
 
-    design = SequentialDesign.build([s / c.episodes for s in sizes], alpha=c.alpha)
-    pairing = (Pairing(c.episodes, 0, 0, True, None, "both sides run the same episode seeds") if c.paired else None)
-    return verdict_sequential.run_sequential(looks(), design, prep.kind, c.margin, paired=c.paired,
+    design = SequentialDesign.build([s / c.episodes for s in sizes], alpha=rule.alpha, spending=rule.spending)
+    pairing = Pairing(c.episodes, 0, 0, True, None, "both sides run the same episode seeds") if rule.paired else None
+    return verdict_sequential.run_sequential(looks(), design, rule.kind, rule.margin, paired=rule.paired,
                                              budget=(c.episodes, c.episodes), pairing=pairing, identical=identical)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evaltk.verdict.rule import VerdictRule
 
 __all__ = [
     "CHECKPOINT_FORMATS",
@@ -11,12 +15,18 @@ __all__ = [
     "add_episode_options",
     "add_format_option",
     "seed_type",
+    "verdict_rule",
 ]
 
 
 #: ``--format`` choices: the formats of :mod:`evaltk.importers` (equal to ``evaltk.importers.FORMATS``, tested), kept
 #: here so that parsing arguments does not import torch.
 CHECKPOINT_FORMATS = ("sb3", "cleanrl", "sample-factory")
+
+# The verdict options (argparse dest -> VerdictRule field) of the commands that decide a verdict.
+_RULE_OPTIONS = {"margin": "margin", "margin_kind": "kind", "alpha": "alpha", "min_episodes": "min_episodes",
+                 "allow_different_envs": "allow_different_envs", "resamples": "resamples",
+                 "sequential": "sequential", "looks": "looks", "spending": "spending"}
 
 _MAX_SEED = 2**63 - 1  # numpy.random.default_rng and the episode-seed derivation take non-negative 64-bit ints
 
@@ -59,3 +69,20 @@ def add_checkpoint_argument(parser: argparse.ArgumentParser, *, builtins: str) -
     parser.add_argument("checkpoint", metavar="CKPT",
                         help="checkpoint directory, another library's checkpoint, hf://ORG/REPO[@REVISION][/PATH] "
                              f"(Hugging Face Hub) or a builtin: {builtins}")
+
+
+def verdict_rule(args: argparse.Namespace, **fixed: Any) -> VerdictRule:
+    """Build a command's one :class:`~evaltk.verdict.VerdictRule` from the verdict options it declares.
+
+    ``--margin``, ``--margin-kind``, ``--alpha``, ``--min-episodes``, ``--unpaired``, ``--allow-different-envs``,
+    ``--resamples``, ``--sequential``, ``--looks`` and ``--spending`` map to the rule's fields; an option the command
+    does not declare keeps the rule's default, and ``fixed`` sets what the command decides itself (``sequential=True``
+    for ``evaltk evaluate --until-verdict``). A bad value raises the rule's one-line error.
+    """
+    from evaltk.verdict.rule import VerdictRule
+
+    given = vars(args)
+    fields = {field: given[dest] for dest, field in _RULE_OPTIONS.items() if dest in given}
+    if "unpaired" in given:
+        fields["paired"] = not given["unpaired"]
+    return VerdictRule(**{**fields, **fixed})

@@ -12,9 +12,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evaltk.cli.args import add_command, seed_type
+from evaltk.cli.args import add_command, seed_type, verdict_rule
 from evaltk.cli.output import emit_json
-from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
 
 DESCRIPTION = """Compare two score tables (A = reference, B = candidate) and give a verdict:
@@ -100,23 +99,19 @@ def _print_settings(a: Path, b: Path, payload: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read both tables, compare them, print (and optionally write) the result; returns 0."""
-    if args.resamples < 100:
-        raise EvaltkError(f"--resamples must be at least 100, got {args.resamples}; the default is 9999")
-    if args.min_episodes < 2:
-        raise EvaltkError(f"--min-episodes must be at least 2, got {args.min_episodes}; the default is 10")
+    rule = verdict_rule(args)
     from evaltk.table_comparison import check_envs, compare_tables, load_table
     from evaltk.verdict.sequential import compare_sequential
 
-    paired = "no" if args.unpaired else "auto"
-    if args.sequential:
+    if rule.sequential:
         table_a, table_b = load_table(args.a, column=args.column), load_table(args.b, column=args.column)
-        env_check = check_envs(table_a, table_b, allow_different_envs=args.allow_different_envs)
+        env_check = check_envs(table_a, table_b, allow_different_envs=rule.allow_different_envs)
         print(f"A (reference): {table_a.table.describe()}")
         print(f"B (candidate): {table_b.table.describe()}")
         print(env_check.summary())
-        seq = compare_sequential(table_a.returns, table_b.returns, args.margin, args.margin_kind, looks=args.looks,
-                                 alpha=args.alpha, spending=args.spending, seeds_a=table_a.seeds,
-                                 seeds_b=table_b.seeds, paired=paired, min_episodes=args.min_episodes,
+        seq = compare_sequential(table_a.returns, table_b.returns, rule.margin, rule.kind, looks=rule.looks,
+                                 alpha=rule.alpha, spending=rule.spending, seeds_a=table_a.seeds,
+                                 seeds_b=table_b.seeds, paired=rule.pairing, min_episodes=rule.min_episodes,
                                  digests_a=table_a.digests, digests_b=table_b.digests)
         _print_sequential(seq)
         payload: dict[str, Any] = seq.to_dict()
@@ -131,9 +126,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(payload)
         return 0
-    tables = compare_tables(args.a, args.b, args.margin, args.margin_kind, column=args.column,
-                            allow_different_envs=args.allow_different_envs, paired=paired, alpha=args.alpha,
-                            seed=args.seed, n_resamples=args.resamples, min_episodes=args.min_episodes)
+    tables = compare_tables(args.a, args.b, rule.margin, rule.kind, column=args.column,
+                            allow_different_envs=rule.allow_different_envs, paired=rule.pairing, alpha=rule.alpha,
+                            seed=args.seed, n_resamples=rule.resamples, min_episodes=rule.min_episodes)
     result = tables.comparison
     payload = tables.to_dict()
     print(f"A (reference): {tables.table_a.table.describe()}")

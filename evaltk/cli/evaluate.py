@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options, add_format_option
+from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options, add_format_option, verdict_rule
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.executor.options import add_executor_arguments
@@ -153,9 +153,8 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
                           "--margin 0.5 --margin-kind sd --max-episodes 100")
     from evaltk.until_verdict import UntilVerdictConfig, evaluate_until_verdict
 
-    uv = UntilVerdictConfig(baseline=args.baseline, margin=args.margin, kind=args.margin_kind,
-                            max_episodes=args.max_episodes, looks=args.looks, alpha=args.alpha,
-                            allow_different_envs=args.allow_different_envs)
+    uv = UntilVerdictConfig(baseline=args.baseline, rule=verdict_rule(args, sequential=True),
+                            max_episodes=args.max_episodes)
     result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True))
     print(f"verdict: {result.verdict.value}")
     print(f"  {result.reason}")

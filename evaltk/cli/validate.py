@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options
+from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options, verdict_rule
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
@@ -143,12 +143,10 @@ def run(args: argparse.Namespace) -> int:
         raise EvaltkError("--baseline TABLE replaces the reference run: drop --reference (or drop --baseline)")
     if args.torch_threads < 1:
         raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
-    config = ValidateConfig(checkpoint=args.checkpoint, out=args.out, margin=args.margin, margin_kind=args.margin_kind,
-                            episodes=args.episodes, seed=args.seed, num_envs=args.num_envs, env_id=args.env_id,
-                            sim=args.sim, reference=args.reference or "gym", baseline=args.baseline,
-                            alpha=args.alpha, resamples=args.resamples, min_episodes=args.min_episodes,
-                            paired=not args.unpaired, allow_different_envs=args.allow_different_envs,
-                            workers=args.workers, sequential=args.sequential, looks=args.looks, align=args.align)
+    config = ValidateConfig(checkpoint=args.checkpoint, out=args.out, rule=verdict_rule(args), episodes=args.episodes,
+                            seed=args.seed, num_envs=args.num_envs, env_id=args.env_id, sim=args.sim,
+                            reference=args.reference or "gym", baseline=args.baseline, workers=args.workers,
+                            align=args.align)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=False) as bar:
 

@@ -49,7 +49,8 @@ margins the verdict then comes from the paired TOST on the per-seed differences 
 
 Modules: :mod:`evaltk.verdict.result` (result types), :mod:`evaltk.verdict.decision` (the rule,
 pairing, margins), :mod:`evaltk.verdict.recommendation` (power and recommendation),
-:mod:`evaltk.verdict.sequential` (the one sequential comparison). :func:`compare` puts them together.
+:mod:`evaltk.verdict.sequential` (the one sequential comparison), :mod:`evaltk.verdict.rule` (:class:`VerdictRule`,
+the options a verdict is decided by, as every command builds them). :func:`compare` puts them together.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ from evaltk.verdict.result import (
     Verdict,
     describe,
 )
+from evaltk.verdict.rule import VerdictRule
 
 __all__ = [
     "MIN_EPISODES",
@@ -109,6 +111,7 @@ __all__ = [
     "Pairing",
     "Recommendation",
     "Verdict",
+    "VerdictRule",
     "check_margin",
     "compare",
     "decide",

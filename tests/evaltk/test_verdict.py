@@ -165,16 +165,14 @@ def test_bad_margins_are_clear_errors() -> None:
     (1.0, "percent", "margin kind must be one of"),
 ])
 def test_compare_and_validate_check_a_margin_by_one_rule(margin: float, kind: str, match: str) -> None:
-    from evaltk.validate import ValidateError
-    from evaltk.validate import check_margin as validate_margin
-    from evaltk.verdict import check_margin
+    from evaltk.verdict import VerdictRule, check_margin
 
     with pytest.raises(CompareError, match=match):
         check_margin(margin, kind)
     with pytest.raises(CompareError, match=match):
         compare([1.0, 2.0, 3.0], [1.0, 2.0, 4.0], margin, kind)
-    with pytest.raises(ValidateError, match=match):
-        validate_margin(margin, kind)
+    with pytest.raises(CompareError, match=match):  # what evaltk validate and evaluate --until-verdict are given
+        VerdictRule(margin=margin, kind=kind)  # type: ignore[arg-type]
 
 
 def test_compare_repeats_exactly_with_same_seed() -> None:
