@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
 from conformance.lockstep import ACTION_SETS, START_MODES, LockstepConfig, LockstepError, run_lockstep
@@ -13,6 +13,9 @@ from conformance.policy_trace import policy_problem, policy_trace_for
 from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5
 from evaltk.locations import Resolved, resolve
 from evaltk.margin import MarginKind
+
+if TYPE_CHECKING:
+    from evaltk.verdict import VerdictRule
 
 TRACE_BACKENDS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
 _BATCH_BACKEND = {"ale": "ale_py", "gpu_env": "cpu"}
@@ -140,11 +143,25 @@ TRANSFER_FIELDS: dict[str, FieldSpec] = {
 }
 
 
+def transfer_rule(params: Mapping[str, Any]) -> VerdictRule:
+    """Return the case's verdict rule: ``margin``, ``margin_kind``, ``alpha``, the rest as in ``evaltk compare``."""
+    from evaltk.verdict import VerdictRule
+
+    return VerdictRule(margin=float(params["margin"]), kind=str(params["margin_kind"]),  # type: ignore[arg-type]
+                       alpha=float(params.get("alpha", 0.05)))
+
+
 def check_transfer_case(params: Mapping[str, Any]) -> str | None:
-    """Refuse a side's simulator given under both its name and its older name (``simulator_a`` and ``backend_a``)."""
+    """Refuse a simulator given twice (``simulator_a`` and its older name ``backend_a``) and a bad verdict rule."""
+    from evaltk.verdict import CompareError
+
     for field, old in OLD_TRANSFER_NAMES.items():
         if field in params and old in params:
             return f"give {field} only ({old} is its older name)"
+    try:
+        transfer_rule(params)
+    except CompareError as exc:
+        return str(exc)
     return None
 
 
@@ -194,9 +211,10 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     else:
         scores_a, seeds_a, digests_a = _returns(rows[0]), [int(r["seed"]) for r in rows[0]], row_digests(rows[0])
     scores_b, seeds_b, digests_b = _returns(rows[-1]), [int(r["seed"]) for r in rows[-1]], row_digests(rows[-1])
-    result = compare(scores_a, scores_b, float(p["margin"]), str(p["margin_kind"]),
-                     alpha=float(p.get("alpha", 0.05)), seed=int(p["seed"]), seeds_a=seeds_a,
-                     seeds_b=None if seeds_a is None else seeds_b, digests_a=digests_a, digests_b=digests_b)
+    rule = transfer_rule(p)
+    result = compare(scores_a, scores_b, rule.margin, rule.kind, alpha=rule.alpha, seed=int(p["seed"]),
+                     n_resamples=rule.resamples, seeds_a=seeds_a, seeds_b=None if seeds_a is None else seeds_b,
+                     paired=rule.pairing, min_episodes=rule.min_episodes, digests_a=digests_a, digests_b=digests_b)
     expect = str(p.get("expect", "equivalent"))
     verdict = result.verdict.value
     outcome = Outcome.PASSED if verdict == expect else Outcome.FAILED

@@ -71,6 +71,8 @@ def test_shipped_suites_validate() -> None:
         ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=6\n"
          "seed=0\nmargin=0.5\nmargin_kind='sd'\nsimulator_b='gym'\nbackend_b='gpu_env'\n",
          "give simulator_b only \\(backend_b is its older name\\)"),
+        ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='builtin:random'\nepisodes=6\n"
+         "seed=0\nmargin=0.5\nmargin_kind='prob'\n", "a prob margin must be below 0\\.5, got 0\\.5"),
     ],
 )
 def test_malformed_suites_are_rejected_with_the_reason(tmp_path: Path, text: str, match: str) -> None:
