@@ -50,9 +50,9 @@ class VerdictRule:
 
     def __post_init__(self) -> None:
         """Check every field; store ``kind`` and ``spending`` as enums."""
-        kind = check_margin(self.margin, self.kind)
         if self.sequential:
-            check_looks(kind, self.looks, "--sequential")
+            check_looks(self.kind, self.looks, "--sequential")
+        kind = check_margin(self.margin, self.kind)
         if not (isinstance(self.alpha, int | float) and 0.0 < self.alpha < 0.5):
             raise CompareError(f"--alpha must be in (0, 0.5), got {self.alpha}; 0.05 is usual")
         if self.min_episodes < 2:

@@ -35,6 +35,7 @@ def test_names_become_enums_and_defaults_are_the_commands_defaults() -> None:
     ({"resamples": 99}, "--resamples must be at least 100, got 99; the default is 9999"),
     ({"sequential": True, "looks": 0}, r"--looks must be in \[1, 50\], got 0; 10 is the default"),
     ({"sequential": True, "kind": "prob", "margin": 0.1}, "--sequential supports margin kinds"),
+    ({"sequential": True, "kind": "prob", "margin": 1.0}, "--sequential supports margin kinds"),  # the kind first
     ({"spending": "cubic"}, "--spending must be one of"),
 ])
 def test_every_bad_option_is_refused_on_construction(changes: dict[str, Any], message: str) -> None:
