@@ -338,6 +338,7 @@ HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t
     tia_begin_frame(c.tia, phase);
   }
   c.tia.partial_frame = 1;
+  c.tia.deferred_clock = kTiaNoDeferredClock;
   uint8_t* fb = tia_buffer(c.tia, buffers);
   switch (c.cart.scheme) {
     case kCart2K: console_run_cpu<kCart2K>(c, rom, rom_size, fb); break;
@@ -349,6 +350,8 @@ HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t
   }
   c.tia.current_scanline = static_cast<int32_t>(tia_scanlines(c.tia, c.cycles));
   if (c.tia.partial_frame) {
+    // The picture as far as ALE had drawn it: up to the last write, even one whose update tia_poke deferred.
+    tia_update_frame(c.tia, fb, c.tia.deferred_clock);
     if (!c.tia.frame_greyed) tia_grey_out(c.tia, fb, c.cycles);
     c.tia.frame_greyed = 1;
   } else {

@@ -174,8 +174,26 @@ HD int16_t tia_wrap160(int32_t pos) {
   return static_cast<int16_t>(pos);
 }
 
+// Registers whose writes change nothing the picture is drawn from: WSYNC, RSYNC, the audio registers
+// (0x15-0x1A), HMP0, HMP1, HMM1, HMBL (motion waits for HMOVE), HMCLR and the unused 0x2D-0x3F.
+// HMM0 is not among them (it can arm the Cosmic Ark starfield, which acts at the end of a line).
+#define GPU_ENV_TIA_BIT(r) (1ull << (r))
+enum : uint64_t {
+  kTiaNoPictureRegisters = GPU_ENV_TIA_BIT(0x02) | GPU_ENV_TIA_BIT(0x03) | (0x3Full << 0x15) | GPU_ENV_TIA_BIT(0x20) |
+                           GPU_ENV_TIA_BIT(0x21) | GPU_ENV_TIA_BIT(0x23) | GPU_ENV_TIA_BIT(0x24) |
+                           GPU_ENV_TIA_BIT(0x2B) | (0x7FFFFull << 0x2D),
+};
+#undef GPU_ENV_TIA_BIT
+
 // A CPU write. Returns true when the write ends the frame (the CPU must stop after this instruction).
 // `cycles` is the system cycle counter (WSYNC advances it); `last_access_was_read` is the CPU's flag.
+//
+// ALE brings the picture up to date at every write. A write to a kTiaNoPictureRegisters register leaves
+// that to the next update (the next write to another register, a read, or console_frame for an interrupted
+// frame) and records its clock in `deferred_clock`: the pixels, latches and end-of-line steps are the same,
+// because nothing they depend on changes in between and drawing a line in one span or in two gives the
+// same pixels. It does so only while no HMOVE blank is pending (the blank's fill depends on where each update
+// ends) and when the write does not end the frame.
 HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t& cycles,
                  uint8_t last_access_was_read) {
   const uint8_t reg = static_cast<uint8_t>(address & 0x3F);
@@ -184,11 +202,15 @@ HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t&
   const int32_t since_frame_start = clock - t.clock_when_frame_started;
   const int32_t line = since_frame_start / kTiaLineClocks;
   const int32_t hpos = since_frame_start - line * kTiaLineClocks;
-  tia_update_frame(t, fb, clock + tia_write_delay(reg, hpos));
   bool stop = false;
   if (line > t.max_scanlines) {
     stop = true;
     t.partial_frame = 0;
+  }
+  if (((kTiaNoPictureRegisters >> reg) & 1u) && !t.hmove_blank_enabled && !stop) {
+    t.deferred_clock = clock;
+  } else {
+    tia_update_frame(t, fb, clock + tia_write_delay(reg, hpos));
   }
   switch (reg) {
     case 0x00:  // VSYNC
