@@ -201,7 +201,7 @@ HD bool tia_players_would_stay(const Tia& t, uint8_t g0, uint8_t g1, uint8_t vde
 // VDELxx register) at line position `hpos` leaves every field tia_poke's write would set as it is, so the
 // write changes nothing the picture is drawn from, also after the updates still pending (tia_end_of_line
 // sets no field checked here to another value than the write's). False for the other registers.
-HD bool tia_write_keeps_state(const Tia& t, uint8_t reg, uint8_t value, int32_t hpos) {
+HD_FORCEINLINE bool tia_write_keeps_state(const Tia& t, uint8_t reg, uint8_t value, int32_t hpos) {
   switch (reg) {
     // (the end of a line may step the Cosmic Ark missile's mask kind, which NUSIZ0 resets: not while armed)
     case 0x04:
@@ -255,8 +255,15 @@ HD bool tia_write_keeps_state(const Tia& t, uint8_t reg, uint8_t value, int32_t 
 // steps are the same, because nothing they depend on changes in between and drawing a line in one span or
 // in two gives the same pixels. It does so only while no HMOVE blank is pending (the blank's fill depends on
 // where each update ends) and when the write does not end the frame.
-HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t& cycles,
-                 uint8_t last_access_was_read) {
+//
+// On the host the write is compiled into its one caller, the console's out-of-line I/O write (console.h).
+#if GPU_ENV_DEVICE
+#define GPU_ENV_TIA_POKE HD
+#else
+#define GPU_ENV_TIA_POKE inline __attribute__((always_inline))
+#endif
+GPU_ENV_TIA_POKE bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t& cycles,
+                               uint8_t last_access_was_read) {
   const uint8_t reg = static_cast<uint8_t>(address & 0x3F);
   const int32_t clock = static_cast<int32_t>(cycles * 3);
   // The line and the position on it, computed once (tia_update_frame does not move the frame start).
@@ -454,11 +461,18 @@ HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t&
 }
 
 // A CPU read of TIA register `address & 0x0F`: D7/D6 as the hardware, D5-D0 the data-bus latch.
+// Only the collision latches (registers 0-7) depend on the picture: a read of another register defers the
+// update as a no-picture write does (tia_poke; paddle games read INPT0-3 on every line).
 HD uint8_t tia_peek(Tia& t, uint8_t* fb, uint16_t address, uint32_t cycles, uint8_t data_bus,
                     const TiaInputs& in) {
-  tia_update_frame(t, fb, static_cast<int32_t>(cycles * 3));
-  const uint8_t noise = data_bus & 0x3F;
   const uint8_t reg = address & 0x0F;
+  const int32_t clock = static_cast<int32_t>(cycles * 3);
+  if (reg >= 8 && !t.hmove_blank_enabled) {
+    if (clock > t.deferred_clock) t.deferred_clock = clock;
+  } else {
+    tia_update_frame(t, fb, clock);
+  }
+  const uint8_t noise = data_bus & 0x3F;
   if (reg < 8) return static_cast<uint8_t>(tia_collision_read(t.collision, reg) | noise);
   if (reg < 12) {
     const int i = reg - 8;
