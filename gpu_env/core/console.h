@@ -147,19 +147,25 @@ HD void console_apply_actions(Console& c, int32_t a, int32_t b, float strength_a
 
 #if GPU_ENV_DEVICE
 #define GPU_ENV_COLD
+#define GPU_ENV_OUT_OF_LINE
+#define GPU_ENV_UNLIKELY(x) (x)
 #else
 #define GPU_ENV_COLD __attribute__((noinline, cold))
+// Out of line but optimised for speed: `cold` would compile the TIA's write (inlined here) for size, with
+// `idiv` for its line arithmetic (perf: the two divisions were a third of the write's time).
+#define GPU_ENV_OUT_OF_LINE __attribute__((noinline))
+#define GPU_ENV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #endif
 
 // TIA and RIOT-I/O accesses, kept out of line so that the hot paths (cartridge and RAM) inline
-// into the CPU.
-GPU_ENV_COLD HD uint8_t console_peek_io(Console& c, uint8_t* fb, uint16_t address) {
+// into the CPU (the bus marks their branches unlikely).
+GPU_ENV_OUT_OF_LINE HD uint8_t console_peek_io(Console& c, uint8_t* fb, uint16_t address) {
   if (!(address & 0x0080)) return tia_peek(c.tia, fb, address, c.cycles, c.data_bus, c.inputs);
   return riot_peek(c.riot, address, c.cycles, c.swcha, c.swchb);
 }
 
 // Returns the CPU status bits the write sets (kM6502StatusStop when the TIA halts the CPU).
-GPU_ENV_COLD HD uint8_t console_poke_io(Console& c, uint8_t* fb, uint16_t address, uint8_t value,
+GPU_ENV_OUT_OF_LINE HD uint8_t console_poke_io(Console& c, uint8_t* fb, uint16_t address, uint8_t value,
                                         uint8_t last_access_was_read) {
   if (!(address & 0x0080)) {
     return tia_poke(c.tia, fb, address, value, c.cycles, last_access_was_read) ? kM6502StatusStop : 0;
@@ -252,7 +258,7 @@ struct ConsoleBusT {
     uint8_t v;
     if (address & 0x1000) {
       v = console_cart_peek<kScheme>(c.cart, rom, rom_size, address, c.cycles);
-    } else if ((address & 0x0280) == 0x0080) {  // RIOT RAM (A7 set, A9 clear)
+    } else if (!GPU_ENV_UNLIKELY((address & 0x0280) != 0x0080)) {  // RIOT RAM (A7 set, A9 clear)
       v = c.riot.ram[address & 0x7F];
     } else {
       v = console_peek_io(c, fb, address);
@@ -265,7 +271,7 @@ struct ConsoleBusT {
     uint8_t status = 0;
     if (address & 0x1000) {
       console_cart_poke<kScheme>(c.cart, rom, rom_size, address, value, c.cycles);
-    } else if ((address & 0x0280) == 0x0080) {
+    } else if (!GPU_ENV_UNLIKELY((address & 0x0280) != 0x0080)) {
       c.riot.ram[address & 0x7F] = value;
     } else {
       status = console_poke_io(c, fb, address, value, last_access_was_read);
@@ -338,6 +344,7 @@ HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t
     tia_begin_frame(c.tia, phase);
   }
   c.tia.partial_frame = 1;
+  c.tia.deferred_clock = kTiaNoDeferredClock;
   uint8_t* fb = tia_buffer(c.tia, buffers);
   switch (c.cart.scheme) {
     case kCart2K: console_run_cpu<kCart2K>(c, rom, rom_size, fb); break;
@@ -349,6 +356,8 @@ HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t
   }
   c.tia.current_scanline = static_cast<int32_t>(tia_scanlines(c.tia, c.cycles));
   if (c.tia.partial_frame) {
+    // The picture as far as ALE had drawn it: up to the last write, even one whose update tia_poke deferred.
+    tia_update_frame(c.tia, fb, c.tia.deferred_clock);
     if (!c.tia.frame_greyed) tia_grey_out(c.tia, fb, c.cycles);
     c.tia.frame_greyed = 1;
   } else {

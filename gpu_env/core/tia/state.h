@@ -7,7 +7,7 @@
 
 #include "../hd.h"
 
-enum : int32_t { kTiaHBlank = 68, kTiaLineClocks = 228, kTiaNoVsyncEnd = 0x7FFFFFFF };
+enum : int32_t { kTiaHBlank = 68, kTiaLineClocks = 228, kTiaNoVsyncEnd = 0x7FFFFFFF, kTiaNoDeferredClock = -0x7FFFFFFF - 1 };
 
 struct TiaInputs {
   int32_t pot[4];           // resistance read by INPT0..INPT3 (0 = always charged, 0x7FFFFFFF = never)
@@ -43,6 +43,9 @@ struct Tia {
   uint8_t lut_valid, lut_ps;             // cache tag of `lut`
   uint8_t lut[2][64];                    // object code -> colour register, left / right half
   int32_t frame_pointer;                 // next pixel of the current buffer to draw
+  // Clock of the last write whose picture update was deferred (tia_poke), kTiaNoDeferredClock when none
+  // in this console_frame call; only an interrupted frame still needs it (console_frame).
+  int32_t deferred_clock;
   // ---- per-ROM configuration ----
   int32_t ystart, height, max_scanlines;
   uint8_t color_loss, allow_hmove_blanks;

@@ -174,21 +174,113 @@ HD int16_t tia_wrap160(int32_t pos) {
   return static_cast<int16_t>(pos);
 }
 
+// Registers whose writes change nothing the picture is drawn from: WSYNC, RSYNC, the audio registers
+// (0x15-0x1A), HMP0, HMP1, HMM1, HMBL (motion waits for HMOVE), HMCLR and the unused 0x2D-0x3F.
+// HMM0 is not among them (it can arm the Cosmic Ark starfield, which acts at the end of a line).
+#define GPU_ENV_TIA_BIT(r) (1ull << (r))
+enum : uint64_t {
+  kTiaNoPictureRegisters = GPU_ENV_TIA_BIT(0x02) | GPU_ENV_TIA_BIT(0x03) | (0x3Full << 0x15) | GPU_ENV_TIA_BIT(0x20) |
+                           GPU_ENV_TIA_BIT(0x21) | GPU_ENV_TIA_BIT(0x23) | GPU_ENV_TIA_BIT(0x24) |
+                           GPU_ENV_TIA_BIT(0x2B) | (0x7FFFFull << 0x2D),
+};
+#undef GPU_ENV_TIA_BIT
+
+// True when the enabled bit `bit` reads `on`.
+HD bool tia_enabled_is(const Tia& t, uint8_t bit, bool on) { return ((t.enabled & bit) != 0) == on; }
+
+// True when the players' shown graphics and enabled bits are those tia_refresh_players computes for
+// GRP0/GRP1 = g0/g1, VDELP0/VDELP1 = vdel0/vdel1 (the delayed registers as they are now).
+HD bool tia_players_would_stay(const Tia& t, uint8_t g0, uint8_t g1, uint8_t vdel0, uint8_t vdel1) {
+  const uint8_t shown0 = vdel0 ? t.dgrp0 : g0, shown1 = vdel1 ? t.dgrp1 : g1;
+  return t.current_grp0 == (t.refp0 ? tia_reverse8(shown0) : shown0) &&
+         t.current_grp1 == (t.refp1 ? tia_reverse8(shown1) : shown1) && tia_enabled_is(t, kTiaP0, shown0 != 0) &&
+         tia_enabled_is(t, kTiaP1, shown1 != 0);
+}
+
+// True when writing `value` to register `reg` (a colour, playfield, CTRLPF, REFPx, NUSIZx, GRPx, ENAxx or
+// VDELxx register) at line position `hpos` leaves every field tia_poke's write would set as it is, so the
+// write changes nothing the picture is drawn from, also after the updates still pending (tia_end_of_line
+// sets no field checked here to another value than the write's). False for the other registers.
+HD_FORCEINLINE bool tia_write_keeps_state(const Tia& t, uint8_t reg, uint8_t value, int32_t hpos) {
+  switch (reg) {
+    // (the end of a line may step the Cosmic Ark missile's mask kind, which NUSIZ0 resets: not while armed)
+    case 0x04:
+      return t.nusiz0 == value && !t.p0_skip_first && t.m0_mask_kind == kMissileMaskNormal && !t.m0_cosmic_enabled;
+    case 0x05: return t.nusiz1 == value && !t.p1_skip_first;
+    case 0x06: return t.color[2] == tia_color_value(t, value);
+    case 0x07: return t.color[3] == tia_color_value(t, value);
+    case 0x08: return t.color[1] == tia_color_value(t, value);
+    case 0x09: return t.color[0] == tia_color_value(t, value);
+    case 0x0A:
+      return t.ctrlpf == value && t.priority_score == static_cast<uint8_t>((value & 0x06) << 5) &&
+             (hpos >= kTiaHBlank + 79 || t.pf_mask_reflect == (value & 1));
+    case 0x0B: return ((value & 0x08) != 0) == (t.refp0 != 0);
+    case 0x0C: return ((value & 0x08) != 0) == (t.refp1 != 0);
+    case 0x0D: case 0x0E: case 0x0F:
+      return tia_pf_write(t.pf, reg, value) == t.pf && tia_enabled_is(t, kTiaPF, t.pf != 0);
+    case 0x1B:
+      return t.grp0 == value && t.dgrp1 == t.grp1 && tia_players_would_stay(t, value, t.grp1, t.vdelp0, t.vdelp1);
+    case 0x1C:
+      return t.grp1 == value && t.dgrp0 == t.grp0 && t.denabl == t.enabl &&
+             tia_players_would_stay(t, t.grp0, value, t.vdelp0, t.vdelp1) &&
+             tia_enabled_is(t, kTiaBL, t.vdelbl ? t.denabl : t.enabl);
+    case 0x1D: {
+      const uint8_t on = (value & 0x02) ? 1 : 0;
+      return t.enam0 == on && tia_enabled_is(t, kTiaM0, on && !t.resmp0);
+    }
+    case 0x1E: {
+      const uint8_t on = (value & 0x02) ? 1 : 0;
+      return t.enam1 == on && tia_enabled_is(t, kTiaM1, on && !t.resmp1);
+    }
+    case 0x1F: {
+      const uint8_t on = (value & 0x02) ? 1 : 0;
+      return t.enabl == on && tia_enabled_is(t, kTiaBL, t.vdelbl ? t.denabl : on);
+    }
+    case 0x25:
+      return t.vdelp0 == (value & 1) && tia_players_would_stay(t, t.grp0, t.grp1, value & 1, t.vdelp1);
+    case 0x26:
+      return t.vdelp1 == (value & 1) && tia_players_would_stay(t, t.grp0, t.grp1, t.vdelp0, value & 1);
+    case 0x27: return t.vdelbl == (value & 1) && tia_enabled_is(t, kTiaBL, (value & 1) ? t.denabl : t.enabl);
+    default: return false;
+  }
+}
+
 // A CPU write. Returns true when the write ends the frame (the CPU must stop after this instruction).
 // `cycles` is the system cycle counter (WSYNC advances it); `last_access_was_read` is the CPU's flag.
-HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t& cycles,
-                 uint8_t last_access_was_read) {
+//
+// ALE brings the picture up to date at every write (to the write's clock plus its delay). A write to a
+// kTiaNoPictureRegisters register, or one that leaves its register's fields as they are
+// (tia_write_keeps_state), leaves that to the next update (the next other write, a read, or console_frame
+// for an interrupted frame) and records the clock in `deferred_clock`: the pixels, latches and end-of-line
+// steps are the same, because nothing they depend on changes in between and drawing a line in one span or
+// in two gives the same pixels. It does so only while no HMOVE blank is pending (the blank's fill depends on
+// where each update ends) and when the write does not end the frame.
+//
+// On the host the write is compiled into its one caller, the console's out-of-line I/O write (console.h).
+#if GPU_ENV_DEVICE
+#define GPU_ENV_TIA_POKE HD
+#else
+#define GPU_ENV_TIA_POKE inline __attribute__((always_inline))
+#endif
+GPU_ENV_TIA_POKE bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t& cycles,
+                               uint8_t last_access_was_read) {
   const uint8_t reg = static_cast<uint8_t>(address & 0x3F);
   const int32_t clock = static_cast<int32_t>(cycles * 3);
   // The line and the position on it, computed once (tia_update_frame does not move the frame start).
   const int32_t since_frame_start = clock - t.clock_when_frame_started;
   const int32_t line = since_frame_start / kTiaLineClocks;
   const int32_t hpos = since_frame_start - line * kTiaLineClocks;
-  tia_update_frame(t, fb, clock + tia_write_delay(reg, hpos));
   bool stop = false;
   if (line > t.max_scanlines) {
     stop = true;
     t.partial_frame = 0;
+  }
+  const int32_t update_clock = clock + tia_write_delay(reg, hpos);
+  if (!t.hmove_blank_enabled && !stop &&
+      (((kTiaNoPictureRegisters >> reg) & 1u) || tia_write_keeps_state(t, reg, value, hpos))) {
+    if (update_clock > t.deferred_clock) t.deferred_clock = update_clock;
+  } else {
+    tia_update_frame(t, fb, update_clock);
   }
   switch (reg) {
     case 0x00:  // VSYNC
@@ -369,11 +461,18 @@ HD bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t value, uint32_t&
 }
 
 // A CPU read of TIA register `address & 0x0F`: D7/D6 as the hardware, D5-D0 the data-bus latch.
+// Only the collision latches (registers 0-7) depend on the picture: a read of another register defers the
+// update as a no-picture write does (tia_poke; paddle games read INPT0-3 on every line).
 HD uint8_t tia_peek(Tia& t, uint8_t* fb, uint16_t address, uint32_t cycles, uint8_t data_bus,
                     const TiaInputs& in) {
-  tia_update_frame(t, fb, static_cast<int32_t>(cycles * 3));
-  const uint8_t noise = data_bus & 0x3F;
   const uint8_t reg = address & 0x0F;
+  const int32_t clock = static_cast<int32_t>(cycles * 3);
+  if (reg >= 8 && !t.hmove_blank_enabled) {
+    if (clock > t.deferred_clock) t.deferred_clock = clock;
+  } else {
+    tia_update_frame(t, fb, clock);
+  }
+  const uint8_t noise = data_bus & 0x3F;
   if (reg < 8) return static_cast<uint8_t>(tia_collision_read(t.collision, reg) | noise);
   if (reg < 12) {
     const int i = reg - 8;
