@@ -230,8 +230,10 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
 
     The sides share one policy location (checkpoint, format, ``--env-id``); it is loaded once. ``options``
     names each side's simulator option in messages (default ``--sim``); ``simulators`` are the sides'
-    simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`). Every side
-    is checked before any file is written.
+    simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`). Every side's
+    request, simulator and env are checked before any file is written; the tables are then opened one after
+    the other, so a side whose existing table is refused (corrupt, other settings) leaves the sides before it
+    opened (a new table's manifest, no rows).
     """
     options = list(options or ["--sim"] * len(configs))
     first = configs[0]
