@@ -41,22 +41,37 @@ DOOM_SIMULATOR = "vizdoom"
 
 
 @dataclass(frozen=True)
-class EvalConfig:
-    """What ``evaltk evaluate`` was asked to do: the request :func:`plan` resolves."""
+class EvalRequest:
+    """What every evaluation command is asked, whatever it does with the episodes.
+
+    A policy location, where the files go, and the episodes to run: how many, from which base seed, on how
+    many envs and worker processes. :class:`EvalConfig` (one side, ``evaltk evaluate``) and
+    :class:`evaltk.validate.ValidateConfig` (two sides compared, ``evaltk validate``) are requests.
+    """
 
     checkpoint: str
     """A checkpoint location (:mod:`evaltk.locations`): a path, a builtin (``builtin:scripted``) or ``hf://ORG/REPO``."""
     out: Path
-    """Output directory: ``episodes.csv``, ``evaluation.json``, ``summary.json``."""
+    """Output directory (:class:`EvalConfig`: the score table; ``ValidateConfig``: the report and the sides)."""
     episodes: int = 20
     seed: int = 0
+    """Base seed: episode ``i`` gets the recorded seed :func:`evaltk.seeding.episode_seed` ``(seed, i)``."""
     num_envs: int = 4
     env_id: str | None = None
     """Env id; required for builtins, defaults to the checkpoint's own for checkpoints."""
-    simulator: str = "gym"
-    """The simulator (:func:`evaltk.simulators.get`): ``gym``, ``gpu_env``, ``envpool`` or ``MODULE:CALLABLE``."""
     workers: int | None = None
     """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
+
+
+@dataclass(frozen=True)
+class EvalConfig(EvalRequest):
+    """What ``evaltk evaluate`` was asked to do: the request :func:`plan` resolves.
+
+    ``out`` holds ``episodes.csv``, ``evaluation.json`` and ``summary.json``.
+    """
+
+    simulator: str = "gym"
+    """The simulator (:func:`evaltk.simulators.get`): ``gym``, ``gpu_env``, ``envpool`` or ``MODULE:CALLABLE``."""
     fast_reset: bool = False
     """Opt-in: seeded resets restore a cached post-load ALE state instead of reloading the ROM (same states)."""
     repeat_action_probability: float | None = None

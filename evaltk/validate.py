@@ -31,7 +31,7 @@ from evaltk.atomic import write_json_atomic
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
 from evaltk.locations import table_provenance
-from evaltk.plan import EvalConfig, EvaluationPlan, plan, plan_all
+from evaltk.plan import EvalConfig, EvalRequest, EvaluationPlan, plan, plan_all
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import Simulator, resolve_all
 from evaltk.simulators.settings import UNKNOWN, versions
@@ -57,24 +57,19 @@ class ValidateError(EvaltkError):
 
 
 @dataclass(frozen=True)
-class ValidateConfig:
-    """What ``evaltk validate`` was asked to do (see :func:`prepare_validation`)."""
+class ValidateConfig(EvalRequest):
+    """What ``evaltk validate`` was asked to do (see :func:`prepare_validation`).
 
-    checkpoint: str
-    """A checkpoint location (:mod:`evaltk.locations`): a directory, a builtin (``builtin:scripted``) or ``hf://``."""
-    out: Path
-    """Report directory; each evaluated side's score table goes to ``out/<simulator>/``."""
-    rule: VerdictRule
+    ``out`` is the report directory; each evaluated side's score table goes to ``out/<simulator>/``, run with
+    this request's checkpoint, episodes, seed, envs and workers.
+    """
+
+    rule: VerdictRule = field(kw_only=True)
     """What the verdict is decided by: margin, level, pairing, sequential looks (checked when it is made)."""
-    episodes: int = 20
-    seed: int = 0
-    num_envs: int = 4
-    env_id: str | None = None
     sim: str = "gpu_env"
     reference: str = "gym"
     baseline: Path | None = None
     """A baseline score table used as the reference instead of running ``reference``."""
-    workers: int | None = None
     align: bool = False
     """Run the reference with the simulator's settings where gymnasium + ale-py can express them."""
 
@@ -118,11 +113,13 @@ def package_versions() -> dict[str, str]:
 
 
 def _eval_config(config: ValidateConfig, name: str, sim: Simulator, env: dict[str, Any] | None = None) -> EvalConfig:
-    """Return the evaluation of one side, in ``out/<simulator>/`` (``out/<simulator>-aligned/`` for an aligned env)."""
+    """Return the evaluation of one side, in ``out/<simulator>/`` (``out/<simulator>-aligned/`` for an aligned env).
+
+    The side takes every :class:`~evaltk.plan.EvalRequest` field of ``config`` but ``out``.
+    """
     folder = sim.name.replace(":", "_") + ("" if env is None else "-aligned")
-    return EvalConfig(checkpoint=config.checkpoint, out=config.out / folder, episodes=config.episodes,
-                      seed=config.seed, num_envs=config.num_envs, env_id=config.env_id, simulator=name,
-                      workers=config.workers, env=env)
+    request = {f.name: getattr(config, f.name) for f in dataclasses.fields(EvalRequest)}
+    return EvalConfig(**{**request, "out": config.out / folder}, simulator=name, env=env)
 
 
 def _side_spec(prep: EvaluationPlan) -> dict[str, Any]:

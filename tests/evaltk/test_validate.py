@@ -207,3 +207,23 @@ def test_spec_rows_mark_differences_and_skip_unknowns() -> None:
     assert rows["versions.ale-py"]["reference"] == UNKNOWN
     assert not rows["versions.ale-py"]["differs"]
     assert "versions_now.ale-py" not in rows
+
+
+def test_each_side_runs_the_validation_request(tmp_path: Path) -> None:
+    """Both planned sides take every request field (checkpoint, episodes, seed, envs, workers) from the config."""
+    import dataclasses
+
+    from evaltk.plan import EvalRequest
+    from evaltk.validate import ValidateConfig, prepare_validation
+    from evaltk.verdict import VerdictRule
+
+    config = ValidateConfig(checkpoint="builtin:scripted", out=tmp_path / "val", rule=VerdictRule(margin=2.0),
+                            episodes=3, seed=11, num_envs=1, env_id=ENV_ID, workers=0)
+    prep = prepare_validation(config)
+    for role, side in prep.evaluations.items():
+        for f in dataclasses.fields(EvalRequest):
+            expected = tmp_path / "val" / side.simulator.name if f.name == "out" else getattr(config, f.name)
+            if f.name == "checkpoint":
+                expected = f"builtin:{config.checkpoint.removeprefix('builtin:')}"
+            assert getattr(side.config, f.name) == expected, (role, f.name)
+    assert set(prep.evaluations) == {"sim", "reference"}
