@@ -15,12 +15,6 @@ from statsmodels.stats.weightstats import ttost_ind
 from evaltk.stats import StatsInputError, equivalence
 
 
-@pytest.fixture
-def samples() -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(5)
-    return rng.normal(10.2, 2.0, 60), rng.normal(10.0, 2.5, 45)
-
-
 def test_tost_welch_matches_statsmodels(samples: tuple[np.ndarray, np.ndarray]) -> None:
     x, y = samples
     res = equivalence.tost_welch(x, y, -1.0, 1.5)

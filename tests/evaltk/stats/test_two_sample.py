@@ -14,12 +14,6 @@ from evaltk.stats import StatsInputError
 from evaltk.stats import tests_two_sample as two_sample
 
 
-@pytest.fixture
-def samples() -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(7)
-    return rng.normal(1.0, 2.0, 25), rng.gamma(2.0, 1.0, 31)
-
-
 def test_welch_matches_scipy(samples: tuple[np.ndarray, np.ndarray]) -> None:
     x, y = samples
     ref = stats.ttest_ind(x, y, equal_var=False)
