@@ -12,8 +12,9 @@ __all__ = [
     "CHECKPOINT_FORMATS",
     "add_checkpoint_argument",
     "add_command",
-    "add_episode_options",
     "add_format_option",
+    "add_request_options",
+    "request_args",
     "seed_type",
     "verdict_rule",
 ]
@@ -42,11 +43,27 @@ def seed_type(text: str) -> int:
     return value
 
 
-def add_episode_options(parser: argparse.ArgumentParser, *, seed_help: str, workers_help: str) -> None:
-    """Add ``--seed``, ``--num-envs`` and ``--workers``, which every command that runs episodes takes."""
+def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, episodes_help: str, seed_help: str,
+                        workers_help: str) -> None:
+    """Add ``--env-id``, ``--episodes``, ``--seed``, ``--num-envs`` and ``--workers``: the episodes of a request.
+
+    With ``CKPT`` (:func:`add_checkpoint_argument`) and ``--out`` they are the fields of an
+    :class:`evaltk.plan.EvalRequest`, which :func:`request_args` reads back.
+    """
+    parser.add_argument("--env-id", default=None, help=env_id_help)
+    parser.add_argument("--episodes", type=int, default=20, help=episodes_help)
     parser.add_argument("--seed", type=seed_type, default=0, help=seed_help)
     parser.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
     parser.add_argument("--workers", type=int, default=None, help=workers_help)
+
+
+def request_args(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the :class:`evaltk.plan.EvalRequest` fields parsed by a command that runs episodes, by field name."""
+    import dataclasses
+
+    from evaltk.plan import EvalRequest  # here, not at the top: parsing arguments does not import the plan's imports
+
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(EvalRequest)}
 
 
 def add_format_option(parser: argparse.ArgumentParser, *, dest: str, help: str) -> None:

@@ -11,7 +11,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options, add_format_option, verdict_rule
+from evaltk.cli.args import (
+    add_checkpoint_argument,
+    add_command,
+    add_format_option,
+    add_request_options,
+    request_args,
+    verdict_rule,
+)
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.executor.options import add_executor_arguments
@@ -37,11 +44,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_format_option(p, dest="checkpoint_format",
                       help="CKPT is another library's checkpoint file in this format (default: detected; see "
                            "evaltk import --help)")
-    p.add_argument("--env-id", default=None,
-                   help="gymnasium env id, e.g. ALE/Breakout-v5, or a ViZDoom scenario, e.g. basic (required for "
-                        "builtins; default: the checkpoint's)")
-    p.add_argument("--episodes", type=int, default=20, help="number of episodes (default 20)")
-    add_episode_options(p, seed_help="base seed; episode i gets a recorded seed derived from it",
+    add_request_options(p, env_id_help="gymnasium env id, e.g. ALE/Breakout-v5, or a ViZDoom scenario, e.g. basic "
+                                       "(required for builtins; default: the checkpoint's)",
+                        episodes_help="number of episodes (default 20)",
+                        seed_help="base seed; episode i gets a recorded seed derived from it",
                         workers_help="worker processes stepping the envs (default: min(num-envs, CPUs); 0 = "
                                      "in-process)")
     p.add_argument("--sim", "--against", dest="sim", default="gym", metavar="SIM",
@@ -105,11 +111,9 @@ def run(args: argparse.Namespace) -> int:
     from evaltk.evaluate import run_plan
     from evaltk.plan import EvalConfig, plan
 
-    config = EvalConfig(checkpoint=args.checkpoint, out=args.out, episodes=args.episodes, seed=args.seed,
-                        num_envs=args.num_envs, env_id=args.env_id, simulator=args.sim, workers=args.workers,
-                        fast_reset=args.fast_reset, repeat_action_probability=args.repeat_action_probability,
-                        checkpoint_format=args.checkpoint_format, executor=args.executor,
-                        ray_address=args.ray_address)
+    config = EvalConfig(**request_args(args), simulator=args.sim, fast_reset=args.fast_reset,
+                        repeat_action_probability=args.repeat_action_probability,
+                        checkpoint_format=args.checkpoint_format, executor=args.executor, ray_address=args.ray_address)
     if args.torch_threads < 1:
         raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
     if args.until_verdict:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import add_checkpoint_argument, add_command, add_episode_options, verdict_rule
+from evaltk.cli.args import add_checkpoint_argument, add_command, add_request_options, request_args, verdict_rule
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
@@ -49,14 +49,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--baseline", type=Path, default=None, metavar="TABLE",
                    help="a table of baseline scores (CSV/JSONL with a 'return' column, or an `evaltk evaluate` "
                         "directory) used as the reference instead of running --reference")
-    p.add_argument("--env-id", default=None, help="gymnasium env id (required for builtins; default: the checkpoint's)")
-    p.add_argument("--episodes", type=int, default=20, help="episodes per evaluated side (default 20)")
+    add_request_options(p, env_id_help="gymnasium env id (required for builtins; default: the checkpoint's)",
+                        episodes_help="episodes per evaluated side (default 20)",
+                        seed_help="base seed: episode i has the same recorded seed on both sides (default 0)",
+                        workers_help="Gym worker processes (default: min(num-envs, CPUs); 0 = in-process)")
     p.add_argument("--margin", type=float, required=True, help="equivalence margin M, in --margin-kind units")
     p.add_argument("--margin-kind", choices=[k.value for k in MarginKind], default="absolute",
                    help="units of the margin, as in evaltk compare (default absolute: score units)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default 0.05)")
-    add_episode_options(p, seed_help="base seed: episode i has the same recorded seed on both sides (default 0)",
-                        workers_help="Gym worker processes (default: min(num-envs, CPUs); 0 = in-process)")
     p.add_argument("--resamples", type=int, default=9999, help="permutation/bootstrap resamples (default 9999)")
     p.add_argument("--min-episodes", type=int, default=10,
                    help="fewest episodes (pairs) per side for a statistical verdict, as in compare (default 10)")
@@ -143,10 +143,8 @@ def run(args: argparse.Namespace) -> int:
         raise EvaltkError("--baseline TABLE replaces the reference run: drop --reference (or drop --baseline)")
     if args.torch_threads < 1:
         raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
-    config = ValidateConfig(checkpoint=args.checkpoint, out=args.out, rule=verdict_rule(args), episodes=args.episodes,
-                            seed=args.seed, num_envs=args.num_envs, env_id=args.env_id, sim=args.sim,
-                            reference=args.reference or "gym", baseline=args.baseline, workers=args.workers,
-                            align=args.align)
+    config = ValidateConfig(**request_args(args), rule=verdict_rule(args), sim=args.sim,
+                            reference=args.reference or "gym", baseline=args.baseline, align=args.align)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=False) as bar:
 
