@@ -22,7 +22,7 @@ from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay import trajectory
 from trainers.appo.selfplay.config import SelfPlayConfig, SelfPlayConfigError
-from trainers.appo.selfplay.population import Member, PopulationError, PopulationState
+from trainers.appo.selfplay.population import MatchTally, Member, PopulationError, PopulationState
 from trainers.appo.selfplay.runner import PopulationRun
 from trainers.appo.selfplay.setup import shaping_of
 
@@ -41,7 +41,7 @@ def _state() -> PopulationState:
 
 def test_member_counts_and_window() -> None:
     m = _state().members[0]
-    assert (m.matches, m.wins, m.draws, m.losses, m.frags, m.deaths) == (3, 1, 1, 1, 2, 3)
+    assert m.tally == MatchTally(matches=3, wins=1, draws=1, losses=1, frags=2, deaths=3)
     assert m.recent == [[0.5, 0.0], [0.0, -1.0]]  # the window keeps the last 2
     assert m.scores() == {"m1": 0.5, "m1-s0000000_0": 0.5}
 
@@ -56,6 +56,20 @@ def test_population_json_round_trip(tmp_path: Path) -> None:
     rng = np.random.default_rng()
     rng.bit_generator.state = again.rng_state
     assert rng.random() == np.random.default_rng(3).random()  # the generator resumes where it was
+
+
+def test_population_json_keeps_the_tally_among_the_member_keys(tmp_path: Path) -> None:
+    pop.write(tmp_path, _state())
+    data = json.loads((tmp_path / "population.json").read_text())
+    member = data["members"][0]
+    assert list(member) == ["id", "hyperparams", "init_from", "train_step", "env_frames", "generation", "parent",
+                            "lineage", "snapshots", "recent", "vs", "matches", "wins", "draws", "losses", "frags",
+                            "deaths", "last_pbt_frames", "last_snapshot_frames"]
+    assert [member[k] for k in ("matches", "wins", "draws", "losses", "frags", "deaths")] == [3, 1, 1, 1, 2, 3]
+    member["tally"] = {"matches": 3}  # the counters have one place in the file
+    (tmp_path / "population.json").write_text(json.dumps(data))
+    with pytest.raises(PopulationError, match="lacks or mangles"):
+        pop.read(tmp_path)
 
 
 def test_population_json_errors_name_the_problem(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ def test_two_members_on_two_nodes_pbt_and_a_lost_node(cluster: LocalCluster, tmp
         # both members started (on two nodes) and played; a PBT exploit happened
         state = _wait_for("two members with a match each and a PBT event", lambda: (
             (s := _state(run_dir)) is not None and len(_events(s, "member_started")) == 2
-            and all(m.matches >= 1 for m in s.members) and s.events and s), proc, log)
+            and all(m.tally.matches >= 1 for m in s.members) and s.events and s), proc, log)
         started = {e["member"]: e for e in _events(state, "member_started")}
         second = set(cluster.pids("second"))
         on_second = [m for m, e in started.items() if e["pid"] in second]
@@ -208,7 +208,7 @@ def test_two_members_on_two_nodes_pbt_and_a_lost_node(cluster: LocalCluster, tmp
         assert cluster.kill("second")
         resumed = _wait_for("the lost member resumed and playing again", lambda: (
             (s := _state(run_dir)) is not None and _events(s, "member_resumed")
-            and s.members[lost].matches > state.members[lost].matches and s), proc, log)
+            and s.members[lost].tally.matches > state.members[lost].tally.matches and s), proc, log)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=600)
     finally:
@@ -228,7 +228,7 @@ def test_two_members_on_two_nodes_pbt_and_a_lost_node(cluster: LocalCluster, tmp
     assert back["node"] == started[on_head[0]]["node"] != started[lost]["node"]
     assert back["train_step"] >= gone["train_step"]
     assert back["env_frames"] >= gone["env_frames"]
-    assert resumed.members[lost].matches > state.members[lost].matches
+    assert resumed.members[lost].tally.matches > state.members[lost].tally.matches
 
     # PBT events; members, matches and metrics consistent; each member's checkpoint is what population.json says
     assert final.events
@@ -241,7 +241,7 @@ def test_two_members_on_two_nodes_pbt_and_a_lost_node(cluster: LocalCluster, tmp
     assert len(played) == final.matches_played
     # a member's match counts for it unless it played itself (a mirror match scores nothing)
     scored = [r for r in rows if r["outcome"] == "played" and len({s["key"] for s in r["slots"]}) > 1]
-    assert len(scored) == sum(m.matches for m in final.members)
+    assert len(scored) == sum(m.tally.matches for m in final.members)
     assert len(rows) - len(played) == final.matches_voided >= 1  # the lost member's match
     assert summary["matches_played"] == final.matches_played
     assert list((run_dir / "work").glob("m*/t*")) == []  # no match folder left, the lost node's included

@@ -175,7 +175,7 @@ def test_deathmatch_self_play_trains_several_learners_among_bots(tmp_path: Path)
         kinds = [p["kind"] for p in row["participants"]]
         assert kinds == ["agent"] * 3 + ["bot"] * 4
     state = pop.read(run_dir)
-    learned = [m for m in state.members if m.matches]
+    learned = [m for m in state.members if m.tally.matches]
     assert learned
     for m in learned:
         bots = {k for k in m.vs if k.startswith("bot:")}

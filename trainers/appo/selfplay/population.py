@@ -27,12 +27,38 @@ class PopulationError(EvaltkError):
 
 
 @dataclass
+class MatchTally:
+    """A member's results as a learner: matches counted by their score, frags and deaths summed."""
+
+    matches: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    frags: int = 0
+    deaths: int = 0
+
+    def add(self, score: float, frags: int, deaths: int) -> None:
+        """Count one match: a win at score 1, a draw at 0.5, a loss at 0 (a deathmatch's mean may be none of them)."""
+        self.matches += 1
+        self.wins += score == 1.0
+        self.draws += score == 0.5
+        self.losses += score == 0.0
+        self.frags += frags
+        self.deaths += deaths
+
+
+TALLY_KEYS = tuple(f.name for f in dataclasses.fields(MatchTally))
+"""The tally's counters, which ``population.json`` keeps among a member's own keys."""
+
+
+@dataclass
 class Member:
     """One learning policy of the population.
 
     ``recent``: ``[score, frags]`` of its last matches as a learner (the PBT window); ``vs``: opponent key ->
     ``[score sum, matches]``; ``lineage``: one entry per exploit (donor, frames, hyperparameters before/after);
-    ``init_from``: the ``--init-from`` checkpoint its first weights were loaded from ('' = random initialisation).
+    ``init_from``: the ``--init-from`` checkpoint its first weights were loaded from ('' = random initialisation);
+    ``tally``: its match counters (in ``population.json``, keys of the member itself: :meth:`to_dict`).
     """
 
     id: int
@@ -46,12 +72,7 @@ class Member:
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     recent: list[list[float]] = field(default_factory=list)
     vs: dict[str, list[float]] = field(default_factory=dict)
-    matches: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    frags: int = 0
-    deaths: int = 0
+    tally: MatchTally = field(default_factory=MatchTally)
     last_pbt_frames: int = 0
     last_snapshot_frames: int = 0
 
@@ -68,12 +89,7 @@ class Member:
         average over the field.
         """
         score = sum(opponents.values()) / len(opponents)
-        self.matches += 1
-        self.wins += score == 1.0
-        self.draws += score == 0.5
-        self.losses += score == 0.0
-        self.frags += frags
-        self.deaths += deaths
+        self.tally.add(score, frags, deaths)
         self.recent = [*self.recent, [score, float(frags)]][-window:]
         for opponent, pairwise in opponents.items():
             total, n = self.vs.get(opponent, [0.0, 0.0])
@@ -82,6 +98,19 @@ class Member:
     def scores(self) -> dict[str, float]:
         """Mean score against each opponent met."""
         return {k: total / n for k, (total, n) in self.vs.items() if n > 0}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the member's JSON object: its fields in order, the tally's counters in the tally's place."""
+        out: dict[str, Any] = {}
+        for key, value in dataclasses.asdict(self).items():
+            out.update(value if key == "tally" else {key: value})
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Member:
+        """Parse :meth:`to_dict`'s object (``TypeError`` on an unknown or missing field)."""
+        tally = MatchTally(**{k: v for k, v in data.items() if k in TALLY_KEYS})
+        return cls(**{k: v for k, v in data.items() if k not in TALLY_KEYS}, tally=tally)
 
 
 @dataclass
@@ -105,7 +134,7 @@ class PopulationState:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON document."""
-        return {"format": FORMAT, **dataclasses.asdict(self)}
+        return {"format": FORMAT, **dataclasses.asdict(self), "members": [m.to_dict() for m in self.members]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PopulationState:
@@ -115,7 +144,7 @@ class PopulationState:
                                   "it was not written by this trainer; use another --out")
         try:
             body = {k: v for k, v in data.items() if k != "format"}
-            body["members"] = [Member(**m) for m in body["members"]]
+            body["members"] = [Member.from_dict(m) for m in body["members"]]
             return cls(**body)
         except (KeyError, TypeError) as exc:
             raise PopulationError(f"population.json lacks or mangles a field ({exc}); use another --out") from None

@@ -70,8 +70,8 @@ class SelfPlayResult:
     def of(cls, state: PopulationState, run_dir: Path, seconds: float, frames_at_start: int,
            stopped_by: str) -> SelfPlayResult:
         """Summarise ``state`` after ``seconds`` of this run, which started at ``frames_at_start``."""
-        members = [{"member": m.id, "train_step": m.train_step, "env_frames": m.env_frames, "matches": m.matches,
-                    "wins": m.wins, "draws": m.draws, "losses": m.losses, "generation": m.generation,
+        members = [{"member": m.id, "train_step": m.train_step, "env_frames": m.env_frames, "matches": m.tally.matches,
+                    "wins": m.tally.wins, "draws": m.tally.draws, "losses": m.tally.losses, "generation": m.generation,
                     "checkpoint": str(latest_policy_path(pop.member_dir(run_dir, m)))}
                    for m in state.members]
         new_frames = state.total_frames - frames_at_start

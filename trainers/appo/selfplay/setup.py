@@ -164,7 +164,7 @@ class PopulationSetup:
     def metrics_record(self, m: Member, losses: dict[str, float]) -> dict[str, Any]:
         """Return a member's ``metrics.jsonl`` line: counters, recent win rate and frags, hyperparameters, losses."""
         record: dict[str, Any] = {"env_frames": m.env_frames, "seconds": round(self.seconds(), 3),
-                                  "train_step": m.train_step, "charts/matches": m.matches,
+                                  "train_step": m.train_step, "charts/matches": m.tally.matches,
                                   "pbt/generation": m.generation}
         if m.recent:
             record["charts/win_rate_recent"] = sum(s for s, _ in m.recent) / len(m.recent)
