@@ -21,8 +21,6 @@ LEAVES = {
     "evaltk/simulators/settings.py": "the settings schema each simulator describes itself with (gpu_env, then gym), "
                                      "and the package versions validate records",
     "evaltk/envs/atari.py": "the Atari env helpers: the plan describes the env, then each simulator builds it",
-    "evaltk/executor/base.py": "the executor protocol: base.stream's loop calls the executor object's methods",
-    "evaltk/executor/local.py": "the local executor's methods (slots, submit, next_done), called by stream's loop",
 }
 """Leaf modules a return into is allowed, and why: helpers called from many places, no decisions of the request."""
 CALLBACKS = {("evaltk/checkpoint.py", "check_tensor_shapes")}
