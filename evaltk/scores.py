@@ -45,7 +45,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evaltk.atomic import write_json_atomic
+from evaltk.atomic import write_json_files
 from evaltk.errors import ScoreTableError
 
 COLUMNS = ("checkpoint", "env_id", "simulator", "index", "seed", "return", "frames", "steps", "truncated", "digest",
@@ -419,11 +419,50 @@ def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any
 
     Refuses a manifest of other settings, provenance or simulator identity (``simulator``; module
     docstring), a table without a manifest, and an episode index twice; a partial last line is cut off
-    (:func:`read_table` with ``repair``).
+    (:func:`read_table` with ``repair``). :func:`open_tables` of one table.
     """
-    out.mkdir(parents=True, exist_ok=True)
+    return open_tables([(out, settings, provenance or {}, simulator)])[0][0]
+
+
+TableRequest = tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any] | None]
+"""``(out, settings, provenance, simulator identity or None)`` of one table to open."""
+FilesFor = Callable[[list[list[dict[str, Any]]]], Mapping[Path, Any]]
+"""Returns the JSON files a caller writes with the tables (path: object), given each table's rows so far."""
+
+
+def open_tables(tables: Sequence[TableRequest], *, files: FilesFor | None = None,
+                ) -> list[tuple[list[dict[str, Any]], TableWriter]]:
+    """Create or reopen each table directory (:func:`open_table`); return each one's rows so far and its writer.
+
+    Every table is checked and its rows read before anything is written; ``files`` then gets the rows and
+    returns the caller's own JSON files (a side's ``simulator.json``, validate's ``environment.json``), and the
+    new tables' manifests and those files are written in one stage, before the new tables' headers.
+    """
+    found = [_check_table(out, settings, provenance, simulator) for out, settings, provenance, simulator in tables]
+    extra = files([rows for _, rows in found]) if files is not None else {}
+    for out, *_ in tables:
+        out.mkdir(parents=True, exist_ok=True)
+    manifests = {out / SETTINGS_FILE: manifest for (out, *_), (manifest, _) in zip(tables, found, strict=True)
+                 if manifest is not None}
+    write_json_files({**manifests, **extra})
+    opened = []
+    for (out, *_), (_, rows) in zip(tables, found, strict=True):
+        table = out / TABLE_FILE
+        if not rows and (not table.exists() or table.stat().st_size == 0):
+            with open(table, "w", encoding="utf-8") as fh:
+                fh.write(",".join(COLUMNS) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        opened.append((rows, TableWriter(table, {r["index"] for r in rows})))
+    return opened
+
+
+def _check_table(out: Path, settings: dict[str, Any], provenance: dict[str, Any],
+                 simulator: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Check the table directory ``out`` (module docstring); return (a new table's manifest or None, its rows)."""
     manifest_path, table = out / SETTINGS_FILE, out / TABLE_FILE
-    recorded = dict(provenance or {})
+    recorded = dict(provenance)
+    new: dict[str, Any] | None = None
     if manifest_path.exists():
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -439,34 +478,18 @@ def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any
     elif table.exists() and table.stat().st_size > 0:
         raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
     else:
-        manifest = {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS),
-                    "provenance": recorded}
+        new = {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS), "provenance": recorded}
         if simulator is not None:
-            manifest["simulator"] = simulator
-        write_json_atomic(manifest_path, manifest)
+            new["simulator"] = simulator
     if not table.exists() or table.stat().st_size == 0:
-        with open(table, "w", encoding="utf-8") as fh:
-            fh.write(",".join(COLUMNS) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        return []
+        return new, []
     rows = read_table(table, repair=True)
     seen: set[int] = set()
     for row in rows:
         if row["index"] in seen:
             raise ScoreTableError(f"{table} has episode {row['index']} twice: delete the duplicate line and re-run")
         seen.add(row["index"])
-    return rows
-
-
-def open_tables(tables: Sequence[tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any]]],
-                ) -> list[tuple[list[dict[str, Any]], TableWriter]]:
-    """:func:`open_table` each ``(out, settings, provenance, simulator)``: its rows so far and its writer."""
-    opened = []
-    for out, settings, provenance, simulator in tables:
-        rows = open_table(out, settings, provenance=provenance, simulator=simulator)
-        opened.append((rows, TableWriter(out / TABLE_FILE, {r["index"] for r in rows})))
-    return opened
+    return new, rows
 
 
 class TableWriter:

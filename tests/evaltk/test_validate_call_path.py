@@ -16,8 +16,6 @@ ORCHESTRATION = ("evaltk/validate.py", "evaltk/plan.py", "evaltk/evaluate.py", "
                  "evaltk/scores.py", "evaltk/locations.py", "evaltk/policies.py", "evaltk/checkpoint.py")
 """Modules that decide the request; none may be entered twice."""
 LEAVES = {
-    "evaltk/atomic.py": "write_json_atomic: the tables' manifests (scores.py), simulator.json (plan.py) and validate's "
-                        "environment.json, each file where its content is decided",
     "evaltk/simulators/settings.py": "the settings schema each simulator describes itself with (gpu_env, then gym), "
                                      "and the package versions validate records",
     "evaltk/envs/atari.py": "the Atari env helpers: the plan describes the env, then each simulator builds it",
