@@ -28,6 +28,8 @@ class Case:
     kind: str
     name: str
     params: Mapping[str, Any]
+    built: Mapping[str, Any] = field(default_factory=dict)
+    """What the kind's ``build`` made of ``params`` when the suite was loaded (a transfer case's ``rule``)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ def one_of(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
 
 
 CaseCheck = Callable[[Mapping[str, Any]], str | None]
+CaseBuild = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+"""Builds a case's values from its checked fields, once, at load; raises :class:`~evaltk.errors.EvaltkError`."""
 CaseRunner = Callable[[Case, Path], CaseResult]
 # Fields holding file paths: relative paths are taken relative to the suite file; the file must exist.
 PATH_FIELDS = frozenset({"trace_file", "baseline"})
@@ -84,6 +88,9 @@ LOCATION_FIELDS = frozenset({"checkpoint"})
 class Kind:
     """A case kind: its fields, the function that runs a case, an optional check across its fields.
 
+    ``build`` (optional) makes the values the runner needs from the checked fields once, when the suite is
+    loaded (:attr:`Case.built`); a bad value raises :class:`~evaltk.errors.EvaltkError`, reported as the check's.
+
     ``path_fields`` names the fields that hold file paths (checked to exist, made absolute from the suite file);
     ``location_fields`` the fields that hold checkpoint locations (:func:`evaltk.locations.anchor`: a relative
     path is taken from the suite file's folder, built-in names and ``hf://`` stay as written).
@@ -94,3 +101,4 @@ class Kind:
     check: CaseCheck | None = None
     path_fields: frozenset[str] = PATH_FIELDS
     location_fields: frozenset[str] = LOCATION_FIELDS
+    build: CaseBuild | None = None

@@ -152,17 +152,19 @@ def transfer_rule(params: Mapping[str, Any]) -> VerdictRule:
 
 
 def check_transfer_case(params: Mapping[str, Any]) -> str | None:
-    """Refuse a simulator given twice (``simulator_a`` and its older name ``backend_a``) and a bad verdict rule."""
-    from evaltk.verdict import CompareError
-
+    """Refuse a simulator given twice (``simulator_a`` and its older name ``backend_a``)."""
     for field, old in OLD_TRANSFER_NAMES.items():
         if field in params and old in params:
             return f"give {field} only ({old} is its older name)"
-    try:
-        transfer_rule(params)
-    except CompareError as exc:
-        return str(exc)
     return None
+
+
+def build_transfer_case(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``{"rule": the verdict rule}``, built once when the suite loads.
+
+    A bad rule raises :class:`~evaltk.verdict.CompareError`.
+    """
+    return {"rule": transfer_rule(params)}
 
 
 def transfer_simulator(params: Mapping[str, Any], side: str, default: str) -> str:
@@ -211,7 +213,7 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     else:
         scores_a, seeds_a, digests_a = _returns(rows[0]), [int(r["seed"]) for r in rows[0]], row_digests(rows[0])
     scores_b, seeds_b, digests_b = _returns(rows[-1]), [int(r["seed"]) for r in rows[-1]], row_digests(rows[-1])
-    rule = transfer_rule(p)
+    rule: VerdictRule = case.built["rule"]
     result = compare(scores_a, scores_b, rule.margin, rule.kind, alpha=rule.alpha, seed=int(p["seed"]),
                      n_resamples=rule.resamples, seeds_a=seeds_a, seeds_b=None if seeds_a is None else seeds_b,
                      paired=rule.pairing, min_episodes=rule.min_episodes, digests_a=digests_a, digests_b=digests_b)

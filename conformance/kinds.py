@@ -15,6 +15,7 @@ from conformance.cases import (
     SIM_LOCKSTEP_FIELDS,
     TRACE_FIELDS,
     TRANSFER_FIELDS,
+    build_transfer_case,
     check_lockstep_case,
     check_trace_case,
     check_transfer_case,
@@ -34,7 +35,7 @@ from conformance.doom_cases import (
 
 KINDS: Mapping[str, Kind] = {
     "trace": Kind(TRACE_FIELDS, run_trace_case, check_trace_case, frozenset({"trace_file", "checkpoint"})),
-    "transfer": Kind(TRANSFER_FIELDS, run_transfer_case, check_transfer_case),
+    "transfer": Kind(TRANSFER_FIELDS, run_transfer_case, check_transfer_case, build=build_transfer_case),
     "lockstep": Kind(LOCKSTEP_FIELDS, run_lockstep_case, check_lockstep_case, frozenset()),
     "sim_lockstep": Kind(SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case, path_fields=frozenset()),
     "doom_trace": Kind(DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case, frozenset({"trace_file"})),

@@ -50,7 +50,7 @@ from conformance.case import (
     one_of,
 )
 from conformance.kinds import KINDS
-from evaltk.errors import SuiteError
+from evaltk.errors import EvaltkError, SuiteError
 from evaltk.executor import EXECUTORS, Executor, Resources, WorkUnit, make_executor, stream
 from evaltk.locations import anchor, is_remote
 
@@ -158,11 +158,15 @@ def _validate_case(path: Path, index: int, raw: Any) -> Case:
         if not (Path(params[key]).is_file() or (key in FOLDER_FIELDS and Path(params[key]).is_dir())):
             raise SuiteError(f"{where} ({name}): field {key!r}: file {params[key]} does not exist "
                              "(relative paths are taken from the suite file's folder)")
-    check = KINDS[kind].check
+    check, build = KINDS[kind].check, KINDS[kind].build
     problem = check(params) if check is not None else None
     if problem is not None:
         raise SuiteError(f"{where} ({name}): {problem}")
-    return Case(kind=kind, name=name, params=params)
+    try:
+        built = {} if build is None else dict(build(params))
+    except EvaltkError as exc:
+        raise SuiteError(f"{where} ({name}): {exc}") from None
+    return Case(kind=kind, name=name, params=params, built=built)
 
 
 def run_case(case: Case, workdir: Path) -> CaseResult:

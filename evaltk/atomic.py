@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +31,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Replace ``path`` with ``obj`` as indented JSON (one trailing newline), atomically."""
     write_bytes_atomic(path, (json.dumps(obj, indent=2) + "\n").encode("utf-8"))
+
+
+def write_json_files(files: Mapping[Path, Any]) -> None:
+    """Write each ``path: obj`` of ``files`` with :func:`write_json_atomic`, in order (their folders must exist)."""
+    for path, obj in files.items():
+        write_json_atomic(path, obj)

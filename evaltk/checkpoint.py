@@ -28,7 +28,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import InitVar, asdict, dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,12 +69,9 @@ class CheckpointSpec:
     env: dict[str, Any]
     provenance: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
-    schema_checked: InitVar[bool] = False
-    """True only from :meth:`from_dict`, whose document has passed the schema already (it is checked once)."""
 
-    def __post_init__(self, schema_checked: bool) -> None:
-        if not schema_checked:
-            validate_schema(self.to_dict(), weights_required=False)
+    def __post_init__(self) -> None:
+        validate_schema(self.to_dict(), weights_required=False)
 
     @property
     def is_builtin(self) -> bool:
@@ -93,7 +90,19 @@ class CheckpointSpec:
         The ``weights`` digest, if present, is checked for form here and against the file by :func:`load`.
         """
         validate_schema(data)
-        return cls(**{k: data[k] for k in _SPEC_FIELDS}, schema_checked=True)
+        return _checked_spec(data)
+
+
+def _checked_spec(data: Mapping[str, Any]) -> CheckpointSpec:
+    """Return the spec of ``data``, a document that has just passed the schema (:meth:`CheckpointSpec.from_dict`).
+
+    Sets the fields as the dataclass constructor would, without its second schema check; the public
+    constructor always checks.
+    """
+    spec = object.__new__(CheckpointSpec)
+    for name in _SPEC_FIELDS:
+        object.__setattr__(spec, name, data[name])
+    return spec
 
 
 @dataclass(frozen=True)

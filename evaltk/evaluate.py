@@ -27,6 +27,7 @@ Semantics (documented for users in ``docs/evaluation.md``):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -42,7 +43,7 @@ from evaltk.atomic import write_json_atomic
 from evaltk.envs import EnvInfo
 from evaltk.episode_digest import EpisodeDigests
 from evaltk.errors import CheckpointError, SpecError
-from evaltk.executor import Resources, WorkUnit, make_executor, stream
+from evaltk.executor import Resources, WorkUnit, run_units
 from evaltk.plan import EvalConfig as EvalConfig
 from evaltk.plan import EvaluationPlan, plan, resolve_policy
 from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng
@@ -202,9 +203,12 @@ def _run_units(prep: EvaluationPlan, progress: ProgressFn | None) -> tuple[list[
     config = prep.config
     writer = prep.writer
     steps_total = 0
-    with make_executor(config.executor, ray_address=config.ray_address) as executor:
-        units = episode_units(prep, in_process=executor.in_process, writer=writer, progress=progress)
-        for result in stream(executor, units):
+
+    def units(in_process: bool) -> list[WorkUnit]:
+        return episode_units(prep, in_process=in_process, writer=writer, progress=progress)
+
+    with contextlib.closing(run_units(config.executor, units, ray_address=config.ray_address)) as results:
+        for result in results:
             rows, steps = result.value
             steps_total += steps
             for row in rows:

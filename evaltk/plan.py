@@ -18,12 +18,11 @@ import dataclasses
 import hashlib
 import importlib.util
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaltk.atomic import write_json_atomic
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
@@ -239,16 +238,23 @@ def _check_family(config: EvalConfig, info: EnvInfo, option: str) -> None:
                           "checkpoint")
 
 
+SideFiles = Callable[[EvalConfig, str, EnvInfo, list[dict[str, Any]]], Mapping[Path, Any]]
+"""A caller's JSON files of one side (path: object), from its config, recorded simulator name, env and the rows
+already in its table."""
+
+
 def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = None,
-             simulators: Sequence[Simulator] | None = None) -> tuple[EvaluationPlan, ...]:
+             simulators: Sequence[Simulator] | None = None,
+             side_files: SideFiles | None = None) -> tuple[EvaluationPlan, ...]:
     """Resolve and check the sides ``configs`` of one evaluation, then open (or resume) their score tables.
 
     The sides share one policy location (checkpoint, format, ``--env-id``); it is loaded once. ``options``
     names each side's simulator option in messages (default ``--sim``); ``simulators`` are the sides'
-    simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`). Every side's
-    request, simulator and env are checked before any file is written; the tables are then opened one after
-    the other, so a side whose existing table is refused (corrupt, other settings) leaves the sides before it
-    opened (a new table's manifest, no rows).
+    simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`). ``side_files``
+    returns the caller's own JSON files of a side (validate's ``environment.json``) from its config, simulator
+    name, env and rows so far. Every side's request, simulator, env, table and rows are checked before any file
+    is written; the new tables' manifests, each side's ``simulator.json`` and ``side_files`` are then written in
+    one stage (:func:`evaltk.scores.open_tables`), so a refused side leaves no side's files changed.
     """
     options = list(options or ["--sim"] * len(configs))
     first = configs[0]
@@ -269,11 +275,19 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         name = DOOM_SIMULATOR if info.env["family"] == "doom" else sim.name
         settings = _settings(config, loaded, info, name)
         sides.append((dataclasses.replace(config, checkpoint=loaded.label), sim, name, info, settings, identity))
-    opened = open_tables([(c.out, settings, loaded.provenance, identity) for c, _, _, _, settings, identity in sides])
+
+    def files(rows: list[list[dict[str, Any]]]) -> dict[Path, Any]:
+        written: dict[Path, Any] = {}
+        for (config, _, name, info, settings, identity), found in zip(sides, rows, strict=True):
+            _check_rows(config.out, settings, found)
+            written[config.out / SIMULATOR_FILE] = identity["settings"]
+            written.update(side_files(config, name, info, found) if side_files is not None else {})
+        return written
+
+    opened = open_tables([(c.out, settings, loaded.provenance, identity) for c, _, _, _, settings, identity in sides],
+                         files=files)
     plans = []
-    for (config, sim, name, info, settings, identity), (rows, writer) in zip(sides, opened, strict=True):
-        _check_rows(config.out, settings, rows)
-        write_json_atomic(config.out / SIMULATOR_FILE, identity["settings"])
+    for (config, sim, name, info, settings, _), (rows, writer) in zip(sides, opened, strict=True):
         done = {r["index"] for r in rows}
         plans.append(EvaluationPlan(config, sim, name, loaded.policy, info, settings, loaded.provenance, rows,
                                     [i for i in range(config.episodes) if i not in done], writer))

@@ -45,7 +45,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evaltk.atomic import write_json_atomic
+from evaltk.atomic import write_json_files
 from evaltk.errors import ScoreTableError
 
 COLUMNS = ("checkpoint", "env_id", "simulator", "index", "seed", "return", "frames", "steps", "truncated", "digest",
@@ -307,11 +307,7 @@ def _int_column(rows: list[dict[str, Any]], column: str) -> npt.NDArray[np.int64
 
 
 def read_manifest(table: str | Path) -> dict[str, Any] | None:
-    """Return the manifest (:data:`SETTINGS_FILE`) next to ``table`` as a dict, or ``None`` when there is none.
-
-    An unreadable manifest reads as ``None`` here (a table read for comparing stays usable);
-    :func:`open_table` refuses it instead.
-    """
+    """Return the manifest next to ``table``, or ``None`` (none, or unreadable: a table to compare stays usable)."""
     path = Path(table).parent / SETTINGS_FILE
     if not path.is_file():
         return None
@@ -393,10 +389,9 @@ def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
 def _refuse_change(out: Path, what: str, old: dict[str, Any], new: dict[str, Any]) -> None:
     if old != new:
         diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-        raise ScoreTableError(
-            f"{out} holds an evaluation with different {what} ({', '.join(diff)}: "
-            f"{[old.get(k) for k in diff]} there vs {[new.get(k) for k in diff]} now): refusing to mix; "
-            "use another --out or delete that directory")
+        raise ScoreTableError(f"{out} holds an evaluation with different {what} ({', '.join(diff)}: "
+                              f"{[old.get(k) for k in diff]} there vs {[new.get(k) for k in diff]} now): refusing to "
+                              "mix; use another --out or delete that directory")
 
 
 def _refuse_simulator(out: Path, old: Any, new: dict[str, Any]) -> None:
@@ -415,58 +410,62 @@ def _refuse_simulator(out: Path, old: Any, new: dict[str, Any]) -> None:
 
 def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any] | None = None,
                simulator: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Create or reopen the table directory ``out``; return the rows already there (resume).
+    """Create or reopen the table directory ``out`` (:func:`open_tables` of one); return the rows already there."""
+    return open_tables([(out, settings, provenance or {}, simulator)])[0][0]
 
-    Refuses a manifest of other settings, provenance or simulator identity (``simulator``; module
-    docstring), a table without a manifest, and an episode index twice; a partial last line is cut off
-    (:func:`read_table` with ``repair``).
+
+TableRequest = tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any] | None]  # out, settings, provenance, identity
+FilesFor = Callable[[list[list[dict[str, Any]]]], Mapping[Path, Any]]  # each table's rows -> {path: JSON object}
+
+
+def open_tables(tables: Sequence[TableRequest], *, files: FilesFor | None = None,
+                ) -> list[tuple[list[dict[str, Any]], TableWriter]]:
+    """Create or reopen each table directory; return each one's rows so far (resume) and its writer.
+
+    A manifest of other settings, provenance or simulator identity (module docstring), a table without a manifest
+    and an episode index twice are refused; a partial last line is cut off (:func:`read_table` with ``repair``).
+    Every table is checked and read before anything is written; ``files`` then gets the rows and returns the
+    caller's JSON files (``simulator.json``, validate's ``environment.json``), written with the new tables'
+    manifests in one stage, before the new tables' headers (:class:`TableWriter`).
     """
-    out.mkdir(parents=True, exist_ok=True)
-    manifest_path, table = out / SETTINGS_FILE, out / TABLE_FILE
-    recorded = dict(provenance or {})
+    found = [_check_table(out, settings, provenance, simulator) for out, settings, provenance, simulator in tables]
+    extra = files([rows for _, rows in found]) if files is not None else {}
+    for out, *_ in tables:
+        out.mkdir(parents=True, exist_ok=True)
+    manifests = {out / SETTINGS_FILE: manifest for (out, *_), (manifest, _) in zip(tables, found, strict=True)
+                 if manifest is not None}
+    write_json_files({**manifests, **extra})
+    return [(rows, TableWriter(out / TABLE_FILE, {r["index"] for r in rows}))
+            for (out, *_), (_, rows) in zip(tables, found, strict=True)]
+
+
+def _check_table(out: Path, settings: dict[str, Any], provenance: dict[str, Any],
+                 simulator: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Check the table directory ``out`` (module docstring); return (a new table's manifest or None, its rows)."""
+    manifest_path, table, recorded = out / SETTINGS_FILE, out / TABLE_FILE, dict(provenance)
+    new: dict[str, Any] | None = None
     if manifest_path.exists():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            old = {OLD_COLUMN_NAMES.get(k, k): v for k, v in manifest["settings"].items()}  # backend: simulator
-            old_provenance = manifest.get("provenance", {})
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and "
-                                  "re-run") from None
+        if (manifest := read_manifest(table)) is None:
+            raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and re-run")
+        old = {OLD_COLUMN_NAMES.get(k, k): v for k, v in manifest["settings"].items()}  # backend: simulator
         _refuse_change(out, "settings", old, settings)
-        _refuse_change(out, "provenance", old_provenance, recorded)
+        _refuse_change(out, "provenance", manifest.get("provenance", {}), recorded)
         if simulator is not None:
             _refuse_simulator(out, manifest.get("simulator"), json.loads(json.dumps(simulator)))
     elif table.exists() and table.stat().st_size > 0:
         raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
     else:
-        manifest = {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS),
-                    "provenance": recorded}
-        if simulator is not None:
-            manifest["simulator"] = simulator
-        write_json_atomic(manifest_path, manifest)
+        new = {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS), "provenance": recorded,
+               **({} if simulator is None else {"simulator": simulator})}
     if not table.exists() or table.stat().st_size == 0:
-        with open(table, "w", encoding="utf-8") as fh:
-            fh.write(",".join(COLUMNS) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        return []
+        return new, []
     rows = read_table(table, repair=True)
     seen: set[int] = set()
     for row in rows:
         if row["index"] in seen:
             raise ScoreTableError(f"{table} has episode {row['index']} twice: delete the duplicate line and re-run")
         seen.add(row["index"])
-    return rows
-
-
-def open_tables(tables: Sequence[tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any]]],
-                ) -> list[tuple[list[dict[str, Any]], TableWriter]]:
-    """:func:`open_table` each ``(out, settings, provenance, simulator)``: its rows so far and its writer."""
-    opened = []
-    for out, settings, provenance, simulator in tables:
-        rows = open_table(out, settings, provenance=provenance, simulator=simulator)
-        opened.append((rows, TableWriter(out / TABLE_FILE, {r["index"] for r in rows})))
-    return opened
+    return new, rows
 
 
 class TableWriter:
@@ -474,21 +473,27 @@ class TableWriter:
 
     Rows are written in the file's own layout (:func:`table_columns`): a table of an older evaltk is resumed
     with its ``backend`` column and without digests if it had none, so every row of one table has the same columns.
+    A missing or empty file gets the header of :data:`COLUMNS` first.
     """
 
     def __init__(self, path: Path, done: set[int]) -> None:
         self.path, self.done = path, set(done)
         self.columns = table_columns(path)
         self.rows: list[dict[str, Any]] = []
+        if not path.exists() or path.stat().st_size == 0:
+            self._append(",".join(COLUMNS) + "\n")
+
+    def _append(self, text: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as table:
+            table.write(text)
+            table.flush()
+            os.fsync(table.fileno())
 
     def write(self, row: dict[str, Any]) -> bool:
         """Write ``row`` unless its episode is already in the table; return whether it was written."""
         if row["index"] in self.done:
             return False
-        with open(self.path, "a", encoding="utf-8") as table:
-            table.write(format_row(row, self.columns))
-            table.flush()
-            os.fsync(table.fileno())
+        self._append(format_row(row, self.columns))
         self.done.add(row["index"])
         self.rows.append(row if "digest" in self.columns else {**row, "digest": "", "obs_digest": ""})
         return True

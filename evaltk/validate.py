@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.atomic import write_json_atomic
+from evaltk.envs import EnvInfo
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
 from evaltk.locations import table_provenance
@@ -122,22 +122,43 @@ def _eval_config(config: ValidateConfig, name: str, sim: Simulator, env: dict[st
     return EvalConfig(**{**request, "out": config.out / folder}, simulator=name, env=env)
 
 
-def _side_spec(prep: EvaluationPlan) -> dict[str, Any]:
-    """Env spec and versions of an evaluated side, kept from the run that wrote its first rows."""
-    path = prep.config.out / ENVIRONMENT_FILE
-    simulator = prep.simulator_name
-    current = {"env_id": prep.info.env["env_id"], "simulator": simulator,
+def _side_spec(config: EvalConfig, simulator: str, info: EnvInfo, rows: list[dict[str, Any]],
+               versions_now: dict[str, str]) -> tuple[dict[str, Any], bool]:
+    """Return an evaluated side's env spec and versions, and whether to write them (:data:`ENVIRONMENT_FILE`).
+
+    A side with rows and the file keeps the versions of the run that wrote its first rows (``versions``) beside
+    ``versions_now``; any other side records ``versions_now`` and writes the file.
+    """
+    path = config.out / ENVIRONMENT_FILE
+    current = {"env_id": info.env["env_id"], "simulator": simulator,
                "engine": SIMULATOR_WORDS.get(simulator, simulator),
-               "env": {k: v for k, v in prep.info.env.items() if k != "env_id"}, "versions": package_versions()}
-    if path.exists() and prep.old_rows:
+               "env": {k: v for k, v in info.env.items() if k != "env_id"}, "versions": versions_now}
+    if path.exists() and rows:
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
             stored["versions"] = dict(stored["versions"])
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):
             raise ValidateError(f"{path} is corrupt: delete it (the next run rewrites it) and re-run") from None
-        return {**current, "versions": stored["versions"], "versions_now": current["versions"]}
-    write_json_atomic(path, current)
-    return current
+        return {**current, "versions": stored["versions"], "versions_now": current["versions"]}, False
+    return current, True
+
+
+class _Environments:
+    """Each evaluated side's spec (:func:`_side_spec`), by output folder, decided while its table is opened.
+
+    The package versions are read once, when it is made.
+    """
+
+    def __init__(self) -> None:
+        self.versions = package_versions()
+        self.specs: dict[Path, dict[str, Any]] = {}
+
+    def __call__(self, config: EvalConfig, simulator: str, info: EnvInfo,
+                 rows: list[dict[str, Any]]) -> dict[Path, Any]:
+        """Return the side's ``environment.json`` where it is written (validate's :data:`~evaltk.plan.SideFiles`)."""
+        spec, write = _side_spec(config, simulator, info, rows, self.versions)
+        self.specs[config.out] = spec
+        return {config.out / ENVIRONMENT_FILE: spec} if write else {}
 
 
 @dataclass
@@ -148,6 +169,8 @@ class PreparedValidation:
     sim: EvaluationPlan
     reference: EvaluationPlan | Side
     """The reference evaluation to run, or the baseline table read as the reference side."""
+    environments: dict[Path, dict[str, Any]]
+    """Each evaluated side's env spec and versions (:data:`ENVIRONMENT_FILE`), by its output folder."""
     alignment: Alignment | None = None
     """With ``--align``: the reference's env rewritten to the simulator's settings, and what was not aligned."""
 
@@ -211,18 +234,19 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         raise ValidateError(f"--sim and --reference are both {config.sim}: validate one simulator against another "
                             "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
     sides = [_eval_config(config, name, sim) for name, sim in zip(names, sims, strict=True)]
+    environments = _Environments()
     if config.baseline is not None:
-        sim = plan_all(sides, simulators=sims)[0]
+        sim = plan_all(sides, simulators=sims, side_files=environments)[0]
         baseline = _baseline_side(config.baseline, sim, allow_different_envs=config.rule.allow_different_envs)
-        return PreparedValidation(config, sim, baseline)
+        return PreparedValidation(config, sim, baseline, environments.specs)
     if not config.align:
-        sim, reference = plan_all(sides, options=options, simulators=sims)
-        return PreparedValidation(config, sim, reference)
-    sim = plan_all(sides[:1], simulators=sims[:1])[0]
+        sim, reference = plan_all(sides, options=options, simulators=sims, side_files=environments)
+        return PreparedValidation(config, sim, reference, environments.specs)
+    sim = plan_all(sides[:1], simulators=sims[:1], side_files=environments)[0]
     alignment = aligned_reference_env(config.sim, sim.info.env)
     reference = plan_all([_eval_config(config, config.reference, sims[1], alignment.env)], options=options[1:],
-                         simulators=sims[1:])[0]
-    return PreparedValidation(config, sim, reference, alignment)
+                         simulators=sims[1:], side_files=environments)[0]
+    return PreparedValidation(config, sim, reference, environments.specs, alignment)
 
 
 def _check_sequential(config: ValidateConfig) -> None:
@@ -232,8 +256,7 @@ def _check_sequential(config: ValidateConfig) -> None:
     verdict_sequential.check_budget("--episodes", config.episodes, config.rule.min_episodes)
 
 
-def _evaluated_side(role: str, prep: EvaluationPlan, progress: ProgressFn | None) -> Side:
-    spec = _side_spec(prep)
+def _evaluated_side(role: str, prep: EvaluationPlan, spec: dict[str, Any], progress: ProgressFn | None) -> Side:
     result = run_plan(prep, progress)
     side = Side(role=role, source="evaluated", table=prep.config.out / TABLE_FILE, rows=result.rows, spec=spec,
                 result=result)
@@ -394,9 +417,10 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
         sim_prep = plan(dataclasses.replace(prep.sim.config, episodes=used))
         if not isinstance(prep.reference, Side):
             ref_prep = plan(dataclasses.replace(prep.reference.config, episodes=used))
-    sim = _evaluated_side("sim", sim_prep, progress.get("sim"))
+    specs = prep.environments
+    sim = _evaluated_side("sim", sim_prep, specs[sim_prep.config.out], progress.get("sim"))
     reference = (ref_prep if isinstance(ref_prep, Side)
-                 else _evaluated_side("reference", ref_prep, progress.get("reference")))
+                 else _evaluated_side("reference", ref_prep, specs[ref_prep.config.out], progress.get("reference")))
     comparison = compare(reference.returns, sim.returns, rule.margin, rule.kind, alpha=rule.alpha, seed=c.seed,
                          n_resamples=rule.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
                          paired=rule.pairing, min_episodes=rule.min_episodes,

@@ -39,7 +39,9 @@ from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from gpu_env.autoreset import autoreset_mode
 from gpu_env.backends.env_pool import ALE_VECTOR, REPORT, RESET, STEP, NativeEnvPool
+from gpu_env.errors import GpuEnvError
 
 ENTRY_POINT = "gpu_env.ale_vector:AtariVectorEnv"
 ALE_PY_ENTRY_POINT = "ale_py.vector_env:AtariVectorEnv"
@@ -48,11 +50,24 @@ _INFO = ("env_id", "lives", "frame_number", "episode_frame_number")
 _WANTED = ("obs", "int_reward", "terminated", "truncated", *_INFO)
 
 
+ALE_AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+"""The autoreset modes ale-py's ``AtariVectorEnv`` accepts (``DISABLED`` is gymnasium's only)."""
+
+
 def _autoreset_mode(value: AutoresetMode | str) -> AutoresetMode:
-    name = value.value if isinstance(value, AutoresetMode) else value
-    if name not in (AutoresetMode.NEXT_STEP.value, AutoresetMode.SAME_STEP.value):
-        raise ValueError(f"Invalid autoreset_mode: {name} (use 'NextStep' or 'SameStep')")
-    return AutoresetMode(name)
+    """``value`` parsed by :func:`gpu_env.autoreset.autoreset_mode`, narrowed to :data:`ALE_AUTORESET_MODES`.
+
+    Anything else is a ``ValueError``, the type ale-py raises, naming the two modes.
+    """
+    try:
+        mode = autoreset_mode(value)
+    except GpuEnvError:
+        mode = None
+    if mode is None or mode not in ALE_AUTORESET_MODES:
+        name = value.value if isinstance(value, AutoresetMode) else value
+        raise ValueError(f"Invalid autoreset_mode: {name} (ale-py's AtariVectorEnv takes "
+                         f"{' or '.join(repr(m.value) for m in ALE_AUTORESET_MODES)})")
+    return mode
 
 
 class AtariVectorEnv(VectorEnv):

@@ -12,14 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.envs.atari import resolve_env
 from evaltk.envs.vector import StepResult
 from evaltk.errors import SpecError
 
 
-def make_vec_kwargs(env: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """``(env_id, kwargs)`` for ``gpu_env.make_vec`` from an Atari env dict (validated first)."""
-    spec = resolve_env(env)
+def make_vec_kwargs(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(env_id, kwargs)`` for ``gpu_env.make_vec`` from a described Atari env dict.
+
+    ``spec`` is an :class:`~evaltk.envs.EnvInfo`'s ``env``: validated and with every setting explicit by
+    :func:`evaltk.envs.describe` (the plan describes each env once; it is not validated again here).
+    """
     kwargs: dict[str, Any] = dict(spec["kwargs"])
     ap = spec["preprocessing"]["atari_preprocessing"]
     if ap is not None:
@@ -35,7 +37,10 @@ def _host(x: Any) -> np.ndarray:
 
 
 class GpuEnvEpisodeVector:
-    """``num_envs`` slots of one gpu_env vector env; ``obs`` holds every slot's latest observation."""
+    """``num_envs`` slots of one gpu_env vector env of a described env dict (``EnvInfo.env``).
+
+    ``obs`` holds every slot's latest observation.
+    """
 
     def __init__(self, env: dict[str, Any], num_envs: int, *, obs_shape: Sequence[int], obs_dtype: str,
                  backend: str = "cpu") -> None:

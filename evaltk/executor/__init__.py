@@ -8,7 +8,9 @@ from evaltk.executor.base import (
     UnitResult,
     WorkUnit,
     make_executor,
+    run_units,
     stream,
 )
 
-__all__ = ["EXECUTORS", "Executor", "ExecutorError", "Resources", "UnitResult", "WorkUnit", "make_executor", "stream"]
+__all__ = ["EXECUTORS", "Executor", "ExecutorError", "Resources", "UnitResult", "WorkUnit", "make_executor",
+           "run_units", "stream"]

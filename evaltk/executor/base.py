@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol, Self
@@ -170,6 +170,36 @@ def stream(executor: Executor, units: Iterable[WorkUnit]) -> Iterator[UnitResult
         raise
 
 
+UnitsFor = Callable[[bool], Iterable[WorkUnit]]
+"""Returns a driver's units, given whether the executor runs them in this process (``Executor.in_process``)."""
+
+
+def run_units(name: str, units: UnitsFor, *,
+              ray_address: str | None = None) -> Generator[UnitResult, None, None]:
+    """Build the executor ``name`` (:func:`make_executor`'s defaults), run ``units`` on it and yield the results.
+
+    The executor module builds the executor, asks ``units`` for the work and streams it (:func:`stream`) in one
+    call; it is closed when the results end (cancelled first on an exception, or when the caller closes the
+    generator early).
+    """
+    if name == "local":
+        from evaltk.executor import local
+
+        _local_only(ray_address)
+        yield from local.run_units(units)
+    elif name == "ray":
+        from evaltk.executor import ray_executor
+
+        yield from ray_executor.run_units(units, address=ray_address)
+    else:
+        raise ExecutorError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)}")
+
+
+def _local_only(ray_address: str | None) -> None:
+    if ray_address is not None:
+        raise ExecutorError(f"--ray-address {ray_address} needs --executor ray (the local executor uses no cluster)")
+
+
 def make_executor(name: str, *, ray_address: str | None = None, workers: int = 1,
                   mode: str = "inline") -> Executor:
     """Build the executor named ``name`` (``local`` or ``ray``).
@@ -180,9 +210,7 @@ def make_executor(name: str, *, ray_address: str | None = None, workers: int = 1
     if name == "local":
         from evaltk.executor.local import LocalExecutor
 
-        if ray_address is not None:
-            raise ExecutorError(f"--ray-address {ray_address} needs --executor ray (the local executor uses no "
-                                "cluster)")
+        _local_only(ray_address)
         return LocalExecutor(mode=mode, workers=workers)
     if name == "ray":
         from evaltk.executor.ray_executor import RayExecutor

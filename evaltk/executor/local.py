@@ -13,11 +13,12 @@ Declared :class:`~evaltk.executor.base.Resources` are not enforced here: ``worke
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures import Executor as FuturesExecutor
 from typing import Any
 
-from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, WorkUnit
+from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, UnitsFor, WorkUnit, stream
 
 MODES = ("inline", "threads", "processes")
 
@@ -88,3 +89,10 @@ class LocalExecutor(ExecutorContext):
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+
+
+def run_units(units: UnitsFor, *, mode: str = "inline",
+              workers: int = 1) -> Generator[UnitResult, None, None]:
+    """Build a :class:`LocalExecutor`, run the units ``units`` gives for it and yield their results; then close it."""
+    with LocalExecutor(mode=mode, workers=workers) as executor:
+        yield from stream(executor, units(executor.in_process))

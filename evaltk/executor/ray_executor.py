@@ -13,9 +13,10 @@ import contextlib
 import json
 import logging
 import os
+from collections.abc import Generator
 from typing import Any
 
-from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, WorkUnit
+from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, UnitsFor, WorkUnit, stream
 
 INSTALL_HINT = "pip install 'evaltk[ray]'"
 MAX_RETRIES = 3
@@ -152,3 +153,9 @@ class RayExecutor(ExecutorContext):
         if self._owns_connection and self._ray.is_initialized():
             self._ray.shutdown()
         self._owns_connection = False
+
+
+def run_units(units: UnitsFor, *, address: str | None = None) -> Generator[UnitResult, None, None]:
+    """Build a :class:`RayExecutor`, run the units ``units`` gives for it and yield their results; then close it."""
+    with RayExecutor(address=address) as executor:
+        yield from stream(executor, units(executor.in_process))

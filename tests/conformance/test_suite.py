@@ -190,11 +190,16 @@ def test_pytest_plugin_collects_cases(tmp_path: Path) -> None:
     assert "1 passed" in result.stdout, result.stdout + result.stderr
 
 
-def test_transfer_case_gym_against_gym_baseline(tmp_path: Path) -> None:
+def test_transfer_case_gym_against_gym_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A builtin policy evaluated twice on Gym with independent seeds: the case runs end to end.
 
     Side B's simulator is given under its older name, ``backend_b`` (not the default, ``gpu_env``): it is read.
+    The verdict rule is built once, when the suite loads; running the case builds none.
     """
+    from conformance import cases
+    from evaltk.margin import MarginKind
+    from evaltk.verdict import VerdictRule
+
     suite = load_suite(_write(tmp_path, """
 [suite]
 name = "transfer-mini"
@@ -212,6 +217,12 @@ margin_kind = "sd"
 expect = "inconclusive"
 num_envs = 2
 """))
+    assert suite.cases[0].built == {"rule": VerdictRule(margin=0.5, kind=MarginKind.SD, alpha=0.05)}
+
+    def built_again(params: object) -> VerdictRule:
+        raise AssertionError("the transfer case built its verdict rule again")
+
+    monkeypatch.setattr(cases, "transfer_rule", built_again)
     (result,) = run_suite(suite, tmp_path / "work")
     assert result.outcome is Outcome.PASSED, result.message
     assert result.details["n_a"] == 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -179,6 +180,36 @@ def test_missing_field(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="lacks the field"):
         load(out)
 
+
+
+def test_the_public_constructor_always_checks_the_schema() -> None:
+    with pytest.raises(CheckpointError, match=r"action_spec\.n"):
+        _spec(action_spec={"type": "discrete", "n": 0})
+    with pytest.raises(TypeError, match="schema_checked"):  # no keyword skips the check
+        _spec(schema_checked=True)
+    spec = _spec()
+    with pytest.raises(CheckpointError, match="model_class"):
+        dataclasses.replace(spec, model_class="noclass")
+
+
+def test_from_dict_checks_the_schema_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evaltk import checkpoint_schema
+
+    fields = _spec().to_dict()
+    data = {**fields, "weights": {"sha256": "0" * 64, "bytes": 0}}  # as policy.json holds it
+    calls: list[bool] = []
+
+    def counted(document: Any, **kwargs: Any) -> None:  # the real check, counted
+        calls.append(True)
+        checkpoint_schema.validate(document, **kwargs)
+
+    monkeypatch.setattr("evaltk.checkpoint.validate_schema", counted)
+    spec = CheckpointSpec.from_dict(data)
+    assert len(calls) == 1
+    assert spec.to_dict() == fields
+    assert spec == CheckpointSpec(**fields)  # what the constructor builds
+    with pytest.raises(CheckpointError, match=r"action_spec\.n"):
+        CheckpointSpec.from_dict({**data, "action_spec": {"type": "discrete", "n": 0}})
 
 def test_check_tensor_shapes_names_tensor_and_shapes(tmp_path: Path) -> None:
     ckpt = load(save(tmp_path / "c", _spec(), _tensors()))

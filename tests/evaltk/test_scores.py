@@ -13,9 +13,11 @@ from evaltk.errors import ScoreTableError
 from evaltk.scores import (
     COLUMNS,
     MANIFEST_FORMAT,
+    SETTINGS_FILE,
     TABLE_FILE,
     TableWriter,
     open_table,
+    open_tables,
     read_manifest,
     read_scores,
     read_table,
@@ -141,6 +143,32 @@ def test_written_table_reads_back_with_its_provenance_and_resumes(tmp_path: Path
     with pytest.raises(ScoreTableError, match="different settings"):
         open_table(tmp_path, {**settings, "seed": 1}, provenance=provenance)
 
+
+
+def test_open_tables_checks_every_table_before_writing_any_file(tmp_path: Path) -> None:
+    settings = {"checkpoint": "builtin:random", "seed": 0, "env": {"env_id": "ALE/Pong-v5"}}
+    first, second = tmp_path / "a", tmp_path / "b"
+    second.mkdir()
+    (second / SETTINGS_FILE).write_text("{not json")
+    asked: list[object] = []
+
+    def files(rows: list[list[dict[str, object]]]) -> dict[Path, object]:
+        asked.append(rows)
+        return {first / "side.json": {"rows": len(rows[0])}}
+
+    with pytest.raises(ScoreTableError, match="is corrupt"):
+        open_tables([(first, settings, {}, None), (second, settings, {}, None)], files=files)
+    assert not first.exists()  # the refused second table left the first unwritten
+    assert asked == []
+    (second / SETTINGS_FILE).unlink()
+    opened = open_tables([(first, settings, {}, None), (second, settings, {}, None)], files=files)
+    assert asked == [[[], []]]
+    assert [rows for rows, _ in opened] == [[], []]
+    assert json.loads((first / "side.json").read_text()) == {"rows": 0}
+    for out in (first, second):
+        assert read_manifest(out / TABLE_FILE) == {"format": MANIFEST_FORMAT, "settings": settings,
+                                                   "columns": list(COLUMNS), "provenance": {}}
+        assert (out / TABLE_FILE).read_text() == ",".join(COLUMNS) + "\n"
 
 def test_a_table_without_manifest_has_empty_provenance(tmp_path: Path) -> None:
     (tmp_path / "t.csv").write_text(_CSV)

@@ -73,6 +73,12 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     assert any("ale-py" in note for note in flagged["sides"]["reference"]["notes"])
     assert "versions.ale-py" in flagged["environments"]["differs"]
 
+    # A corrupt environment.json is refused before any episode runs: the sim side gains no row.
+    env_file.write_text("{not json")
+    assert "environment.json is corrupt" in error_line(capsys, _argv(out, "--margin", "5", episodes=12))
+    assert len(read_table(out / "gpu_env" / TABLE_FILE)) == 10
+    env_file.write_text(json.dumps(stored))
+
     # The Gym side's evaluate directory also serves as a baseline table: rows still pair by seed.
     baseline, text = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(out / "gym"), episodes=10))
     assert baseline["verdict"] == "identical"

@@ -16,15 +16,16 @@ ORCHESTRATION = ("evaltk/validate.py", "evaltk/plan.py", "evaltk/evaluate.py", "
                  "evaltk/scores.py", "evaltk/locations.py", "evaltk/policies.py", "evaltk/checkpoint.py")
 """Modules that decide the request; none may be entered twice."""
 LEAVES = {
-    "evaltk/atomic.py": "write_json_atomic: the tables' manifests (scores.py), simulator.json (plan.py) and validate's "
-                        "environment.json, each file where its content is decided",
-    "evaltk/simulators/settings.py": "the settings schema each simulator describes itself with (gpu_env, then gym), "
-                                     "and the package versions validate records",
-    "evaltk/envs/atari.py": "the Atari env helpers: the plan describes the env, then each simulator builds it",
-    "evaltk/executor/base.py": "the executor protocol: base.stream's loop calls the executor object's methods",
-    "evaltk/executor/local.py": "the local executor's methods (slots, submit, next_done), called by stream's loop",
+    "evaltk/simulators/settings.py": "the one settings schema: validate reads the package versions once, then each "
+                                     "simulator (gpu_env, then gym) states its settings in it while the plan checks "
+                                     "that side; it is entered once only if it drove the simulators' checks",
+    "evaltk/envs/atari.py": "the reference env: the plan describes it once (atari.describe), then the gym simulator "
+                            "builds it (make_env) to read its settings from what is built; that reading cannot move "
+                            "into the description (evaltk.envs would import evaltk.simulators, a package loop)",
 }
-"""Leaf modules a return into is allowed, and why: helpers called from many places, no decisions of the request."""
+"""Leaf modules a return into is allowed, and why: no decisions of the request, called by each simulator in turn."""
+LEAF_STAYS = {"evaltk/simulators/settings.py": 7, "evaltk/envs/atari.py": 2}
+"""The most stays each leaf may have: versions + 3 calls per simulator; the description + the gym simulator's env."""
 CALLBACKS = {("evaltk/checkpoint.py", "check_tensor_shapes")}
 """Functions the model classes' own code (``from_checkpoint``, outside evaltk) calls back while a policy loads."""
 
@@ -42,6 +43,8 @@ def test_validate_enters_each_module_once_up_to_its_first_episode(tmp_path: Path
     assert not returns, (f"{len(returns)} return(s) to a module already left ({found.counts()}), first "
                          f"{returns[0]}; the path:\n{found.render()}")
     assert not [r for r in found.returns() if r[1] in ORCHESTRATION and (r[1], r[2]) not in CALLBACKS]
+    stays = {leaf: sum(m == leaf for m, _ in found.stays) for leaf in LEAVES}
+    assert all(stays[leaf] <= most for leaf, most in LEAF_STAYS.items()), f"{stays}:\n{found.render()}"
 
 
 def test_the_recorder_sees_a_return(tmp_path: Path) -> None:

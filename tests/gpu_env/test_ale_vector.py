@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
 from gymnasium.envs.registration import registry
-from gymnasium.vector import SyncVectorEnv
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from gpu_env import ale_vector
 from gpu_env.ale_vector import AtariVectorEnv
@@ -123,8 +123,13 @@ def test_make_vec_after_register_equals_ale_py(registered: list[str], mode: str,
 
 
 def test_refusals_match_ale_py() -> None:
-    with pytest.raises(ValueError, match="autoreset_mode"):
-        AtariVectorEnv("pong", 2, autoreset_mode="Disabled")
+    for mode in ("Disabled", AutoresetMode.DISABLED, "bogus"):  # gymnasium's third mode, and no mode at all
+        with pytest.raises(ValueError, match=r"Invalid autoreset_mode: (Disabled|bogus) \(ale-py's AtariVectorEnv "
+                                             r"takes 'NextStep' or 'SameStep'\)"):
+            AtariVectorEnv("pong", 2, autoreset_mode=mode)
+    same_step = AtariVectorEnv("pong", 1, autoreset_mode="SameStep")
+    assert same_step.autoreset_mode is AutoresetMode.SAME_STEP
+    same_step.close()
     with pytest.raises(gym.error.Error, match="frameskip"):
         AtariVectorEnv("pong", 2, frameskip=0)
     env = AtariVectorEnv("pong", 2)

@@ -13,7 +13,7 @@ import pytest
 
 from conformance.suite import load_suite
 from evaltk.errors import SuiteError
-from evaltk.executor import ExecutorError, Resources, WorkUnit, make_executor, stream
+from evaltk.executor import ExecutorError, Resources, WorkUnit, make_executor, run_units, stream
 from evaltk.executor.local import LocalExecutor
 from evaltk.executor.ports import PORT_RANGE, lease_ports, release_ports
 
@@ -84,6 +84,23 @@ def test_make_executor_rejects_bad_choices() -> None:
     with pytest.raises(ExecutorError, match="mode 'fibers'"):
         LocalExecutor(mode="fibers")
 
+
+
+def test_run_units_builds_the_executor_asks_for_the_units_and_streams_them() -> None:
+    asked: list[bool] = []
+
+    def units(in_process: bool) -> list[WorkUnit]:
+        asked.append(in_process)
+        return [WorkUnit(f"u{i}", os.getpid) for i in range(2)]
+
+    results = list(run_units("local", units))
+    assert asked == [True]  # the inline local executor runs units in this process
+    assert [(r.unit_id, r.value) for r in results] == [("u0", os.getpid()), ("u1", os.getpid())]
+    with pytest.raises(ExecutorError, match="unknown executor 'dask'"):
+        list(run_units("dask", units))
+    with pytest.raises(ExecutorError, match=r"--ray-address 1\.2\.3\.4:6379 needs --executor ray"):
+        list(run_units("local", units, ray_address="1.2.3.4:6379"))
+    assert asked == [True]  # refused before any unit was asked for
 
 def test_port_leases_are_exclusive_across_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALTK_PORT_LOCK_DIR", str(tmp_path))
