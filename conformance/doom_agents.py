@@ -54,6 +54,7 @@ def _random(rng: np.random.Generator) -> Decide:
 def _scripted(rng: np.random.Generator) -> Decide:
     import vizdoom
 
+    from evaltk.envs import doom_labels
     from evaltk.tournament import agents
 
     agent = agents.ScriptedDoomAgent()
@@ -61,8 +62,7 @@ def _scripted(rng: np.random.Generator) -> Decide:
 
     def decide(game: DoomGameTics, new_episode: bool) -> list[float]:
         state, sc = game.state(), game.scenario
-        labels = [(lab.object_name, lab.x, lab.y, lab.width, lab.height) for lab in (state.labels or [])
-                  if not (lab.object_name == agents.PLAYER_LABEL and lab.value == 255)]
+        labels = doom_labels.visible_labels(state.labels)
         depth = state.depth_buffer
         feats = agents.state_features(labels, depth, int(game.game.get_screen_width()),
                                       int(game.game.get_screen_height()),

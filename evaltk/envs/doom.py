@@ -33,7 +33,7 @@ import cv2
 import numpy as np
 import vizdoom
 
-from evaltk.envs import doom_measurements, shm_reaper
+from evaltk.envs import doom_labels, doom_measurements, shm_reaper
 from evaltk.envs.doom_scenarios import DUEL_SHAPING as DUEL_SHAPING
 from evaltk.envs.doom_scenarios import SCENARIOS as SCENARIOS
 from evaltk.envs.doom_scenarios import SELF_PLAY_SCENARIOS as SELF_PLAY_SCENARIOS
@@ -77,6 +77,8 @@ def make_game(scenario: DoomScenario, *, seed: int, extra_game_args: str = "", v
     game.set_available_game_variables([getattr(vizdoom.GameVariable, v) for v in _tracked_variables(scenario)])
     game.set_screen_resolution(getattr(vizdoom.ScreenResolution, scenario.resolution))
     game.set_screen_format(vizdoom.ScreenFormat.RGB24)
+    if scenario.mark_players:
+        game.set_labels_buffer_enabled(True)
     game.set_window_visible(visible)
     game.set_sound_enabled(False)
     game.set_mode(vizdoom.Mode.PLAYER)
@@ -148,11 +150,27 @@ def observation(state: vizdoom.GameState | None, scenario: DoomScenario, *,
         mode = cv2.INTER_NEAREST if scenario.interpolation == "nearest" else cv2.INTER_LINEAR
         screen = cv2.resize(screen, (width, height), interpolation=mode)
     out[:, :height] = screen.transpose(2, 0, 1)
+    if scenario.mark_players:
+        _mark_players(state, out[:, :height])
     if extra:
         variables = state.game_variables if state.game_variables is not None else ()
         values = dict(zip(scenario.measurements, (float(v) for v in variables), strict=False))
         doom_measurements.pack(out[:, height], doom_measurements.vector(values))
     return out
+
+
+def _mark_players(state: vizdoom.GameState, picture: np.ndarray) -> None:
+    """Paint other players' pixels (the labels buffer, resized like the screen but nearest) into ``picture``."""
+    mask = doom_labels.enemy_mask(state)
+    if mask is None:
+        raise SpecError("this scenario marks players but the game has no labels buffer; build the game with "
+                        "evaltk.envs.doom.make_game, which enables it")
+    if not mask.any():
+        return
+    height, width = picture.shape[1:]
+    if mask.shape != (height, width):
+        mask = cv2.resize(mask.view(np.uint8), (width, height), interpolation=cv2.INTER_NEAREST).view(bool)
+    picture[:, mask] = np.asarray(doom_labels.MARK_RGB, dtype=np.uint8)[:, None]
 
 
 def _button_table(scenario: DoomScenario) -> list[np.ndarray]:

@@ -48,6 +48,9 @@ class DoomScenario:
     rendered screen is resized to ``obs_size`` (``"bilinear"``, or ``"nearest"`` as Sample Factory's
     ``ResizeWrapper``). ``measurement_scheme`` ``"sample_factory"``: the observation carries Sample
     Factory's ``DoomAdditionalInput`` vector (:mod:`evaltk.envs.doom_measurements`) in one extra row.
+    ``mark_players``: other players' pixels are painted :data:`evaltk.envs.doom_labels.MARK_RGB` in the
+    observation, from ViZDoom's labels buffer (the information the built-in scripted agent aims from); the
+    default is the rendered pixels alone.
     """
 
     name: str
@@ -70,6 +73,7 @@ class DoomScenario:
     scenario_dir: str = "vizdoom"
     interpolation: str = "bilinear"
     measurement_scheme: str | None = None
+    mark_players: bool = False
 
     def __post_init__(self) -> None:
         if self.frameskip < 1:
@@ -99,12 +103,13 @@ class DoomScenario:
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict (the ``preprocessing`` block of a checkpoint's env spec).
 
-        ``scenario_dir`` and ``measurement_scheme`` appear only when they differ from their defaults.
+        ``scenario_dir``, ``measurement_scheme`` and ``mark_players`` appear only when they differ from their
+        defaults.
         """
         data = dataclasses.asdict(self)
         data["reward_shaping"] = dict(self.reward_shaping)
         data["obs_layout"] = "CHW"
-        for key, default in (("scenario_dir", "vizdoom"), ("measurement_scheme", None)):
+        for key, default in (("scenario_dir", "vizdoom"), ("measurement_scheme", None), ("mark_players", False)):
             if data[key] == default:  # a row without them serialises as before they existed (recorded traces)
                 del data[key]
         return data
@@ -207,6 +212,10 @@ SCENARIOS["duel_bots"] = _DUEL.replace(name="duel_bots", bots=1, timelimit=4.0, 
 """``duel_bots``: the duel's observation and heads against one ViZDoom bot, 4-minute episodes on map01 with the
 tournament's server options: what ``evaltk tournament gauntlet --bots 1`` plays, as a single-agent scenario for
 APPO (and the reinforcement-learning stage after behaviour cloning, docs/selfplay.md)."""
+SCENARIOS.update({s.name: s for s in (SCENARIOS["duel"].replace(name="duel_marked", mark_players=True),
+                                       SCENARIOS["duel_bots"].replace(name="duel_bots_marked", mark_players=True))})
+"""``duel_marked``/``duel_bots_marked``: ``duel``/``duel_bots`` with other players painted into the observation
+(``mark_players``): what the scripted agent knows, in pixels, for demonstrations, cloning and RL."""
 
 SELF_PLAY_SCENARIOS: tuple[str, ...] = ("duel", "deathmatch")
 """The multiplayer scenarios of self-play (``evaltk train doom --self-play --scenario``), hosted and joined by

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from evaltk.envs.doom_labels import PLAYER_LABEL
+
 #: Names of the entries of the feature vector, in order.
 FEATURES: tuple[str, ...] = (
     "enemy_visible",  # 1.0 when another player is in view
@@ -45,8 +47,6 @@ TURN_BINS: tuple[float, ...] = tuple(float(x) for x in np.linspace(-30.0, 30.0, 
 ACTION_NVEC: tuple[int, ...] = (3, 3, 2, len(TURN_BINS))
 #: Horizontal field of view of ViZDoom's default 4:3 view, degrees.
 HORIZONTAL_FOV_DEG = 90.0
-#: Label object names that are other players (agents and bots).
-PLAYER_LABEL = "DoomPlayer"
 
 
 def builtin_env(map_name: str = "map01") -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.envs import shm_reaper
+from evaltk.envs import doom_labels, shm_reaper
 from evaltk.tournament import agents
 
 #: Server settings of every match (SF's deathmatch settings; see docs/tournament.md).
@@ -31,8 +31,6 @@ DEATHMATCH_ARGS = ("-deathmatch +sv_forcerespawn 1 +sv_spawnfarthest 1 +sv_respa
 MATCH_WAD = "cig.wad"
 TICS_PER_SECOND = 35
 RENDER_WIDTH, RENDER_HEIGHT = 160, 120
-#: Labels-buffer value of the player's own weapon sprite (labelled "DoomPlayer"; not an enemy).
-SELF_LABEL_VALUE = 255
 
 
 @dataclass(frozen=True)
@@ -149,8 +147,7 @@ class _Driver:
     def observe(self, state: Any) -> np.ndarray:
         """Return the policy's observation of ``state`` (one env, no batch axis)."""
         if self.scenario is None:
-            labels = [(lab.object_name, lab.x, lab.y, lab.width, lab.height) for lab in state.labels
-                      if lab.value != SELF_LABEL_VALUE]
+            labels = doom_labels.visible_labels(state.labels)
             gv = self.vzd.GameVariable
             return agents.state_features(labels, state.depth_buffer, RENDER_WIDTH, RENDER_HEIGHT,
                                          self.game.get_game_variable(gv.HEALTH),

@@ -12,7 +12,7 @@ import torch
 import vizdoom
 
 from evaltk import policies
-from evaltk.envs import doom, doom_scenarios
+from evaltk.envs import doom, doom_labels, doom_scenarios
 from evaltk.errors import CheckpointError, SpecError
 from evaltk.tournament import agents, player
 from trainers.appo import bc, demos
@@ -190,3 +190,30 @@ def test_calibration_undoes_the_class_weights_in_the_sampled_probabilities() -> 
     logits = np.log(w * p) - np.log(w)
     assert np.allclose(np.exp(logits) / np.exp(logits).sum(), p)
     assert bc.calibrated_state(model, None)["actor.bias"].equal(model.state_dict()["actor.bias"])
+
+
+def _episode_frames(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    chunks = demos.episode_chunks(folder)[0]
+    loaded = [demos.load_chunk(p) for p in chunks]
+    return np.concatenate([c["obs"] for c in loaded]), np.concatenate([c["actions"] for c in loaded])
+
+
+@pytest.mark.vizdoom
+def test_marked_players_differ_from_the_pixels_only_where_a_player_is_painted(tmp_path: Path) -> None:
+    """The same seeded duel recorded plain and marked: equal actions; frames equal but for MARK_RGB pixels."""
+    runs = {}
+    for name in ("duel", "duel_marked"):
+        demos.record(demos.DemoSettings(out=str(tmp_path / name), scenario=name, episodes=1, timelimit_min=1.0,
+                                        seed=1), log=lambda _: None)
+        runs[name] = _episode_frames(tmp_path / name)
+    (plain, plain_actions), (marked, marked_actions) = runs["duel"], runs["duel_marked"]
+    np.testing.assert_array_equal(plain_actions, marked_actions)
+    changed = (plain != marked).any(axis=1)
+    painted = (marked == np.array(doom_labels.MARK_RGB, dtype=np.uint8)[None, :, None, None]).all(axis=1)
+    assert changed.sum() > 20, "no player was painted in a minute of the scripted agent's duel"
+    assert not (changed & ~painted).any()
+    assert doom_scenarios.SCENARIOS["duel_marked"].to_dict()["mark_players"] is True
+    assert "mark_players" not in DUEL.to_dict()
+    assert doom.scenario_from_env_spec(doom.env_spec(doom.SCENARIOS["duel_bots_marked"])).mark_players
+    with pytest.raises(SpecError, match="mark_players"):
+        bc.check_demos(tmp_path / "duel", doom.SCENARIOS["duel_bots_marked"])

@@ -240,9 +240,10 @@ def check_demos(folder: Path, scenario: doom.DoomScenario) -> None:
         raise SpecError(f"{folder} is not a demonstrations folder (no demos.json); record one with "
                         "evaltk train doom --record-demos DIR")
     recorded = doom.scenario_from_env_spec(json.loads(meta.read_text())["env"])
-    if (recorded.obs_size, recorded.action_heads) != (scenario.obs_size, scenario.action_heads):
+    if ((recorded.obs_size, recorded.action_heads, recorded.mark_players)
+            != (scenario.obs_size, scenario.action_heads, scenario.mark_players)):
         raise SpecError(f"the demonstrations in {folder} were recorded for scenario {recorded.name!r} "
-                        f"(observation {recorded.obs_size}); use them with --scenario {recorded.name} and no "
+                        f"(observation {recorded.obs_size}, mark_players {recorded.mark_players}); use them with --scenario {recorded.name} and no "
                         "resolution overrides")
 
 

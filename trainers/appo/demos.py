@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from evaltk.atomic import write_bytes_atomic, write_json_atomic
-from evaltk.envs import doom
+from evaltk.envs import doom, doom_labels
 from evaltk.errors import SpecError
 from evaltk.tournament import agents, player
 
@@ -167,8 +167,7 @@ def play_episode(settings: DemoSettings, scenario: doom.DoomScenario, episode: i
             state = game.get_state()
             if state is None:
                 break
-            labels = [(lab.object_name, lab.x, lab.y, lab.width, lab.height) for lab in state.labels
-                      if lab.value != player.SELF_LABEL_VALUE]
+            labels = doom_labels.visible_labels(state.labels)
             feats = agents.state_features(labels, state.depth_buffer, player.RENDER_WIDTH, player.RENDER_HEIGHT,
                                           game.get_game_variable(gv.HEALTH),
                                           game.get_game_variable(gv.SELECTED_WEAPON_AMMO))
