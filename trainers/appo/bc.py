@@ -243,8 +243,8 @@ def check_demos(folder: Path, scenario: doom.DoomScenario) -> None:
     if ((recorded.obs_size, recorded.action_heads, recorded.mark_players)
             != (scenario.obs_size, scenario.action_heads, scenario.mark_players)):
         raise SpecError(f"the demonstrations in {folder} were recorded for scenario {recorded.name!r} "
-                        f"(observation {recorded.obs_size}, mark_players {recorded.mark_players}); use them with --scenario {recorded.name} and no "
-                        "resolution overrides")
+                        f"(observation {recorded.obs_size}, mark_players {recorded.mark_players}); use them with "
+                        f"--scenario {recorded.name} and no resolution overrides")
 
 
 def train(cfg: AppoConfig, settings: BcSettings, log: Callable[[str], None] = print) -> dict[str, Any]:
