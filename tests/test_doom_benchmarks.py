@@ -14,6 +14,45 @@ from tests.benchmark_modules import load_benchmark
 
 throughput = load_benchmark("doom_throughput")
 learning = load_benchmark("doom_learning")
+duels = load_benchmark("duel_gauntlets")
+
+
+def _gauntlet(folder: Path, agent: str, frags: list[int], bot_frags: list[int], seed: int = 0) -> Path:
+    """Write a gauntlet's results.jsonl as the tournament writes it (4-minute duels, one bot)."""
+    folder.mkdir()
+    rows = [{"match_id": f"g{i:05d}", "outcome": "played", "spec": {"seed": seed + i}, "duration_tics": 8400,
+             "participants": [{"kind": "agent", "agent": agent, "frags": f, "deaths": 0},
+                              {"kind": "bot", "agent": "bot:Rambo", "frags": b, "deaths": None}]}
+            for i, (f, b) in enumerate(zip(frags, bot_frags, strict=True))]
+    rows.append({"match_id": "g99999", "outcome": "void", "spec": {"seed": 99}, "participants": []})
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def test_duel_table_counts_outcomes_and_tests_frags_per_minute_against_scipy(tmp_path: Path) -> None:
+    from scipy import stats
+
+    ref = _gauntlet(tmp_path / "ref", "builtin:scripted", [1, 0, 2, 1, 0, 3], [0, 0, 1, 1, 1, 0])
+    new = _gauntlet(tmp_path / "new", "ckpt", [2, 3, 1, 4, 2, 2], [0, 1, 1, 0, 0, 2])
+    other = _gauntlet(tmp_path / "other", "ckpt2", [0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0], seed=7)
+    rows = [duels.row(duels.load(p), None if i == 0 else duels.load(ref)) for i, p in enumerate((ref, new, other))]
+    assert rows[0].wdl == (3, 2, 1)
+    assert rows[1].wdl == (4, 2, 0)
+    assert rows[2].wdl == (1, 5, 0)
+    assert rows[0].frags_per_min == pytest.approx(7 / 6 / 4)
+    assert rows[0].diff is None
+    a, b = [f / 4 for f in (2, 3, 1, 4, 2, 2)], [f / 4 for f in (1, 0, 2, 1, 0, 3)]
+    res = stats.ttest_ind(a, b, equal_var=False, alternative="greater")
+    assert rows[1].p_more_frags == pytest.approx(res.pvalue)
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert rows[1].diff_welch95 == pytest.approx((ci.low, ci.high))
+    assert rows[1].same_seeds
+    assert not rows[2].same_seeds
+    table = duels.markdown(rows)
+    assert "| ckpt2 (other seeds!) | 1–5–0 |" in table
+    assert "| builtin:scripted | 3–2–1 | 0.50 [" in table
+    with pytest.raises(SystemExit, match=r"no results\.jsonl"):
+        duels.load(tmp_path / "missing")
 
 
 def test_sample_factory_reward_lines_are_read_with_their_time() -> None:
