@@ -20,8 +20,8 @@ def test_gym_settings_are_read_from_the_built_env_and_agree_with_the_env_dict(so
     env_dict = json.loads((A2C / "policy.json").read_text())["env"] if source == "a2c" else env_for_id("ALE/Pong-v5")
     env = describe(env_dict).env
     built = built_settings(env)
-    assert built == reference_settings(env, package=built.package)
-    assert get("gym").settings(env) == built.to_dict()
+    assert built == reference_settings(env, package=built["package"])
+    assert get("gym").settings(env) == built
 
 
 def test_gym_settings_follow_the_wrappers_applied() -> None:
@@ -31,8 +31,8 @@ def test_gym_settings_follow_the_wrappers_applied() -> None:
                             "atari_preprocessing": {**env["preprocessing"]["atari_preprocessing"], "noop_max": 7,
                                                     "terminal_on_life_loss": True}}
     got = built_settings(env)
-    assert (got.repeat_action_probability, got.full_action_space, got.frame_stack) == (0.1, True, 2)
-    assert (got.noop_starts, got.episodic_life) == ([1, 7], True)
+    assert (got["repeat_action_probability"], got["full_action_space"], got["frame_stack"]) == (0.1, True, 2)
+    assert (got["noop_starts"], got["episodic_life"]) == ([1, 7], True)
 
 
 def test_one_diff_one_unknown() -> None:
