@@ -16,16 +16,15 @@ ORCHESTRATION = ("evaltk/validate.py", "evaltk/plan.py", "evaltk/evaluate.py", "
                  "evaltk/scores.py", "evaltk/locations.py", "evaltk/policies.py", "evaltk/checkpoint.py")
 """Modules that decide the request; none may be entered twice."""
 LEAVES = {
-    "evaltk/simulators/settings.py": "the one settings schema: each simulator (gpu_env, then gym) turns what it "
-                                     "read from what it built into settings with one call while the plan checks "
-                                     "that side; it is entered once only if it drove the simulators' checks",
-    "evaltk/envs/atari.py": "the reference env: the plan describes it once (atari.describe), then the gym simulator "
-                            "builds it (make_env) to read its settings from what is built; that reading cannot move "
-                            "into the description (evaltk.envs would import evaltk.simulators, a package loop)",
+    "evaltk/simulators/settings.py": "the one settings schema: each simulator (gpu_env, then gym) turns what its "
+                                     "built env stated into settings with one call while the plan checks that "
+                                     "side; one call for both sides would have settings.py tell the simulators' "
+                                     "reports apart (env facts, gpu_env's read values, EnvPool's config, a "
+                                     "factory's declared dict): the simulator decided a second time",
 }
 """Leaf modules a return into is allowed, and why: no decisions of the request, called by each simulator in turn."""
-LEAF_STAYS = {"evaltk/simulators/settings.py": 2, "evaltk/envs/atari.py": 2}
-"""The most stays each leaf may have: one call per simulator; the description + the gym simulator's env."""
+LEAF_STAYS = {"evaltk/simulators/settings.py": 2}
+"""The most stays each leaf may have: one call per simulator."""
 CALLBACKS = {("evaltk/checkpoint.py", "check_tensor_shapes")}
 """Functions the model classes' own code (``from_checkpoint``, outside evaltk) calls back while a policy loads."""
 
