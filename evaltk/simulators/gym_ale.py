@@ -26,13 +26,13 @@ from evaltk.simulators.settings import settings_of
 from evaltk.simulators.slots import EpisodeRunner
 
 
-def _settings(info: EnvInfo) -> dict[str, Any]:
-    """Return the settings of a described env: what its built env stated (Doom scenarios: the package only)."""
-    if info.built is None:
+def _settings(env: dict[str, Any], built: dict[str, Any] | None) -> dict[str, Any]:
+    """Return the settings of an env dict from what its built env stated (``EnvInfo.built``; Doom: the package only)."""
+    if built is None:
         import vizdoom
 
-        return {"package": f"vizdoom {vizdoom.__version__}", "env_id": str(info.env.get("env_id"))}
-    return settings_of(f"gymnasium {gym.__version__} + ale-py {ale_py.__version__}", info.env["env_id"], info.built)
+        return {"package": f"vizdoom {vizdoom.__version__}", "env_id": str(env.get("env_id"))}
+    return settings_of(f"gymnasium {gym.__version__} + ale-py {ale_py.__version__}", env["env_id"], built)
 
 
 class GymSimulator:
@@ -42,7 +42,7 @@ class GymSimulator:
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
         """Return the identity: nothing to check beyond what :func:`evaltk.envs.describe` already did."""
-        return {"simulator": self.name, "settings": _settings(info)}
+        return {"simulator": self.name, "settings": _settings(info.env, info.built)}
 
     def deterministic(self) -> GymSimulator:
         """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""
@@ -54,7 +54,7 @@ class GymSimulator:
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return gymnasium + ale-py's settings for ``env`` (Doom scenarios: the package only)."""
-        return _settings(describe(env))
+        return _settings(env, describe(env).built if env.get("family") == "atari" else None)
 
     def identity(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the name and the effective settings (gymnasium's and ale-py's versions among them)."""
