@@ -21,11 +21,12 @@ Every simulator reports a :class:`Settings` (``to_dict`` keys in :data:`FIELDS` 
 ``resize``                    how the screen is resized (``cv2 INTER_AREA``; ``none``)
 ============================  ====================================================================
 
-Each simulator reads them from what it runs (``docs/simulators.md``); a setting a side does not report
-(a factory that declares nothing) or a table does not record is :data:`UNKNOWN`. :func:`difference_rows`
-is the one diff of settings (simulator settings here, flattened env specs in :mod:`evaltk.table_comparison`);
-:func:`align_env` rewrites a reference env dict to a simulator's settings where gymnasium + ale-py can
-express them and lists the rest.
+Each simulator reads them from what it runs (``docs/simulators.md``); :func:`settings_of` is the one rule
+from the facts a gymnasium + ale-py pipeline states (an env dict's, :func:`env_facts`, or a built env's) to
+settings. A setting a side does not report (a factory that declares nothing) or a table does not record is
+:data:`UNKNOWN`. :func:`difference_rows` is the one diff of settings (simulator settings here, flattened env
+specs in :mod:`evaltk.table_comparison`); :func:`align_env` rewrites a reference env dict to a simulator's
+settings where gymnasium + ale-py can express them and lists the rest.
 """
 
 from __future__ import annotations
