@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.metadata
 import json
 import platform
 from collections.abc import Callable, Iterator
@@ -34,7 +35,7 @@ from evaltk.locations import table_provenance
 from evaltk.plan import EvalConfig, EvalRequest, EvaluationPlan, plan, plan_all
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import Simulator, resolve_all
-from evaltk.simulators.settings import UNKNOWN, versions
+from evaltk.simulators.settings import UNKNOWN
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows
@@ -108,8 +109,14 @@ class Side:
 
 
 def package_versions() -> dict[str, str]:
-    """Versions of the packages that decide an episode's outcome, and Python's."""
-    return {**versions(VERSIONED_PACKAGES), "python": platform.python_version()}
+    """Installed versions of the packages that decide an episode's outcome (``not installed``), and Python's."""
+    found = {}
+    for package in VERSIONED_PACKAGES:
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return {**found, "python": platform.python_version()}
 
 
 def _eval_config(config: ValidateConfig, name: str, sim: Simulator, env: dict[str, Any] | None = None) -> EvalConfig:

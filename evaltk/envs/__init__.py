@@ -26,6 +26,8 @@ class EnvInfo:
     obs_spec: dict[str, Any]
     action_spec: dict[str, Any]
     action_meanings: list[str] | None
+    built: dict[str, Any] | None = None
+    """Atari: what the env the dict builds states about itself (:func:`evaltk.envs.atari.built_facts`); Doom: None."""
 
 
 def describe(env: dict[str, Any], *, policy: CheckpointSpec | None = None) -> EnvInfo:
@@ -44,8 +46,8 @@ def _describe(env: dict[str, Any]) -> EnvInfo:
     if family == "atari":
         from evaltk.envs import atari
 
-        resolved, obs_spec, action_spec, meanings = atari.describe(env)
-        return EnvInfo(env=resolved, obs_spec=obs_spec, action_spec=action_spec, action_meanings=meanings)
+        resolved, obs_spec, action_spec, meanings, built = atari.describe(env)
+        return EnvInfo(env=resolved, obs_spec=obs_spec, action_spec=action_spec, action_meanings=meanings, built=built)
     if family == "doom":
         try:
             from evaltk.envs import doom

@@ -213,8 +213,49 @@ def _layout(spec: dict[str, Any], shape: tuple[int, ...]) -> str:
     return layout
 
 
+def _wrappers(env: gym.Env[Any, Any]) -> list[Any]:
+    """Return the wrappers around ``env``'s base env, outermost first."""
+    chain, layer = [], env
+    while isinstance(layer, gym.Wrapper):
+        chain.append(layer)
+        layer = layer.env
+    return chain
+
+
+def _float32(value: float) -> float:
+    """Return an ALE float setting (stored as float32) at float32 precision: 0.1, not 0.10000000149."""
+    return float(f"{value:.7g}")
+
+
+def built_facts(built: gym.Env[Any, Any]) -> dict[str, Any]:
+    """Return what a built env states about itself (the facts :func:`evaltk.simulators.settings.settings_of` reads).
+
+    ALE's own values through its public getters (sticky actions, frame cap, legal action set), the gymnasium
+    spec (base frame skip, step limit) and the wrappers applied (``AtariPreprocessing``'s options, the frame
+    stack, a ``ClipReward``); plain JSON values.
+    """
+    chain = _wrappers(built)
+    ap = next((w for w in chain if isinstance(w, gym.wrappers.AtariPreprocessing)), None)
+    stack = next((w for w in chain if isinstance(w, gym.wrappers.FrameStackObservation)), None)
+    base: Any = built.unwrapped
+    ale, spec = base.ale, base.spec
+    base_skip = spec.kwargs.get("frameskip", 1) if spec is not None else 1
+    limit = spec.max_episode_steps if spec is not None else None
+    return {
+        "frameskip": base_skip, "max_num_frames": int(ale.getInt("max_num_frames_per_episode")) or None,
+        "max_episode_steps": limit if isinstance(base_skip, int) else None,
+        "repeat_action_probability": _float32(ale.getFloat("repeat_action_probability")),
+        "full_action_space": int(base.action_space.n) == len(ale.getLegalActionSet()),
+        "obs_type": {3: "rgb", 2: "grayscale", 1: "ram"}[len(base.observation_space.shape)],
+        "atari_preprocessing": None if ap is None else {
+            "frame_skip": ap.frame_skip, "noop_max": ap.noop_max, "terminal_on_life_loss": ap.terminal_on_life_loss,
+            "screen_size": ap.screen_size, "grayscale_obs": ap.grayscale_obs},
+        "frame_stack": int(stack.stack_size) if stack is not None else 1,
+        "reward_clip": any(isinstance(w, gym.wrappers.ClipReward) for w in chain)}
+
+
 @functools.lru_cache(maxsize=64)
-def _describe_cached(key: str) -> tuple[str, str, str, str]:
+def _describe_cached(key: str) -> tuple[str, str, str, str, str]:
     spec = resolve_env(json.loads(key))
     env = make_env(spec)
     try:
@@ -225,16 +266,20 @@ def _describe_cached(key: str) -> tuple[str, str, str, str]:
         action_spec = {"type": "discrete", "n": int(action_space.n)}
         base: Any = env.unwrapped
         meanings = list(base.get_action_meanings())
+        built = built_facts(env)
     finally:
         env.close()
-    return (json.dumps(spec), json.dumps(obs_spec), json.dumps(action_spec), json.dumps(meanings))
+    return (json.dumps(spec), json.dumps(obs_spec), json.dumps(action_spec), json.dumps(meanings), json.dumps(built))
 
 
-def describe(env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str]]:
-    """Return ``(resolved env, obs_spec, action_spec, action_meanings)`` of an Atari env dict."""
+def describe(env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str], dict[str, Any]]:
+    """Return ``(resolved env, obs_spec, action_spec, action_meanings, built)`` of an Atari env dict.
+
+    ``built``: what the env it builds states about itself (:func:`built_facts`), read from that one build.
+    """
     parts = _describe_cached(json.dumps(env, sort_keys=True))
-    resolved, obs_spec, action_spec, meanings = (json.loads(p) for p in parts)
-    return resolved, obs_spec, action_spec, meanings
+    resolved, obs_spec, action_spec, meanings, built = (json.loads(p) for p in parts)
+    return resolved, obs_spec, action_spec, meanings, built
 
 
 _TRUE = struct.pack("<I", 0xFAB1FAB2)  # how ALE's Serializer writes bool true

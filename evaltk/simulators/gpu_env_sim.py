@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaltk import __version__
 from evaltk.envs import EnvInfo
 from evaltk.envs.gpu_vector import GpuEnvEpisodeVector, make_vec_kwargs
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
 from evaltk.simulators.factory import FactoryRunner
-from evaltk.simulators.settings import reference_settings, version
+from evaltk.simulators.settings import reference_settings
 from evaltk.simulators.slots import EpisodeRunner
 
 FULL_ACTIONS = 18
@@ -48,9 +49,9 @@ class GpuEnvSimulator:
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return gpu_env's settings for ``env``: the built vector env's where it states them (module docstring)."""
-        given = reference_settings(env, package=f"gpu_env {version('evaltk')} (CPU backend)").to_dict()
+        package = f"gpu_env {__version__} (CPU backend)"
         if env.get("family") != "atari":
-            return given
+            return reference_settings(env, package=package)
         import gpu_env
 
         env_id, kwargs = make_vec_kwargs(env)
@@ -58,15 +59,15 @@ class GpuEnvSimulator:
         try:
             frames = int(vec.batch.max_num_frames_per_episode)
             shape = list(vec.single_observation_space.shape)
-            built: dict[str, Any] = {
+            read: dict[str, Any] = {
                 "repeat_action_probability": float(vec.batch.repeat_action_probability),
                 "full_action_space": int(vec.single_action_space.n) == FULL_ACTIONS,
                 "max_episode_frames": frames if frames > 0 else None}
             if env["preprocessing"]["atari_preprocessing"] is not None and len(shape) == 3:
-                built.update({"frame_stack": shape[0], "obs_size": shape[1:]})
+                read.update({"frame_stack": shape[0], "obs_size": shape[1:]})
         finally:
             vec.close()
-        return {**given, **built}
+        return reference_settings(env, package=package, read=read)
 
     def identity(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the name and the effective settings (evaltk's version, which ships gpu_env, among them)."""

@@ -3,76 +3,36 @@
 Episodes run in :class:`evaltk.envs.vector.EpisodeVector` slots: episode ``i`` is
 ``make_env(env).reset(seed=episode_seed)`` followed by the policy's actions.
 
-Settings are read from the env ``make_env`` builds (:func:`built_settings`): ALE's own values through its
-public getters (sticky actions, frame cap, legal action set), the gymnasium spec (frame skip, step limit)
-and the wrappers actually applied (``AtariPreprocessing``'s NOOPs, life loss, screen size; the frame stack;
-a ``ClipReward``).
+Settings are read from the env ``make_env`` builds: the description (:func:`evaltk.envs.describe`) reads,
+from the env it builds, ALE's own values through its public getters (sticky actions, frame cap, legal action
+set), the gymnasium spec (frame skip, step limit) and the wrappers actually applied (``AtariPreprocessing``'s
+NOOPs, life loss, screen size; the frame stack; a ``ClipReward``) into ``EnvInfo.built``, and
+:func:`evaltk.simulators.settings.settings_of` turns them into settings.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import ale_py
 import gymnasium as gym
 
-from evaltk.envs import EnvInfo
+from evaltk.envs import EnvInfo, describe
 from evaltk.envs.atari import make_env
 from evaltk.envs.vector import EpisodeVector
 from evaltk.simulators.base import EpisodeSlots
 from evaltk.simulators.factory import FactoryRunner
-from evaltk.simulators.settings import Settings, noop_range, version
+from evaltk.simulators.settings import settings_of
 from evaltk.simulators.slots import EpisodeRunner
 
 
-def _wrappers(env: gym.Env[Any, Any]) -> list[Any]:
-    """Return the wrappers around ``env``'s base env, outermost first."""
-    chain, layer = [], env
-    while isinstance(layer, gym.Wrapper):
-        chain.append(layer)
-        layer = layer.env
-    return chain
+def _settings(env: dict[str, Any], built: dict[str, Any] | None) -> dict[str, Any]:
+    """Return the settings of an env dict from what its built env stated (``EnvInfo.built``; Doom: the package only)."""
+    if built is None:
+        import vizdoom
 
-
-def _float32(value: float) -> float:
-    """Return an ALE float setting (stored as float32) at float32 precision: 0.1, not 0.10000000149."""
-    return float(f"{value:.7g}")
-
-
-def built_settings(env: dict[str, Any]) -> Settings:
-    """Return the settings of the gymnasium env an Atari env dict builds, read from the built env (module docstring)."""
-    built = make_env(env)
-    try:
-        chain = _wrappers(built)
-        ap = next((w for w in chain if isinstance(w, gym.wrappers.AtariPreprocessing)), None)
-        stack = next((w for w in chain if isinstance(w, gym.wrappers.FrameStackObservation)), None)
-        base: Any = built.unwrapped
-        ale, spec = base.ale, base.spec
-        base_skip = spec.kwargs.get("frameskip", 1) if spec is not None else 1
-        frameskip = int(ap.frame_skip) if ap is not None else base_skip
-        cap = int(ale.getInt("max_num_frames_per_episode")) or None
-        limit = spec.max_episode_steps if spec is not None else None
-        if limit is not None and isinstance(base_skip, int):  # a TimeLimit counts base-env steps
-            cap = int(limit) * base_skip if cap is None else min(cap, int(limit) * base_skip)
-        shape = tuple(base.observation_space.shape)
-        obs_type = {3: "rgb", 2: "grayscale", 1: "ram"}[len(shape)]
-        size: list[int] | None = None
-        if ap is not None:
-            obs_type = "grayscale" if ap.grayscale_obs else "rgb"
-            screen = ap.screen_size
-            size = [int(screen), int(screen)] if isinstance(screen, int) else [int(screen[1]), int(screen[0])]
-        return Settings(
-            package=f"gymnasium {gym.__version__} + ale-py {version('ale-py')}", env_id=str(env["env_id"]),
-            frameskip=frameskip, max_pool=ap is not None and int(ap.frame_skip) > 1,
-            repeat_action_probability=_float32(ale.getFloat("repeat_action_probability")),
-            full_action_space=int(base.action_space.n) == len(ale.getLegalActionSet()), max_episode_frames=cap,
-            noop_starts=noop_range(int(ap.noop_max), False) if ap is not None else [0, 0],
-            episodic_life=bool(ap.terminal_on_life_loss) if ap is not None else False,
-            reward_clip=any(isinstance(w, gym.wrappers.ClipReward) for w in chain), fire_on_reset=False,
-            obs_type=obs_type, obs_size=size, frame_stack=int(stack.stack_size) if stack is not None else 1,
-            grayscale="ALE grayscale palette" if obs_type == "grayscale" else "none",
-            resize="cv2 INTER_AREA" if ap is not None else "none")
-    finally:
-        built.close()
+        return {"package": f"vizdoom {vizdoom.__version__}", "env_id": str(env.get("env_id"))}
+    return settings_of(f"gymnasium {gym.__version__} + ale-py {ale_py.__version__}", env["env_id"], built)
 
 
 class GymSimulator:
@@ -82,7 +42,7 @@ class GymSimulator:
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
         """Return the identity: nothing to check beyond what :func:`evaltk.envs.describe` already did."""
-        return self.identity(info.env)
+        return {"simulator": self.name, "settings": _settings(info.env, info.built)}
 
     def deterministic(self) -> GymSimulator:
         """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""
@@ -94,9 +54,7 @@ class GymSimulator:
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return gymnasium + ale-py's settings for ``env`` (Doom scenarios: the package only)."""
-        if env.get("family") != "atari":
-            return {"package": f"vizdoom {version('vizdoom')}", "env_id": str(env.get("env_id"))}
-        return built_settings(env).to_dict()
+        return _settings(env, describe(env).built if env.get("family") == "atari" else None)
 
     def identity(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the name and the effective settings (gymnasium's and ale-py's versions among them)."""

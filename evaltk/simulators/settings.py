@@ -21,17 +21,16 @@ Every simulator reports a :class:`Settings` (``to_dict`` keys in :data:`FIELDS` 
 ``resize``                    how the screen is resized (``cv2 INTER_AREA``; ``none``)
 ============================  ====================================================================
 
-Each simulator reads them from what it runs (``docs/simulators.md``); a setting a side does not report
-(a factory that declares nothing) or a table does not record is :data:`UNKNOWN`. :func:`difference_rows`
-is the one diff of settings (simulator settings here, flattened env specs in :mod:`evaltk.table_comparison`);
-:func:`align_env` rewrites a reference env dict to a simulator's settings where gymnasium + ale-py can
-express them and lists the rest.
+Each simulator reads them from what it runs (``docs/simulators.md``); :func:`settings_of` is the one rule
+from the facts a gymnasium + ale-py pipeline states (an env dict's, :func:`env_facts`, or a built env's) to
+settings. A setting a side does not report (a factory that declares nothing) or a table does not record is
+:data:`UNKNOWN`. :func:`difference_rows` is the one diff of settings (simulator settings here, flattened env
+specs in :mod:`evaltk.table_comparison`); :func:`align_env` rewrites a reference env dict to a simulator's
+settings where gymnasium + ale-py can express them and lists the rest.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -71,19 +70,6 @@ class Settings:
 FIELDS = tuple(Settings.__dataclass_fields__)
 
 
-def version(package: str) -> str:
-    """Return ``package``'s installed version, or ``not installed``."""
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def versions(packages: Iterable[str]) -> dict[str, str]:
-    """Return each of ``packages``' installed version (:func:`version`), by name."""
-    return {package: version(package) for package in packages}
-
-
 def noop_range(noop_max: int, fire: bool) -> list[int]:
     """Return ``[low, high]`` NOOPs a reset draws from for ``noop_max`` (one reset frame goes to FIRE when ``fire``)."""
     if noop_max <= 0:
@@ -103,35 +89,62 @@ def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def reference_settings(env: dict[str, Any], *, package: str) -> Settings:
-    """Return the settings of gymnasium + ale-py (or an emulator reproducing it, ``package``) for an env dict."""
+def env_facts(env: dict[str, Any]) -> dict[str, Any]:
+    """Return the facts (:func:`settings_of`) an Atari env dict states, with gymnasium's step limit for its id."""
     import gymnasium as gym
 
     kwargs, pre = env["kwargs"], env["preprocessing"]
     ap = pre["atari_preprocessing"]
-    frameskip = int(ap["frame_skip"]) if ap is not None else int(kwargs["frameskip"])
-    cap = kwargs["max_num_frames_per_episode"]
-    limit = gym.spec(env["env_id"]).max_episode_steps
-    if limit is not None:  # gymnasium's TimeLimit counts base-env steps of kwargs.frameskip frames
-        frames = int(limit) * int(kwargs["frameskip"])
+    return {"frameskip": kwargs["frameskip"], "max_num_frames": kwargs["max_num_frames_per_episode"],
+            "max_episode_steps": gym.spec(env["env_id"]).max_episode_steps,
+            "repeat_action_probability": kwargs["repeat_action_probability"],
+            "full_action_space": kwargs["full_action_space"], "obs_type": kwargs["obs_type"],
+            "atari_preprocessing": None if ap is None else {k: ap[k] for k in AP_FACTS},
+            "frame_stack": pre["frame_stack"], "reward_clip": False}
+
+
+AP_FACTS = ("frame_skip", "noop_max", "terminal_on_life_loss", "screen_size", "grayscale_obs")
+"""The ``AtariPreprocessing`` options the settings depend on."""
+
+
+def settings_of(package: str, env_id: str, facts: dict[str, Any]) -> dict[str, Any]:
+    """Return the settings (``to_dict`` form) of a gymnasium + ale-py pipeline from the ``facts`` it states.
+
+    ``facts``: ``frameskip`` (the base env's), ``max_num_frames`` (ALE's cap, None: none), ``max_episode_steps``
+    (gymnasium's step limit, None: none), ``repeat_action_probability``, ``full_action_space``, ``obs_type``
+    (the base env's), ``atari_preprocessing`` (None, or its :data:`AP_FACTS` options), ``frame_stack`` and
+    ``reward_clip``. The one rule for both an env dict (:func:`env_facts`) and a built env (the gym simulator).
+    """
+    ap = facts["atari_preprocessing"]
+    frameskip = int(ap["frame_skip"]) if ap is not None else int(facts["frameskip"])
+    cap = facts["max_num_frames"]
+    limit = facts["max_episode_steps"]
+    if limit is not None:  # gymnasium's TimeLimit counts base-env steps of the base env's frameskip frames
+        frames = int(limit) * int(facts["frameskip"])
         cap = frames if cap is None else min(int(cap), frames)
     if ap is not None:
-        gray = bool(ap["grayscale_obs"])
         size = ap["screen_size"]
         obs_size: list[int] | None = [int(size), int(size)] if isinstance(size, int) else [int(size[1]), int(size[0])]
-        obs_type = "grayscale" if gray else "rgb"
-        noop = noop_range(int(ap["noop_max"]), False)
-        life = bool(ap["terminal_on_life_loss"])
+        obs_type = "grayscale" if ap["grayscale_obs"] else "rgb"
+        noop, life = noop_range(int(ap["noop_max"]), False), bool(ap["terminal_on_life_loss"])
     else:
-        obs_type, obs_size, noop, life = str(kwargs["obs_type"]), None, [0, 0], False
-    return Settings(
-        package=package, env_id=str(env["env_id"]), frameskip=frameskip, max_pool=ap is not None and frameskip > 1,
-        repeat_action_probability=float(kwargs["repeat_action_probability"]),
-        full_action_space=bool(kwargs["full_action_space"]), max_episode_frames=None if cap is None else int(cap),
-        noop_starts=noop, episodic_life=life, reward_clip=False, fire_on_reset=False, obs_type=obs_type,
-        obs_size=obs_size, frame_stack=int(pre["frame_stack"]),
+        obs_type, obs_size, noop, life = str(facts["obs_type"]), None, [0, 0], False
+    return asdict(Settings(
+        package=package, env_id=str(env_id), frameskip=frameskip, max_pool=ap is not None and frameskip > 1,
+        repeat_action_probability=float(facts["repeat_action_probability"]),
+        full_action_space=bool(facts["full_action_space"]), max_episode_frames=None if cap is None else int(cap),
+        noop_starts=noop, episodic_life=life, reward_clip=bool(facts["reward_clip"]), fire_on_reset=False,
+        obs_type=obs_type, obs_size=obs_size, frame_stack=int(facts["frame_stack"]),
         grayscale="ALE grayscale palette" if obs_type == "grayscale" else "none",
-        resize="cv2 INTER_AREA" if ap is not None else "none")
+        resize="cv2 INTER_AREA" if ap is not None else "none"))
+
+
+def reference_settings(env: dict[str, Any], *, package: str, read: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the settings (``to_dict`` form) gymnasium + ale-py runs an Atari env dict with, as ``package``.
+
+    ``read``: settings an emulator reproducing it (``package``) read from what it built, in place of the dict's.
+    """
+    return {**settings_of(package, env["env_id"], env_facts(env)), **(read or {})}
 
 
 def difference_rows(sim: dict[str, Any], reference: dict[str, Any],
@@ -186,7 +199,7 @@ def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
     aligned: list[str] = []
     missing: list[tuple[str, str]] = []
     for key in FIELDS:
-        want, have = sim.get(key, UNKNOWN), getattr(ref, key)
+        want, have = sim.get(key, UNKNOWN), ref[key]
         if key in IDENTITY_FIELDS or _unknown(want) or want == have:
             continue
         if key == "repeat_action_probability":

@@ -9,7 +9,6 @@ import pytest
 
 from evaltk.envs import describe, env_for_id
 from evaltk.simulators import get
-from evaltk.simulators.gym_ale import built_settings
 from evaltk.simulators.settings import UNKNOWN, difference_rows, reference_settings
 
 A2C = Path(__file__).resolve().parents[3] / "suites" / "checkpoints" / "a2c_breakout"
@@ -19,9 +18,8 @@ A2C = Path(__file__).resolve().parents[3] / "suites" / "checkpoints" / "a2c_brea
 def test_gym_settings_are_read_from_the_built_env_and_agree_with_the_env_dict(source: str) -> None:
     env_dict = json.loads((A2C / "policy.json").read_text())["env"] if source == "a2c" else env_for_id("ALE/Pong-v5")
     env = describe(env_dict).env
-    built = built_settings(env)
-    assert built == reference_settings(env, package=built.package)
-    assert get("gym").settings(env) == built.to_dict()
+    built = get("gym").settings(env)
+    assert built == reference_settings(env, package=built["package"])
 
 
 def test_gym_settings_follow_the_wrappers_applied() -> None:
@@ -30,9 +28,9 @@ def test_gym_settings_follow_the_wrappers_applied() -> None:
     env["preprocessing"] = {**env["preprocessing"], "frame_stack": 2,
                             "atari_preprocessing": {**env["preprocessing"]["atari_preprocessing"], "noop_max": 7,
                                                     "terminal_on_life_loss": True}}
-    got = built_settings(env)
-    assert (got.repeat_action_probability, got.full_action_space, got.frame_stack) == (0.1, True, 2)
-    assert (got.noop_starts, got.episodic_life) == ([1, 7], True)
+    got = get("gym").settings(env)
+    assert (got["repeat_action_probability"], got["full_action_space"], got["frame_stack"]) == (0.1, True, 2)
+    assert (got["noop_starts"], got["episodic_life"]) == ([1, 7], True)
 
 
 def test_one_diff_one_unknown() -> None:
