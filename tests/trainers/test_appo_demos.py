@@ -217,3 +217,16 @@ def test_marked_players_differ_from_the_pixels_only_where_a_player_is_painted(tm
     assert doom.scenario_from_env_spec(doom.env_spec(doom.SCENARIOS["duel_bots_marked"])).mark_players
     with pytest.raises(SpecError, match="mark_players"):
         bc.check_demos(tmp_path / "duel", doom.SCENARIOS["duel_bots_marked"])
+
+
+@pytest.mark.vizdoom
+def test_the_shipped_duel_agent_sees_marked_players_in_a_tournament_game() -> None:
+    """The tournament player builds the shipped checkpoint's game from its scenario: labels on, players painted."""
+    shipped = Path(__file__).resolve().parents[2] / "suites" / "checkpoints" / "appo_duel"
+    spec = player.PlayerSpec(slot=0, num_players=1, port=doom.free_udp_port(), map="map01", agent=str(shipped),
+                             name="A0", seed=1, policy_seed=2, timelimit_min=0.02, fraglimit=0, frameskip=4,
+                             bots=("Rambo",))
+    driver = player._Driver(spec)
+    assert driver.scenario is not None
+    assert driver.scenario.mark_players
+    assert driver.game.is_labels_buffer_enabled()
