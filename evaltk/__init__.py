@@ -7,3 +7,13 @@ Subpackages: :mod:`evaltk.checkpoint` (self-describing checkpoints), :mod:`evalt
 """
 
 __version__ = "0.1.0"
+
+
+def installed_version(distribution: str) -> str | None:
+    """Return the installed version of ``distribution`` (``importlib.metadata``), or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None

@@ -345,27 +345,18 @@ def _git_hash() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def _version(dist: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return None
-
-
 def default_provenance(**extra: Any) -> dict[str, Any]:
     """Return provenance fields every checkpoint should carry (time, git hash, versions) plus ``extra``."""
     import ale_py
     import gymnasium
     import numpy
 
-    from evaltk import __version__
+    from evaltk import __version__, installed_version
 
     prov: dict[str, Any] = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_hash": _git_hash(),
-        "versions": {"evaltk": __version__, "python": platform.python_version(), "torch": _version("torch"),
+        "versions": {"evaltk": __version__, "python": platform.python_version(), "torch": installed_version("torch"),
                      "numpy": numpy.__version__, "gymnasium": gymnasium.__version__, "ale_py": ale_py.__version__},
     }
     prov.update(extra)

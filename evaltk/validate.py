@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib.metadata
 import json
 import platform
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from evaltk import installed_version
 from evaltk.envs import EnvInfo
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
@@ -110,12 +110,7 @@ class Side:
 
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that decide an episode's outcome (``not installed``), and Python's."""
-    found = {}
-    for package in VERSIONED_PACKAGES:
-        try:
-            found[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            found[package] = "not installed"
+    found = {package: installed_version(package) or "not installed" for package in VERSIONED_PACKAGES}
     return {**found, "python": platform.python_version()}
 
 

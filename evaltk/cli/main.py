@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import os
 import sys
 import traceback
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from evaltk import __version__
+from evaltk import __version__, installed_version
 from evaltk.errors import CheckpointWarning, EvaltkError
 
 DEBUG_ENV = "EVALTK_DEBUG"
@@ -40,9 +39,8 @@ def version_text() -> str:
     for shown, distributions in VERSION_REPORT:
         found = "not installed"
         for distribution in distributions:
-            try:
-                version = importlib.metadata.version(distribution)
-            except importlib.metadata.PackageNotFoundError:
+            version = installed_version(distribution)
+            if version is None:
                 continue
             found = version if distribution == shown.lower() else f"{version} ({distribution})"
             break
