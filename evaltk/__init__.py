@@ -6,14 +6,19 @@ Subpackages: :mod:`evaltk.checkpoint` (self-describing checkpoints), :mod:`evalt
 :mod:`evaltk.tournament` (Doom matches and ratings) and :mod:`evaltk.cli` (the ``evaltk`` command).
 """
 
+from collections.abc import Iterable
+
 __version__ = "0.1.0"
 
 
-def installed_version(distribution: str) -> str | None:
-    """Return the installed version of ``distribution`` (``importlib.metadata``), or None when it is not installed."""
+def installed_versions(distributions: Iterable[str]) -> dict[str, str | None]:
+    """Return each distribution's installed version (``importlib.metadata``), None for one that is not installed."""
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return None
+    found: dict[str, str | None] = {}
+    for name in distributions:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found

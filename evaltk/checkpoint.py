@@ -351,13 +351,14 @@ def default_provenance(**extra: Any) -> dict[str, Any]:
     import gymnasium
     import numpy
 
-    from evaltk import __version__, installed_version
+    from evaltk import __version__, installed_versions
 
     prov: dict[str, Any] = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "git_hash": _git_hash(),
-        "versions": {"evaltk": __version__, "python": platform.python_version(), "torch": installed_version("torch"),
-                     "numpy": numpy.__version__, "gymnasium": gymnasium.__version__, "ale_py": ale_py.__version__},
+        "versions": {"evaltk": __version__, "python": platform.python_version(),
+                     "torch": installed_versions(["torch"])["torch"], "numpy": numpy.__version__,
+                     "gymnasium": gymnasium.__version__, "ale_py": ale_py.__version__},
     }
     prov.update(extra)
     return prov

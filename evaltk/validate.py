@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from evaltk import installed_version
+from evaltk import installed_versions
 from evaltk.envs import EnvInfo
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
@@ -110,7 +110,7 @@ class Side:
 
 def package_versions() -> dict[str, str]:
     """Installed versions of the packages that decide an episode's outcome (``not installed``), and Python's."""
-    found = {package: installed_version(package) or "not installed" for package in VERSIONED_PACKAGES}
+    found = {package: version or "not installed" for package, version in installed_versions(VERSIONED_PACKAGES).items()}
     return {**found, "python": platform.python_version()}
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from evaltk import __version__, installed_version
+from evaltk import __version__, installed_versions
 from evaltk.errors import CheckpointWarning, EvaltkError
 
 DEBUG_ENV = "EVALTK_DEBUG"
@@ -36,10 +36,11 @@ VERSION_REPORT = (("ale-py", ("ale-py",)), ("ViZDoom", ("vizdoom",)), ("torch", 
 def version_text() -> str:
     """Return the ``--version`` report: evaltk's version and folder, then a line per :data:`VERSION_REPORT` entry."""
     lines = [f"evaltk {__version__} ({Path(__file__).resolve().parents[1]})"]
+    installed = installed_versions(d for _, distributions in VERSION_REPORT for d in distributions)
     for shown, distributions in VERSION_REPORT:
         found = "not installed"
         for distribution in distributions:
-            version = installed_version(distribution)
+            version = installed[distribution]
             if version is None:
                 continue
             found = version if distribution == shown.lower() else f"{version} ({distribution})"
