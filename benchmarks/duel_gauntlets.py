@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from conformance.bots_case import frags_per_minute
 from evaltk.stats.tests_two_sample import welch_ci, welch_t
-from evaltk.tournament.player import TICS_PER_SECOND
+from evaltk.tournament.formats import gauntlet_outcome
 from evaltk.tournament.ratings import wilson_interval
 
 
@@ -45,14 +46,9 @@ def load(path: Path) -> Gauntlet:
     rows = [r for r in rows if r["outcome"] == "played"]
     if not rows:
         raise SystemExit(f"{file}: no played match")
-    fpm, outcomes, seeds = [], [], []
-    for row in rows:
-        agent = next(p for p in row["participants"] if p["kind"] == "agent")
-        best_bot = max(p["frags"] for p in row["participants"] if p["kind"] == "bot")
-        fpm.append(agent["frags"] / (row["duration_tics"] / TICS_PER_SECOND / 60.0))
-        outcomes.append(1.0 if agent["frags"] > best_bot else 0.5 if agent["frags"] == best_bot else 0.0)
-        seeds.append(int(row["spec"]["seed"]))
-    return Gauntlet(str(agent["agent"]), tuple(seeds), tuple(fpm), tuple(outcomes))
+    agent = next(p for p in rows[0]["participants"] if p["kind"] == "agent")
+    return Gauntlet(str(agent["agent"]), tuple(int(r["spec"]["seed"]) for r in rows),
+                    tuple(float(x) for x in frags_per_minute(rows)), tuple(gauntlet_outcome(r) for r in rows))
 
 
 @dataclass(frozen=True)
