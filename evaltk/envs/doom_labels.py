@@ -16,7 +16,7 @@ import numpy as np
 PLAYER_LABEL = "DoomPlayer"
 #: Labels-buffer value of the player's own weapon sprite (labelled :data:`PLAYER_LABEL`; not an enemy).
 SELF_LABEL_VALUE = 255
-#: The colour (RGB) other players' pixels are painted in a marked observation: not in Doom's palette.
+#: The colour (RGB) other players' pixels are painted in a marked observation (pure magenta, chosen to stand out).
 MARK_RGB = (255, 0, 255)
 
 
