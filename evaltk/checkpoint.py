@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -311,29 +311,6 @@ def load(directory: str | Path) -> Checkpoint:
                               "re-export the checkpoint") from None
     _check_tensors(weights, tensors)
     return Checkpoint(path=path, spec=spec, tensors=dict(tensors))
-
-
-def check_tensor_shapes(ckpt: Checkpoint, expected: Mapping[str, Sequence[int]]) -> None:
-    """Check that ``ckpt`` holds exactly the tensors in ``expected`` with those shapes.
-
-    Models call this from ``from_checkpoint`` with the shapes their ``model_kwargs`` imply; a mismatch
-    raises :class:`CheckpointError` naming the tensor, the expected and the found shape.
-    """
-    where = ckpt.path if ckpt.path is not None else ckpt.spec.model_class
-    missing = sorted(set(expected) - set(ckpt.tensors))
-    if missing:
-        raise CheckpointError(f"checkpoint {where} lacks tensor(s) {', '.join(missing)} that "
-                              f"{ckpt.spec.model_class} with model_kwargs {ckpt.spec.model_kwargs} needs")
-    extra = sorted(set(ckpt.tensors) - set(expected))
-    if extra:
-        raise CheckpointError(f"checkpoint {where} has unexpected tensor(s) {', '.join(extra)} for "
-                              f"{ckpt.spec.model_class}: it was saved by a different model")
-    for name, shape in expected.items():
-        found = tuple(ckpt.tensors[name].shape)
-        if found != tuple(shape):
-            raise CheckpointError(
-                f"checkpoint {where}: tensor {name!r} has shape {list(found)}, expected {list(shape)} from "
-                f"model_kwargs {ckpt.spec.model_kwargs}: the weights do not match the declared model")
 
 
 def _git_hash() -> str | None:

@@ -34,7 +34,7 @@ from evaltk.seeding import episode_seed
 from evaltk.simulators import Simulator, resolve_all
 
 SIMULATOR_FILE = "simulator.json"
-"""The simulator's effective settings (:mod:`evaltk.simulators.settings`), next to the score table."""
+"""The simulator's effective settings (:mod:`evaltk.envs.atari_settings`), next to the score table."""
 DOOM_SIMULATOR = "vizdoom"
 """The simulator recorded for Doom evaluations (``--sim gym``, the default, runs ViZDoom for Doom envs)."""
 

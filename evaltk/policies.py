@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -163,6 +163,30 @@ def load_policy(ref: str | Path, *, env: dict[str, Any] | None = None, device: s
     return policy
 
 
+def check_tensor_shapes(ckpt: Checkpoint, expected: Mapping[str, Sequence[int]]) -> None:
+    """Check that ``ckpt`` holds exactly the tensors in ``expected`` with those shapes.
+
+    Part of the ``from_checkpoint`` contract :func:`load_policy` calls: a model class calls this with the
+    shapes its ``model_kwargs`` imply before it loads the tensors; a mismatch raises :class:`CheckpointError`
+    naming the tensor, the expected and the found shape.
+    """
+    where = ckpt.path if ckpt.path is not None else ckpt.spec.model_class
+    missing = sorted(set(expected) - set(ckpt.tensors))
+    if missing:
+        raise CheckpointError(f"checkpoint {where} lacks tensor(s) {', '.join(missing)} that "
+                              f"{ckpt.spec.model_class} with model_kwargs {ckpt.spec.model_kwargs} needs")
+    extra = sorted(set(ckpt.tensors) - set(expected))
+    if extra:
+        raise CheckpointError(f"checkpoint {where} has unexpected tensor(s) {', '.join(extra)} for "
+                              f"{ckpt.spec.model_class}: it was saved by a different model")
+    for name, shape in expected.items():
+        found = tuple(ckpt.tensors[name].shape)
+        if found != tuple(shape):
+            raise CheckpointError(
+                f"checkpoint {where}: tensor {name!r} has shape {list(found)}, expected {list(shape)} from "
+                f"model_kwargs {ckpt.spec.model_kwargs}: the weights do not match the declared model")
+
+
 def _build(cls: Any, ckpt: Checkpoint, device: str) -> Any:
     """Call ``cls.from_checkpoint``; a model that cannot be built from the checkpoint raises :class:`CheckpointError`.
 
@@ -170,7 +194,7 @@ def _build(cls: Any, ckpt: Checkpoint, device: str) -> Any:
     ``model_kwargs`` that disagree with the stored tensors (a huge or negative layer size, a missing
     key) are refused before anything real is allocated. An operation the meta device does not support
     (``NotImplementedError``/``RuntimeError``, e.g. creating a generator there) ends the probe, which
-    has by then checked the shapes (models call :func:`~evaltk.checkpoint.check_tensor_shapes` before
+    has by then checked the shapes (models call :func:`check_tensor_shapes` before
     loading). In the real build, a ``RuntimeError`` propagates unchanged.
     """
     import torch

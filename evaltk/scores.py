@@ -398,7 +398,8 @@ def _refuse_simulator(out: Path, old: Any, new: dict[str, Any]) -> None:
     """Refuse rows of a simulator whose identity differs from the one that wrote the table (module docstring)."""
     if not isinstance(old, dict) or old == new:
         return
-    from evaltk.simulators.settings import UNKNOWN, flatten
+    from evaltk.envs.atari_settings import UNKNOWN
+    from evaltk.simulators.settings_diff import flatten
 
     was, now = flatten(old), flatten(new)
     changed = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))

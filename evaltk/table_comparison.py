@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.margin import MarginKind
 from evaltk.scores import ScoreTable, read_scores
-from evaltk.simulators.settings import UNKNOWN, difference_rows, flatten
+from evaltk.simulators.settings_diff import difference_rows, flatten
 from evaltk.stats.checks import FloatArray
 from evaltk.verdict import MIN_EPISODES, CompareError, Comparison, compare
 
@@ -70,8 +71,8 @@ def spec_rows(sim: dict[str, Any], reference: dict[str, Any]) -> list[dict[str, 
     """Put the two specs side by side (flattened): one row per setting, ``differs`` True where the values differ.
 
     ``versions_now`` is left out (it only explains resumed rows). Settings a baseline does not record
-    show :data:`~evaltk.simulators.settings.UNKNOWN` and are not counted as differences
-    (:func:`~evaltk.simulators.settings.difference_rows`, the one settings diff).
+    show :data:`~evaltk.envs.atari_settings.UNKNOWN` and are not counted as differences
+    (:func:`~evaltk.simulators.settings_diff.difference_rows`, the one settings diff).
     """
     a = flatten({k: v for k, v in sim.items() if k != "versions_now"})
     b = flatten({k: v for k, v in reference.items() if k != "versions_now"})

@@ -29,13 +29,13 @@ import numpy as np
 
 from evaltk import installed_versions
 from evaltk.envs import EnvInfo
+from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.errors import EvaltkError
 from evaltk.evaluate import EvalResult, ProgressFn, run_plan, summarize
 from evaltk.locations import table_provenance
 from evaltk.plan import EvalConfig, EvalRequest, EvaluationPlan, plan, plan_all
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import Simulator, resolve_all
-from evaltk.simulators.settings import UNKNOWN
 from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows

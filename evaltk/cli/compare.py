@@ -87,8 +87,7 @@ def _print_sequential(result: Any) -> None:
 
 def _print_settings(a: Path, b: Path, payload: dict[str, Any]) -> None:
     """Print the simulator settings that differ between the two tables (where evaltk evaluate recorded them)."""
-    from evaltk.simulators.settings import difference_rows
-    from evaltk.simulators.settings_diff import difference_lines, table_settings
+    from evaltk.simulators.settings_diff import difference_lines, difference_rows, table_settings
 
     sa, sb = table_settings(a), table_settings(b)
     for line in difference_lines(sa, sb):

@@ -26,8 +26,9 @@ class EnvInfo:
     obs_spec: dict[str, Any]
     action_spec: dict[str, Any]
     action_meanings: list[str] | None
-    built: dict[str, Any] | None = None
-    """Atari: what the env the dict builds states about itself (:func:`evaltk.envs.atari.built_facts`); Doom: None."""
+    settings: dict[str, Any] | None = None
+    """Atari: the effective settings gymnasium + ale-py runs the env with (:mod:`evaltk.envs.atari_settings`), read
+    from the env the dict builds; Doom: None."""
 
 
 def describe(env: dict[str, Any], *, policy: CheckpointSpec | None = None) -> EnvInfo:
@@ -46,8 +47,9 @@ def _describe(env: dict[str, Any]) -> EnvInfo:
     if family == "atari":
         from evaltk.envs import atari
 
-        resolved, obs_spec, action_spec, meanings, built = atari.describe(env)
-        return EnvInfo(env=resolved, obs_spec=obs_spec, action_spec=action_spec, action_meanings=meanings, built=built)
+        resolved, obs_spec, action_spec, meanings, settings = atari.describe(env)
+        return EnvInfo(env=resolved, obs_spec=obs_spec, action_spec=action_spec, action_meanings=meanings,
+                       settings=settings)
     if family == "doom":
         try:
             from evaltk.envs import doom

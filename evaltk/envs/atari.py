@@ -30,6 +30,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from evaltk.envs.atari_settings import settings_of
 from evaltk.errors import SpecError
 from gpu_env import mt19937
 
@@ -228,7 +229,7 @@ def _float32(value: float) -> float:
 
 
 def built_facts(built: gym.Env[Any, Any]) -> dict[str, Any]:
-    """Return what a built env states about itself (the facts :func:`evaltk.simulators.settings.settings_of` reads).
+    """Return what a built env states about itself (the facts :func:`evaltk.envs.atari_settings.settings_of` reads).
 
     ALE's own values through its public getters (sticky actions, frame cap, legal action set), the gymnasium
     spec (base frame skip, step limit) and the wrappers applied (``AtariPreprocessing``'s options, the frame
@@ -266,20 +267,29 @@ def _describe_cached(key: str) -> tuple[str, str, str, str, str]:
         action_spec = {"type": "discrete", "n": int(action_space.n)}
         base: Any = env.unwrapped
         meanings = list(base.get_action_meanings())
-        built = built_facts(env)
+        settings = settings_of(reference_package(), spec["env_id"], built_facts(env))
     finally:
         env.close()
-    return (json.dumps(spec), json.dumps(obs_spec), json.dumps(action_spec), json.dumps(meanings), json.dumps(built))
+    return (json.dumps(spec), json.dumps(obs_spec), json.dumps(action_spec), json.dumps(meanings),
+            json.dumps(settings))
 
 
 def describe(env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str], dict[str, Any]]:
-    """Return ``(resolved env, obs_spec, action_spec, action_meanings, built)`` of an Atari env dict.
+    """Return ``(resolved env, obs_spec, action_spec, action_meanings, settings)`` of an Atari env dict.
 
-    ``built``: what the env it builds states about itself (:func:`built_facts`), read from that one build.
+    ``settings``: the effective settings (:mod:`evaltk.envs.atari_settings`) gymnasium + ale-py runs it with, read
+    from what the env it builds states about itself (:func:`built_facts`) in that one build.
     """
     parts = _describe_cached(json.dumps(env, sort_keys=True))
-    resolved, obs_spec, action_spec, meanings, built = (json.loads(p) for p in parts)
-    return resolved, obs_spec, action_spec, meanings, built
+    resolved, obs_spec, action_spec, meanings, settings = (json.loads(p) for p in parts)
+    return resolved, obs_spec, action_spec, meanings, settings
+
+
+def reference_package() -> str:
+    """Return the reference's package as settings name it: ``gymnasium X + ale-py Y``."""
+    import ale_py
+
+    return f"gymnasium {gym.__version__} + ale-py {ale_py.__version__}"
 
 
 _TRUE = struct.pack("<I", 0xFAB1FAB2)  # how ALE's Serializer writes bool true

@@ -37,7 +37,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+from evaltk.checkpoint import Checkpoint, CheckpointSpec
+from evaltk.policies import check_tensor_shapes
 
 MODEL_CLASS = "evaltk.importers.nets:ImportedPolicy"
 BRANCHES = ("trunk", "policy", "value", "measurements")

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaltk.simulators.settings import UNKNOWN
+from evaltk.envs.atari_settings import UNKNOWN
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 MAX_PAIR_ROWS = 500

@@ -12,7 +12,7 @@
 "Simulator" is evaltk's word for these, in code, options, score tables (the ``simulator`` column and
 setting), reports and suites; "backend" is gpu_env's word for where it emulates (``cpu``, ``cuda``,
 ``ale_py``). Files an older evaltk wrote with ``backend`` for the simulator still read and resume.
-Each simulator reports its effective settings in one schema (:mod:`evaltk.simulators.settings`).
+Each simulator reports its effective settings in one schema (:mod:`evaltk.envs.atari_settings`).
 """
 
 from __future__ import annotations

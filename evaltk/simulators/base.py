@@ -56,7 +56,7 @@ class Simulator(Protocol):
         """
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return the effective settings for a resolved env dict, in :data:`evaltk.simulators.settings.FIELDS`."""
+        """Return the effective settings for a resolved env dict, in :data:`evaltk.envs.atari_settings.FIELDS`."""
 
     def identity(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return what a resumed score table must match (:func:`evaltk.scores.open_table`).

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from evaltk.envs import EnvInfo, describe
+from evaltk.envs.atari_settings import UNKNOWN, Settings, noop_range
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
-from evaltk.simulators.settings import UNKNOWN, Settings, noop_range
 from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
 
 INSTALL_HINT = "pip install 'evaltk[envpool]' (EnvPool 1.2.5 wheels exist for Linux x86-64, CPython 3.8-3.12)"

@@ -17,7 +17,7 @@ A table's manifest records the factory's identity (:meth:`FactorySimulator.ident
 declares and a SHA-256 of its module's source file, so a resume after the module changed is refused.
 
 A factory may describe its settings: an attribute ``evaltk_settings`` on the callable, a function of
-``spec`` returning a dict of :data:`evaltk.simulators.settings.FIELDS`; settings it does not give are
+``spec`` returning a dict of :data:`evaltk.envs.atari_settings.FIELDS`; settings it does not give are
 ``unknown`` in tables (and never counted as differences).
 """
 
@@ -37,8 +37,8 @@ import gymnasium as gym
 import numpy as np
 
 from evaltk.envs import EnvInfo
+from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
-from evaltk.simulators.settings import UNKNOWN
 from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
 
 PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")

@@ -4,7 +4,8 @@ Settings (:meth:`GpuEnvSimulator.settings`) are read from the vector env ``make_
 them publicly: sticky actions and the frame cap (its ``batch``), the action set (``single_action_space``: 18
 actions is the full set), the frame stack and screen size (``single_observation_space``). The rest (frame
 skip, NOOP starts, life loss, grayscale and resize method) are the options evaltk passed to ``make_vec``
-(:func:`evaltk.envs.gpu_vector.make_vec_kwargs`), which gpu_env does not report back.
+(:func:`evaltk.envs.gpu_vector.make_vec_kwargs`), which gpu_env does not report back: for those it reports
+the reference's settings of the same env dict (``EnvInfo.settings``), whose options it was given.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 from evaltk import __version__
-from evaltk.envs import EnvInfo
+from evaltk.envs import EnvInfo, describe
 from evaltk.envs.gpu_vector import GpuEnvEpisodeVector, make_vec_kwargs
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
 from evaltk.simulators.factory import FactoryRunner
-from evaltk.simulators.settings import reference_settings
 from evaltk.simulators.slots import EpisodeRunner
 
 FULL_ACTIONS = 18
 """The Atari 2600's full action set: ALE's legal actions (``full_action_space``)."""
+PACKAGE = f"gpu_env {__version__} (CPU backend)"
+"""The package that emulates, as settings name it (evaltk's version, which ships gpu_env)."""
 
 
 class GpuEnvSimulator:
@@ -33,7 +35,7 @@ class GpuEnvSimulator:
         if info.env.get("family") != "atari":
             raise SimulatorError(f"gpu_env runs Atari envs only, and {info.env.get('env_id')} is a "
                                  f"{info.env.get('family')} env: use --sim gym (ViZDoom) or another simulator")
-        return self.identity(info.env)
+        return {"simulator": self.name, "settings": self._settings(info)}
 
     def deterministic(self) -> GpuEnvSimulator:
         """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""
@@ -49,25 +51,29 @@ class GpuEnvSimulator:
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return gpu_env's settings for ``env``: the built vector env's where it states them (module docstring)."""
-        package = f"gpu_env {__version__} (CPU backend)"
         if env.get("family") != "atari":
-            return reference_settings(env, package=package)
+            return {"package": PACKAGE, "env_id": str(env.get("env_id"))}
+        return self._settings(describe(env))
+
+    def _settings(self, info: EnvInfo) -> dict[str, Any]:
         import gpu_env
 
-        env_id, kwargs = make_vec_kwargs(env)
+        if info.settings is None:
+            raise SimulatorError(f"internal: {info.env.get('env_id')} was described without settings")
+        env_id, kwargs = make_vec_kwargs(info.env)
         vec = gpu_env.make_vec(env_id, 1, backend="cpu", obs_format="numpy", **kwargs)
         try:
             frames = int(vec.batch.max_num_frames_per_episode)
             shape = list(vec.single_observation_space.shape)
             read: dict[str, Any] = {
-                "repeat_action_probability": float(vec.batch.repeat_action_probability),
+                "package": PACKAGE, "repeat_action_probability": float(vec.batch.repeat_action_probability),
                 "full_action_space": int(vec.single_action_space.n) == FULL_ACTIONS,
                 "max_episode_frames": frames if frames > 0 else None}
-            if env["preprocessing"]["atari_preprocessing"] is not None and len(shape) == 3:
+            if info.env["preprocessing"]["atari_preprocessing"] is not None and len(shape) == 3:
                 read.update({"frame_stack": shape[0], "obs_size": shape[1:]})
         finally:
             vec.close()
-        return reference_settings(env, package=package, read=read)
+        return {**info.settings, **read}
 
     def identity(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the name and the effective settings (evaltk's version, which ships gpu_env, among them)."""

@@ -6,33 +6,29 @@ Episodes run in :class:`evaltk.envs.vector.EpisodeVector` slots: episode ``i`` i
 Settings are read from the env ``make_env`` builds: the description (:func:`evaltk.envs.describe`) reads,
 from the env it builds, ALE's own values through its public getters (sticky actions, frame cap, legal action
 set), the gymnasium spec (frame skip, step limit) and the wrappers actually applied (``AtariPreprocessing``'s
-NOOPs, life loss, screen size; the frame stack; a ``ClipReward``) into ``EnvInfo.built``, and
-:func:`evaltk.simulators.settings.settings_of` turns them into settings.
+NOOPs, life loss, screen size; the frame stack; a ``ClipReward``), and turns them into ``EnvInfo.settings``
+(:func:`evaltk.envs.atari_settings.settings_of`), which this simulator reports as they are.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import ale_py
-import gymnasium as gym
-
 from evaltk.envs import EnvInfo, describe
 from evaltk.envs.atari import make_env
 from evaltk.envs.vector import EpisodeVector
 from evaltk.simulators.base import EpisodeSlots
 from evaltk.simulators.factory import FactoryRunner
-from evaltk.simulators.settings import settings_of
 from evaltk.simulators.slots import EpisodeRunner
 
 
-def _settings(env: dict[str, Any], built: dict[str, Any] | None) -> dict[str, Any]:
-    """Return the settings of an env dict from what its built env stated (``EnvInfo.built``; Doom: the package only)."""
-    if built is None:
+def _settings(env: dict[str, Any], settings: dict[str, Any] | None) -> dict[str, Any]:
+    """Return an env dict's settings: its description's ``EnvInfo.settings`` (Doom: the package only)."""
+    if settings is None:
         import vizdoom
 
         return {"package": f"vizdoom {vizdoom.__version__}", "env_id": str(env.get("env_id"))}
-    return settings_of(f"gymnasium {gym.__version__} + ale-py {ale_py.__version__}", env["env_id"], built)
+    return settings
 
 
 class GymSimulator:
@@ -42,7 +38,7 @@ class GymSimulator:
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
         """Return the identity: nothing to check beyond what :func:`evaltk.envs.describe` already did."""
-        return {"simulator": self.name, "settings": _settings(info.env, info.built)}
+        return {"simulator": self.name, "settings": _settings(info.env, info.settings)}
 
     def deterministic(self) -> GymSimulator:
         """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""
@@ -54,7 +50,7 @@ class GymSimulator:
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return gymnasium + ale-py's settings for ``env`` (Doom scenarios: the package only)."""
-        return _settings(env, describe(env).built if env.get("family") == "atari" else None)
+        return _settings(env, describe(env).settings if env.get("family") == "atari" else None)
 
     def identity(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the name and the effective settings (gymnasium's and ale-py's versions among them)."""

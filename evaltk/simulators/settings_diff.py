@@ -1,18 +1,124 @@
-"""The settings section of a validation: both simulators' effective settings, their differences, the alignment.
+"""The one diff of settings, and ``--align``: both simulators' effective settings side by side.
 
-:func:`settings_section` builds the ``simulator_settings`` object of ``evaltk validate``'s report;
-:func:`aligned_reference_env` gives the reference env dict for ``--align``.
+:func:`difference_rows` is the one diff of settings (simulator settings, in the schema of
+:mod:`evaltk.envs.atari_settings`, and flattened env specs in :mod:`evaltk.table_comparison`); a key a side
+lacks shows :data:`~evaltk.envs.atari_settings.UNKNOWN` and never differs. :func:`settings_section` builds
+the ``simulator_settings`` object of ``evaltk validate``'s report; :func:`align_env` rewrites a reference env
+dict to a simulator's settings where gymnasium + ale-py can express them and lists the rest
+(:func:`aligned_reference_env` for ``--align``); :func:`difference_lines` gives ``evaltk compare``'s lines.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaltk.envs import describe
+from evaltk.envs.atari_settings import FIELDS, UNKNOWN
 from evaltk.simulators import get
-from evaltk.simulators.settings import Alignment as Alignment
-from evaltk.simulators.settings import align_env, difference_rows, settings_note
+
+IDENTITY_FIELDS = ("package", "env_id")
+"""Fields that name the simulator rather than change what it computes."""
+
+
+def flatten(spec: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys of a nested spec (``env.kwargs.frameskip`` ...), leaves as they are."""
+    flat: dict[str, Any] = {}
+    for key, value in spec.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def difference_rows(sim: dict[str, Any], reference: dict[str, Any],
+                    keys: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """Return the one settings diff, a row ``{setting, sim, reference, differs}`` per key (default :data:`FIELDS`).
+
+    ``keys=()`` takes the keys of ``sim`` then those only ``reference`` has (for flattened env specs). A key
+    a side lacks shows :data:`UNKNOWN` and never counts as differing.
+    """
+    names = FIELDS if keys is None else (keys or (*sim, *(k for k in reference if k not in sim)))
+    rows = []
+    for key in names:
+        a, b = sim.get(key, UNKNOWN), reference.get(key, UNKNOWN)
+        differs = not _unknown(a) and not _unknown(b) and a != b
+        rows.append({"setting": key, "sim": a, "reference": b, "differs": differs})
+    return rows
+
+
+def _unknown(value: Any) -> bool:
+    return isinstance(value, str) and value == UNKNOWN
+
+
+def settings_note(rows: list[dict[str, Any]]) -> str | None:
+    """Return the sentence a report prints when settings (not only the package) differ, else None."""
+    differ = [r["setting"] for r in rows if r["differs"] and r["setting"] not in IDENTITY_FIELDS]
+    if not differ:
+        return None
+    return (f"the simulators differ in {', '.join(differ)}: a difference in scores may come from these settings "
+            "rather than from the emulation; re-run with --align to compare on aligned settings")
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """A reference env dict rewritten to a simulator's settings, and what could not be aligned (with why)."""
+
+    env: dict[str, Any]
+    aligned: tuple[str, ...]
+    not_aligned: tuple[tuple[str, str], ...]
+
+
+def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
+    """Rewrite the resolved env dict ``env`` to the simulator's settings ``sim`` where gymnasium + ale-py can.
+
+    Aligned: sticky actions, the action set, the frame cap, the NOOP count, episodic life. The rest
+    (FIRE on reset, reward clipping, other grayscale/resize methods, other observation pipelines) is
+    listed in ``not_aligned`` with the reason.
+    """
+    ref = describe(env).settings or {}
+    kwargs = dict(env["kwargs"])
+    pre = dict(env["preprocessing"])
+    ap = None if pre["atari_preprocessing"] is None else dict(pre["atari_preprocessing"])
+    aligned: list[str] = []
+    missing: list[tuple[str, str]] = []
+    for key in FIELDS:
+        want, have = sim.get(key, UNKNOWN), ref[key]
+        if key in IDENTITY_FIELDS or _unknown(want) or want == have:
+            continue
+        if key == "repeat_action_probability":
+            kwargs[key] = float(want)
+        elif key == "full_action_space":
+            kwargs[key] = bool(want)
+        elif key == "max_episode_frames":
+            kwargs["max_num_frames_per_episode"] = want
+        elif key == "episodic_life" and ap is not None:
+            ap["terminal_on_life_loss"] = bool(want)
+        elif key == "noop_starts" and ap is not None and (noop_max := _noop_max(want, sim)) is not None:
+            if noop_max == ap["noop_max"]:  # the same reset frames already: the difference is the FIRE press
+                missing.append((key, f"{want!r} takes as many reset frames as the reference's {have!r}; the FIRE "
+                                "press has no AtariPreprocessing option"))
+                continue
+            ap["noop_max"] = noop_max
+        else:
+            missing.append((key, f"gymnasium + ale-py has no option for {key} = {want!r} (reference: {have!r})"))
+            continue
+        aligned.append(key)
+    if ap is not None:
+        pre["atari_preprocessing"] = ap
+    out = {**env, "kwargs": kwargs, "preprocessing": pre}
+    return Alignment(env=out, aligned=tuple(aligned), not_aligned=tuple(missing))
+
+
+def _noop_max(noop_starts: Any, sim: dict[str, Any]) -> int | None:
+    """Return the AtariPreprocessing ``noop_max`` with the most reset frames of ``noop_starts`` (FIRE: +1)."""
+    if not (isinstance(noop_starts, list) and len(noop_starts) == 2 and all(isinstance(v, int) for v in noop_starts)):
+        return None
+    return int(noop_starts[1]) + (1 if sim.get("fire_on_reset") is True else 0)
 
 
 def aligned_reference_env(sim: str, env: dict[str, Any]) -> Alignment:
@@ -64,4 +170,4 @@ def difference_lines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list
 
 
 def _rest(rows: list[dict[str, Any]]) -> list[str]:
-    return [r["setting"] for r in rows if r["differs"] and r["setting"] not in ("package", "env_id")]
+    return [r["setting"] for r in rows if r["differs"] and r["setting"] not in IDENTITY_FIELDS]

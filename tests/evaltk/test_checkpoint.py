@@ -19,9 +19,7 @@ from evaltk.checkpoint import (
     FORMAT_VERSION,
     SPEC_FILE,
     WEIGHTS_FILE,
-    Checkpoint,
     CheckpointSpec,
-    check_tensor_shapes,
     default_provenance,
     load,
     load_spec,
@@ -210,17 +208,6 @@ def test_from_dict_checks_the_schema_once(monkeypatch: pytest.MonkeyPatch) -> No
     assert spec == CheckpointSpec(**fields)  # what the constructor builds
     with pytest.raises(CheckpointError, match=r"action_spec\.n"):
         CheckpointSpec.from_dict({**data, "action_spec": {"type": "discrete", "n": 0}})
-
-def test_check_tensor_shapes_names_tensor_and_shapes(tmp_path: Path) -> None:
-    ckpt = load(save(tmp_path / "c", _spec(), _tensors()))
-    check_tensor_shapes(ckpt, {"fc.weight": (8, 16), "fc.bias": (8,), "steps": (5,)})
-    with pytest.raises(CheckpointError, match=r"'fc\.weight' has shape \[8, 16\], expected \[8, 32\]"):
-        check_tensor_shapes(ckpt, {"fc.weight": (8, 32), "fc.bias": (8,), "steps": (5,)})
-    with pytest.raises(CheckpointError, match=r"lacks tensor\(s\) head"):
-        check_tensor_shapes(ckpt, {"fc.weight": (8, 16), "fc.bias": (8,), "steps": (5,), "head": (1,)})
-    with pytest.raises(CheckpointError, match="unexpected tensor"):
-        check_tensor_shapes(Checkpoint(None, ckpt.spec, ckpt.tensors), {"fc.weight": (8, 16)})
-
 
 def test_default_provenance_has_versions() -> None:
     prov = default_provenance(seed=5)

@@ -19,6 +19,7 @@ from evaltk.policies import (
     Policy,
     RandomPolicy,
     builtin_names,
+    check_tensor_shapes,
     episode_policy_rng,
     load_policy,
     register_builtin,
@@ -210,3 +211,21 @@ def test_random_builtin_for_a_doom_scenario() -> None:
     assert policy.spec.obs_spec == doom.obs_spec(scenario)
     policy.reset(2, np.random.default_rng(0))
     assert policy.act(np.zeros((2, *doom.obs_spec(scenario)["shape"]), np.uint8), np.ones(2, bool)).shape[0] == 2
+
+
+def test_check_tensor_shapes_names_tensor_and_shapes(tmp_path: Path) -> None:
+    import torch
+
+    from evaltk.checkpoint import Checkpoint, load
+
+    spec = CheckpointSpec(model_class="trainers.models:AtariCnn", model_kwargs={"hidden": 8},
+                          obs_spec={"shape": [4, 84, 84], "dtype": "uint8", "layout": "SHW"},
+                          action_spec={"type": "discrete", "n": 4}, env=BREAKOUT, provenance={"trainer": "test"})
+    ckpt = load(save(tmp_path / "c", spec, {"fc.weight": torch.zeros(8, 16), "fc.bias": torch.zeros(8)}))
+    check_tensor_shapes(ckpt, {"fc.weight": (8, 16), "fc.bias": (8,)})
+    with pytest.raises(CheckpointError, match=r"'fc\.weight' has shape \[8, 16\], expected \[8, 32\]"):
+        check_tensor_shapes(ckpt, {"fc.weight": (8, 32), "fc.bias": (8,)})
+    with pytest.raises(CheckpointError, match=r"lacks tensor\(s\) head"):
+        check_tensor_shapes(ckpt, {"fc.weight": (8, 16), "fc.bias": (8,), "head": (1,)})
+    with pytest.raises(CheckpointError, match="unexpected tensor"):
+        check_tensor_shapes(Checkpoint(None, ckpt.spec, ckpt.tensors), {"fc.weight": (8, 16)})

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.main import main
+from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
-from evaltk.simulators.settings import UNKNOWN
 from evaltk.table_comparison import spec_rows
 from evaltk.validate import ENVIRONMENT_FILE, Side, pair_rows
 from tests.evaltk.cli_helpers import error_line

@@ -79,7 +79,7 @@ def write_config(run_dir: Path, cfg: A2cConfig, device: torch.device, *, resumed
 
 def _restore(cfg: A2cConfig, run_dir: Path, model: NatureActorCritic, optimizer: torch.optim.Optimizer,
              generator: torch.Generator) -> checkpointing.TrainState:
-    from evaltk.checkpoint import check_tensor_shapes
+    from evaltk.policies import check_tensor_shapes
 
     policy, state = checkpointing.load_latest(run_dir)
     want_env = checkpointing.env_spec(cfg)

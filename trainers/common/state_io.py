@@ -22,10 +22,11 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from evaltk.atomic import write_json_atomic
-from evaltk.checkpoint import Checkpoint, CheckpointSpec, check_tensor_shapes
+from evaltk.checkpoint import Checkpoint, CheckpointSpec
 from evaltk.checkpoint import load as load_checkpoint
 from evaltk.checkpoint import save as save_policy
 from evaltk.errors import CheckpointError
+from evaltk.policies import check_tensor_shapes
 
 
 def flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

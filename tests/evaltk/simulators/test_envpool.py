@@ -17,9 +17,10 @@ import pytest
 
 from evaltk.cli.main import main
 from evaltk.envs import describe
+from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.evaluate import TABLE_FILE, read_table
 from evaltk.simulators import SimulatorError, get
-from evaltk.simulators.settings import UNKNOWN, align_env, difference_rows, settings_note
+from evaltk.simulators.settings_diff import align_env, difference_rows, settings_note
 from tests.evaltk.cli_helpers import error_line
 
 pytest.importorskip("envpool")
