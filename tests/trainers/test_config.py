@@ -1,4 +1,4 @@
-"""APPO config: fields become CLI options, validation names the bad value, resume reloads config.json."""
+"""APPO config: fields become CLI options (the demo and cloning settings' too), checks name the bad value, resume."""
 
 from __future__ import annotations
 
@@ -11,7 +11,17 @@ from typing import Any
 import pytest
 
 from evaltk.cli.main import build_parser
-from trainers.appo.config import AppoConfig, ConfigError, add_arguments, config_from_args
+from trainers.appo import cli as appo_cli
+from trainers.appo.config import (
+    BC_FLAGS,
+    DEMO_FLAGS,
+    AppoConfig,
+    BcSettings,
+    ConfigError,
+    DemoSettings,
+    add_arguments,
+    config_from_args,
+)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -123,3 +133,50 @@ def test_a_trainer_config_names_its_error_and_label() -> None:
         type("Unnamed", (TrainerConfig,), {})
     with pytest.raises(ConfigError, match="unknown APPO option"):
         AppoConfig.from_dict({"no_such_option": 1})
+
+
+# -- --record-demos and --bc: their options are the DemoSettings/BcSettings fields ----------------------------------
+#: Every demonstration and cloning flag, a value other than its default, and the field it sets.
+CLONE_FLAGS = [("--demo-episodes", "7", "episodes", 7), ("--demo-timelimit", "0.5", "timelimit_min", 0.5),
+               ("--demo-bots", "3", "bots", 3), ("--demo-map", "map02", "map", "map02"),
+               ("--bc-steps", "30", "max_steps", 30), ("--bc-class-balance", "1", "class_balance", 1.0)]
+
+
+def _clone_settings(argv: list[str]) -> tuple[AppoConfig, DemoSettings, BcSettings]:
+    args = build_parser().parse_args(["train", "doom", "--record-demos", "DEMOS", "--bc", "CLONE", *argv])
+    cfg = config_from_args(args)
+    return cfg, appo_cli.demo_settings(cfg, args), appo_cli.bc_settings(cfg, args)
+
+
+def test_the_demo_and_bc_flags_are_the_settings_fields() -> None:
+    assert {flag for flag, *_ in CLONE_FLAGS} == {*DEMO_FLAGS.values(), *BC_FLAGS.values()}
+    parser = argparse.ArgumentParser()
+    appo_cli.add_arguments(parser)
+    actions = {a.option_strings[0]: a for a in parser._actions if a.option_strings}
+    for cls, flags in ((DemoSettings, DEMO_FLAGS), (BcSettings, BC_FLAGS)):
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        for name, flag in flags.items():
+            assert actions[flag].default is None  # the field's default is the only one
+            assert actions[flag].help == f"{fields[name].metadata['doc']} (default {fields[name].default})"
+
+
+def test_an_empty_command_line_gives_the_settings_defaults() -> None:
+    cfg, demo, bc = _clone_settings([])
+    assert demo == DemoSettings(out="DEMOS", scenario=cfg.scenario, seed=cfg.seed, max_seconds=cfg.max_seconds)
+    assert bc == BcSettings(demos="CLONE", seq_len=cfg.rollout, streams=cfg.bc_streams)
+    defaults = {f.name: f.default for cls in (DemoSettings, BcSettings) for f in dataclasses.fields(cls)}
+    for _, _, name, value in CLONE_FLAGS:
+        got = getattr(demo if name in DEMO_FLAGS else bc, name)
+        assert got == defaults[name] != value, name
+        assert type(got) is type(value), name
+
+
+@pytest.mark.parametrize(("flag", "text", "name", "value"), CLONE_FLAGS)
+def test_each_demo_and_bc_flag_sets_its_field(flag: str, text: str, name: str, value: Any) -> None:
+    _, demo0, bc0 = _clone_settings([])
+    _, demo, bc = _clone_settings([flag, text])
+    if name in DEMO_FLAGS:
+        assert (demo, bc) == (dataclasses.replace(demo0, **{name: value}), bc0)
+    else:
+        assert (demo, bc) == (demo0, dataclasses.replace(bc0, **{name: value}))
+    assert type(getattr(demo if name in DEMO_FLAGS else bc, name)) is type(value)

@@ -19,8 +19,8 @@ from trainers.appo.learner import compute_losses
 from trainers.appo.model import ActorCritic
 from trainers.appo.runner import build_model
 from trainers.appo.scenario import resolve_scenario
+from trainers.appo.selfplay import pbt, trajectory
 from trainers.appo.selfplay import population as pop
-from trainers.appo.selfplay import trajectory
 from trainers.appo.selfplay.config import SelfPlayConfig, SelfPlayConfigError
 from trainers.appo.selfplay.population import MatchTally, Member, PopulationError, PopulationState
 from trainers.appo.selfplay.runner import PopulationRun
@@ -174,7 +174,7 @@ def test_exploit_copies_weights_and_hyperparameters_then_resumes(tmp_path: Path)
         m0.member.record(2, 0, {"m1": 1.0}, window=5)
         m1.member.record(-2, 2, {"m0": 0.0}, window=5)
         m1.member.env_frames = 1000
-        run._pbt(m1)
+        run.pbt_step(m1.member, [x.member for x in run.live])
         assert torch.equal(m0.model.fc.weight, m1.model.fc.weight)  # exploit: the donor's weights
         event = run.state.events[0]
         assert (event["member"], event["donor"]) == (1, 0)
@@ -197,7 +197,7 @@ def test_exploit_copies_weights_and_hyperparameters_then_resumes(tmp_path: Path)
         assert (m1.member.generation, m1.member.parent, m1.member.recent) == (1, 0, [])
         assert m1.member.lineage == [{"event": 0, "donor": 0, "donor_generation": 0, "member_frames": 1000,
                                       "hyperparams": m1.member.hyperparams}]
-        run._pbt(m0)  # the top member keeps its weights
+        run.pbt_step(m0.member, [x.member for x in run.live])  # the top member keeps its weights
         assert len(run.state.events) == 1
         assert len(run.state.objective_history) == 2
         run.save()
@@ -218,6 +218,47 @@ def test_exploit_copies_weights_and_hyperparameters_then_resumes(tmp_path: Path)
         _close(again)
     with pytest.raises(PopulationError, match="--population 2"):
         PopulationRun(dataclasses.replace(run.cfg), dataclasses.replace(run.sp, population=3), log=print)
+
+
+def test_pbt_waits_for_its_period_and_a_declined_donor_draws_nothing(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _run(tmp_path)
+    try:
+        m0, m1 = run.live
+        members = [m0.member, m1.member]
+        m0.member.record(2, 0, {"m1": 1.0}, window=5)
+        m1.member.record(-2, 2, {"m0": 0.0}, window=5)
+        m1.member.env_frames = run.sp.pbt_period - 1
+        run.pbt_if_due(m1.member, members)
+        assert run.state.objective_history == []  # not due yet
+        declined: list[tuple[int, int]] = []
+
+        def decline(m: Member, donor: Member) -> bool:
+            declined.append((m.id, donor.id))
+            return False
+
+        monkeypatch.setattr(run, "donor_ready", decline)
+        m1.member.env_frames = run.sp.pbt_period
+        weights = m1.model.fc.weight.clone()
+        alone = np.random.default_rng()
+        alone.bit_generator.state = run.rng.bit_generator.state
+        run.pbt_if_due(m1.member, members)
+        assert declined == [(1, 0)]
+        assert (run.state.events, len(run.state.objective_history)) == ([], 1)
+        assert torch.equal(m1.model.fc.weight, weights)
+        pbt.check(1, {m.id: m.recent for m in members}, alone, kind=run.sp.pbt_objective,
+                  min_matches=run.sp.pbt_min_matches, fraction=run.sp.pbt_replace_fraction,
+                  gap=run.sp.pbt_replace_gap, total_frames=0, seconds=0.0)
+        assert run.rng.bit_generator.state == alone.bit_generator.state  # the check's draws only, no mutation
+        run.pbt_if_due(m1.member, members)  # checked at these frames already
+        assert len(run.state.objective_history) == 1
+        monkeypatch.undo()
+        m1.member.env_frames += run.sp.pbt_period
+        run.pbt_if_due(m1.member, members)
+        assert [(e["member"], e["donor"]) for e in run.state.events] == [(1, 0)]
+        assert torch.equal(m1.model.fc.weight, m0.model.fc.weight)
+    finally:
+        _close(run)
 
 
 def test_every_member_starts_from_the_init_from_checkpoint(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +37,10 @@ from evaltk.envs import doom
 from evaltk.errors import SpecError
 from trainers.appo import checkpointing, demos
 from trainers.appo.config import AppoConfig
+from trainers.appo.config import BcSettings as BcSettings  # declared with its flags; used as bc.BcSettings
 from trainers.appo.learner import make_adam
 from trainers.appo.model import ActorCritic, encoder_dtype, split_logits
 from trainers.appo.scenario import resolve_scenario
-
-
-@dataclass(frozen=True)
-class BcSettings:
-    """Behaviour-cloning knobs (the network, learning rate, seed, time limit and ``out`` are the APPO config's)."""
-
-    demos: str
-    seq_len: int = 32
-    streams: int = 16
-    class_balance: float = 0.5
-    max_class_weight: float = 10.0
-    value_coef: float = 0.5
-    gamma: float = 0.99
-    max_steps: int = 0
-    log_every: int = 20
 
 
 def class_weights(counts: list[np.ndarray], balance: float, max_weight: float) -> list[np.ndarray]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from evaltk.report.jsonline import emit_json
 from trainers.appo import config
 from trainers.appo.selfplay import config as selfplay_config
+from trainers.common import config_cli
 from trainers.common.config_cli import command_main
 from trainers.common.run import ProcessSettings
 
@@ -34,17 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     demos.add_argument("--record-demos", metavar="DIR", default=None,
                        help="record the scripted agent playing --scenario's observation and heads against bots into "
                             "DIR instead of training (resumes: the episodes in DIR are kept)")
-    demos.add_argument("--demo-episodes", type=int, default=10, help="episodes DIR should hold (default 10)")
-    demos.add_argument("--demo-timelimit", type=float, default=4.0, help="game minutes per episode (default 4)")
-    demos.add_argument("--demo-bots", type=int, default=1, help="ViZDoom bots per episode (default 1: a duel)")
-    demos.add_argument("--demo-map", default="map01", help="cig.wad map of the episodes (default map01)")
+    config_cli.add_arguments(demos, config.DemoSettings, flags=config.DEMO_FLAGS)
     demos.add_argument("--bc", metavar="DEMOS", default=None,
                        help="behaviour-clone the demonstrations in DEMOS into a fresh APPO model (the model options "
                             "above; --bc-streams episode streams of --rollout steps per SGD step) and write the "
                             "evaltk checkpoint OUT/policy instead of training by RL")
-    demos.add_argument("--bc-steps", type=int, default=0, help="SGD steps of cloning (0 = until --max-seconds)")
-    demos.add_argument("--bc-class-balance", type=float, default=0.5,
-                       help="class weight exponent: 0 = plain cross-entropy, 1 = inverse frequency (default 0.5)")
+    config_cli.add_arguments(demos, config.BcSettings, flags=config.BC_FLAGS)
 
 
 def process_settings(args: argparse.Namespace) -> ProcessSettings:
@@ -77,12 +73,22 @@ def run_from_args(args: argparse.Namespace) -> int:
     return 0
 
 
+def demo_settings(cfg: config.AppoConfig, args: argparse.Namespace) -> config.DemoSettings:
+    """Return ``--record-demos``' settings: the ``--demo-*`` flags given, the APPO scenario, seed and time limit."""
+    return config.DemoSettings(out=args.record_demos, scenario=cfg.scenario, seed=cfg.seed,
+                               max_seconds=cfg.max_seconds, **config_cli.given_values(args, config.DEMO_FLAGS))
+
+
+def bc_settings(cfg: config.AppoConfig, args: argparse.Namespace) -> config.BcSettings:
+    """Return ``--bc``'s settings: the ``--bc-*`` flags given, ``--rollout`` steps by ``--bc-streams`` streams."""
+    return config.BcSettings(demos=args.bc, seq_len=cfg.rollout, streams=cfg.bc_streams,
+                             **config_cli.given_values(args, config.BC_FLAGS))
+
+
 def _record_demos(cfg: config.AppoConfig, args: argparse.Namespace) -> int:
     from trainers.appo import demos
 
-    settings = demos.DemoSettings(out=args.record_demos, scenario=cfg.scenario, episodes=args.demo_episodes,
-                                  timelimit_min=args.demo_timelimit, bots=args.demo_bots, map=args.demo_map,
-                                  seed=cfg.seed, max_seconds=cfg.max_seconds)
+    settings = demo_settings(cfg, args)
     done = demos.record(settings, log=lambda line: print(line, flush=True))
     print(f"done: {len(done)} episodes recorded now, {sum(d['steps'] for d in done)} steps, in {args.record_demos}",
           flush=True)
@@ -94,8 +100,7 @@ def _record_demos(cfg: config.AppoConfig, args: argparse.Namespace) -> int:
 def _clone(cfg: config.AppoConfig, args: argparse.Namespace) -> int:
     from trainers.appo import bc
 
-    settings = bc.BcSettings(demos=args.bc, seq_len=cfg.rollout, streams=cfg.bc_streams,
-                             class_balance=args.bc_class_balance, max_steps=args.bc_steps)
+    settings = bc_settings(cfg, args)
     print(f"bc: demonstrations {args.bc}, scenario {cfg.scenario}, {settings.streams} streams x {settings.seq_len} "
           f"steps, out {cfg.out}", flush=True)
     result = bc.train(cfg, settings, log=lambda line: print(line, flush=True))

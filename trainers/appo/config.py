@@ -1,4 +1,9 @@
-"""APPO configuration: one typed frozen dataclass whose fields (type, default, one-line doc) become the CLI."""
+"""APPO configuration: typed frozen dataclasses whose fields (type, default, one-line doc) become the CLI.
+
+:class:`AppoConfig` is the training run's; :class:`DemoSettings` (``--record-demos``) and :class:`BcSettings`
+(``--bc``) are the recording's and the cloning's, kept here so that building the command line imports neither
+ViZDoom nor torch.
+"""
 
 from __future__ import annotations
 
@@ -159,6 +164,51 @@ def bc_coefficient(cfg: AppoConfig, step: int) -> float:
     if cfg.bc_decay_steps == 0:
         return cfg.bc_coef
     return cfg.bc_coef * max(0.0, 1.0 - step / cfg.bc_decay_steps)
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """What :func:`trainers.appo.demos.record` plays: ``episodes`` matches of ``timelimit_min`` game minutes."""
+
+    out: str
+    scenario: str = "duel"
+    episodes: int = doc_field("episodes DIR should hold", default=10)
+    timelimit_min: float = doc_field("game minutes per episode", default=4.0)
+    bots: int = doc_field("ViZDoom bots per episode (1: a duel)", default=1)
+    map: str = doc_field("cig.wad map of the episodes", default="map01")
+    seed: int = 0
+    chunk_steps: int = 512
+    max_seconds: float = 0.0
+
+
+#: The command-line flags of the :class:`DemoSettings` fields that have one (``--record-demos`` is ``out``; the
+#: scenario, seed and time limit are the APPO config's), in the order ``--help`` lists them.
+DEMO_FLAGS = {"episodes": "--demo-episodes", "timelimit_min": "--demo-timelimit", "bots": "--demo-bots",
+              "map": "--demo-map"}
+
+
+@dataclass(frozen=True)
+class BcSettings:
+    """Behaviour-cloning knobs of :func:`trainers.appo.bc.train`.
+
+    The network, learning rate, seed, time limit and ``out`` are the APPO config's.
+    """
+
+    demos: str
+    seq_len: int = 32
+    streams: int = 16
+    class_balance: float = doc_field("class weight exponent: 0 = plain cross-entropy, 1 = inverse frequency",
+                                     default=0.5)
+    max_class_weight: float = 10.0
+    value_coef: float = 0.5
+    gamma: float = 0.99
+    max_steps: int = doc_field("SGD steps of cloning (0 = until --max-seconds)", default=0)
+    log_every: int = 20
+
+
+#: The command-line flags of the :class:`BcSettings` fields that have one (``--bc`` is ``demos``; ``seq_len`` and
+#: ``streams`` are ``--rollout`` and ``--bc-streams``), in the order ``--help`` lists them.
+BC_FLAGS = {"max_steps": "--bc-steps", "class_balance": "--bc-class-balance"}
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()) -> None:

@@ -30,7 +30,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from evaltk.atomic import write_bytes_atomic, write_json_atomic
 from evaltk.envs import doom, doom_labels
 from evaltk.errors import SpecError
 from evaltk.tournament import agents, player
+from trainers.appo.config import DemoSettings as DemoSettings  # declared with its flags; used as demos.DemoSettings
 
 CHUNK_RE = re.compile(r"^ep(\d{5})_c(\d{4})\.npz$")
 EPISODE_RE = re.compile(r"^ep(\d{5})\.json$")
@@ -47,21 +48,6 @@ EPISODE_RE = re.compile(r"^ep(\d{5})\.json$")
 HEADS = ("forward_backward", "strafe", "next_weapon", "attack", "speed", "turn")
 #: Bot names drawn for the matches (the first names of ViZDoom's bots.cfg, as the tournament draws them).
 BOT_NAMES = ("Rambo", "McClane", "Blazkowicz", "Bond", "Jones", "Predator", "T800", "Dredd")
-
-
-@dataclass(frozen=True)
-class DemoSettings:
-    """What :func:`record` plays: ``episodes`` matches of ``timelimit_min`` game minutes against ``bots`` bots."""
-
-    out: str
-    scenario: str = "duel"
-    episodes: int = 10
-    timelimit_min: float = 4.0
-    bots: int = 1
-    map: str = "map01"
-    seed: int = 0
-    chunk_steps: int = 512
-    max_seconds: float = 0.0
 
 
 def turn_bins(scenario: doom.DoomScenario) -> tuple[float, ...]:

@@ -4,10 +4,10 @@
 checkpoint and log cadence) and their checks, once; each trainer's config subclasses it.
 
 A field's help text is ``field(metadata={"doc": ...})`` (:func:`doc_field`). :func:`add_arguments`
-adds ``--field-name`` per field (booleans as ``--x/--no-x``; ``choices`` for enumerated strings), all
-defaulting to ``None`` so that :func:`resolve_values` can tell given flags from defaults: the values
-are the dataclass defaults, then a resumed run's ``<out>/config.json`` (when ``--resume``), then the
-flags given.
+adds ``--field-name`` per field, or the flags a caller names for some fields (booleans as ``--x/--no-x``;
+``choices`` for enumerated strings), all defaulting to ``None`` so that :func:`given_values` can tell given
+flags from defaults. For a config, :func:`resolve_values` takes the dataclass defaults, then a resumed run's
+``<out>/config.json`` (when ``--resume``), then the flags given.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from evaltk.errors import EvaltkError
 
@@ -31,20 +31,42 @@ def doc_field(text: str, **kw: Any) -> Any:
     return dataclasses.field(metadata={"doc": text}, **kw)
 
 
-def add_arguments(parser: argparse.ArgumentParser, cls: type[Any], *,
-                  choices: Mapping[str, Sequence[str]] | None = None, skip: Sequence[str] = ()) -> None:
-    """Add one ``--field-name`` option per field of the dataclass ``cls`` (help = the field's doc)."""
-    for f in dataclasses.fields(cls):
-        if f.name in skip:
-            continue
-        default = f.default
-        text = f"{f.metadata.get('doc', '')} (default {default})"
+class OptionAdder(Protocol):
+    """What options are added to: an ``argparse.ArgumentParser`` or one of its argument groups."""
+
+    def add_argument(self, *name_or_flags: str, **kwargs: Any) -> argparse.Action:
+        """Add one option (``argparse``'s signature)."""
+        ...
+
+
+def add_arguments(parser: OptionAdder, cls: type[Any], *, choices: Mapping[str, Sequence[str]] | None = None,
+                  skip: Sequence[str] = (), flags: Mapping[str, str] | None = None) -> None:
+    """Add one ``--field-name`` option per field of the dataclass ``cls`` (help = the field's doc).
+
+    ``flags`` (field name -> flag, :func:`field_flags` by default) picks the fields, their flags and their order;
+    each option's type and the default its help states are the field's.
+    """
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for name, option in (field_flags(cls, skip) if flags is None else flags).items():
+        default = fields[name].default
+        text = f"{fields[name].metadata.get('doc', '')} (default {default})"
         if isinstance(default, bool):
-            parser.add_argument(flag(f.name), action=argparse.BooleanOptionalAction, default=None, help=text)
-        elif choices is not None and f.name in choices:
-            parser.add_argument(flag(f.name), choices=list(choices[f.name]), default=None, help=text)
+            parser.add_argument(option, action=argparse.BooleanOptionalAction, default=None, help=text)
+        elif choices is not None and name in choices:
+            parser.add_argument(option, choices=list(choices[name]), default=None, help=text)
         else:
-            parser.add_argument(flag(f.name), type=type(default), default=None, help=text)
+            parser.add_argument(option, type=type(default), default=None, help=text)
+
+
+def field_flags(cls: type[Any], skip: Sequence[str] = ()) -> dict[str, str]:
+    """Return ``--field-name`` for each field of the dataclass ``cls`` not in ``skip`` (field name -> flag)."""
+    return {f.name: flag(f.name) for f in dataclasses.fields(cls) if f.name not in skip}
+
+
+def given_values(args: argparse.Namespace, flags: Mapping[str, str]) -> dict[str, Any]:
+    """Return the fields of ``flags`` whose flag was given (:func:`add_arguments` leaves the others ``None``)."""
+    values = {name: getattr(args, option.removeprefix("--").replace("-", "_"), None) for name, option in flags.items()}
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def from_dict(cls: type[T], data: Mapping[str, Any], error: type[EvaltkError], label: str) -> T:
@@ -60,7 +82,7 @@ def resolve_values(cls: type[Any], args: argparse.Namespace, error: type[EvaltkE
                    overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Field values: defaults, then a resumed run's ``config.json`` (``--resume``), then the given flags."""
     values: dict[str, Any] = {}
-    flags = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if getattr(args, f.name, None) is not None}
+    flags = given_values(args, field_flags(cls))
     flags.update({k: v for k, v in (overrides or {}).items() if v is not None})
     if flags.get("resume"):
         saved = Path(flags.get("out", cls.out)) / "config.json"

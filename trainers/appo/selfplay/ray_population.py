@@ -217,26 +217,24 @@ class RayPopulationRun(PopulationSetup):
                  f"{reply.node[:8]}  frames {self.state.total_frames}  steps "
                  + " ".join(f"{x.member.name}:{x.member.train_step}" for x in self.handles)
                  + f"  pbt events {len(self.state.events)}")
-        if self.sp.pbt_period and len(self.handles) > 1 and m.env_frames - m.last_pbt_frames >= self.sp.pbt_period:
-            self._pbt(h)
+        self.pbt_if_due(m, [x.member for x in self.handles])
 
     def _metrics(self, h: Handle, losses: dict[str, float]) -> None:
         h.metrics.write(self.metrics_record(h.member, losses), h.member.env_frames)
 
     # -- PBT ------------------------------------------------------------------------------------------------
-    def _pbt(self, h: Handle) -> None:
-        """Decide with the pure PBT functions; an exploit is sent to the member's actor with the donor's refs."""
-        m = h.member
-        donor_id, objectives = self.pbt_check(m, [x.member for x in self.handles])
-        if donor_id is None:
-            return
-        donor = self.handles[donor_id]
-        if not donor.ready:
-            self.log(f"PBT: m{m.id} would copy m{donor_id}, which is restarting; not this time")
-            return
-        event = self.exploit_event(m, donor.member, objectives)
-        self._submit(h, "exploit", "exploit", event["hyperparams_after"], donor.policy, donor.optimizer, self.seconds(),
-                     self.state.resumes, event=event)
+    def donor_ready(self, m: Member, donor: Member) -> bool:
+        """Refuse a donor whose actor is restarting (logged; the member is checked again next period)."""
+        if not self.handles[donor.id].ready:
+            self.log(f"PBT: m{m.id} would copy m{donor.id}, which is restarting; not this time")
+            return False
+        return True
+
+    def apply_exploit(self, m: Member, donor: Member, event: dict[str, Any]) -> None:
+        """Send the exploit to ``m``'s actor with the donor's weight and optimizer refs (recorded when it replies)."""
+        source = self.handles[donor.id]
+        self._submit(self.handles[m.id], "exploit", "exploit", event["hyperparams_after"], source.policy,
+                     source.optimizer, self.seconds(), self.state.resumes, event=event)
 
     def _finish_exploit(self, h: Handle, event: dict[str, Any]) -> None:
         m = h.member

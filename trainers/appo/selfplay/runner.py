@@ -295,23 +295,18 @@ class PopulationRun(PopulationSetup):
             live.last = last
         if m.env_frames - m.last_snapshot_frames >= self.sp.snapshot_every_frames:
             self._snapshot(live)
-        if self.sp.pbt_period and len(self.live) > 1 and m.env_frames - m.last_pbt_frames >= self.sp.pbt_period:
-            self._pbt(live)
+        self.pbt_if_due(m, [x.member for x in self.live])
         self._metrics(live)
 
     def _metrics(self, live: Live) -> None:
         live.metrics.write(self.metrics_record(live.member, live.last), live.member.env_frames)
 
     # -- PBT ------------------------------------------------------------------------------------------------
-    def _pbt(self, live: Live) -> None:
-        m = live.member
-        donor_id, objectives = self.pbt_check(m, [x.member for x in self.live])
-        if donor_id is None:
-            return
-        donor = self.live[donor_id]
-        event = self.exploit_event(m, donor.member, objectives)
-        live.model.load_state_dict(donor.model.state_dict())
-        live.learner.load_optimizer_state(copy.deepcopy(donor.learner.optimizer.state_dict()))
+    def apply_exploit(self, m: Member, donor: Member, event: dict[str, Any]) -> None:
+        """Load the donor's weights and optimizer state into ``m``'s learner, record ``event``, take its settings."""
+        live, source = self.live[m.id], self.live[donor.id]
+        live.model.load_state_dict(source.model.state_dict())
+        live.learner.load_optimizer_state(copy.deepcopy(source.learner.optimizer.state_dict()))
         self.record_exploit(m, event)
         live.cfg = member_config(self.cfg, m)
         live.learner.cfg = live.cfg

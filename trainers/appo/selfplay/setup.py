@@ -2,8 +2,9 @@
 
 :class:`PopulationSetup` checks the configs, resolves the scenario and the PBT search space, reads or creates
 the population state (:func:`load_or_create`), loads ``--init-from`` once (:func:`initial_weights`), checks
-``--bc-demos`` against the scenario, restores the match generator and keeps the run's clock; its methods run a
-PBT check, record an exploit and build a member's metrics line, the same way for both runners.
+``--bc-demos`` against the scenario, restores the match generator and keeps the run's clock; its methods make
+each PBT decision (check, donor, exploit event), record an exploit and build a member's metrics line, the same
+way for both runners, which only apply an exploit (:meth:`PopulationSetup.apply_exploit`) their own way.
 """
 
 from __future__ import annotations
@@ -111,6 +112,33 @@ class PopulationSetup:
     def seconds(self) -> float:
         """Training wall seconds of the run (all starts together)."""
         return self.prior_seconds + time.monotonic() - self.t0
+
+    # -- PBT: the decision here, once; each runner applies an exploit its own way ---------------------------
+    def pbt_if_due(self, m: Member, members: list[Member]) -> None:
+        """Run :meth:`pbt_step` for ``m`` when PBT is on, ``m`` has rivals and ``pbt_period`` frames have passed."""
+        if self.sp.pbt_period and len(members) > 1 and m.env_frames - m.last_pbt_frames >= self.sp.pbt_period:
+            self.pbt_step(m, members)
+
+    def pbt_step(self, m: Member, members: list[Member]) -> None:
+        """One PBT decision for ``m``: check it, and when a donor beats it, build the exploit and apply it.
+
+        ``members`` is every member, indexed by id. The donor is first offered to :meth:`donor_ready` (a runner
+        may decline it; nothing is drawn then); the event (:meth:`exploit_event`) goes to :meth:`apply_exploit`.
+        """
+        donor_id, objectives = self.pbt_check(m, members)
+        if donor_id is None:
+            return
+        donor = members[donor_id]
+        if self.donor_ready(m, donor):
+            self.apply_exploit(m, donor, self.exploit_event(m, donor, objectives))
+
+    def donor_ready(self, m: Member, donor: Member) -> bool:
+        """Return whether ``m`` may copy ``donor`` now (here: always; a runner whose members can be away says no)."""
+        return True
+
+    def apply_exploit(self, m: Member, donor: Member, event: dict[str, Any]) -> None:
+        """Copy ``donor``'s weights and optimizer state into ``m`` and record ``event`` (each runner's own way)."""
+        raise NotImplementedError(f"{type(self).__name__} does not apply PBT exploits")
 
     def pbt_check(self, m: Member, members: list[Member]) -> tuple[int | None, dict[str, float | None]]:
         """Run one PBT check of ``m`` (:func:`pbt.check`), record it in ``objective_history``.
