@@ -78,7 +78,7 @@ class SelfPlayConfig:
         """Raise :class:`SelfPlayConfigError` naming the first bad value and how to fix it."""
         for name in ("population", "max_snapshots", "pbt_window", "pbt_min_matches", "concurrency", "epochs"):
             if getattr(self, name) < 1:
-                raise SelfPlayConfigError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+                raise SelfPlayConfigError(f"{config_cli.flag(name)} must be >= 1, got {getattr(self, name)}")
         if self.snapshot_every_frames < 1 or self.pbt_period < 0:
             raise SelfPlayConfigError("--snapshot-every-frames must be >= 1 and --pbt-period >= 0 (0 = no PBT)")
         if self.opponent_sampling not in OPPONENT_SAMPLING:
