@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from evaltk import seeding
 from evaltk.atomic import write_json_atomic
 from evaltk.envs import EnvInfo
 from evaltk.episode_digest import EpisodeDigests
@@ -258,7 +259,7 @@ def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvI
                     policy.begin_episodes(np.array(started, np.int64), [episode_policy_rng(s) for s in seeds])
             return started
 
-        policy.reset(k, np.random.default_rng([config.seed, 2]))
+        policy.reset(k, seeding.rng(config.seed, "evaluation.policy"))
         start(list(range(k)))
         first = np.ones(k, np.bool_)
         while (active := slot_index >= 0).any():

@@ -33,9 +33,7 @@ import numpy as np
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec, load
 from evaltk.errors import CheckpointError, SpecError
-
-POLICY_STREAM = 1
-"""Second entropy word of an episode's policy generator: ``default_rng([seed, POLICY_STREAM])``."""
+from evaltk.seeding import episode_rng
 
 _ALLOWED_MODULE_PREFIXES = ("evaltk.", "trainers.")
 
@@ -68,8 +66,11 @@ class EpisodeSeeded(Protocol):
 
 
 def episode_policy_rng(seed: int) -> np.random.Generator:
-    """Return the generator the evaluator gives an :class:`EpisodeSeeded` policy for episode ``seed``."""
-    return np.random.default_rng([int(seed), POLICY_STREAM])
+    """Return the generator the evaluator gives an :class:`EpisodeSeeded` policy for episode ``seed``.
+
+    The episode's ``policy`` stream (:func:`evaltk.seeding.episode_rng`): ``default_rng([seed, 1])``.
+    """
+    return episode_rng(seed, "policy")
 
 
 BuiltinFactory = Callable[[dict[str, Any]], Policy]

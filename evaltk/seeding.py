@@ -10,13 +10,24 @@ trainer's config take those; ``bits=31`` for ViZDoom, which keeps 31 bits), :fun
 Evaluation episodes are the root stream: episode ``i`` of base ``S`` is
 ``SeedSequence(S, spawn_key=(i,))`` (:func:`episode_seed`; score tables record these seeds and a resume
 checks them, so they never change). A named stream's spawn key is at least two words long, so its
-input never equals an episode's. Two base seeds feed different entropy to every stream, so unlike
+input never equals an episode's. An episode's own streams hang from its recorded seed ``e`` alone, so a
+row can be replayed from its seed: ``SeedSequence([e, word])`` with the word of :data:`EPISODE_STREAMS`
+(:func:`episode_rng`; the policy's generator of an ``EpisodeSeeded`` policy is word 1).
+
+Two base seeds feed different entropy to every stream, so unlike
 ``S + i`` the streams of base 0 and of base 1 share no input; their outputs are hashes, equal only by
 chance (about ``n**2 / 2**(bits + 1)`` for ``n`` seeds drawn: negligible at 63 bits, not at 31).
 
 The conformance lockstep engine draws from it too: ALE's ``random_seed`` of env ``i`` is stream
 ``lockstep.ale`` at ``(i,)`` (31 bits) and its random actions (and warm-ups) come from ``lockstep.actions``
 (:func:`conformance.lockstep.ale_seeds`, :func:`conformance.lockstep.action_rng`).
+
+Not under this rule yet (each is a function of the base seed that differs between base seeds, but written
+in its own module): the tournament's match seeds (``seed * 100003 + k`` in :mod:`evaltk.tournament.formats`)
+and agent seeds (``seed * 16 + slot``, :mod:`evaltk.tournament.match`, which self-play matches use too), the
+conformance trace recorders' action generators (``default_rng(seed)``) and the bots case's bootstrap
+generator. Moving them would change every recorded gauntlet and trace; ``tests/evaltk/test_seeding.py``
+covers the trainers, the lockstep engine and evaluation.
 """
 
 from __future__ import annotations
@@ -38,6 +49,10 @@ STREAMS = (
     "selfplay.member",  # self-play/PBT: the base seed of one member (path: member id)
     "lockstep.ale",  # conformance lockstep: ALE's random_seed of one env (path: env)
     "lockstep.actions",  # conformance lockstep: random actions and ale-state warm-ups
+    "bc.weights",  # behaviour cloning: initial weights
+    "bc.demos",  # behaviour cloning (and APPO's BC term): the order demonstrations are read in
+    "demos.episode",  # demonstration recording: one episode's bots, engine and agent seeds (path: episode)
+    "evaluation.policy",  # evaluation: the generator of a policy seeded per batch (not EpisodeSeeded)
 )
 """Every named stream; a name not listed here is refused (a typo would silently start a new stream)."""
 
@@ -72,6 +87,18 @@ def seed(base: int, stream: str, *path: int, bits: int = 63) -> int:
 def rng(base: int, stream: str, *path: int) -> np.random.Generator:
     """Return a ``numpy`` generator of ``stream`` at ``path`` under ``base``."""
     return np.random.default_rng(sequence(base, stream, *path))
+
+
+EPISODE_STREAMS = {"policy": 1}
+"""An episode's own streams (:func:`episode_rng`) and their entropy word; recorded rows replay by them, so fixed."""
+
+
+def episode_rng(seed: int, stream: str) -> np.random.Generator:
+    """Return the generator of an episode's own ``stream`` from the episode's recorded ``seed`` (see the module doc)."""
+    word = EPISODE_STREAMS.get(stream)
+    if word is None:
+        raise ValueError(f"unknown episode stream {stream!r}: add it to evaltk.seeding.EPISODE_STREAMS")
+    return np.random.default_rng([int(seed), word])
 
 
 def episode_seed(base: int, index: int) -> int:

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
+from evaltk import seeding
 from evaltk.atomic import write_json_atomic
 from evaltk.envs import doom
 from evaltk.errors import SpecError
@@ -183,7 +184,7 @@ class AuxiliaryCloning:
         # Plain cross-entropy: the policy being trained samples its own heads, so no class weights (which would
         # pull it toward the rare choices, see calibrated_state).
         self.weights = [torch.from_numpy(w) for w in class_weights(counts, 0.0, 10.0)]
-        self.streams = DemoStreams(folder, cfg.bc_streams, cfg.rollout, 0.99, np.random.default_rng(cfg.seed))
+        self.streams = DemoStreams(folder, cfg.bc_streams, cfg.rollout, 0.99, seeding.rng(cfg.seed, "bc.demos"))
         self.h = torch.zeros(cfg.bc_streams, model.rnn_size)
 
     def add_to(self, terms: dict[str, torch.Tensor], step: int) -> dict[str, torch.Tensor]:
@@ -243,7 +244,7 @@ def train(cfg: AppoConfig, settings: BcSettings, log: Callable[[str], None] = pr
     if not (settings.max_steps or cfg.max_seconds):
         raise SpecError("behaviour cloning needs a stop: give --max-seconds or --bc-steps")
     out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(cfg.seed)
+    torch.manual_seed(seeding.seed(cfg.seed, "bc.weights"))
     torch.set_num_threads(cfg.learner_threads)
     model = build_model(cfg, scenario)
     counts = action_counts(folder, model.action_nvec)
@@ -251,8 +252,7 @@ def train(cfg: AppoConfig, settings: BcSettings, log: Callable[[str], None] = pr
     write_json_atomic(out / "bc.json", {"settings": asdict(settings), "config": cfg.to_dict(),
                                         "action_counts": [c.tolist() for c in counts],
                                         "class_weights": [w.tolist() for w in weights]})
-    streams = DemoStreams(folder, settings.streams, settings.seq_len, settings.gamma,
-                          np.random.default_rng(cfg.seed))
+    streams = DemoStreams(folder, settings.streams, settings.seq_len, settings.gamma, seeding.rng(cfg.seed, "bc.demos"))
     optimizer = make_adam(list(model.parameters()), cfg.learning_rate, cfg.adam_eps)
     tweights = [torch.from_numpy(w) for w in weights]
     dtype = encoder_dtype(cfg.encoder_precision)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from evaltk import seeding
 from evaltk.atomic import write_bytes_atomic, write_json_atomic
 from evaltk.envs import doom, doom_labels
 from evaltk.errors import SpecError
@@ -135,7 +136,7 @@ def play_episode(settings: DemoSettings, scenario: doom.DoomScenario, episode: i
     """Play and record episode ``episode``; returns its summary (also written to ``ep<e>.json``)."""
     import vizdoom as vzd
 
-    rng = np.random.default_rng([settings.seed, episode])
+    rng = seeding.rng(settings.seed, "demos.episode", episode)
     bots = tuple(str(b) for b in rng.choice(BOT_NAMES, size=settings.bots, replace=False))
     spec = player.PlayerSpec(slot=0, num_players=1, port=doom.free_udp_port(), map=settings.map, agent="scripted",
                              name="A0", seed=int(rng.integers(2**31)), policy_seed=int(rng.integers(2**31)),
