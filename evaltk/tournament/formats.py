@@ -1,6 +1,6 @@
 """Tournament formats: ``gauntlet``, ``round-robin`` and ``match`` (head to head with SPRT).
 
-A :class:`TournamentConfig` fully determines the match list (:func:`plan`): match ids, agents per
+A :class:`TournamentConfig` fully determines the match list (:func:`match_list`): match ids, agents per
 slot, bots, maps and seeds. Its JSON is written to ``<out>/tournament.json``; re-running with the
 same ``--out`` resumes, and a different config there is refused rather than silently mixed.
 
@@ -112,7 +112,7 @@ def _bots_for(config: TournamentConfig, index: int) -> tuple[str, ...]:
     return tuple(names[k] for k in rng.choice(len(names), size=config.bots, replace=False))
 
 
-def plan(config: TournamentConfig) -> list[MatchSpec]:
+def match_list(config: TournamentConfig) -> list[MatchSpec]:
     """Return every match of ``config`` in play order (for ``match`` with SPRT: the maximum number)."""
     config.validate()
     specs: list[MatchSpec] = []
