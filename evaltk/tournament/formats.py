@@ -55,7 +55,7 @@ class TournamentConfig:
     record: bool = False
     sprt: SprtConfig | None = None
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise TournamentError naming the first bad setting."""
         if self.format not in FORMATS:
             raise TournamentError(f"unknown format {self.format!r}: use one of {', '.join(FORMATS)}")
@@ -114,7 +114,7 @@ def _bots_for(config: TournamentConfig, index: int) -> tuple[str, ...]:
 
 def match_list(config: TournamentConfig) -> list[MatchSpec]:
     """Return every match of ``config`` in play order (for ``match`` with SPRT: the maximum number)."""
-    config.validate()
+    config.check()
     specs: list[MatchSpec] = []
     if config.format == "gauntlet":
         for k in range(config.matches):

@@ -24,7 +24,7 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_shipped_suites_validate() -> None:
+def test_shipped_suites_pass_the_checks() -> None:
     for path in sorted((ROOT / "suites").glob("*.toml")):
         suite = load_suite(path)
         assert suite.cases, path

@@ -60,7 +60,7 @@ def test_pairs_share_seed_and_swap_slots() -> None:
 ])
 def test_bad_configs_are_named(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(TournamentError, match=message):
-        TournamentConfig(**kwargs).validate()
+        TournamentConfig(**kwargs).check()
 
 
 def test_manifest_refuses_other_settings(tmp_path: Path) -> None:
