@@ -15,7 +15,7 @@ A suite file (``suites/*.toml``)::
     frames = 2000               # frames compared (a trace_file must hold at least this many)
     seed = 0
     repeat_action_probability = 0.25
-    backend = "ale"             # what is checked against the recording: "ale" (reference drift) or "gpu_env"
+    simulator = "ale"           # what is checked against the recording: "ale" (reference drift) or "gpu_env"
 
 The kinds are listed, explicitly, in :data:`conformance.kinds.KINDS` (:class:`conformance.case.Kind`: the
 fields, name -> :class:`FieldSpec` with types, required and a check of the value, the runner and a
