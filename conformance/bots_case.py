@@ -126,7 +126,7 @@ def check_bots_case(params: Mapping[str, Any]) -> str | None:
         if problem is not None:
             return f"{key}: {problem}"
     try:
-        tournament_config(params, resolved=False).validate()
+        tournament_config(params, resolved=False).check()
     except TournamentError as exc:
         return str(exc)
     return None

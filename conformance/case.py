@@ -1,4 +1,4 @@
-"""What a conformance case is: its validated fields, its result, and a case kind (fields, runner, checks).
+"""What a conformance case is: its checked fields, its result, and a case kind (fields, runner, checks).
 
 :mod:`conformance.kinds` lists the built-in kinds; :mod:`conformance.suite` loads suite files against them.
 """
@@ -23,7 +23,7 @@ class Outcome(Enum):
 
 @dataclass(frozen=True)
 class Case:
-    """One validated case of a suite."""
+    """One checked case of a suite."""
 
     kind: str
     name: str

@@ -17,21 +17,31 @@ from evaltk.margin import MarginKind
 if TYPE_CHECKING:
     from evaltk.verdict import VerdictRule
 
-TRACE_BACKENDS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
-_BATCH_BACKEND = {"ale": "ale_py", "gpu_env": "cpu"}
+TRACE_SIMULATORS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
+_BATCH_BACKEND = {"ale": "ale_py", "gpu_env": "cpu"}  # the gpu_env backend that runs each simulator
+OLD_TRACE_NAMES = {"simulator": "backend"}
+"""A trace case's fields under their older names, still read (``backend`` means ``simulator``)."""
 TRACE_FIELDS: dict[str, FieldSpec] = {
     "rom": FieldSpec((str,)),
     "frames": FieldSpec((int,), required=True, check=at_least(1)),
     "seed": FieldSpec((int,), check=at_least(0)),
     "repeat_action_probability": FieldSpec((float, int), check=between(0.0, 1.0)),
-    "backend": FieldSpec((str,), check=one_of(TRACE_BACKENDS)),
+    "simulator": FieldSpec((str,), check=one_of(TRACE_SIMULATORS)),
+    "backend": FieldSpec((str,), check=one_of(TRACE_SIMULATORS)),
     "trace_file": FieldSpec((str,)),
     "checkpoint": FieldSpec((str,), check=lambda v: None if v else "must not be empty"),
 }
 
 
 def check_trace_case(params: Mapping[str, Any]) -> str | None:
-    """Return why a trace case cannot run (no ``trace_file`` nor ``rom`` + ``seed``, or a bad trace file), or None."""
+    """Return why a trace case cannot run, or None.
+
+    It cannot without ``trace_file``, ``rom`` + ``seed`` or ``checkpoint`` + ``seed``, with a bad trace file, or
+    with ``simulator`` given twice (also under its older name ``backend``).
+    """
+    for field, old in OLD_TRACE_NAMES.items():
+        if field in params and old in params:
+            return f"give {field} only ({old} is its older name)"
     if "trace_file" not in params and not ({"rom", "seed"} <= set(params) or {"checkpoint", "seed"} <= set(params)):
         return ("a trace case needs trace_file, or rom + seed (random play) or checkpoint + seed (the policy's play) "
                 "to record one (and frames in every case)")
@@ -67,28 +77,29 @@ def _evidence_problem(case: Case, trace: Trace, source: str, checkpoint: str | N
 
 
 def run_trace_case(case: Case, workdir: Path) -> CaseResult:
-    """Replay ``frames`` frames of a trace of ale-py on a backend; record it from ale-py first if no file is given.
+    """Replay ``frames`` frames of a trace of ale-py on a simulator; record it from ale-py first if no file is given.
 
-    ``backend = "ale"`` checks that the installed ale-py still reproduces the recording (reference drift,
-    or determinism when the trace was just recorded); ``backend = "gpu_env"`` checks the emulator. A
+    ``simulator = "ale"`` checks that the installed ale-py still reproduces the recording (reference drift,
+    or determinism when the trace was just recorded); ``simulator = "gpu_env"`` checks the emulator (its
+    CPU backend); ``backend`` is the field's older name, read the same. A
     trace shorter than ``frames``, recorded with other settings or on another ROM (md5) fails the case.
     """
     start = time.perf_counter()
     p = case.params
-    backend_name = str(p.get("backend", "ale"))
+    simulator = str(p.get("simulator", p.get(OLD_TRACE_NAMES["simulator"], "ale")))
     prob = float(p.get("repeat_action_probability", 0.25))
     declared = int(p["frames"])
     where = resolve(str(p["checkpoint"])) if "checkpoint" in p else None
     trace, source = _get_trace(case, workdir, prob, where)
     problem = _evidence_problem(case, trace, source, None if where is None else where.ref)
-    details: dict[str, Any] = {"frames": declared, "recorded_frames": trace.frames, "backend": backend_name,
+    details: dict[str, Any] = {"frames": declared, "recorded_frames": trace.frames, "simulator": simulator,
                                "rom": trace.header["rom"]}
     if problem is not None:
         return CaseResult(case, Outcome.FAILED, problem, time.perf_counter() - start, details)
-    divergence = replay(trace, batch_for(trace, _BATCH_BACKEND[backend_name]), declared)
+    divergence = replay(trace, batch_for(trace, _BATCH_BACKEND[simulator]), declared)
     seconds = time.perf_counter() - start
     if divergence is None:
-        return CaseResult(case, Outcome.PASSED, f"{declared} frames identical on {backend_name} "
+        return CaseResult(case, Outcome.PASSED, f"{declared} frames identical on {simulator} "
                           f"({trace.frames} recorded)", seconds, details)
     details["first_divergence"] = divergence.frame
     return CaseResult(case, Outcome.FAILED, divergence.summary(), seconds, details)

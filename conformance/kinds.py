@@ -1,7 +1,7 @@
 """The built-in case kinds of conformance suites, listed explicitly: kind name -> :class:`conformance.case.Kind`.
 
 Adding a kind means writing its fields and runner (a module of its own, like :mod:`conformance.bots_case`)
-and adding one entry here; :mod:`conformance.suite` validates and runs cases against this table only.
+and adding one entry here; :mod:`conformance.suite` checks and runs cases against this table only.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Declarative conformance suites: TOML files of cases, validated up front, run into JUnit XML.
+"""Declarative conformance suites: TOML files of cases, checked up front, run into JUnit XML.
 
 A suite file (``suites/*.toml``)::
 
@@ -15,7 +15,7 @@ A suite file (``suites/*.toml``)::
     frames = 2000               # frames compared (a trace_file must hold at least this many)
     seed = 0
     repeat_action_probability = 0.25
-    backend = "ale"             # what is checked against the recording: "ale" (reference drift) or "gpu_env"
+    simulator = "ale"           # what is checked against the recording: "ale" (reference drift) or "gpu_env"
 
 The kinds are listed, explicitly, in :data:`conformance.kinds.KINDS` (:class:`conformance.case.Kind`: the
 fields, name -> :class:`FieldSpec` with types, required and a check of the value, the runner and a
@@ -61,7 +61,7 @@ __all__ = ["CASE_FIELDS", "FOLDER_FIELDS", "KINDS", "LOCATION_FIELDS", "PATH_FIE
 
 @dataclass(frozen=True)
 class Suite:
-    """A validated suite file."""
+    """A checked suite file."""
 
     path: Path
     name: str
@@ -79,7 +79,7 @@ FOLDER_FIELDS = frozenset({"results", "checkpoint"})
 
 
 def load_suite(path: str | Path) -> Suite:
-    """Parse and validate a suite file; :class:`SuiteError` names the file, the case and the fix."""
+    """Parse and check a suite file; :class:`SuiteError` names the file, the case and the fix."""
     path = Path(path)
     if not path.is_file():
         raise SuiteError(f"suite file {path} does not exist (suites live in suites/*.toml)")
@@ -112,7 +112,7 @@ def load_suite(path: str | Path) -> Suite:
     raw_cases = data.get("case", [])
     if not isinstance(raw_cases, list) or not raw_cases:
         raise SuiteError(f"{path}: no [[case]] entries; a suite needs at least one case")
-    cases = tuple(_validate_case(path, i, raw) for i, raw in enumerate(raw_cases))
+    cases = tuple(_check_case(path, i, raw) for i, raw in enumerate(raw_cases))
     names = [c.name for c in cases]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -121,7 +121,7 @@ def load_suite(path: str | Path) -> Suite:
                  executor=runner.get("executor"), ray_address=runner.get("ray_address"))
 
 
-def _validate_case(path: Path, index: int, raw: Any) -> Case:
+def _check_case(path: Path, index: int, raw: Any) -> Case:
     where = f"{path}: case #{index + 1}"
     if not isinstance(raw, dict):
         raise SuiteError(f"{where} is not a table; write it as [[case]] with key = value lines")

@@ -32,8 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaltk.checkpoint_schema import MAX_SPEC_BYTES, MAX_WEIGHTS_BYTES, SUPPORTED_VERSIONS
-from evaltk.checkpoint_schema import validate as validate_schema
+from evaltk.checkpoint_schema import MAX_SPEC_BYTES, MAX_WEIGHTS_BYTES, SUPPORTED_VERSIONS, check_spec
 from evaltk.errors import CheckpointError, CheckpointWarning
 
 if TYPE_CHECKING:  # torch is imported lazily: built-in policies and the CLI start faster without it
@@ -71,7 +70,7 @@ class CheckpointSpec:
     format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:
-        validate_schema(self.to_dict(), weights_required=False)
+        check_spec(self.to_dict(), weights_required=False)
 
     @property
     def is_builtin(self) -> bool:
@@ -89,7 +88,7 @@ class CheckpointSpec:
 
         The ``weights`` digest, if present, is checked for form here and against the file by :func:`load`.
         """
-        validate_schema(data)
+        check_spec(data)
         return _checked_spec(data)
 
 
@@ -220,7 +219,7 @@ def _read_spec(path: Path) -> tuple[CheckpointSpec, dict[str, Any]]:
 
 
 def load_spec(directory: str | Path) -> CheckpointSpec:
-    """Read and validate only ``policy.json`` of a checkpoint directory (see :mod:`evaltk.checkpoint_schema`)."""
+    """Read and check only ``policy.json`` of a checkpoint directory (see :mod:`evaltk.checkpoint_schema`)."""
     return _read_spec(Path(directory))[0]
 
 

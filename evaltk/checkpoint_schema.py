@@ -232,7 +232,7 @@ def _check_consistency(data: Mapping[str, Any]) -> None:
                                   "limit: the sizes are corrupt")
 
 
-def validate(data: Any, *, weights_required: bool = True) -> None:
+def check_spec(data: Any, *, weights_required: bool = True) -> None:
     """Check a parsed ``policy.json`` against :data:`SPEC_SCHEMA`; raise :class:`CheckpointError` if it fails.
 
     ``weights_required``: whether a version-2 document must carry the ``weights`` digest (False when

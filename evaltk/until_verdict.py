@@ -50,7 +50,7 @@ class UntilVerdictConfig:
     """The episode budget of this evaluation (B)."""
 
 
-def _validate(uv: UntilVerdictConfig) -> None:
+def _check(uv: UntilVerdictConfig) -> None:
     if not uv.rule.sequential:
         raise CompareError("--until-verdict decides at looks: give it a VerdictRule(sequential=True, ...)")
     check_budget("--max-episodes", uv.max_episodes, uv.rule.min_episodes)
@@ -70,7 +70,7 @@ def _baseline_pairs(base: LoadedTable, seed: int, n: int, kind: str) -> np.ndarr
 def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
                            on_look: LookFn | None = None) -> SequentialComparison:
     """Evaluate ``config`` in batches until the sequential verdict against ``uv.baseline`` is decided."""
-    _validate(uv)
+    _check(uv)
     rule = uv.rule
     base = load_table(uv.baseline)
     n_max = uv.max_episodes
@@ -83,7 +83,7 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
                            f"{rule.min_episodes}")
     fractions = [information_fraction(n_a, s, n_a, n_max, paired=paired) for s in sizes]
     design = SequentialDesign.build(fractions, alpha=rule.alpha, spending=rule.spending)
-    first = plan(dataclasses.replace(config, episodes=sizes[0]))  # validates, opens OUT before any episode
+    first = plan(dataclasses.replace(config, episodes=sizes[0]))  # checks the input, opens OUT before any episode
     env = first.settings["env"]
     check_envs(base, LoadedTable(base.table, np.zeros(0), None, str(env.get("env_id")), env),
                allow_different_envs=rule.allow_different_envs)

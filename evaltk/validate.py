@@ -47,7 +47,9 @@ from evaltk.verdict.rule import VerdictRule
 ENVIRONMENT_FILE = "environment.json"
 """Per side: the env spec and the package versions of the run that wrote the side's first rows."""
 VERSIONED_PACKAGES = ("evaltk", "gymnasium", "ale-py", "numpy", "torch")
-SIMULATOR_WORDS = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend)", "vizdoom": "ViZDoom"}
+SIMULATOR_PACKAGES = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend)", "vizdoom": "ViZDoom"}
+"""The package that runs each simulator's games: the ``package`` row of a side (the settings diff's ``package``
+adds its version)."""
 
 
 class ValidateError(EvaltkError):
@@ -86,7 +88,7 @@ class Side:
     table: Path
     rows: list[dict[str, Any]]
     spec: dict[str, Any]
-    """``env_id``, ``simulator``, ``engine`` (in words), ``env`` (the resolved env less its id) and ``versions``."""
+    """``env_id``, ``simulator``, ``package`` (what runs the games), ``env`` (the env less its id), ``versions``."""
     result: EvalResult | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -133,7 +135,7 @@ def _side_spec(config: EvalConfig, simulator: str, info: EnvInfo, rows: list[dic
     """
     path = config.out / ENVIRONMENT_FILE
     current = {"env_id": info.env["env_id"], "simulator": simulator,
-               "engine": SIMULATOR_WORDS.get(simulator, simulator),
+               "package": SIMULATOR_PACKAGES.get(simulator, simulator),
                "env": {k: v for k, v in info.env.items() if k != "env_id"}, "versions": versions_now}
     if path.exists() and rows:
         try:
@@ -201,7 +203,7 @@ def _baseline_side(path: Path, sim: EvaluationPlan, *, allow_different_envs: boo
     check_envs(loaded, planned, allow_different_envs=allow_different_envs)
     simulator = ",".join(loaded.table.labels.get("simulator", [])) or UNKNOWN
     spec: dict[str, Any] = {"env_id": loaded.env_id or UNKNOWN, "simulator": simulator,
-                            "engine": SIMULATOR_WORDS.get(simulator, UNKNOWN)}
+                            "package": SIMULATOR_PACKAGES.get(simulator, UNKNOWN)}
     if loaded.env is not None:
         spec["env"] = {k: v for k, v in loaded.env.items() if k != "env_id"}
     environment = loaded.table.path.parent / ENVIRONMENT_FILE

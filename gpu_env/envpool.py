@@ -305,11 +305,11 @@ def make(task_id: str, env_type: str = "gymnasium", *, backend: str = "cpu", **k
     if unknown:
         raise GpuEnvError(f"unknown envpool option(s) {unknown} for {task_id}: options are {', '.join(_OPTIONS)}")
     config.update(kwargs)
-    _validate(config)
+    _check_config(config)
     return AtariEnvPool(task_id, env_type, config, backend=backend)
 
 
-def _validate(config: dict[str, Any]) -> None:
+def _check_config(config: dict[str, Any]) -> None:
     n, b = config["num_envs"], config["batch_size"]
     if not isinstance(n, int) or n <= 0:
         raise GpuEnvError(f"num_envs={n!r} must be a positive int")

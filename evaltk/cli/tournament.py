@@ -118,7 +118,7 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
                               bot_names=tuple(args.bot_names), maps=tuple(args.maps), timelimit_min=args.timelimit,
                               fraglimit=args.fraglimit, frameskip=args.frameskip, seed=args.seed, record=args.record,
                               sprt=sprt)
-    config.validate()
+    config.check()
     for a in agents:
         if builtin_name(a) is None:
             _check_checkpoint(a)

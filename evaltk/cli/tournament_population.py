@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     names = {path: name for name, path in members.items()} | given
     config = TournamentConfig(format="round-robin", agents=(*members.values(), *baselines), matches=args.matches,
                               bots=args.bots, maps=tuple(args.maps), timelimit_min=args.timelimit, seed=args.seed)
-    config.validate()
+    config.check()
     out = args.out if args.out is not None else run_dir / "tournament"
     options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts)
 

@@ -32,7 +32,7 @@ class EnvInfo:
 
 
 def describe(env: dict[str, Any], *, policy: CheckpointSpec | None = None) -> EnvInfo:
-    """Resolve and validate ``env`` and return its spec; :class:`SpecError` for bad or unknown envs.
+    """Resolve and check ``env`` and return its spec; :class:`SpecError` for bad or unknown envs.
 
     With ``policy``, also check that the policy's spec fits the env (:func:`check_compatible`).
     """

@@ -175,7 +175,7 @@ def atari_env(env_id: str, *, kwargs: dict[str, Any] | None = None,
 
 
 def make_env(env: dict[str, Any], *, fast_reset: bool = False) -> gym.Env[Any, Any]:
-    """Build the gymnasium env an env dict describes (validated first; :class:`SpecError` on bad input).
+    """Build the gymnasium env an env dict describes (checked first; :class:`SpecError` on bad input).
 
     ``fast_reset`` (opt-in) installs :class:`FastSeededReset` on the ALE env: same states, no ROM reload.
     """

@@ -19,8 +19,8 @@ from evaltk.errors import SpecError
 def make_vec_kwargs(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """``(env_id, kwargs)`` for ``gpu_env.make_vec`` from a described Atari env dict.
 
-    ``spec`` is an :class:`~evaltk.envs.EnvInfo`'s ``env``: validated and with every setting explicit by
-    :func:`evaltk.envs.describe` (the plan describes each env once; it is not validated again here).
+    ``spec`` is an :class:`~evaltk.envs.EnvInfo`'s ``env``: checked and with every setting explicit by
+    :func:`evaltk.envs.describe` (the plan describes each env once; it is not checked again here).
     """
     kwargs: dict[str, Any] = dict(spec["kwargs"])
     ap = spec["preprocessing"]["atari_preprocessing"]

@@ -1,6 +1,6 @@
 """Tournament formats: ``gauntlet``, ``round-robin`` and ``match`` (head to head with SPRT).
 
-A :class:`TournamentConfig` fully determines the match list (:func:`plan`): match ids, agents per
+A :class:`TournamentConfig` fully determines the match list (:func:`match_list`): match ids, agents per
 slot, bots, maps and seeds. Its JSON is written to ``<out>/tournament.json``; re-running with the
 same ``--out`` resumes, and a different config there is refused rather than silently mixed.
 
@@ -55,7 +55,7 @@ class TournamentConfig:
     record: bool = False
     sprt: SprtConfig | None = None
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise TournamentError naming the first bad setting."""
         if self.format not in FORMATS:
             raise TournamentError(f"unknown format {self.format!r}: use one of {', '.join(FORMATS)}")
@@ -112,9 +112,9 @@ def _bots_for(config: TournamentConfig, index: int) -> tuple[str, ...]:
     return tuple(names[k] for k in rng.choice(len(names), size=config.bots, replace=False))
 
 
-def plan(config: TournamentConfig) -> list[MatchSpec]:
+def match_list(config: TournamentConfig) -> list[MatchSpec]:
     """Return every match of ``config`` in play order (for ``match`` with SPRT: the maximum number)."""
-    config.validate()
+    config.check()
     specs: list[MatchSpec] = []
     if config.format == "gauntlet":
         for k in range(config.matches):

@@ -77,7 +77,7 @@ class MatchSpec:
     record: bool = False
     pair: int | None = None
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise TournamentError on an impossible match."""
         if not self.agents:
             raise TournamentError(f"match {self.match_id}: no agents; give at least one agent")
@@ -192,7 +192,7 @@ def run_match(spec: MatchSpec, *, workdir: Path, timeout_s: float, attempt: int 
     module) the players are the pool's long-lived processes (their logs are the pool's); a voided match kills
     them as it kills fresh ones. Never leaves a process of the match running, other than the pool's idle players.
     """
-    spec.validate()
+    spec.check()
     logs = workdir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     demo = None

@@ -1,4 +1,4 @@
-"""Run a tournament end to end: plan, resume, schedule, summarise, report."""
+"""Run a tournament end to end: match list, resume, schedule, summarise, report."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from evaltk.errors import TournamentError
 from evaltk.executor import EXECUTORS, make_executor
-from evaltk.tournament.formats import TournamentConfig, plan, prepare_out
+from evaltk.tournament.formats import TournamentConfig, match_list, prepare_out
 from evaltk.tournament.match import MatchResult
 from evaltk.tournament.report import write_reports
 from evaltk.tournament.scheduler import ResultsFile, ScheduleSummary, run_schedule
@@ -57,7 +57,7 @@ def run_tournament(config: TournamentConfig, out: Path, options: RunOptions,
     Already-finished tournaments (all planned matches played, or the SPRT decided) play nothing.
     The summary gains ``reports`` (paths of summary.json, report.md, report.png) and ``schedule``.
     """
-    specs = plan(config)
+    specs = match_list(config)
     out = out.resolve()
     prepare_out(config, out)
     results = ResultsFile(out / RESULTS_NAME)

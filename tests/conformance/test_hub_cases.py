@@ -33,9 +33,9 @@ def test_a_trace_case_replays_and_records_an_hf_checkpoint(hub: HubServer, tmp_p
     with hub.serve() as url:
         cases = _run_suite(
             f'[[case]]\nkind = "trace"\nname = "shipped"\ncheckpoint = "hf://{A2C_REPO}"\nseed = 1\nframes = 300\n'
-            f'trace_file = "{SHIPPED}"\nbackend = "gpu_env"\n\n'
+            f'trace_file = "{SHIPPED}"\nsimulator = "gpu_env"\n\n'
             f'[[case]]\nkind = "trace"\nname = "recorded"\ncheckpoint = "hf://{A2C_REPO}@main"\nseed = 2\n'
-            'frames = 200\nbackend = "gpu_env"\n', tmp_path, url)
+            'frames = 200\nsimulator = "gpu_env"\n', tmp_path, url)
     assert cases["shipped"]["outcome"] == "passed", cases["shipped"]["message"]
     assert cases["shipped"]["message"] == "300 frames identical on gpu_env (4000 recorded)"
     assert cases["recorded"]["outcome"] == "passed", cases["recorded"]["message"]
@@ -51,7 +51,7 @@ def test_a_trace_case_names_the_hub_checkpoint_whose_weights_differ(hub: HubServ
     with hub.serve() as url:
         cases = _run_suite(
             '[[case]]\nkind = "trace"\nname = "changed"\ncheckpoint = "hf://evaltk-tests/a2c-breakout-changed"\n'
-            f'seed = 1\nframes = 300\ntrace_file = "{SHIPPED}"\nbackend = "gpu_env"\n', tmp_path, url)
+            f'seed = 1\nframes = 300\ntrace_file = "{SHIPPED}"\nsimulator = "gpu_env"\n', tmp_path, url)
     assert cases["changed"]["outcome"] == "failed"
     assert "record the trace again from this checkpoint" in str(cases["changed"]["message"])
 

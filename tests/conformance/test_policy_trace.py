@@ -21,7 +21,7 @@ SHIPPED = SUITES / "traces" / "breakout_a2c_policy_seed1_4000.npz"
 
 def _case(trace_file: Path, frames: int, seed: int = 1, checkpoint: Path = CHECKPOINT) -> Case:
     return Case("trace", "policy", {"checkpoint": str(checkpoint), "seed": seed, "frames": frames,
-                                    "trace_file": str(trace_file), "backend": "gpu_env"})
+                                    "trace_file": str(trace_file), "simulator": "gpu_env"})
 
 
 def test_the_shipped_policy_trace_is_the_checkpoints_play() -> None:
@@ -61,7 +61,7 @@ def test_recorded_with_other_seeds_it_replays_on_gpu_env_for_its_whole_length(
 @pytest.mark.parametrize("seed", [3, 4])
 def test_full_length_policy_traces_of_other_seeds_replay_on_gpu_env(tmp_path: Path, seed: int) -> None:
     case = Case("trace", "policy", {"checkpoint": str(CHECKPOINT), "seed": seed, "frames": 4000,
-                                    "backend": "gpu_env"})
+                                    "simulator": "gpu_env"})
     result = run_case(case, tmp_path)  # records the checkpoint's play on ale-py, then replays it
     assert result.outcome is Outcome.PASSED, result.message
 

@@ -24,7 +24,7 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_shipped_suites_validate() -> None:
+def test_shipped_suites_pass_the_checks() -> None:
     for path in sorted((ROOT / "suites").glob("*.toml")):
         suite = load_suite(path)
         assert suite.cases, path
@@ -54,8 +54,12 @@ def test_shipped_suites_validate() -> None:
          "field 'seed' = -1 must be >= 0"),
         ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=5\n"
          "repeat_action_probability=1.5\n", "'repeat_action_probability' = 1.5 must be in \\[0, 1\\]"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=5\nsimulator='nes'\n",
+         "field 'simulator' = 'nes' must be one of 'ale', 'gpu_env'"),
         ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=5\nbackend='nes'\n",
          "field 'backend' = 'nes' must be one of 'ale', 'gpu_env'"),
+        ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes=5\n"
+         "simulator='gpu_env'\nbackend='gpu_env'\n", "give simulator only \\(backend is its older name\\)"),
         ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nframes=5\ntrace_file='nope.npz'\n",
          "field 'trace_file': file .*nope.npz does not exist"),
         ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nframes=5\n", "needs trace_file"),
@@ -90,14 +94,14 @@ name = "pong"
 rom = "pong"
 frames = 200
 seed = 5
-backend = "ale"
+simulator = "ale"
 [[case]]
 kind = "trace"
 name = "pong-gpu-env"
 rom = "pong"
 frames = 100
 seed = 5
-backend = "gpu_env"
+simulator = "gpu_env"
 """))
     results = run_suite(suite, tmp_path / "work")
     assert [r.outcome for r in results] == [Outcome.PASSED, Outcome.PASSED], [r.message for r in results]
@@ -112,10 +116,20 @@ backend = "gpu_env"
 
 def _trace_case(tmp_path: Path, trace_file: Path, frames: int = 2000, extra: str = "") -> Path:
     return _write(tmp_path, f"[suite]\nname='gate'\n[[case]]\nkind='trace'\nname='c'\nframes={frames}\n"
-                            f"trace_file='{trace_file}'\nbackend='gpu_env'\n{extra}")
+                            f"trace_file='{trace_file}'\nsimulator='gpu_env'\n{extra}")
 
 
 SHIPPED = ROOT / "suites" / "traces" / "pong_seed0_2000.npz"
+
+
+def test_a_trace_case_reads_backend_as_the_older_name_of_simulator(tmp_path: Path) -> None:
+    """A suite written with ``backend`` (before ``simulator``) loads and replays on the simulator it names."""
+    old = load_suite(_write(tmp_path, f"[suite]\nname='old'\n[[case]]\nkind='trace'\nname='c'\nframes=100\n"
+                                      f"trace_file='{SHIPPED}'\nbackend='gpu_env'\n"))
+    (result,) = run_suite(old, tmp_path / "work")
+    assert result.outcome is Outcome.PASSED, result.message
+    assert result.message.startswith("100 frames identical on gpu_env")  # not the default, ale
+    assert result.details["simulator"] == "gpu_env"
 
 
 @pytest.mark.parametrize("keep", [0, 10])

@@ -33,7 +33,7 @@ rom = "pong"
 seed = 0
 frames = {frames}
 trace_file = "traces/pong_seed0_2000.npz"
-backend = "ale"
+simulator = "ale"
 """
 
 

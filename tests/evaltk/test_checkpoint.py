@@ -199,9 +199,9 @@ def test_from_dict_checks_the_schema_once(monkeypatch: pytest.MonkeyPatch) -> No
 
     def counted(document: Any, **kwargs: Any) -> None:  # the real check, counted
         calls.append(True)
-        checkpoint_schema.validate(document, **kwargs)
+        checkpoint_schema.check_spec(document, **kwargs)
 
-    monkeypatch.setattr("evaltk.checkpoint.validate_schema", counted)
+    monkeypatch.setattr("evaltk.checkpoint.check_spec", counted)
     spec = CheckpointSpec.from_dict(data)
     assert len(calls) == 1
     assert spec.to_dict() == fields

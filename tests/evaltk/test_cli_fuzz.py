@@ -37,7 +37,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     trace.record_ale("pong", frames=20, seed=0).save(root / "pong20.npz")
     (root / "suite.toml").write_text(
         '[suite]\nname = "fuzz"\n\n[[case]]\nkind = "trace"\nname = "pong20"\nrom = "pong"\nseed = 0\n'
-        'frames = 20\ntrace_file = "pong20.npz"\nbackend = "gpu_env"\n')
+        'frames = 20\ntrace_file = "pong20.npz"\nsimulator = "gpu_env"\n')
     return {"ckpt": tiny_policy_checkpoint(root / "ckpt"), "a": root / "a.csv", "b": root / "b.jsonl",
             "trace": root / "pong20.npz", "suite": root / "suite.toml", "root": root}
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from evaltk.errors import EvaltkError
 
 _SUITE = ('[suite]\nname = "fuzz"\ndescription = "one trace case"\n\n[[case]]\nkind = "trace"\nname = "pong20"\n'
-          'rom = "pong"\nseed = 0\nframes = 20\ntrace_file = "pong20.npz"\nbackend = "gpu_env"\n')
+          'rom = "pong"\nseed = 0\nframes = 20\ntrace_file = "pong20.npz"\nsimulator = "gpu_env"\n')
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ def _argv(out: Path, *extra: str, episodes: int = 4) -> list[str]:
             "--seed", "3", "--resamples", "999", "--out", str(out), *extra]
 
 
-def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[dict[str, object], list[str]]:
+def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     assert main([*argv, "--json"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     return json.loads(lines[-1]), lines[:-1]
@@ -38,7 +39,7 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gpu_env" / TABLE_FILE),
                                                                 key=lambda r: r["index"])]
     assert len(gym_rows) == 10
-    assert sim_rows == gym_rows  # frame-exact backends on the same seeds
+    assert sim_rows == gym_rows  # frame-exact simulators on the same seeds
     assert report["verdict"] == "identical"
     message = ("identical on 10/10 seeds: fewer than 30% of episodes differ (95%); compared step for step: rewards, "
                "actions and episode ends, and observations")
@@ -46,7 +47,7 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
                                    "compared": "rewards, actions and episode ends, and observations",
                                    "message": message}
     assert text[-1] == f"verdict: {message} (sim (gpu_env) vs reference (gym))"
-    assert report["environments"]["differs"] == ["simulator", "engine"]  # same env spec, same versions
+    assert report["environments"]["differs"] == ["simulator", "package"]  # same env spec, same versions
     assert report["pairs"]["same"] == {"return": 10, "frames": 10, "steps": 10, "episode": 10}
     for name in ("report.json", "report.md", "report.png", "pairs.png", "report.html"):
         assert (out / name).stat().st_size > 0, name
@@ -68,10 +69,13 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     env_file = out / "gym" / ENVIRONMENT_FILE
     stored = json.loads(env_file.read_text())
     stored["versions"]["ale-py"] = "0.0.1"
+    stored["engine"] = stored.pop("package")  # as an older evaltk wrote the row: it still resumes
     env_file.write_text(json.dumps(stored))
     flagged, _ = _run(capsys, _argv(out, "--margin", "5", episodes=10))
     assert any("ale-py" in note for note in flagged["sides"]["reference"]["notes"])
     assert "versions.ale-py" in flagged["environments"]["differs"]
+    assert {r["setting"] for r in flagged["environments"]["rows"]} >= {"simulator", "package"}
+    assert "engine" not in {r["setting"] for r in flagged["environments"]["rows"]}
 
     # A corrupt environment.json is refused before any episode runs: the sim side gains no row.
     env_file.write_text("{not json")

@@ -39,7 +39,7 @@ def test_degenerate_samples_all_get_the_same_kind_of_answer(a: list[float], b: l
         assert result.to_dict()["information"]["min_episodes"] == 10
 
 
-def test_min_episodes_is_adjustable_and_validated() -> None:
+def test_min_episodes_is_adjustable_and_checked() -> None:
     result = compare([0.0] * 3, [3.0] * 3, 1.0, "absolute", n_resamples=199, min_episodes=3)
     assert result.verdict is Verdict.DIFFERENT
     with pytest.raises(CompareError, match="min_episodes"):

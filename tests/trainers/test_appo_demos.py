@@ -126,17 +126,17 @@ def test_bc_coefficient_decays_linearly_to_zero() -> None:
     assert [bc_coefficient(cfg, s) for s in (0, 50, 100, 400)] == [0.5, 0.25, 0.0, 0.0]
     assert bc_coefficient(AppoConfig(bc_demos="d", bc_coef=0.5), 10**6) == 0.5
     with pytest.raises(ConfigError, match="--bc-demos"):
-        AppoConfig(bc_coef=0.1).validate()
+        AppoConfig(bc_coef=0.1).check()
 
 
 def test_reward_shaping_option_replaces_the_scenarios() -> None:
     cfg = AppoConfig(scenario="duel_bots", reward_shaping='{"FRAGCOUNT": 2, "DEATHCOUNT": -1}')
-    cfg.validate()
+    cfg.check()
     assert dict(resolve_scenario(cfg).reward_shaping) == {"FRAGCOUNT": 2.0, "DEATHCOUNT": -1.0}
     assert dict(resolve_scenario(AppoConfig(scenario="duel_bots")).reward_shaping) == doom_scenarios.DUEL_BOTS_SHAPING
     for bad in ("{", '{"FRAGCOUNT": "x"}', "[1]"):
         with pytest.raises(ConfigError, match="--reward-shaping"):
-            AppoConfig(reward_shaping=bad).validate()
+            AppoConfig(reward_shaping=bad).check()
 
 
 @pytest.mark.vizdoom

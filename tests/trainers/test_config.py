@@ -74,9 +74,9 @@ def test_evaltk_train_doom_is_registered() -> None:
 
 
 def test_a_hand_edited_encoder_precision_is_named() -> None:
-    # argparse's choices catch a bad flag; a resumed run's config.json reaches validate() instead.
+    # argparse's choices catch a bad flag; a resumed run's config.json reaches check() instead.
     with pytest.raises(ConfigError, match="--encoder-precision must be one of auto, bf16, fp32, got 'fp16'"):
-        AppoConfig(encoder_precision="fp16").validate()  # type: ignore[arg-type]
+        AppoConfig(encoder_precision="fp16").check()  # type: ignore[arg-type]
 
 
 def test_resolve_scenario_reads_the_one_registry_and_guards_self_play() -> None:
@@ -114,16 +114,16 @@ def test_both_trainers_check_a_shared_option_by_one_rule(field: str, value: Any,
     from trainers.a2c.config import ConfigError as A2cConfigError
 
     with pytest.raises(ConfigError, match=match):
-        dataclasses.replace(AppoConfig(), **{field: value}).validate()
+        dataclasses.replace(AppoConfig(), **{field: value}).check()
     with pytest.raises(A2cConfigError, match=match):
-        dataclasses.replace(A2cConfig(), **{field: value}).validate()
+        dataclasses.replace(A2cConfig(), **{field: value}).check()
 
 
 def test_save_every_s_zero_means_only_the_final_checkpoint_for_both_trainers() -> None:
     from trainers.a2c.config import A2cConfig
 
-    A2cConfig(save_every_s=0.0).validate()
-    AppoConfig(save_every_s=0.0).validate()
+    A2cConfig(save_every_s=0.0).check()
+    AppoConfig(save_every_s=0.0).check()
 
 
 def test_a_trainer_config_names_its_error_and_label() -> None:

@@ -132,13 +132,13 @@ def test_padding_changes_no_loss() -> None:
 
 
 def test_config_refuses_bad_values() -> None:
-    SelfPlayConfig().validate()
+    SelfPlayConfig().check()
     for bad, match in (({"population": 0}, "--population"), ({"max_snapshots": 0}, "--max-snapshots must be >= 1"),
                        ({"opponent_sampling": "best"}, "opponent-sampling"),
                        ({"pbt_replace_fraction": 0.9}, "replace-fraction"), ({"map": "map03"}, "--map"),
                        ({"pbt_perturb_min": 2.0, "pbt_perturb_max": 1.5}, "perturb")):
         with pytest.raises(SelfPlayConfigError, match=match):
-            SelfPlayConfig(**bad).validate()
+            SelfPlayConfig(**bad).check()
 
 
 def _cfg(tmp_path: Path, **changes: Any) -> AppoConfig:

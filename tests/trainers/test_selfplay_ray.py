@@ -122,10 +122,10 @@ def _events(state: pop.PopulationState, kind: str) -> list[dict[str, Any]]:
     ({"ray_address": "127.0.0.1:6379"}, "needs --executor ray"),
     ({"executor": "ray", "ray_member_cpus": 0.0}, "--ray-member-cpus must be in"),
 ])
-def test_ray_options_are_validated(changes: dict[str, Any], message: str) -> None:
-    SelfPlayConfig(executor="ray", ray_address="127.0.0.1:6379", ray_member_cpus=0.5).validate()
+def test_ray_options_are_checked(changes: dict[str, Any], message: str) -> None:
+    SelfPlayConfig(executor="ray", ray_address="127.0.0.1:6379", ray_member_cpus=0.5).check()
     with pytest.raises(SelfPlayConfigError, match=message):
-        SelfPlayConfig(**changes).validate()
+        SelfPlayConfig(**changes).check()
 
 
 @pytest.mark.vizdoom

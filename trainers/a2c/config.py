@@ -68,9 +68,9 @@ class A2cConfig(TrainerConfig, error=ConfigError, label="A2C"):
         """Derived: frames emulated per rollout (all envs)."""
         return self.num_envs * self.rollout * self.frame_skip
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and how to fix it."""
-        super().validate()
+        super().check()
         self.check_at_least(1, "num_envs", "rollout", "num_minibatches", "frame_skip", "stack_size", "torch_threads")
         self.check_at_least(0, "env_threads", "noop_max", "max_frames")
         if self.num_envs % self.num_minibatches:
@@ -105,5 +105,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> A2cConfig:
-    """Build a validated config: defaults, then a resumed run's ``config.json``, then the given flags."""
+    """Build a checked config: defaults, then a resumed run's ``config.json``, then the given flags."""
     return A2cConfig.from_args(args)

@@ -63,7 +63,7 @@ class NatureActorCritic(nn.Module):
         return self.actor(features), self.critic(features).squeeze(-1)
 
     def tensor_shapes(self) -> dict[str, list[int]]:
-        """Names and shapes of every tensor in the state dict (for checkpoint validation)."""
+        """Names and shapes of every tensor in the state dict (for the checkpoint checks)."""
         return {k: list(v.shape) for k, v in self.state_dict().items()}
 
 

@@ -125,7 +125,7 @@ def _record(terms: list[LossTerms], window: deque[float], frames: int, updates: 
 
 def run(cfg: A2cConfig, log: Any = print) -> RunResult:
     """Train until ``max_frames`` (total, across resumes), ``max_seconds`` (this invocation) or a signal."""
-    cfg.validate()
+    cfg.check()
     run_dir = open_run_dir(cfg.out, resume=cfg.resume, error=ConfigError)
     torch.set_num_threads(cfg.torch_threads)
     env = make_env(cfg)

@@ -122,9 +122,9 @@ class AppoConfig(TrainerConfig, error=ConfigError, label="APPO"):
         """Derived: trajectory slots per env, enough that the learner can always fill a batch."""
         return max(2, math.ceil(self.batch_trajectories / self.num_envs) + 1)
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and how to fix it."""
-        super().validate()
+        super().check()
         self.check_at_least(1, "num_workers", "envs_per_worker", "worker_splits", "rollout", "batch_size",
                             "hidden_size", "rnn_size", "learner_threads", "inference_threads")
         if self.envs_per_worker % self.worker_splits:
@@ -218,5 +218,5 @@ def add_arguments(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ()
 
 
 def config_from_args(args: argparse.Namespace, **overrides: Any) -> AppoConfig:
-    """Build a validated config from parsed args: defaults, then a resumed run's config.json, then flags."""
+    """Build a checked config from parsed args: defaults, then a resumed run's config.json, then flags."""
     return AppoConfig.from_args(args, overrides)

@@ -101,7 +101,7 @@ class ActorCritic(nn.Module):
         self.conv.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
 
     def tensor_shapes(self) -> dict[str, list[int]]:
-        """Names and shapes of every tensor in the state dict (for checkpoint validation)."""
+        """Names and shapes of every tensor in the state dict (for the checkpoint checks)."""
         return {k: list(v.shape) for k, v in self.state_dict().items()}
 
     @torch.no_grad()

@@ -206,7 +206,7 @@ class AppoRun:
 
     def __init__(self, cfg: AppoConfig, *, log: Callable[[str], None] = print, fault_crash_after_s: float = 0.0,
                  process: ProcessSettings = NO_PROCESS_SETTINGS) -> None:
-        cfg.validate()
+        cfg.check()
         if (Path(cfg.out) / "config.json").exists() and not cfg.resume:
             open_run_dir(cfg.out, resume=False, error=ConfigError)  # raises: the folder holds another run
         self.cfg, self.log, self.process = cfg, log, process

@@ -104,7 +104,7 @@ class TrainerConfig:
     gives the fields declared here without a default its own default with :func:`trainer_default`.
     """
 
-    #: The trainer's exception, raised by :meth:`validate` and :meth:`from_dict`.
+    #: The trainer's exception, raised by :meth:`check` and :meth:`from_dict`.
     error: ClassVar[type[EvaltkError]]
     #: The trainer's name in messages ("A2C", "APPO").
     label: ClassVar[str]
@@ -131,7 +131,7 @@ class TrainerConfig:
     log_every_s: float = doc_field("seconds between console/metrics lines")
     stats_window: int = doc_field("episodes in the running mean episode return", default=100)
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise :attr:`error` naming the first bad shared value and how to fix it (subclasses add their own)."""
         self.check_at_least(1, "keep_checkpoints", "stats_window")
         if not 0.0 < self.gamma <= 1.0:
@@ -168,9 +168,9 @@ class TrainerConfig:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, overrides: Mapping[str, Any] | None = None) -> Self:
-        """Return a validated config: defaults, then a resumed run's ``config.json``, then the given flags."""
+        """Return a checked config: defaults, then a resumed run's ``config.json``, then the given flags."""
         config = cls.from_dict(resolve_values(cls, args, cls.error, overrides))
-        config.validate()
+        config.check()
         return config
 
 

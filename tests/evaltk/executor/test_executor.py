@@ -129,7 +129,7 @@ def _suite(tmp_path: Path, head: str) -> Path:
     ('executor = "dask"', "executor = 'dask' must be one of 'local', 'ray'"),
     ("executor = 3", "executor = 3 should be a non-empty string"),
     ('ray_address = "h:1"', 'ray_address needs executor = "ray"')])
-def test_suite_executor_key_is_validated(tmp_path: Path, head: str, message: str) -> None:
+def test_suite_executor_key_is_checked(tmp_path: Path, head: str, message: str) -> None:
     with pytest.raises(SuiteError, match=message):
         load_suite(_suite(tmp_path, head))
 

@@ -146,20 +146,20 @@ rom = "pong"
 seed = 0
 frames = 300
 trace_file = "{TRACES / 'pong_seed0_2000.npz'}"
-backend = "ale"
+simulator = "ale"
 [[case]]
 kind = "trace"
 name = "breakout-wrong-seed"
 seed = 7
 frames = 300
 trace_file = "{TRACES / 'breakout_seed1_2000.npz'}"
-backend = "gpu_env"
+simulator = "gpu_env"
 [[case]]
 kind = "trace"
 name = "qbert-too-long"
 frames = 2500
 trace_file = "{TRACES / 'qbert_seed3_2000.npz'}"
-backend = "ale"
+simulator = "ale"
 """)
     return path
 

@@ -1,4 +1,4 @@
-"""Tournament planning, manifests, summaries and reports on synthetic result rows (no engine runs)."""
+"""Tournament match lists, manifests, summaries and reports on synthetic result rows (no engine runs)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ def _row(match_id: str, frags: dict[str, int], *, bots: dict[str, int] | None = 
 
 
 @pytest.mark.vizdoom
-def test_gauntlet_plan_is_deterministic_with_distinct_bots() -> None:
+def test_gauntlet_match_list_is_deterministic_with_distinct_bots() -> None:
     cfg = TournamentConfig(format="gauntlet", agents=("random",), matches=5, bots=3, maps=("map01", "map02"), seed=3)
-    a, b = formats.plan(cfg), formats.plan(cfg)
+    a, b = formats.match_list(cfg), formats.match_list(cfg)
     assert a == b
     assert [s.match_id for s in a] == [f"g{k:05d}" for k in range(5)]
     assert all(len(set(s.bots)) == 3 for s in a)
@@ -37,7 +37,7 @@ def test_gauntlet_plan_is_deterministic_with_distinct_bots() -> None:
 @pytest.mark.vizdoom
 def test_pairs_share_seed_and_swap_slots() -> None:
     cfg = TournamentConfig(format="round-robin", agents=("a", "b", "c"), matches=4, seed=1)
-    specs = formats.plan(cfg)
+    specs = formats.match_list(cfg)
     assert len(specs) == 3 * 4
     by_id = {s.match_id: s for s in specs}
     first, second = by_id["p00-00000"], by_id["p00-00001"]
@@ -60,7 +60,7 @@ def test_pairs_share_seed_and_swap_slots() -> None:
 ])
 def test_bad_configs_are_named(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(TournamentError, match=message):
-        TournamentConfig(**kwargs).validate()
+        TournamentConfig(**kwargs).check()
 
 
 def test_manifest_refuses_other_settings(tmp_path: Path) -> None:

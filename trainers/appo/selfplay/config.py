@@ -74,7 +74,7 @@ class SelfPlayConfig:
     ray_member_cpus: float = doc_field("CPUs each member's actor reserves on its node under --executor ray",
                                        default=1.0)
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise :class:`SelfPlayConfigError` naming the first bad value and how to fix it."""
         for name in ("population", "max_snapshots", "pbt_window", "pbt_min_matches", "concurrency", "epochs"):
             if getattr(self, name) < 1:
@@ -124,7 +124,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> SelfPlayConfig:
-    """Build a validated config from parsed args (defaults, then the flags given)."""
+    """Build a checked config from parsed args (defaults, then the flags given)."""
     config = SelfPlayConfig.from_dict(config_cli.resolve_values(SelfPlayConfig, args, SelfPlayConfigError))
-    config.validate()
+    config.check()
     return config

@@ -92,8 +92,8 @@ class PopulationSetup:
 
     def __init__(self, cfg: AppoConfig, sp: SelfPlayConfig, log: Callable[[str], None], process: ProcessSettings,
                  run_dir: Path) -> None:
-        cfg.validate()
-        sp.validate()
+        cfg.check()
+        sp.check()
         self.cfg, self.sp, self.log, self.process = cfg, sp, log, process
         self.run_dir = run_dir
         self.scenario = resolve_scenario(cfg, self_play=True)
