@@ -2,7 +2,8 @@
 # Each one creates .venv and installs everything it needs on first use.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# Any torch >= 2.1 works; override with e.g. `make test TORCH_SPEC=torch` to keep the build you have.
+# torch >= 2.13 (the only version tested; README "torch 2.13 is the floor"); override with e.g.
+# `make test TORCH_SPEC=torch` to keep the build you have.
 TORCH_SPEC ?= torch==2.13.0
 NATIVE_SOURCES := $(wildcard gpu_env/native/*.cpp gpu_env/native/*.h gpu_env/core/*.h gpu_env/core/*/*.h)
 

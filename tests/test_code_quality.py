@@ -1,8 +1,9 @@
-"""The project's own lint and type gates run as tests, so CI enforces them."""
+"""The project's own lint and type gates, and the module-length rule, run as tests, so CI enforces them."""
 
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -22,3 +23,34 @@ def test_mypy_strict_clean(request: pytest.FixtureRequest) -> None:
         return
     output, _ = run.communicate(timeout=900)
     assert run.returncode == 0, output
+
+
+MAX_LINES = 500
+SIZED_PACKAGES = ("evaltk", "conformance", "trainers", "gpu_env")
+
+
+def long_modules(root: Path, packages: tuple[str, ...] = SIZED_PACKAGES, limit: int = MAX_LINES) -> list[str]:
+    """Return ``"path: N lines"`` for each Python file of ``packages`` under ``root`` longer than ``limit`` lines."""
+    found = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            if {"__pycache__", "build"} & set(path.relative_to(root).parts):
+                continue
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > limit:
+                found.append(f"{path.relative_to(root)}: {lines} lines")
+    return found
+
+
+def test_no_module_is_over_500_lines() -> None:
+    over = long_modules(ROOT)
+    assert not over, f"Python files over {MAX_LINES} lines (split them by what they do):\n" + "\n".join(over)
+
+
+def test_the_length_check_names_each_long_file(tmp_path: Path) -> None:
+    (tmp_path / "evaltk" / "sub").mkdir(parents=True)
+    (tmp_path / "evaltk" / "exact.py").write_text("x = 1\n" * MAX_LINES)
+    (tmp_path / "evaltk" / "sub" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "gpu_env").mkdir()
+    (tmp_path / "gpu_env" / "longer.py").write_text("x = 1\n" * 600)
+    assert long_modules(tmp_path) == ["evaltk/sub/long.py: 501 lines", "gpu_env/longer.py: 600 lines"]

@@ -87,8 +87,9 @@ class AppoConfig(TrainerConfig, error=ConfigError, label="APPO"):
     max_restarts: int = doc_field("give up after this many worker restarts", default=10)
 
     init_from: str = doc_field(
-        "an evaltk checkpoint of the same model (e.g. a behaviour-cloned OUT/policy) whose weights and observation "
-        "statistics start a new run ('' = random initialisation; ignored when resuming)", default="")
+        "an evaltk checkpoint of the same model (e.g. a behaviour-cloned OUT/policy, or hf://ORG/REPO[@REV]) whose "
+        "weights and observation statistics start a new run ('' = random initialisation; ignored when resuming)",
+        default="")
     reward_shaping: str = doc_field(
         "JSON object of shaping coefficients replacing the scenario's: game variable -> reward per unit increase, "
         "'VAR:neg' -> per unit decrease, e.g. '{\"FRAGCOUNT\": 1, \"DEATHCOUNT\": -0.75}' ('' = the scenario's)",

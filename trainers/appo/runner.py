@@ -160,18 +160,22 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
     return system
 
 
-def load_initial_weights(model: ActorCritic, path: str) -> None:
-    """Load the weights and observation statistics of the evaltk checkpoint ``path`` into ``model`` (--init-from)."""
+def load_initial_weights(model: ActorCritic, location: str) -> str:
+    """Load the weights and observation statistics at ``location`` into ``model`` (--init-from); return its label.
+
+    :func:`evaltk.locations.resolve` reads ``location`` (a path or ``hf://``); the label is ``location`` or its pin.
+    """
     from evaltk import checkpoint as evaltk_checkpoint
     from evaltk.errors import CheckpointError
+    from evaltk.locations import resolve
 
-    ckpt = evaltk_checkpoint.load(path)
-    expected = model.tensor_shapes()
-    found = {k: list(v.shape) for k, v in ckpt.tensors.items()}
-    if found != expected:
-        raise CheckpointError(f"--init-from {path}: its tensors do not fit this model ({ckpt.spec.model_kwargs}); "
-                              "use the same --hidden-size, --rnn-size, observation size and scenario heads")
+    where = resolve(location)
+    ckpt = evaltk_checkpoint.load(where.ref)
+    if {k: list(v.shape) for k, v in ckpt.tensors.items()} != model.tensor_shapes():
+        raise CheckpointError(f"--init-from {where.label}: its tensors do not fit this model ({ckpt.spec.model_kwargs})"
+                              "; use the same --hidden-size, --rnn-size, observation size and scenario heads")
     model.load_state_dict(ckpt.tensors)
+    return where.label
 
 
 def _flushes_denormals() -> bool:
@@ -216,8 +220,8 @@ class AppoRun:
         self.model = build_model(cfg, self.scenario)
         self.start_frames, start_step, self.resumes, self.prior_seconds = 0, 0, 0, 0.0
         restored = self._restore()
-        if restored is None and cfg.init_from:
-            load_initial_weights(self.model, cfg.init_from)
+        if restored is None and cfg.init_from:  # config.json records the pinned label of an hf:// location
+            cfg = self.cfg = dataclasses.replace(cfg, init_from=load_initial_weights(self.model, cfg.init_from))
         if restored is not None:
             self.start_frames, start_step = restored.env_frames, restored.train_step
             self.resumes, self.prior_seconds = restored.resumes + 1, restored.train_seconds

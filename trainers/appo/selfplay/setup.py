@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from evaltk import seeding
+from evaltk import locations, seeding
 from evaltk.envs.doom import DoomScenario
 from trainers.appo import bc
 from trainers.appo.config import AppoConfig, ConfigError
@@ -51,7 +51,7 @@ def load_or_create(run_dir: Path, cfg: AppoConfig, sp: SelfPlayConfig, scenario_
     """Read ``population.json`` (resume; the member count must match) or create the members.
 
     New members: m0 with the default hyperparameters, the others mutated from them; each records the
-    ``--init-from`` checkpoint it starts from (resolved path, '' for random initialisation).
+    ``--init-from`` checkpoint it starts from (:func:`init_source`, '' for random initialisation).
     """
     if (run_dir / pop.FILENAME).is_file():
         state = pop.read(run_dir)
@@ -65,25 +65,34 @@ def load_or_create(run_dir: Path, cfg: AppoConfig, sp: SelfPlayConfig, scenario_
         raise ConfigError(f"--out {run_dir} holds a run that is not a population run; choose another --out")
     rng = seeding.rng(cfg.seed, "selfplay.population")
     base = pbt.defaults(space)
-    init_from = str(Path(cfg.init_from).resolve()) if cfg.init_from else ""
+    init_from = init_source(cfg.init_from) if cfg.init_from else ""
     members = [Member(id=i, init_from=init_from, hyperparams=base if i == 0 else pbt.mutate(
         base, space, rng, mutation_rate=sp.pbt_mutation_rate, perturb_min=sp.pbt_perturb_min,
         perturb_max=sp.pbt_perturb_max)) for i in range(sp.population)]
     return PopulationState(scenario=scenario_name, appo=cfg.to_dict(), selfplay=sp.to_dict(), members=members)
 
 
+def init_source(location: str) -> str:
+    """Return the ``--init-from`` a member records: an ``hf://`` location pinned to its commit, else the absolute path.
+
+    The pin is :func:`evaltk.locations.pin` (the checkpoint is fetched into the Hub cache, where it then loads from).
+    """
+    return locations.pin(location) if locations.is_remote(location) else str(Path(location).resolve())
+
+
 def initial_weights(cfg: AppoConfig, scenario: DoomScenario, run_dir: Path, members: list[Member]
                     ) -> dict[str, torch.Tensor] | None:
     """Return the ``--init-from`` tensors that members without a checkpoint start from (None: nothing to load).
 
-    Loaded once, with single-agent APPO's loader (:func:`trainers.appo.runner.load_initial_weights`): a
+    Loaded once, with single-agent APPO's loader (:func:`trainers.appo.runner.load_initial_weights`), from the
+    location the members record (:func:`init_source`: an ``hf://`` one pinned), else ``--init-from``: a
     checkpoint of another size is one :class:`~evaltk.errors.CheckpointError` naming the options to match.
     Members that have a checkpoint resume from it, so a resumed run loads nothing.
     """
     if not cfg.init_from or all(latest_policy_path(pop.member_dir(run_dir, m)) is not None for m in members):
         return None
     model = build_model(cfg, scenario)
-    load_initial_weights(model, cfg.init_from)
+    load_initial_weights(model, next((m.init_from for m in members if m.init_from), cfg.init_from))
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
