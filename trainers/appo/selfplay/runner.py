@@ -8,7 +8,7 @@ Components, all in this process except the players:
 - one :class:`~trainers.appo.learner.Learner` per member (the APPO learner: PPO-clip, V-trace/GAE,
   policy-lag mask, the optional decaying cloning loss), fed only with that member's own experience; a new
   member starts from ``--init-from``'s weights when given (:class:`~trainers.appo.selfplay.setup.PopulationSetup`);
-- the planner (this thread): draws each match's opponent (:mod:`trainers.appo.selfplay.opponents`), saves the
+- this thread draws each match: its learner and opponents (:mod:`trainers.appo.selfplay.opponents`), saves the
   weights the match plays with, and after each match records scores, trains, snapshots and runs PBT
   (:mod:`trainers.appo.selfplay.pbt`); ``population.json`` is rewritten atomically after every change.
 
@@ -83,7 +83,7 @@ class SelfPlayResult:
 
 @dataclass
 class Slot:
-    """One side of a planned match: who plays it and, for a learning member, where its experience goes."""
+    """One side of a submitted match: who plays it and, for a learning member, where its experience goes."""
 
     agent: str
     key: str
@@ -94,7 +94,7 @@ class Slot:
 
 
 @dataclass
-class Planned:
+class SubmittedMatch:
     """A match submitted to a match thread."""
 
     spec: MatchSpec
@@ -193,8 +193,8 @@ class PopulationRun(PopulationSetup):
                        for s in live.member.snapshots)
         return out
 
-    def plan(self) -> Planned:
-        """Plan the next match: a learner (members in turn) against ``--agents-per-match`` - 1 opponents.
+    def draw_match(self) -> SubmittedMatch:
+        """Draw the next match: a learner (members in turn) against ``--agents-per-match`` - 1 opponents.
 
         The opponents are drawn by ``--opponent-sampling``; the slots are in a random order; the scenario's
         bots join (the deathmatch).
@@ -227,12 +227,12 @@ class PopulationRun(PopulationSetup):
         spec = MatchSpec(match_id=match_id, agents=tuple(s.agent for s in slots),
                          bots=bot_names()[:self.scenario.bots], map=self.sp.map, seed=seed,
                          timelimit_min=self.sp.match_minutes, frameskip=self.scenario.frameskip)
-        return Planned(spec=spec, slots=slots, workdir=workdir)
+        return SubmittedMatch(spec=spec, slots=slots, workdir=workdir)
 
-    def play(self, planned: Planned) -> MatchResult:
-        """Play one planned match (in a match thread)."""
+    def play(self, submitted: SubmittedMatch) -> MatchResult:
+        """Play one submitted match (in a match thread)."""
         extras: list[dict[str, Any]] = []
-        for s in planned.slots:
+        for s in submitted.slots:
             if s.member is None:
                 extras.append({"selfplay": None})
                 continue
@@ -241,19 +241,19 @@ class PopulationRun(PopulationSetup):
                                         "encoder_precision": self.cfg.encoder_precision,
                                         "reward_shaping": shaping_of(m.hyperparams,
                                                                      dict(self.scenario.reward_shaping))}})
-        return run_match(planned.spec, workdir=self.run_dir / "work", timeout_s=self.sp.match_timeout_s,
+        return run_match(submitted.spec, workdir=self.run_dir / "work", timeout_s=self.sp.match_timeout_s,
                          abort=self.abort, player_module=PLAYER_MODULE, player_extras=extras, pool=self.players)
 
-    def finish(self, planned: Planned, result: MatchResult) -> None:
+    def finish(self, submitted: SubmittedMatch, result: MatchResult) -> None:
         """Record a finished match: scores, experience, SGD steps, snapshots, PBT; then population.json."""
         with open(self.run_dir / "matches.jsonl", "a", encoding="utf-8") as fh:
             row = result.to_json()
-            row["slots"] = [dataclasses.asdict(s) for s in planned.slots]
+            row["slots"] = [dataclasses.asdict(s) for s in submitted.slots]
             fh.write(json.dumps(row) + "\n")
         if result.outcome != "played":
             self.state.matches_voided += 1
             self.log(f"{result.match_id}: VOID ({result.error}); its experience is discarded")
-            shutil.rmtree(planned.workdir, ignore_errors=True)
+            shutil.rmtree(submitted.workdir, ignore_errors=True)
             self.write_population()
             return
         self.state.matches_played += 1
@@ -261,11 +261,11 @@ class PopulationRun(PopulationSetup):
         frags = [int(p["frags"]) for p in agents]
         deaths = [int(p["deaths"]) for p in agents]
         frames = [int(p["decisions"]) * self.scenario.frameskip for p in agents]
-        field = [(s.key, f) for s, f in zip(planned.slots, frags, strict=True)]
+        field = [(s.key, f) for s, f in zip(submitted.slots, frags, strict=True)]
         field += [(str(p["agent"]), int(p["frags"])) for p in result.participants if p["kind"] == "bot"]
         self.state.total_frames += sum(frames)
         trained: set[int] = set()
-        for i, slot in enumerate(planned.slots):
+        for i, slot in enumerate(submitted.slots):
             if slot.member is None:
                 continue
             live = self.live[slot.member]
@@ -280,12 +280,12 @@ class PopulationRun(PopulationSetup):
             live.chunks.extend(trajectory.to_chunks(trajectory.load(Path(slot.trajectory)), self.cfg.rollout,
                                                     slot.version))
             trained.add(m.id)
-        shutil.rmtree(planned.workdir, ignore_errors=True)
+        shutil.rmtree(submitted.workdir, ignore_errors=True)
         for stem in (self.run_dir / "work" / "logs").glob(f"{result.match_id}.*"):
             stem.unlink(missing_ok=True)
         for member_id in sorted(trained):
             self._train(self.live[member_id])
-        self.log(self._match_line(planned, result, frags))
+        self.log(self._match_line(submitted, result, frags))
         self.write_population()
 
     def _train(self, live: Live) -> None:
@@ -315,9 +315,9 @@ class PopulationRun(PopulationSetup):
         live.chunks.clear()
 
     # -- the loop -------------------------------------------------------------------------------------------
-    def _match_line(self, planned: Planned, result: MatchResult, frags: list[int]) -> str:
+    def _match_line(self, submitted: SubmittedMatch, result: MatchResult, frags: list[int]) -> str:
         sides = " vs ".join(f"{s.key}{'*' if s.member is not None else ''}={f}"
-                            for s, f in zip(planned.slots, frags, strict=True))
+                            for s, f in zip(submitted.slots, frags, strict=True))
         new = self.state.total_frames - self.frames_at_start
         fps = new / max(time.monotonic() - self.t0, 1e-9)
         steps = " ".join(f"m{x.member.id}:{x.member.train_step}" for x in self.live)
@@ -345,7 +345,7 @@ class PopulationRun(PopulationSetup):
                          resumed_from=self.state.total_frames if self.state.resumes else None)
         self.save()
         stopped_by = ""
-        running: dict[Future[MatchResult], Planned] = {}
+        running: dict[Future[MatchResult], SubmittedMatch] = {}
         last_save = time.monotonic()
         with Shutdown() as shutdown, self._player_pool(), \
                 ThreadPoolExecutor(self.sp.concurrency, thread_name_prefix="match") as pool:
@@ -361,8 +361,8 @@ class PopulationRun(PopulationSetup):
                         stopped_by = "env_frames"
                         break
                     while len(running) < self.sp.concurrency:
-                        planned = self.plan()
-                        running[pool.submit(self.play, planned)] = planned
+                        submitted = self.draw_match()
+                        running[pool.submit(self.play, submitted)] = submitted
                     done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
                     for future in done:
                         self.finish(running.pop(future), future.result())
@@ -371,9 +371,9 @@ class PopulationRun(PopulationSetup):
                         self.save()
             finally:
                 self.abort.set()  # matches still running are killed and voided
-                for future, planned in running.items():
+                for future, submitted in running.items():
                     result = future.result()
-                    shutil.rmtree(planned.workdir, ignore_errors=True)
+                    shutil.rmtree(submitted.workdir, ignore_errors=True)
                     with open(self.run_dir / "matches.jsonl", "a", encoding="utf-8") as fh:
                         fh.write(json.dumps({**result.to_json(), "stopped": True}) + "\n")
         self.save()
