@@ -97,6 +97,8 @@ class EvaluationPlan:
     simulator: Simulator
     simulator_name: str
     """The simulator as score tables record it (``envpool`` for ``envpool:KEY=VALUE``, ``vizdoom`` for Doom)."""
+    simulator_settings: dict[str, Any]
+    """The simulator's effective settings, from its check (written to ``simulator.json``)."""
     policy: Policy
     info: EnvInfo
     """The env spec: the resolved env dict and its spaces."""
@@ -287,9 +289,10 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
     opened = open_tables([(c.out, settings, loaded.provenance, identity) for c, _, _, _, settings, identity in sides],
                          files=files)
     plans = []
-    for (config, sim, name, info, settings, _), (rows, writer) in zip(sides, opened, strict=True):
+    for (config, sim, name, info, settings, identity), (rows, writer) in zip(sides, opened, strict=True):
         done = {r["index"] for r in rows}
-        plans.append(EvaluationPlan(config, sim, name, loaded.policy, info, settings, loaded.provenance, rows,
+        plans.append(EvaluationPlan(config, sim, name, identity["settings"], loaded.policy, info, settings,
+                                    loaded.provenance, rows,
                                     [i for i in range(config.episodes) if i not in done], writer))
     return tuple(plans)
 

@@ -36,7 +36,7 @@ from evaltk.locations import table_provenance
 from evaltk.plan import EvalConfig, EvalRequest, EvaluationPlan, plan, plan_all
 from evaltk.scores import TABLE_FILE, read_table, row_digests
 from evaltk.simulators import Simulator, resolve_all
-from evaltk.simulators.settings_diff import Alignment, aligned_reference_env, settings_section
+from evaltk.simulators.settings_diff import Alignment, align_env, settings_section
 from evaltk.stats.group_sequential import SequentialDesign
 from evaltk.table_comparison import spec_rows
 from evaltk.verdict import Comparison, Pairing, Verdict, compare
@@ -247,7 +247,7 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         sim, reference = plan_all(sides, options=options, simulators=sims, side_files=environments)
         return PreparedValidation(config, sim, reference, environments.specs)
     sim = plan_all(sides[:1], simulators=sims[:1], side_files=environments)[0]
-    alignment = aligned_reference_env(config.sim, sim.info.env)
+    alignment = align_env(sim.info.env, sim.simulator_settings)
     reference = plan_all([_eval_config(config, config.reference, sims[1], alignment.env)], options=options[1:],
                          simulators=sims[1:], side_files=environments)[0]
     return PreparedValidation(config, sim, reference, environments.specs, alignment)
@@ -429,8 +429,8 @@ def run_validation(prep: PreparedValidation, progress: dict[str, ProgressFn] | N
                          n_resamples=rule.resamples, seeds_a=reference.seeds, seeds_b=sim.seeds,
                          paired=rule.pairing, min_episodes=rule.min_episodes,
                          digests_a=reference.digests, digests_b=sim.digests)
-    ref_env = None if isinstance(prep.reference, Side) else prep.reference.info.env
-    settings = settings_section(c.sim, prep.sim.info.env, c.reference, ref_env, prep.alignment)
+    ref_settings = None if isinstance(prep.reference, Side) else prep.reference.simulator_settings
+    settings = settings_section(prep.sim.simulator_settings, ref_settings, prep.alignment)
     return Validation(c, sim, reference, comparison, pair_rows(reference, sim), settings=settings, sequential=seq)
 
 

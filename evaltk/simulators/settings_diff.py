@@ -5,7 +5,7 @@
 lacks shows :data:`~evaltk.envs.atari_settings.UNKNOWN` and never differs. :func:`settings_section` builds
 the ``simulator_settings`` object of ``evaltk validate``'s report; :func:`align_env` rewrites a reference env
 dict to a simulator's settings where gymnasium + ale-py can express them and lists the rest
-(:func:`aligned_reference_env` for ``--align``); :func:`difference_lines` gives ``evaltk compare``'s lines.
+(``--align``); :func:`difference_lines` gives ``evaltk compare``'s lines.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 
 from evaltk.envs import describe
 from evaltk.envs.atari_settings import FIELDS, UNKNOWN
-from evaltk.simulators import get
 
 IDENTITY_FIELDS = ("package", "env_id")
 """Fields that name the simulator rather than change what it computes."""
@@ -121,19 +120,17 @@ def _noop_max(noop_starts: Any, sim: dict[str, Any]) -> int | None:
     return int(noop_starts[1]) + (1 if sim.get("fire_on_reset") is True else 0)
 
 
-def aligned_reference_env(sim: str, env: dict[str, Any]) -> Alignment:
-    """Rewrite the checkpoint's resolved env dict ``env`` to simulator ``sim``'s settings where gymnasium can."""
-    return align_env(env, get(sim).settings(env))
-
-
-def settings_section(sim: str, sim_env: dict[str, Any], reference: str, reference_env: dict[str, Any] | None,
+def settings_section(sim: dict[str, Any], reference: dict[str, Any] | None,
                      alignment: Alignment | None) -> dict[str, Any]:
-    """Return both sides' settings, one row per setting, what differs, the note and the alignment (``--align``)."""
-    sim_settings = get(sim).settings(sim_env)
-    ref_settings = {} if reference_env is None else get(reference).settings(reference_env)
-    rows = difference_rows(sim_settings, ref_settings)
+    """Return both sides' settings, one row per setting, what differs, the note and the alignment (``--align``).
+
+    ``sim`` and ``reference`` are the sides' effective settings (``EvaluationPlan.simulator_settings``; no
+    reference settings for a baseline table).
+    """
+    ref_settings = {} if reference is None else reference
+    rows = difference_rows(sim, ref_settings)
     section: dict[str, Any] = {
-        "sim": sim_settings, "reference": ref_settings, "rows": rows,
+        "sim": sim, "reference": ref_settings, "rows": rows,
         "differs": [r["setting"] for r in rows if r["differs"]], "note": settings_note(rows), "aligned": None}
     if alignment is not None:
         section["aligned"] = {"settings": list(alignment.aligned),

@@ -161,19 +161,19 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
 
 
 def load_initial_weights(model: ActorCritic, location: str) -> str:
-    """Load the weights and observation statistics at ``location`` into ``model`` (--init-from); return its label.
-
-    :func:`evaltk.locations.resolve` reads ``location`` (a path or ``hf://``); the label is ``location`` or its pin.
-    """
+    """Load the --init-from checkpoint ``location`` (weights, obs statistics) into ``model``; return its label."""
     from evaltk import checkpoint as evaltk_checkpoint
     from evaltk.errors import CheckpointError
     from evaltk.locations import resolve
+    from evaltk.policies import check_tensor_shapes
 
     where = resolve(location)
     ckpt = evaltk_checkpoint.load(where.ref)
-    if {k: list(v.shape) for k, v in ckpt.tensors.items()} != model.tensor_shapes():
-        raise CheckpointError(f"--init-from {where.label}: its tensors do not fit this model ({ckpt.spec.model_kwargs})"
-                              "; use the same --hidden-size, --rnn-size, observation size and scenario heads")
+    try:
+        check_tensor_shapes(ckpt, model.tensor_shapes())
+    except CheckpointError as exc:
+        raise CheckpointError(f"--init-from {where.label}: its tensors do not fit this model ({exc}); use the same "
+                              "--hidden-size, --rnn-size, observation size and scenario heads") from None
     model.load_state_dict(ckpt.tensors)
     return where.label
 
