@@ -13,11 +13,10 @@ from typing import Any
 
 
 class Outcome(Enum):
-    """How a case ended."""
+    """How a case ended: its checks held, a check failed, or it could not run (bad input, a crash)."""
 
     PASSED = "passed"
     FAILED = "failed"
-    SKIPPED = "skipped"
     ERROR = "error"
 
 

@@ -2,7 +2,7 @@
 
 Registered through the ``pytest11`` entry point, so ``pytest suites/`` (or naming suite files) is
 enough once evaltk is installed. A case that fails
-or errors fails its test with the case's message; a skipped case is skipped with its reason.
+or errors (cannot run) fails its test with the case's message; no case is ever skipped.
 """
 
 from __future__ import annotations
@@ -46,8 +46,6 @@ class CaseItem(pytest.Item):
         """Run the case in a scratch folder."""
         with tempfile.TemporaryDirectory(prefix="evaltk-suite-") as tmp:
             result = run_case(self.case, Path(tmp))
-        if result.outcome is Outcome.SKIPPED:
-            pytest.skip(result.message)
         if result.outcome is not Outcome.PASSED:
             raise CaseFailedError(f"{result.outcome.value}: {result.message}")
 

@@ -27,7 +27,7 @@ from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS
-from evaltk.locations import resolve
+from evaltk.locations import Resolved, resolve
 from evaltk.policies import EpisodeSeeded, Policy, load_policy
 from evaltk.scores import TABLE_FILE, TableWriter, open_tables
 from evaltk.seeding import episode_seed
@@ -147,11 +147,10 @@ def _digest(spec: CheckpointSpec, path: Path | None) -> str:
 
 @dataclass(frozen=True)
 class _Policy:
-    """A resolved policy location: the loaded policy, its label, provenance and digest."""
+    """A loaded policy, the location it came from (with the label tables record) and its digest."""
 
     policy: Policy
-    label: str
-    provenance: dict[str, Any]
+    location: Resolved
     digest: str
 
 
@@ -173,8 +172,8 @@ def _load(config: EvalConfig) -> _Policy:
 
     policy = load_policy(found.ref, builtin_env=builtin_env)
     path = None if builtin else Path(found.ref)
-    label = checkpoint_label(found.label, bool(builtin))
-    return _Policy(policy, label, found.provenance, _digest(policy.spec, path))
+    location = dataclasses.replace(found, label=checkpoint_label(found.label, bool(builtin)))
+    return _Policy(policy, location, _digest(policy.spec, path))
 
 
 def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
@@ -267,6 +266,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         _check_request(config)
     sims = tuple(simulators) if simulators is not None else resolve_all([c.simulator for c in configs], options)
     loaded = _load(first)
+    where = loaded.location
     described: dict[str, EnvInfo] = {}
     first_seeds = {base: episode_seed(base, 0) for base in dict.fromkeys(c.seed for c in configs)}
     sides = []
@@ -276,7 +276,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         identity = sim.check(info, seed=first_seeds[config.seed])  # each simulator is checked on episode 0
         name = DOOM_SIMULATOR if info.env["family"] == "doom" else sim.name
         settings = _settings(config, loaded, info, name)
-        sides.append((dataclasses.replace(config, checkpoint=loaded.label), sim, name, info, settings, identity))
+        sides.append((dataclasses.replace(config, checkpoint=where.label), sim, name, info, settings, identity))
 
     def files(rows: list[list[dict[str, Any]]]) -> dict[Path, Any]:
         written: dict[Path, Any] = {}
@@ -286,13 +286,13 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
             written.update(side_files(config, name, info, found) if side_files is not None else {})
         return written
 
-    opened = open_tables([(c.out, settings, loaded.provenance, identity) for c, _, _, _, settings, identity in sides],
+    opened = open_tables([(c.out, settings, where.provenance, identity) for c, _, _, _, settings, identity in sides],
                          files=files)
     plans = []
     for (config, sim, name, info, settings, identity), (rows, writer) in zip(sides, opened, strict=True):
         done = {r["index"] for r in rows}
         plans.append(EvaluationPlan(config, sim, name, identity["settings"], loaded.policy, info, settings,
-                                    loaded.provenance, rows,
+                                    where.provenance, rows,
                                     [i for i in range(config.episodes) if i not in done], writer))
     return tuple(plans)
 
@@ -306,7 +306,7 @@ def _settings(config: EvalConfig, loaded: _Policy, info: EnvInfo, simulator: str
     """Return the score table's settings; a batch-seeded policy's actions depend on how episodes share the batch."""
     seeded = isinstance(loaded.policy, EpisodeSeeded)
     settings: dict[str, Any] = {
-        "checkpoint": loaded.label, "policy_digest": loaded.digest,
+        "checkpoint": loaded.location.label, "policy_digest": loaded.digest,
         "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
         "seed": config.seed, "simulator": simulator, "policy_seeding": "per-episode" if seeded else "per-batch",
     }

@@ -52,8 +52,7 @@ class SequentialComparison:
         kind: margin kind (``absolute`` or ``sd``).
         margin: the margin.
         paired: True when the looks used the per-seed differences.
-        max_a: A's budget (episodes, or pairs when paired).
-        max_b: B's budget.
+        budget: A's and B's budgets (episodes, or pairs when paired).
         reason: why, in words.
         identical: set when every shared seed gave the same return.
         pairing: how the rows matched by seed.
@@ -67,8 +66,7 @@ class SequentialComparison:
     kind: str
     margin: float
     paired: bool
-    max_a: int
-    max_b: int
+    budget: tuple[int, int]
     reason: str
     identical: IdenticalRows | None = None
     pairing: Pairing | None = None
@@ -79,7 +77,7 @@ class SequentialComparison:
         if self.identical is not None:
             return self.identical.n_shared, self.identical.n_shared
         if not self.looks:
-            return self.max_a, self.max_b
+            return self.budget
         return self.looks[-1].n_a, self.looks[-1].n_b
 
     def summary(self) -> str:
@@ -123,13 +121,13 @@ class SequentialComparison:
         if iv is None or self.verdict is Verdict.IDENTICAL:
             return {}
         used = self.episodes_used
-        budget = "the budget was spent: a larger --episodes would decide" if self.outcome is LookDecision.INCONCLUSIVE \
+        stop = "the budget was spent: a larger --episodes would decide" if self.outcome is LookDecision.INCONCLUSIVE \
             else "the design decided"
         return {"ci": iv["ci"], "ci_level": iv["level"], "ci_tost": iv["ci_equivalence"],
                 "ci_method": f"repeated confidence interval at look {iv['look']} of {iv['looks_planned']}",
                 "episodes_needed": None,
                 "episodes_needed_line": (f"none from a fixed-N formula: a sequential run stopped at look {iv['look']} "
-                                         f"of {iv['looks_planned']} after {used[1]} episodes per side; {budget}"),
+                                         f"of {iv['looks_planned']} after {used[1]} episodes per side; {stop}"),
                 "fixed_n_note": ("'comparison' analyses the episodes the looks used as if their number had been "
                                  "fixed in advance; it ignores the stopping rule and is not the verdict's analysis")}
 
@@ -138,7 +136,7 @@ class SequentialComparison:
         used = self.episodes_used
         return {"verdict": self.verdict.value, "outcome": self.outcome.value, "sequential": True,
                 "margin": self.margin, "margin_kind": self.kind, "design": "paired" if self.paired else "unpaired",
-                "episodes_used": {"a": used[0], "b": used[1]}, "budget": {"a": self.max_a, "b": self.max_b},
+                "episodes_used": {"a": used[0], "b": used[1]}, "budget": {"a": self.budget[0], "b": self.budget[1]},
                 "stopped_at_look": self.looks[-1].k if self.looks else None, "interval": self.interval(),
                 "interval_line": self.interval_line(),
                 "looks": [look.to_dict() for look in self.looks],
@@ -247,11 +245,11 @@ def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: Seque
         rows = identical_at[0]
         where = f" (at look {len(made) + 1})"
         return SequentialComparison(Verdict.IDENTICAL, LookDecision.EQUIVALENT, made, design, kind.value,
-                                    float(margin), True, budget[0], budget[1],
+                                    float(margin), True, budget,
                                     f"{rows.summary()}{where}: no test needed", rows, pairing)
     last = made[-1]
     return SequentialComparison(DECISION_VERDICT[last.outcome], last.outcome, made, design, kind.value, float(margin),
-                                paired, budget[0], budget[1],
+                                paired, budget,
                                 explain(last, design.looks, paired, any(look.heavy_tails for look in made)), None,
                                 pairing)
 
@@ -278,7 +276,7 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
         pairs.only_a, pairs.only_b)
     if pairs is not None and rows is not None:
         return SequentialComparison(Verdict.IDENTICAL, LookDecision.EQUIVALENT, [], None, kind_.value,
-                                    float(margin), True, pairs.n, pairs.n, rows.summary() + ": no test needed", rows,
+                                    float(margin), True, (pairs.n, pairs.n), rows.summary() + ": no test needed", rows,
                                     pairing)
     use_pairs = pairs is not None and pairing is not None and pairing.used
     if use_pairs and pairs is not None:
@@ -289,7 +287,7 @@ def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *,
         plan = [(na, nb) for na, nb in plan if na >= min_episodes]
     if not plan:
         return SequentialComparison(Verdict.INCONCLUSIVE, LookDecision.INCONCLUSIVE, [], None, kind_.value,
-                                    float(margin), use_pairs, xa.size, xb.size,
+                                    float(margin), use_pairs, (xa.size, xb.size),
                                     f"too little information: {xa.size} vs {xb.size} episodes, a verdict needs at "
                                     f"least {min_episodes} per side", None, pairing)
     fractions = [information_fraction(na, nb, xa.size, xb.size, paired=use_pairs) for na, nb in plan]
