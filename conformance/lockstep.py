@@ -303,7 +303,7 @@ class LiveReference:
 
 @dataclass(frozen=True)
 class LockstepConfig:
-    """One lockstep run (see the module docstring). Validated on construction (:class:`LockstepError`).
+    """One lockstep run (see the module docstring). Checked on construction (:class:`LockstepError`).
 
     game: ale-py ROM id (or any name when ``rom_path`` is given); frames: acts compared after the
     start; seed: the base seed of :mod:`evaltk.seeding` (env ``i``'s ALE ``random_seed`` is

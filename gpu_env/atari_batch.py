@@ -7,7 +7,7 @@ actions), sticky actions from ALE's mt19937 (two draws per frame), the terminal 
 frame, reward summed over ``frameskip`` frames, paddles, difficulty switches. ``docs/ale_semantics.md``
 lists every rule with its source.
 
-``AtariBatch`` (also ``gpu_env.AtariBatch``) is gpu_env's one public batch class. It validates its
+``AtariBatch`` (also ``gpu_env.AtariBatch``) is gpu_env's one public batch class. It checks its
 arguments and hands the work to a backend (:class:`gpu_env.backends.protocol.AtariBackend`):
 - ``"cpu"``: gpu_env's C++ core (``gpu_env/core``) through the CPU library, threads across
   environments (:mod:`gpu_env.backends.native`);

@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     suite = actions.add_parser(
         "run",
         help="run a declarative suite (suites/*.toml) and write JUnit XML",
-        description="Validate SUITE, run every case (trace replays, transfer verdicts, ...), print one line per "
+        description="Check SUITE, run every case (trace replays, transfer verdicts, ...), print one line per "
         "case and exit 0 only if all passed.",
     )
     suite.add_argument("suite", nargs="?", default=None, help="suite file, e.g. suites/reference_drift.toml")

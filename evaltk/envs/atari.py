@@ -123,7 +123,7 @@ def _check_preprocessing(pre: dict[str, Any], kwargs: dict[str, Any]) -> None:
 
 
 def resolve_env(env: dict[str, Any]) -> dict[str, Any]:
-    """Validate an Atari env dict and return it with every setting explicit (defaults filled in).
+    """Check an Atari env dict and return it with every setting explicit (defaults filled in).
 
     Missing ALE kwargs take the registered defaults of ``env_id``; a given ``atari_preprocessing``
     dict takes :data:`PREPROCESSING_DEFAULTS` for missing options. Raises :class:`SpecError`.

@@ -31,7 +31,7 @@ U8Array = npt.NDArray[np.uint8]
 class AtariBackend(Protocol):
     """A backend of :class:`gpu_env.AtariBatch`; every method works on the whole batch or on ``mask``ed envs.
 
-    Arguments are already validated by :class:`gpu_env.AtariBatch` (shapes, dtypes, ranges).
+    Arguments are already checked by :class:`gpu_env.AtariBatch` (shapes, dtypes, ranges).
     """
 
     screen_height: int
@@ -73,7 +73,7 @@ class AtariBackend(Protocol):
         """uint8[N, 128]: ALE ``getRAM()``."""
 
     def get_screen(self, out: U8Array | None = None) -> U8Array:
-        """uint8[N, H, 160]: ALE ``getScreen()``; written into ``out`` (already validated) and returned when given."""
+        """uint8[N, H, 160]: ALE ``getScreen()``; written into ``out`` (already checked) and returned when given."""
 
     def get_screen_rgb(self, out: U8Array | None = None) -> U8Array:
         """uint8[N, H, 160, 3]: ALE ``getScreenRGB()``; into ``out`` when given."""

@@ -135,7 +135,7 @@ def record_ale_trace(
 
     info = game_info(rom_id)
     m = info.default_mode if mode is None else mode
-    info.set_mode_program(m)  # validates the mode
+    info.set_mode_program(m)  # checks the mode
     ale = ale_py.ALEInterface()
     ale.setLoggerMode(ale_py.LoggerMode.Error)
     ale.setFloat("repeat_action_probability", 0.0)

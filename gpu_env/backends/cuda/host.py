@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def _into(screens: npt.NDArray[np.uint8], out: npt.NDArray[np.uint8] | None) -> npt.NDArray[np.uint8]:
-    """``screens`` copied into ``out`` (already validated by ``AtariBatch``) and ``out`` returned, or ``screens``."""
+    """``screens`` copied into ``out`` (already checked by ``AtariBatch``) and ``out`` returned, or ``screens``."""
     if out is None:
         return screens
     out[...] = screens
