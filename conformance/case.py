@@ -90,6 +90,10 @@ class Kind:
     ``build`` (optional) makes the values the runner needs from the checked fields once, when the suite is
     loaded (:attr:`Case.built`); a bad value raises :class:`~evaltk.errors.EvaltkError`, reported as the check's.
 
+    ``old_names`` (older name -> current field): fields renamed since suites were written with them. Both
+    names are declared in ``fields`` and checked as given; the loader then refuses a case that gives both and
+    reads the older one as the current field, so runners see current names only.
+
     ``path_fields`` names the fields that hold file paths (checked to exist, made absolute from the suite file);
     ``location_fields`` the fields that hold checkpoint locations (:func:`evaltk.locations.anchor`: a relative
     path is taken from the suite file's folder, built-in names and ``hf://`` stay as written).
@@ -101,3 +105,4 @@ class Kind:
     path_fields: frozenset[str] = PATH_FIELDS
     location_fields: frozenset[str] = LOCATION_FIELDS
     build: CaseBuild | None = None
+    old_names: Mapping[str, str] = field(default_factory=dict)

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 TRACE_SIMULATORS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
 _BATCH_BACKEND = {"ale": "ale_py", "gpu_env": "cpu"}  # the gpu_env backend that runs each simulator
-OLD_TRACE_NAMES = {"simulator": "backend"}
-"""A trace case's fields under their older names, still read (``backend`` means ``simulator``)."""
+OLD_TRACE_NAMES = {"backend": "simulator"}
+"""A trace case's fields under their older names (older -> current), read as the current ones."""
 TRACE_FIELDS: dict[str, FieldSpec] = {
     "rom": FieldSpec((str,)),
     "frames": FieldSpec((int,), required=True, check=at_least(1)),
@@ -36,12 +36,8 @@ TRACE_FIELDS: dict[str, FieldSpec] = {
 def check_trace_case(params: Mapping[str, Any]) -> str | None:
     """Return why a trace case cannot run, or None.
 
-    It cannot without ``trace_file``, ``rom`` + ``seed`` or ``checkpoint`` + ``seed``, with a bad trace file, or
-    with ``simulator`` given twice (also under its older name ``backend``).
+    It cannot without ``trace_file``, ``rom`` + ``seed`` or ``checkpoint`` + ``seed``, or with a bad trace file.
     """
-    for field, old in OLD_TRACE_NAMES.items():
-        if field in params and old in params:
-            return f"give {field} only ({old} is its older name)"
     if "trace_file" not in params and not ({"rom", "seed"} <= set(params) or {"checkpoint", "seed"} <= set(params)):
         return ("a trace case needs trace_file, or rom + seed (random play) or checkpoint + seed (the policy's play) "
                 "to record one (and frames in every case)")
@@ -81,12 +77,12 @@ def run_trace_case(case: Case, workdir: Path) -> CaseResult:
 
     ``simulator = "ale"`` checks that the installed ale-py still reproduces the recording (reference drift,
     or determinism when the trace was just recorded); ``simulator = "gpu_env"`` checks the emulator (its
-    CPU backend); ``backend`` is the field's older name, read the same. A
+    CPU backend); the suite loader reads ``backend``, the field's older name, as ``simulator``. A
     trace shorter than ``frames``, recorded with other settings or on another ROM (md5) fails the case.
     """
     start = time.perf_counter()
     p = case.params
-    simulator = str(p.get("simulator", p.get(OLD_TRACE_NAMES["simulator"], "ale")))
+    simulator = str(p.get("simulator", "ale"))
     prob = float(p.get("repeat_action_probability", 0.25))
     declared = int(p["frames"])
     where = resolve(str(p["checkpoint"])) if "checkpoint" in p else None
@@ -120,8 +116,8 @@ def _get_trace(case: Case, workdir: Path, prob: float, where: Resolved | None) -
 MARGIN_KINDS = tuple(k.value for k in MarginKind)
 VERDICTS = ("equivalent", "different", "inconclusive", "identical")  # evaltk.verdict.Verdict values
 EVAL_SIMULATORS = ("gym", "gpu_env", "envpool")  # evaltk.simulators.NAMES; MODULE:CALLABLE is accepted too
-OLD_TRANSFER_NAMES = {"simulator_a": "backend_a", "simulator_b": "backend_b"}
-"""A transfer case's simulator fields under their older names, still read."""
+OLD_TRANSFER_NAMES = {"backend_a": "simulator_a", "backend_b": "simulator_b"}
+"""A transfer case's simulator fields under their older names (older -> current), read as the current ones."""
 
 
 def simulator_name(value: Any) -> str | None:
@@ -162,26 +158,12 @@ def transfer_rule(params: Mapping[str, Any]) -> VerdictRule:
                        alpha=float(params.get("alpha", 0.05)))
 
 
-def check_transfer_case(params: Mapping[str, Any]) -> str | None:
-    """Refuse a simulator given twice (``simulator_a`` and its older name ``backend_a``)."""
-    for field, old in OLD_TRANSFER_NAMES.items():
-        if field in params and old in params:
-            return f"give {field} only ({old} is its older name)"
-    return None
-
-
 def build_transfer_case(params: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``{"rule": the verdict rule}``, built once when the suite loads.
 
     A bad rule raises :class:`~evaltk.verdict.CompareError`.
     """
     return {"rule": transfer_rule(params)}
-
-
-def transfer_simulator(params: Mapping[str, Any], side: str, default: str) -> str:
-    """Return side ``side``'s (``a``/``b``) simulator: ``simulator_<side>``, else the older ``backend_<side>``."""
-    field = f"simulator_{side}"
-    return str(params.get(field, params.get(OLD_TRANSFER_NAMES[field], default)))
 
 
 def _returns(rows: list[dict[str, Any]]) -> list[float]:
@@ -212,9 +194,9 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
                           seed=seed, num_envs=int(p.get("num_envs", 4)),
                           env_id=str(p["env_id"]) if "env_id" in p else None, simulator=simulator)
 
-    sides = [config("b", int(p.get("seed_b", int(p["seed"]) + 1)), transfer_simulator(p, "b", "gpu_env"))]
+    sides = [config("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("simulator_b", "gpu_env")))]
     if "baseline" not in p:  # both sides planned together: one policy load, every simulator checked first
-        sides.insert(0, config("a", int(p["seed"]), transfer_simulator(p, "a", "gym")))
+        sides.insert(0, config("a", int(p["seed"]), str(p.get("simulator_a", "gym"))))
     options = ["simulator_a", "simulator_b"][-len(sides):]
     rows = [run_plan(side).rows for side in plan_all(sides, options=options)]
     seeds_a: list[int] | None = None

@@ -12,13 +12,14 @@ from conformance.bots_case import BOTS_FIELDS, check_bots_case, run_bots_case
 from conformance.case import Kind
 from conformance.cases import (
     LOCKSTEP_FIELDS,
+    OLD_TRACE_NAMES,
+    OLD_TRANSFER_NAMES,
     SIM_LOCKSTEP_FIELDS,
     TRACE_FIELDS,
     TRANSFER_FIELDS,
     build_transfer_case,
     check_lockstep_case,
     check_trace_case,
-    check_transfer_case,
     run_lockstep_case,
     run_sim_lockstep_case,
     run_trace_case,
@@ -34,8 +35,9 @@ from conformance.doom_cases import (
 )
 
 KINDS: Mapping[str, Kind] = {
-    "trace": Kind(TRACE_FIELDS, run_trace_case, check_trace_case, frozenset({"trace_file", "checkpoint"})),
-    "transfer": Kind(TRANSFER_FIELDS, run_transfer_case, check_transfer_case, build=build_transfer_case),
+    "trace": Kind(TRACE_FIELDS, run_trace_case, check_trace_case, frozenset({"trace_file", "checkpoint"}),
+                  old_names=OLD_TRACE_NAMES),
+    "transfer": Kind(TRANSFER_FIELDS, run_transfer_case, build=build_transfer_case, old_names=OLD_TRANSFER_NAMES),
     "lockstep": Kind(LOCKSTEP_FIELDS, run_lockstep_case, check_lockstep_case, frozenset()),
     "sim_lockstep": Kind(SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case, path_fields=frozenset()),
     "doom_trace": Kind(DOOM_TRACE_FIELDS, run_doom_trace_case, check_doom_trace_case, frozenset({"trace_file"})),

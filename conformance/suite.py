@@ -148,6 +148,11 @@ def _check_case(path: Path, index: int, raw: Any) -> Case:
         problem = fs.check(value) if fs.check is not None else None
         if problem is not None:
             raise SuiteError(f"{where} ({name}): field {key!r} = {value!r} {problem}")
+    for old, current in KINDS[kind].old_names.items():
+        if old in params and current in params:
+            raise SuiteError(f"{where} ({name}): give {current} only ({old} is its older name)")
+        if old in params:
+            params[current] = params.pop(old)
     for key in KINDS[kind].location_fields & set(params):
         params[key] = anchor(str(params[key]), path.parent)
     for key in KINDS[kind].path_fields & set(params):

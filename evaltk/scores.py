@@ -27,7 +27,7 @@ directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
   "revision": "<commit sha>", "path": "sub/dir"}}`` for a Hugging Face checkpoint; a reopened
   table with a different provenance is refused like different settings. Tables written before the
   field existed read back with ``{}``;
-* ``simulator`` - the simulator's identity (:meth:`evaltk.simulators.base.Simulator.identity`: its name,
+* ``simulator`` - the simulator's identity (what :meth:`evaltk.simulators.base.Simulator.check` returns: its name,
   effective settings with package and version, EnvPool's options, a factory's module-source digest);
   :func:`open_table` refuses to add rows when the simulator that would write them has another identity,
   naming what changed. Tables written before the field existed resume unchecked.

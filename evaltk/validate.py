@@ -247,7 +247,7 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         sim, reference = plan_all(sides, options=options, simulators=sims, side_files=environments)
         return PreparedValidation(config, sim, reference, environments.specs)
     sim = plan_all(sides[:1], simulators=sims[:1], side_files=environments)[0]
-    alignment = align_env(sim.info.env, sim.simulator_settings)
+    alignment = align_env(sim.info.env, sim.simulator_settings, sim.info.settings or {})
     reference = plan_all([_eval_config(config, config.reference, sims[1], alignment.env)], options=options[1:],
                          simulators=sims[1:], side_files=environments)[0]
     return PreparedValidation(config, sim, reference, environments.specs, alignment)

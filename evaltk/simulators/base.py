@@ -50,20 +50,16 @@ class Simulator(Protocol):
     """How the simulator is named on the command line and recorded in score tables (``simulator`` column)."""
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
-        """Raise :class:`SimulatorError` if this simulator cannot run ``info``'s env; else return its :meth:`identity`.
+        """Raise :class:`SimulatorError` if this simulator cannot run ``info``'s env; else return its identity.
 
-        Runs nothing else: the one call an evaluation plan makes before it opens the score table.
+        The identity is what a resumed score table must match (:func:`evaltk.scores.open_table`):
+        ``{"simulator": name, "settings": effective settings (package and version included), ...}`` and
+        whatever else decides its episodes (a factory's module source, EnvPool's options). Runs nothing else:
+        the one call an evaluation plan makes before it opens the score table.
         """
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the effective settings for a resolved env dict, in :data:`evaltk.envs.atari_settings.FIELDS`."""
-
-    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return what a resumed score table must match (:func:`evaltk.scores.open_table`).
-
-        The simulator's name, its effective settings (package and version included) and whatever else
-        decides its episodes (a factory's module source, EnvPool's options).
-        """
 
     def deterministic(self) -> Simulator:
         """Return this simulator at deterministic settings for a lockstep (the env dict turns sticky actions off)."""

@@ -190,7 +190,7 @@ class EnvPoolSimulator:
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
         """Check that the package imports, has the game and gives observations of the checkpoint's shape.
 
-        Returns the identity.
+        Returns the identity: the effective settings and the ``envpool.make`` options.
         """
         _, config = self._config(info)
         shape = [config["stack_num"], config["img_height"], config["img_width"]]
@@ -198,7 +198,7 @@ class EnvPoolSimulator:
         if int(np.prod(shape)) != int(np.prod(want)) or info.obs_spec["dtype"] != "uint8":
             raise SimulatorError(f"envpool gives uint8{shape} observations, the checkpoint expects "
                                  f"{info.obs_spec['dtype']}{want}: use --sim gym/gpu_env for this checkpoint")
-        return self.identity(info.env)
+        return {"simulator": self.name, "settings": self.settings(info.env), "options": self.options}
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """EnvPool's effective settings for ``env``: the ``config`` of a pool built as the evaluation builds it."""
@@ -208,10 +208,6 @@ class EnvPoolSimulator:
             return envpool_settings(env, dict(pool.config), task).to_dict()
         finally:
             pool.close()
-
-    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return what a resumed table must match: the effective settings and the ``envpool.make`` options."""
-        return {"simulator": self.name, "settings": self.settings(env), "options": self.options}
 
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """``num_envs`` slots, each a pool of one env per episode (``workers``/``fast_reset`` do not apply)."""

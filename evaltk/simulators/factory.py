@@ -13,7 +13,7 @@ once per evaluation slot (``num_envs=1``, ``seed`` = the slot's first episode se
 episode with ``reset(seed=episode_seed)``, as for the reference. Before the first step the returned
 env's observation space (shape, dtype) and action space (``Discrete(n)``) must match the checkpoint's.
 
-A table's manifest records the factory's identity (:meth:`FactorySimulator.identity`): its name, what it
+A table's manifest records the factory's identity (what :meth:`FactorySimulator.check` returns): its name, what it
 declares and a SHA-256 of its module's source file, so a resume after the module changed is refused.
 
 A factory may describe its settings: an attribute ``evaltk_settings`` on the callable, a function of
@@ -186,9 +186,12 @@ class FactorySimulator:
         return FactoryRunner(self.name, self.factory, info)
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
-        """Import the factory, build one env with ``seed`` and check its spaces (then close it); return the identity."""
+        """Import the factory, build one env with ``seed`` and check its spaces (then close it); return the identity.
+
+        The identity: the name, the declared settings and the SHA-256 of the factory's module source as on disk now.
+        """
         build(self.name, self.factory, info, seed).close()
-        return self.identity(info.env)
+        return {"simulator": self.name, "settings": self.settings(info.env), "module_source": self.source_digest()}
 
     def settings(self, env: dict[str, Any]) -> dict[str, Any]:
         """Return the factory's ``evaltk_settings(spec)`` where it has one; else the name and env id only."""
@@ -201,10 +204,6 @@ class FactorySimulator:
                 raise SimulatorError(f"simulator {self.name}: evaltk_settings raised {type(exc).__name__}: {exc}; "
                                      "fix it or remove it") from None
         return base
-
-    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return the name, the declared settings and the SHA-256 of the factory's module source as on disk now."""
-        return {"simulator": self.name, "settings": self.settings(env), "module_source": self.source_digest()}
 
     def source_digest(self) -> str:
         """Return the SHA-256 of the source file of the factory's module (read now, not when imported)."""

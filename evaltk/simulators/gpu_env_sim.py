@@ -75,10 +75,6 @@ class GpuEnvSimulator:
             vec.close()
         return {**info.settings, **read}
 
-    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return the name and the effective settings (evaltk's version, which ships gpu_env, among them)."""
-        return {"simulator": self.name, "settings": self.settings(env)}
-
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """One ``gpu_env.make_vec`` vector of ``num_envs`` envs (``workers`` and ``fast_reset`` do not apply)."""
         return GpuEnvEpisodeVector(info.env, num_envs, obs_shape=info.obs_spec["shape"],

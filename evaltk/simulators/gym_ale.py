@@ -52,10 +52,6 @@ class GymSimulator:
         """Return gymnasium + ale-py's settings for ``env`` (Doom scenarios: the package only)."""
         return _settings(env, describe(env).settings if env.get("family") == "atari" else None)
 
-    def identity(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return the name and the effective settings (gymnasium's and ale-py's versions among them)."""
-        return {"simulator": self.name, "settings": self.settings(env)}
-
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """Slots of ``make_env(env)`` spread over ``workers`` processes."""
         return EpisodeVector(info.env, num_envs, num_workers=workers, obs_shape=info.obs_spec["shape"],

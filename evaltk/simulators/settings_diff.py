@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaltk.envs import describe
 from evaltk.envs.atari_settings import FIELDS, UNKNOWN
 
 IDENTITY_FIELDS = ("package", "env_id")
@@ -72,21 +71,22 @@ class Alignment:
     not_aligned: tuple[tuple[str, str], ...]
 
 
-def align_env(env: dict[str, Any], sim: dict[str, Any]) -> Alignment:
+def align_env(env: dict[str, Any], sim: dict[str, Any], reference: dict[str, Any]) -> Alignment:
     """Rewrite the resolved env dict ``env`` to the simulator's settings ``sim`` where gymnasium + ale-py can.
+
+    ``reference`` is what gymnasium + ale-py runs ``env`` with (``EnvInfo.settings`` of ``env``).
 
     Aligned: sticky actions, the action set, the frame cap, the NOOP count, episodic life. The rest
     (FIRE on reset, reward clipping, other grayscale/resize methods, other observation pipelines) is
     listed in ``not_aligned`` with the reason.
     """
-    ref = describe(env).settings or {}
     kwargs = dict(env["kwargs"])
     pre = dict(env["preprocessing"])
     ap = None if pre["atari_preprocessing"] is None else dict(pre["atari_preprocessing"])
     aligned: list[str] = []
     missing: list[tuple[str, str]] = []
     for key in FIELDS:
-        want, have = sim.get(key, UNKNOWN), ref[key]
+        want, have = sim.get(key, UNKNOWN), reference[key]
         if key in IDENTITY_FIELDS or _unknown(want) or want == have:
             continue
         if key == "repeat_action_probability":

@@ -57,7 +57,7 @@ def test_settings_table_lists_what_envpool_does_differently() -> None:
     assert "re-run with --align" in str(settings_note(rows))
     assert get("gpu_env").settings(env) | {"package": ref["package"]} == ref  # gpu_env reproduces gym's settings
 
-    aligned = align_env(env, sim)
+    aligned = align_env(env, sim, ref)
     assert aligned.env["kwargs"]["repeat_action_probability"] == 0.0
     assert aligned.env["preprocessing"]["atari_preprocessing"]["noop_max"] == 30
     assert aligned.aligned == ("repeat_action_probability",)
