@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
 from conformance.lockstep import ACTION_SETS, START_MODES, LockstepConfig, LockstepError, run_lockstep
@@ -13,9 +13,7 @@ from conformance.policy_trace import policy_problem, policy_trace_for
 from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5
 from evaltk.locations import Resolved, resolve
 from evaltk.margin import MarginKind
-
-if TYPE_CHECKING:
-    from evaltk.verdict import VerdictRule
+from evaltk.verdict import Verdict, VerdictRule
 
 TRACE_SIMULATORS = ("ale", "gpu_env")  # what replays the recording: ale-py itself (drift) or gpu_env's CPU backend
 _BATCH_BACKEND = {"ale": "ale_py", "gpu_env": "cpu"}  # the gpu_env backend that runs each simulator
@@ -114,8 +112,7 @@ def _get_trace(case: Case, workdir: Path, prob: float, where: Resolved | None) -
 
 
 MARGIN_KINDS = tuple(k.value for k in MarginKind)
-VERDICTS = ("equivalent", "different", "inconclusive", "identical")  # evaltk.verdict.Verdict values
-EVAL_SIMULATORS = ("gym", "gpu_env", "envpool")  # evaltk.simulators.NAMES; MODULE:CALLABLE is accepted too
+VERDICTS = tuple(v.value for v in Verdict)
 OLD_TRANSFER_NAMES = {"backend_a": "simulator_a", "backend_b": "simulator_b"}
 """A transfer case's simulator fields under their older names (older -> current), read as the current ones."""
 
@@ -147,15 +144,19 @@ TRANSFER_FIELDS: dict[str, FieldSpec] = {
     "alpha": FieldSpec((float,), check=between(0.0, 0.5, open_ends=True)),
     "expect": FieldSpec((str,), check=one_of(VERDICTS)),
     "num_envs": FieldSpec((int,), check=at_least(1)),
+    "unpaired": FieldSpec((bool,)),
+    "allow_different_envs": FieldSpec((bool,)),
 }
 
 
 def transfer_rule(params: Mapping[str, Any]) -> VerdictRule:
-    """Return the case's verdict rule: ``margin``, ``margin_kind``, ``alpha``, the rest as in ``evaltk compare``."""
-    from evaltk.verdict import VerdictRule
+    """Return the case's verdict rule (the rest as ``evaltk compare`` and ``evaltk validate`` default it).
 
-    return VerdictRule(margin=float(params["margin"]), kind=str(params["margin_kind"]),  # type: ignore[arg-type]
-                       alpha=float(params.get("alpha", 0.05)))
+    From ``margin``, ``margin_kind``, ``alpha``, ``unpaired`` (``--unpaired``) and ``allow_different_envs``.
+    """
+    return VerdictRule(margin=float(params["margin"]), kind=MarginKind(str(params["margin_kind"])),
+                       alpha=float(params.get("alpha", 0.05)), paired=not bool(params.get("unpaired", False)),
+                       allow_different_envs=bool(params.get("allow_different_envs", False)))
 
 
 def build_transfer_case(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,56 +167,53 @@ def build_transfer_case(params: Mapping[str, Any]) -> dict[str, Any]:
     return {"rule": transfer_rule(params)}
 
 
-def _returns(rows: list[dict[str, Any]]) -> list[float]:
-    return [float(r["return"]) for r in rows]
-
-
 def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     """Evaluate a checkpoint on two simulators (or against a stored baseline table) and test the verdict.
 
-    Side A is ``baseline`` (a score table) if given, else ``episodes`` episodes on ``simulator_a``
-    (default ``gym``, the reference) with base seed ``seed``; side B is ``episodes`` episodes on
-    ``simulator_b`` (default ``gpu_env``) with base seed ``seed_b`` (default ``seed + 1``: independent
-    episodes, so the check is statistical, not a replay; ``seed_b = seed`` pairs the rows by seed, so
-    episodes identical step for step on at least 10 seeds give the verdict ``identical``). Passes when
-    ``evaltk compare``'s verdict equals ``expect``
-    (default ``equivalent``).
+    The case is ``evaltk validate`` through another door, with the same comparison
+    (:func:`evaltk.verdict.compare`) and the same verdict line. Side A, the reference, is ``baseline`` (a score
+    table, checked against the checkpoint's env before any episode: a table of another env is a case error naming
+    both, unless ``allow_different_envs = true``) or ``episodes`` episodes on ``simulator_a`` (default ``gym``)
+    with base seed ``seed``; side B is ``episodes`` episodes on ``simulator_b`` (default ``gpu_env``) with base
+    seed ``seed_b`` (default ``seed``). Rows pair by seed unless ``unpaired = true``; episodes that are the same
+    step for step on at least 10 shared seeds give ``identical``. Inference runs on the command line's torch
+    threads (the :class:`~evaltk.plan.EvalRequest` default). Passes when the verdict equals ``expect`` (default
+    ``equivalent``).
     """
-    from evaltk.evaluate import run_plan
+    from evaltk.evaluate import plan_sample, run_plan
     from evaltk.plan import EvalConfig, plan_all
-    from evaltk.scores import read_scores, row_digests
-    from evaltk.verdict import compare
+    from evaltk.table_comparison import load_sample
+    from evaltk.validate import side_label
+    from evaltk.verdict import check_envs, compare
 
     start = time.perf_counter()
     p = case.params
+    rule: VerdictRule = case.built["rule"]
 
     def config(name: str, seed: int, simulator: str) -> EvalConfig:
         return EvalConfig(checkpoint=str(p["checkpoint"]), out=workdir / case.name / name, episodes=int(p["episodes"]),
                           seed=seed, num_envs=int(p.get("num_envs", 4)),
                           env_id=str(p["env_id"]) if "env_id" in p else None, simulator=simulator)
 
-    sides = [config("b", int(p.get("seed_b", int(p["seed"]) + 1)), str(p.get("simulator_b", "gpu_env")))]
+    sides = [config("b", int(p.get("seed_b", p["seed"])), str(p.get("simulator_b", "gpu_env")))]
     if "baseline" not in p:  # both sides planned together: one policy load, every simulator checked first
         sides.insert(0, config("a", int(p["seed"]), str(p.get("simulator_a", "gym"))))
-    options = ["simulator_a", "simulator_b"][-len(sides):]
-    rows = [run_plan(side).rows for side in plan_all(sides, options=options)]
-    seeds_a: list[int] | None = None
-    digests_a: list[dict[str, str]] | None = None
+    plans = plan_all(sides, options=["simulator_a", "simulator_b"][-len(sides):])
+    b_plan = plans[-1]
     if "baseline" in p:
-        scores_a = [float(x) for x in read_scores(Path(str(p["baseline"]))).returns]
+        a = load_sample(Path(str(p["baseline"])), label=side_label("reference", None, baseline=True))
+        b_header = plan_sample(b_plan, [], side_label("sim", b_plan.simulator_name))
+        check_envs(a, b_header, allow_different_envs=rule.allow_different_envs)
     else:
-        scores_a, seeds_a, digests_a = _returns(rows[0]), [int(r["seed"]) for r in rows[0]], row_digests(rows[0])
-    scores_b, seeds_b, digests_b = _returns(rows[-1]), [int(r["seed"]) for r in rows[-1]], row_digests(rows[-1])
-    rule: VerdictRule = case.built["rule"]
-    result = compare(scores_a, scores_b, rule.margin, rule.kind, alpha=rule.alpha, seed=int(p["seed"]),
-                     n_resamples=rule.resamples, seeds_a=seeds_a, seeds_b=None if seeds_a is None else seeds_b,
-                     paired=rule.pairing, min_episodes=rule.min_episodes, digests_a=digests_a, digests_b=digests_b)
+        a = run_plan(plans[0]).sample.with_label(side_label("reference", plans[0].simulator_name))
+    b = run_plan(b_plan).sample.with_label(side_label("sim", b_plan.simulator_name))
+    result = compare(a, b, rule)
     expect = str(p.get("expect", "equivalent"))
     verdict = result.verdict.value
     outcome = Outcome.PASSED if verdict == expect else Outcome.FAILED
-    message = f"verdict {verdict} (expected {expect}): {result.summary()}"
+    message = f"expected {expect}: {result.verdict_line()}; {result.decision.explanation}"
     return CaseResult(case, outcome, message, time.perf_counter() - start,
-                      {"verdict": verdict, "n_a": len(scores_a), "n_b": len(scores_b)})
+                      {"verdict": verdict, "n_a": a.n, "n_b": b.n, "comparison": result.to_dict()})
 
 
 LOCKSTEP_FIELDS: dict[str, FieldSpec] = {

@@ -6,9 +6,13 @@ Subpackages: :mod:`evaltk.checkpoint` (self-describing checkpoints), :mod:`evalt
 :mod:`evaltk.tournament` (Doom matches and ratings) and :mod:`evaltk.cli` (the ``evaltk`` command).
 """
 
+import platform
 from collections.abc import Iterable
+from functools import cache
 
 __version__ = "0.1.0"
+VERSIONED_PACKAGES = ("evaltk", "gymnasium", "ale-py", "numpy", "torch")
+"""The packages whose versions decide an episode's outcome, recorded with each evaluated sample."""
 
 
 def installed_versions(distributions: Iterable[str]) -> dict[str, str | None]:
@@ -22,3 +26,10 @@ def installed_versions(distributions: Iterable[str]) -> dict[str, str | None]:
         except PackageNotFoundError:
             found[name] = None
     return found
+
+
+@cache
+def package_versions() -> dict[str, str]:
+    """Installed versions of :data:`VERSIONED_PACKAGES` (``not installed``) and Python's, read once per process."""
+    found = {package: version or "not installed" for package, version in installed_versions(VERSIONED_PACKAGES).items()}
+    return {**found, "python": platform.python_version()}

@@ -31,15 +31,16 @@ import contextlib
 import dataclasses
 import math
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from evaltk import seeding
+from evaltk import package_versions, seeding
 from evaltk.atomic import write_json_atomic
 from evaltk.envs import EnvInfo
 from evaltk.episode_digest import EpisodeDigests
@@ -54,13 +55,18 @@ from evaltk.scores import TABLE_FILE, TableWriter
 from evaltk.scores import read_table as read_table
 from evaltk.seeding import episode_seed as episode_seed
 from evaltk.simulators import EpisodeSlots, Simulator, get
+from evaltk.verdict.sample import Sample
 
 SUMMARY_FILE = "summary.json"
 
 
 @dataclass
 class EvalResult:
-    """Rows of episodes ``0..episodes-1`` (sorted by index), the summary and what this run did."""
+    """Rows of episodes ``0..episodes-1`` (sorted by index), the summary and what this run did.
+
+    ``sample`` is the rows as a :class:`~evaltk.verdict.Sample` (returns, seeds, digests, the env asked for, the
+    simulator and the settings it reported, the package versions): what a comparison reads.
+    """
 
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
@@ -68,6 +74,7 @@ class EvalResult:
     new_episodes: int
     env_steps: int
     wall_s: float
+    sample: Sample
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -108,15 +115,45 @@ ProgressFn = Callable[[dict[str, Any] | None, int], None]
 """Called with (row, env steps since the last call) after each finished episode, and (None, steps) periodically."""
 
 
-def run_plan(prep: EvaluationPlan, progress: ProgressFn | None = None) -> EvalResult:
-    """Run the episodes the plan found missing; returns rows ``0..episodes-1`` and the summary."""
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block with torch on ``n`` threads where torch is loaded (a checkpoint's policy), then restore them."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def plan_sample(prep: EvaluationPlan, rows: list[dict[str, Any]], label: str = "") -> Sample:
+    """Return ``rows`` of ``prep`` (sorted by index) as a sample, with the plan's env, simulator and settings."""
+    return Sample.from_rows(rows, env_id=str(prep.info.env["env_id"]), env=prep.info.env,
+                            simulator=prep.simulator_name, settings=prep.simulator_settings,
+                            versions=package_versions(), provenance=prep.provenance, label=label)
+
+
+def run_plan(prep: EvaluationPlan, progress: ProgressFn | None = None, *, episodes: int | None = None) -> EvalResult:
+    """Run the missing episodes of ``0..episodes-1`` (default: the plan's count); returns those rows and the summary.
+
+    A plan runs on: a later call with a larger ``episodes`` (up to the plan's) runs only the episodes not yet in
+    its table, so a sequential look extends the same plan (one policy load, each simulator checked once).
+    """
     config, info = prep.config, prep.info
-    new_rows: list[dict[str, Any]] = []
+    limit = config.episodes if episodes is None else min(int(episodes), config.episodes)
+    todo = [i for i in prep.todo if i < limit and i not in prep.writer.done]
     steps_total, t0 = 0, time.perf_counter()
-    if prep.todo:
-        new_rows, steps_total = _run_units(prep, progress)
+    before = len(prep.writer.rows)
+    if todo:
+        with torch_threads(config.torch_threads):
+            steps_total = _run_units(prep, todo, progress)
     wall = time.perf_counter() - t0
-    rows = sorted((r for r in prep.old_rows + new_rows if r["index"] < config.episodes), key=lambda r: r["index"])
+    new_rows = prep.writer.rows[before:]
+    rows = sorted((r for r in prep.old_rows + prep.writer.rows if r["index"] < limit), key=lambda r: r["index"])
     summary = summarize(rows)
     summary.update({"checkpoint": prep.settings["checkpoint"], "provenance": prep.provenance,
                     "env_id": info.env["env_id"], "simulator": prep.simulator_name, "seed": config.seed,
@@ -126,7 +163,68 @@ def run_plan(prep: EvaluationPlan, progress: ProgressFn | None = None) -> EvalRe
                     "wall_s": wall, "env_steps_per_s": steps_total / wall if wall > 0 and steps_total else None})
     write_json_atomic(config.out / SUMMARY_FILE, summary)
     return EvalResult(rows=rows, summary=summary, out=config.out, new_episodes=len(new_rows),
-                      env_steps=steps_total, wall_s=wall)
+                      env_steps=steps_total, wall_s=wall, sample=plan_sample(prep, rows))
+
+
+@dataclass
+class PlanSource:
+    """An evaluation plan as a side of a comparison (:class:`evaltk.verdict.sequential.Source`).
+
+    Each call runs only the episodes it lacks on the one plan (:func:`run_plan` with ``episodes``), so a sequential
+    look extends the same plan: one policy load, each simulator checked once. Episode ``i`` has the seed
+    :func:`episode_seed` ``(seed, i)``, known before it runs. ``label``, ``versions``, ``asked`` (the env the
+    policy was asked to play, when the plan runs another: ``--align``) and ``not_aligned`` go into its samples;
+    ``new_episodes``, ``env_steps`` and ``wall_s`` count what every call ran.
+    """
+
+    plan: EvaluationPlan
+    label: str = ""
+    progress: ProgressFn | None = None
+    versions: dict[str, str] | None = None
+    asked: dict[str, Any] | None = None
+    not_aligned: tuple[str, ...] = ()
+    new_episodes: int = 0
+    env_steps: int = 0
+    wall_s: float = 0.0
+    grows: bool = True
+
+    @property
+    def budget(self) -> int:
+        """The plan's episode count."""
+        return self.plan.config.episodes
+
+    @property
+    def planned_seeds(self) -> tuple[int, ...]:
+        """The seeds of episodes ``0..budget-1``."""
+        return tuple(episode_seed(self.plan.config.seed, i) for i in range(self.budget))
+
+    def _dress(self, sample: Sample) -> Sample:
+        extra: dict[str, Any] = {"label": self.label, "not_aligned": self.not_aligned}
+        if self.versions is not None:
+            extra["versions"] = self.versions
+        if self.asked is not None:
+            extra["env"] = self.asked
+        return dataclasses.replace(sample, **extra)
+
+    def header(self) -> Sample:
+        """Return the plan's side with no episodes."""
+        return self._dress(plan_sample(self.plan, []))
+
+    def result(self, n: int) -> EvalResult:
+        """Run the missing episodes of the first ``n``; the summary counts every episode this source ran."""
+        result = run_plan(self.plan, self.progress, episodes=n)
+        self.new_episodes += result.new_episodes
+        self.env_steps += result.env_steps
+        self.wall_s += result.wall_s
+        summary = {**result.summary, "new_episodes": self.new_episodes, "env_steps": self.env_steps,
+                   "resumed_episodes": len(result.rows) - min(self.new_episodes, len(result.rows)),
+                   "wall_s": self.wall_s}
+        return dataclasses.replace(result, summary=summary, new_episodes=self.new_episodes,
+                                   env_steps=self.env_steps, wall_s=self.wall_s, sample=self._dress(result.sample))
+
+    def sample(self, n: int) -> Sample:
+        """Run the missing episodes of the first ``n`` and return them as a sample."""
+        return self.result(n).sample
 
 
 def evaluate(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResult:
@@ -148,9 +246,9 @@ def _check_actions(actions: Any, info: EnvInfo, batch: int) -> np.ndarray:
     return acts.astype(np.int64, copy=False)
 
 
-def episode_units(prep: EvaluationPlan, *, in_process: bool, writer: TableWriter | None = None,
+def episode_units(prep: EvaluationPlan, todo: list[int], *, in_process: bool, writer: TableWriter | None = None,
                   progress: ProgressFn | None = None) -> list[WorkUnit]:
-    """Split the missing episodes of ``prep`` into work units keyed by their episode indices.
+    """Split the episodes ``todo`` of ``prep`` into work units keyed by their episode indices.
 
     In process (the local executor) one unit runs every missing episode in this process, writing rows
     through ``writer`` as episodes finish (today's single batch). Elsewhere (Ray) a unit is
@@ -162,15 +260,15 @@ def episode_units(prep: EvaluationPlan, *, in_process: bool, writer: TableWriter
     if in_process:
         if writer is None:
             raise ValueError("episode_units(in_process=True) needs the table writer")
-        return [WorkUnit(f"episodes:{prep.todo[0]}..{prep.todo[-1]}", _run_episodes,
-                         (config, prep.simulator, prep.policy, prep.info, prep.todo, progress),
+        return [WorkUnit(f"episodes:{todo[0]}..{todo[-1]}", _run_episodes,
+                         (config, prep.simulator, prep.policy, prep.info, todo, progress),
                          {"on_row": writer.write, "labels": labels})]
-    size = config.num_envs if isinstance(prep.policy, EpisodeSeeded) else len(prep.todo)
+    size = config.num_envs if isinstance(prep.policy, EpisodeSeeded) else len(todo)
     remote = dataclasses.replace(config, workers=0, executor="local", ray_address=None)
     doom = prep.info.env["family"] == "doom"
     units = []
-    for start in range(0, len(prep.todo), size):
-        chunk = prep.todo[start:start + size]
+    for start in range(0, len(todo), size):
+        chunk = todo[start:start + size]
         resources = Resources(num_cpus=1, custom={"vizdoom_engine": float(len(chunk))} if doom else {})
         units.append(WorkUnit(f"episodes:{chunk[0]}..{chunk[-1]}", run_episode_unit,
                               (remote, chunk, prep.settings["policy_digest"], labels), resources=resources))
@@ -199,14 +297,14 @@ def run_episode_unit(config: EvalConfig, indices: list[int], digest: str,
     return rows, steps
 
 
-def _run_units(prep: EvaluationPlan, progress: ProgressFn | None) -> tuple[list[dict[str, Any]], int]:
-    """Run the missing episodes on ``prep.config.executor``; rows go to the table as they arrive."""
+def _run_units(prep: EvaluationPlan, todo: list[int], progress: ProgressFn | None) -> int:
+    """Run the episodes ``todo`` on ``prep.config.executor``; rows go to the table as they arrive. Returns env steps."""
     config = prep.config
     writer = prep.writer
     steps_total = 0
 
     def units(in_process: bool) -> list[WorkUnit]:
-        return episode_units(prep, in_process=in_process, writer=writer, progress=progress)
+        return episode_units(prep, todo, in_process=in_process, writer=writer, progress=progress)
 
     with contextlib.closing(run_units(config.executor, units, ray_address=config.ray_address)) as results:
         for result in results:
@@ -216,7 +314,7 @@ def _run_units(prep: EvaluationPlan, progress: ProgressFn | None) -> tuple[list[
                 if writer.write(row) and progress is not None:
                     progress(row, steps)
                     steps = 0
-    return writer.rows, steps_total
+    return steps_total
 
 
 def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvInfo, todo: list[int],

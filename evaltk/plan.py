@@ -29,12 +29,13 @@ from evaltk.errors import EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS
 from evaltk.locations import Resolved, resolve
 from evaltk.policies import EpisodeSeeded, Policy, load_policy
-from evaltk.scores import TABLE_FILE, TableWriter, open_tables
+from evaltk.scores import SIMULATOR_FILE, TABLE_FILE, TableWriter, open_tables
 from evaltk.seeding import episode_seed
 from evaltk.simulators import Simulator, resolve_all
 
-SIMULATOR_FILE = "simulator.json"
-"""The simulator's effective settings (:mod:`evaltk.envs.atari_settings`), next to the score table."""
+DEFAULT_TORCH_THREADS = 1
+"""Torch threads for a checkpoint's batched inference: the ``--torch-threads`` default of every command, and what
+suite cases run with (the env worker processes keep the other cores)."""
 DOOM_SIMULATOR = "vizdoom"
 """The simulator recorded for Doom evaluations (``--sim gym``, the default, runs ViZDoom for Doom envs)."""
 
@@ -60,6 +61,9 @@ class EvalRequest:
     """Env id; required for builtins, defaults to the checkpoint's own for checkpoints."""
     workers: int | None = None
     """Worker processes stepping the envs; None = min(num_envs, CPU count), 0 = in-process."""
+    torch_threads: int = DEFAULT_TORCH_THREADS
+    """Torch threads for the policy's batched inference while episodes run (restored after); the same default
+    through every door (``--torch-threads``, suites)."""
 
 
 @dataclass(frozen=True)
@@ -219,6 +223,8 @@ def _check_request(config: EvalConfig) -> None:
         import_ray()
     elif config.ray_address is not None:
         raise SpecError(f"--ray-address {config.ray_address} needs --executor ray")
+    if config.torch_threads < 1:
+        raise SpecError(f"--torch-threads {config.torch_threads}: use 1 or more")
     if config.episodes < 1 or config.num_envs < 1:
         raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
 

@@ -75,6 +75,10 @@ DIGEST_KEYS = {"digest": "steps", "obs_digest": "obs"}
 """Digest columns and the key each one has in :attr:`ScoreTable.digests`."""
 TABLE_FILE = "episodes.csv"
 SETTINGS_FILE = "evaluation.json"
+SIMULATOR_FILE = "simulator.json"
+"""The simulator's effective settings (:mod:`evaltk.envs.atari_settings`), next to the score table."""
+ENVIRONMENT_FILE = "environment.json"
+"""A side of ``evaltk validate``: the env spec and the package versions of the run that wrote its first rows."""
 """The manifest next to :data:`TABLE_FILE` (format, settings, columns, provenance)."""
 MANIFEST_FORMAT = "evaltk-evaluation/1"
 
@@ -99,6 +103,8 @@ class ScoreTable:
         provenance: the manifest's ``provenance`` (``{}`` when none was recorded; module docstring).
         digests: per row, ``{"steps": hex, "obs": hex}`` from the digest columns (:data:`DIGEST_KEYS`), in file
             order; ``None`` unless every row has a ``digest`` (tables of older evaltk versions have none).
+        frames: ``int64[n_episodes]`` episode lengths in frames, in file order (``None`` unless every row has one).
+        steps: ``int64[n_episodes]`` episode lengths in env steps, in file order (``None`` unless every row has one).
 
     """
 
@@ -111,6 +117,8 @@ class ScoreTable:
     settings: dict[str, Any] | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     digests: list[dict[str, str]] | None = field(default=None, repr=False)
+    frames: npt.NDArray[np.int64] | None = field(default=None, repr=False)
+    steps: npt.NDArray[np.int64] | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
@@ -289,7 +297,8 @@ def read_scores(path: str | Path, *, column: str = "return") -> ScoreTable:
     manifest = read_manifest(table)
     return ScoreTable(table, column, np.asarray(values, dtype=np.float64), labels, _int_column(rows, "seed"),
                       _int_column(rows, "index"), None if manifest is None else manifest.get("settings"),
-                      {} if manifest is None else dict(manifest.get("provenance") or {}), row_digests(rows))
+                      {} if manifest is None else dict(manifest.get("provenance") or {}), row_digests(rows),
+                      _int_column(rows, "frames"), _int_column(rows, "steps"))
 
 
 def row_digests(rows: list[dict[str, Any]]) -> list[dict[str, str]] | None:
@@ -399,7 +408,7 @@ def _refuse_simulator(out: Path, old: Any, new: dict[str, Any]) -> None:
     if not isinstance(old, dict) or old == new:
         return
     from evaltk.envs.atari_settings import UNKNOWN
-    from evaltk.simulators.settings_diff import flatten
+    from evaltk.verdict.differences import flatten
 
     was, now = flatten(old), flatten(new)
     changed = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))

@@ -53,6 +53,7 @@ STREAMS = (
     "bc.demos",  # behaviour cloning (and APPO's BC term): the order demonstrations are read in
     "demos.episode",  # demonstration recording: one episode's bots, engine and agent seeds (path: episode)
     "evaluation.policy",  # evaluation: the generator of a policy seeded per batch (not EpisodeSeeded)
+    "verdict.bootstrap",  # a verdict's resampling: bootstrap-t, permutation and bootstrap CIs (base: --bootstrap-seed)
 )
 """Every named stream; a name not listed here is refused (a typo would silently start a new stream)."""
 

@@ -27,7 +27,8 @@ CHECKPOINT_FORMATS = ("sb3", "cleanrl", "sample-factory")
 # The verdict options (argparse dest -> VerdictRule field) of the commands that decide a verdict.
 _RULE_OPTIONS = {"margin": "margin", "margin_kind": "kind", "alpha": "alpha", "min_episodes": "min_episodes",
                  "allow_different_envs": "allow_different_envs", "resamples": "resamples",
-                 "sequential": "sequential", "looks": "looks", "spending": "spending"}
+                 "sequential": "sequential", "looks": "looks", "spending": "spending",
+                 "bootstrap_seed": "bootstrap_seed"}
 
 _MAX_SEED = 2**63 - 1  # numpy.random.default_rng and the episode-seed derivation take non-negative 64-bit ints
 
@@ -45,7 +46,7 @@ def seed_type(text: str) -> int:
 
 def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, episodes_help: str, seed_help: str,
                         workers_help: str) -> None:
-    """Add ``--env-id``, ``--episodes``, ``--seed``, ``--num-envs`` and ``--workers``: the episodes of a request.
+    """Add ``--env-id``, ``--episodes``, ``--seed``, ``--num-envs``, ``--workers`` and ``--torch-threads``.
 
     With ``CKPT`` (:func:`add_checkpoint_argument`) and ``--out`` they are the fields of an
     :class:`evaltk.plan.EvalRequest`, which :func:`request_args` reads back.
@@ -55,6 +56,9 @@ def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, ep
     parser.add_argument("--seed", type=seed_type, default=0, help=seed_help)
     parser.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
     parser.add_argument("--workers", type=int, default=None, help=workers_help)
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="torch threads for a checkpoint's batched inference (default 1: the env worker processes "
+                             "keep the other cores; the same default as suite cases)")
 
 
 def request_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -63,7 +67,8 @@ def request_args(args: argparse.Namespace) -> dict[str, Any]:
 
     from evaltk.plan import EvalRequest  # here, not at the top: parsing arguments does not import the plan's imports
 
-    return {f.name: getattr(args, f.name) for f in dataclasses.fields(EvalRequest)}
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(EvalRequest)}
+    return {name: value for name, value in given.items() if value is not None}  # an option not given: the default
 
 
 def add_format_option(parser: argparse.ArgumentParser, *, dest: str, help: str) -> None:

@@ -9,11 +9,11 @@ and why; writes ``compare.json``, ``compare.md`` and ``compare.png`` when ``--ou
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from evaltk.cli.args import add_command, seed_type, verdict_rule
 from evaltk.cli.output import emit_json
+from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
 
 DESCRIPTION = """Compare two score tables (A = reference, B = candidate) and give a verdict:
@@ -57,8 +57,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="units of the margin (default: absolute)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default: 0.05)")
     parser.add_argument("--column", default="return", help="score column to read (default: return)")
-    parser.add_argument("--seed", type=seed_type, default=0,
-                        help="seed of the generator for permutation and bootstrap steps (default: 0)")
+    parser.add_argument("--bootstrap-seed", type=seed_type, default=0,
+                        help="base seed of the generator for the permutation and bootstrap steps (seed stream "
+                             "verdict.bootstrap; default: 0)")
+    parser.add_argument("--seed", type=seed_type, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--resamples", type=int, default=9999,
                         help="permutation/bootstrap resamples (default: 9999)")
     parser.add_argument("--unpaired", action="store_true", help="do not pair rows by seed")
@@ -79,43 +81,43 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _print_sequential(result: Any) -> None:
     for look in result.looks:
         print(f"  {look.summary()}")
-    print(f"verdict: {result.verdict.value}")
     print(f"  {result.reason}")
     if result.interval_line():
         print(f"  {result.interval_line()}")
+    print(result.verdict_line())
 
 
-def _print_settings(a: Path, b: Path, payload: dict[str, Any]) -> None:
-    """Print the simulator settings that differ between the two tables (where evaltk evaluate recorded them)."""
-    from evaltk.simulators.settings_diff import difference_lines, difference_rows, table_settings
+def _load(path: str, column: str, side: str) -> Any:
+    """Read one table as a sample named ``A (gym)`` / ``B (gpu_env)`` (the simulator where the table records one)."""
+    from evaltk.table_comparison import load_sample
 
-    sa, sb = table_settings(a), table_settings(b)
-    for line in difference_lines(sa, sb):
-        print(line)
-    if sa is not None and sb is not None:
-        payload["simulator_settings"] = {"a": sa, "b": sb, "rows": difference_rows(sb, sa)}
+    sample = load_sample(path, column=column)
+    return sample.with_label(f"{side} ({sample.simulator})" if sample.simulator else side)
 
 
 def run(args: argparse.Namespace) -> int:
     """Read both tables, compare them, print (and optionally write) the result; returns 0."""
+    if args.seed is not None:
+        raise EvaltkError("compare has no --seed: --seed is an evaluation's episode base seed; the resampling "
+                          "generator's seed is --bootstrap-seed")
     rule = verdict_rule(args)
-    from evaltk.table_comparison import check_envs, compare_tables, load_table
-    from evaltk.verdict.sequential import compare_sequential
+    from evaltk.table_comparison import describe
+    from evaltk.verdict import compare
+    from evaltk.verdict.sequential import FixedSource, compare_sequential
 
+    a, b = _load(args.a, args.column, "A"), _load(args.b, args.column, "B")
+    print(f"A (reference): {describe(a.with_label(args.a))}")
+    print(f"B (candidate): {describe(b.with_label(args.b))}")
+    payload: dict[str, Any]
     if rule.sequential:
-        table_a, table_b = load_table(args.a, column=args.column), load_table(args.b, column=args.column)
-        env_check = check_envs(table_a, table_b, allow_different_envs=rule.allow_different_envs)
-        print(f"A (reference): {table_a.table.describe()}")
-        print(f"B (candidate): {table_b.table.describe()}")
-        print(env_check.summary())
-        seq = compare_sequential(table_a.returns, table_b.returns, rule.margin, rule.kind, looks=rule.looks,
-                                 alpha=rule.alpha, spending=rule.spending, seeds_a=table_a.seeds,
-                                 seeds_b=table_b.seeds, paired=rule.pairing, min_episodes=rule.min_episodes,
-                                 digests_a=table_a.digests, digests_b=table_b.digests)
+        seq = compare_sequential(FixedSource(a), FixedSource(b), rule)
+        if seq.env_check is not None:
+            print(seq.env_check.summary())
+        if seq.differences is not None:
+            print("\n".join(seq.differences.lines()))
         _print_sequential(seq)
-        payload: dict[str, Any] = seq.to_dict()
-        payload["environments"] = env_check.to_dict()
-        payload["inputs"] = {"a": str(table_a.table.path), "b": str(table_b.table.path)}
+        payload = seq.to_dict()
+        payload["inputs"] = {"a": str(args.a), "b": str(args.b)}
         if args.out:
             from evaltk.report.comparison_report import write_sequential_report
 
@@ -125,22 +127,19 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(payload)
         return 0
-    tables = compare_tables(args.a, args.b, rule.margin, rule.kind, column=args.column,
-                            allow_different_envs=rule.allow_different_envs, paired=rule.pairing, alpha=rule.alpha,
-                            seed=args.seed, n_resamples=rule.resamples, min_episodes=rule.min_episodes)
-    result = tables.comparison
-    payload = tables.to_dict()
-    print(f"A (reference): {tables.table_a.table.describe()}")
-    print(f"B (candidate): {tables.table_b.table.describe()}")
-    print(tables.env_check.summary())
-    _print_settings(tables.table_a.table.path, tables.table_b.table.path, payload)
+    result = compare(a, b, rule)
+    payload = result.to_dict()
+    payload["inputs"] = {"a": str(args.a), "b": str(args.b)}
+    print(result.env_check.summary())
+    print("\n".join(result.differences.lines()))
     if result.pairing is not None:
         print(f"pairing: {result.pairing.n_shared} shared seeds; {result.pairing.note}")
+    design = "paired: on the per-seed differences" if result.decision.design == "paired" else "unpaired"
+    print(f"secondary tests ({design}):")
     for test in result.tests.values():
         print(f"  {test.summary()}")
     if result.decision.tost is not None:
         print(f"  {result.decision.tost.summary()}")
-    print(f"verdict: {result.headline()}")
     print(f"  {result.decision.explanation}")
     if result.information is not None:
         print(f"  {result.information.reason}")
@@ -149,10 +148,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         from evaltk.report.comparison_report import write_comparison_report  # matplotlib only when asked for
 
-        paths = write_comparison_report(result, args.out, label_a=str(tables.table_a.table.path),
-                                     label_b=str(tables.table_b.table.path), environments=tables.env_check.to_dict())
+        paths = write_comparison_report(result, args.out, label_a=str(args.a), label_b=str(args.b))
         payload["files"] = {k: str(v) for k, v in paths.items()}
         print("wrote " + ", ".join(str(p) for p in paths.values()))
+    print(result.verdict_line())
     if args.json:
         emit_json(payload)
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +56,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--fast-reset", action="store_true",
                    help="opt-in, Atari only: seeded resets restore a cached post-load ALE state instead of reloading "
                         "the ROM (checked byte-identical at start; same rows, less CPU per episode)")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="torch threads for a checkpoint's batched inference (default 1: the env worker processes "
-                        "use the other cores, and oversubscribed cores slow inference down many times)")
     p.add_argument("--repeat-action-probability", type=float, default=None, metavar="P",
                    help="Atari only: sticky-action probability (default: the env's own, 0.25 for v5 ids)")
     add_executor_arguments(p)
@@ -114,13 +110,9 @@ def run(args: argparse.Namespace) -> int:
     config = EvalConfig(**request_args(args), simulator=args.sim, fast_reset=args.fast_reset,
                         repeat_action_probability=args.repeat_action_probability,
                         checkpoint_format=args.checkpoint_format, executor=args.executor, ray_address=args.ray_address)
-    if args.torch_threads < 1:
-        raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
     if args.until_verdict:
         return _run_until_verdict(args, config)
     prep = plan(config)  # every bad-input error surfaces here, before the progress bar
-    if "torch" in sys.modules:  # a checkpoint policy was loaded (builtins do not need torch)
-        sys.modules["torch"].set_num_threads(args.torch_threads)
     err = Console(stderr=True)
     returns: list[float] = [float(r["return"]) for r in prep.old_rows if r["index"] < args.episodes]
     with Progress(TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),

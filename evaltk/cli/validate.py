@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from evaltk.cli.args import add_checkpoint_argument, add_command, add_request_options, request_args, verdict_rule
+from evaltk.cli.args import (
+    add_checkpoint_argument,
+    add_command,
+    add_request_options,
+    request_args,
+    seed_type,
+    verdict_rule,
+)
 from evaltk.cli.output import emit_json
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
@@ -58,14 +64,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="units of the margin, as in evaltk compare (default absolute: score units)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default 0.05)")
     p.add_argument("--resamples", type=int, default=9999, help="permutation/bootstrap resamples (default 9999)")
+    p.add_argument("--bootstrap-seed", type=seed_type, default=0,
+                   help="base seed of the resampling generator (seed stream verdict.bootstrap; default 0); --seed "
+                        "is the episodes' base seed")
     p.add_argument("--min-episodes", type=int, default=10,
                    help="fewest episodes (pairs) per side for a statistical verdict, as in compare (default 10)")
     p.add_argument("--unpaired", action="store_true", help="do not pair rows by seed (as in compare)")
     p.add_argument("--allow-different-envs", action="store_true",
                    help="accept a --baseline whose recorded env spec differs from the checkpoint's (listed in the "
                         "report)")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="torch threads for a checkpoint's batched inference (default 1)")
     p.add_argument("--sequential", action="store_true",
                    help="evaluate both sides in --looks batches and stop at the first look that decides (absolute "
                         "and sd margins; --episodes is the budget)")
@@ -105,33 +112,33 @@ def _comparison_table(report: dict[str, Any]) -> Table:
     t.add_row("rows paired by seed", "no (no seeds in the reference)" if pairs is None else
               f"{pairs['n_shared']} shared, {pairs['same']['return']} with the same return, "
               f"{pairs['same']['episode']} the same step for step")
-    envs = report["environments"]
-    t.add_row("env settings that differ", ", ".join(envs["differs"]) or "none")
-    if envs["not_recorded"]:
-        t.add_row("env settings not recorded", f"{len(envs['not_recorded'])} (by the baseline)")
+    check = report["environments"]["check"]
+    t.add_row("environment asked for", "the same on both sides" if check["same"] else
+              "DIFFERENT: " + "; ".join(check["differences"]))
     return t
 
 
-def _print_settings(console: Console, section: dict[str, Any] | None) -> None:
-    """Print the simulator settings that differ as a table, the note, and what --align could not align."""
-    if section is None:
-        return
-    differing = [r for r in section["rows"] if r["differs"]]
+def _print_settings(console: Console, envs: dict[str, Any], section: dict[str, Any]) -> None:
+    """Print what each side ran where it differs (the one settings diff), what a side did not report, --align."""
+    from evaltk.report.validate_report import alignment_lines
+
+    differing = [r for r in envs["rows"] if r["differs"]]
     if differing:
-        t = Table(title="simulator settings that differ", show_header=True, header_style="bold")
+        t = Table(title="settings that differ (what each side ran)", show_header=True, header_style="bold")
         for name in ("setting", "sim", "reference"):
             t.add_column(name)
         for row in differing:
             t.add_row(row["setting"], str(row["sim"]), str(row["reference"]))
         console.print(t)
     else:
-        print("simulator settings: no difference")
-    if section["aligned"] is not None:
-        print(f"aligned (--align): {', '.join(section['aligned']['settings']) or 'nothing'}")
-        for item in section["aligned"]["not_aligned"]:
-            print(f"not aligned: {item['setting']}: {item['why']}")
-    if section["note"]:
-        print(f"note: {section['note']}")
+        print("settings that differ: none among those both sides report")
+    for role, keys in envs["not_reported"].items():
+        if keys:
+            print(f"not reported by {role}: {', '.join(keys)}")
+    for line in alignment_lines(section):
+        print(line)
+    if envs["note"]:
+        print(f"note: {envs['note']}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,17 +148,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.baseline is not None and args.reference is not None:
         raise EvaltkError("--baseline TABLE replaces the reference run: drop --reference (or drop --baseline)")
-    if args.torch_threads < 1:
-        raise EvaltkError(f"--torch-threads {args.torch_threads}: use 1 or more")
     config = ValidateConfig(**request_args(args), rule=verdict_rule(args), sim=args.sim,
                             reference=args.reference or "gym", baseline=args.baseline, align=args.align)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=False) as bar:
 
         def start(prep: PreparedValidation) -> dict[str, Any]:
-            """Set torch threads and add one bar per evaluated side, once every input is checked."""
-            if "torch" in sys.modules:
-                sys.modules["torch"].set_num_threads(args.torch_threads)
+            """Add one bar per evaluated side, once every input is checked."""
             return {role: progress_for(bar.add_task(f"{role} ({p.simulator_name})", total=args.episodes,
                                                     completed=args.episodes - len(p.todo)))
                     for role, p in prep.evaluations.items()}
@@ -168,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     console.print(_side_table(report, (validation.label("sim"), validation.label("reference"))))
     console.print(_comparison_table(report))
-    _print_settings(console, report["simulator_settings"])
+    _print_settings(console, report["environments"], report["simulator_settings"])
     print(f"explanation: {report['explanation']}")
     if report.get("fixed_n_note"):
         print(f"sequential: {report['sequential']['interval_line']}")

@@ -26,7 +26,7 @@ from what a gymnasium + ale-py pipeline states about itself (:func:`evaltk.envs.
 from the env :func:`evaltk.envs.describe` builds) to settings; the result is ``EnvInfo.settings``, which
 the reference reports and gpu_env starts from. A setting a side does not report (a factory that declares
 nothing) or a table does not record is :data:`UNKNOWN`. The diff of two sides' settings and ``--align``
-are :mod:`evaltk.simulators.settings_diff`'s.
+are :mod:`evaltk.verdict.differences`' and :mod:`evaltk.simulators.align`'s.
 """
 
 from __future__ import annotations

@@ -39,14 +39,35 @@ def _environment_lines(environments: dict[str, Any] | None) -> list[str]:
     if environments is None:
         return []
     if environments["same"]:
-        return [f"Environments: same (`{environments['env_id_a']}`).", ""]
-    return ["**Different environments** (compared because `--allow-different-envs` was given):", ""] + [
+        return [f"Environment asked for: the same on both sides (`{environments['env_id_a']}`).", ""]
+    return ["**Different environments** (compared because different envs were allowed):", ""] + [
         f"- {diff}" for diff in environments["differences"]] + [""]
 
 
-def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B",
-                    environments: dict[str, Any] | None = None) -> str:
-    """Return the Markdown summary of ``result`` (``label_a``/``label_b`` name the two score tables)."""
+def settings_lines(settings: dict[str, Any] | None) -> list[str]:
+    """Markdown lines of the one settings diff (``Differences.to_dict()``): what differs, what was not reported."""
+    if settings is None:
+        return []
+    names = settings["names"]
+    rows = [r for r in settings["rows"] if r["differs"]]
+    lines = ["What each side ran: " + (", ".join(f"`{r['setting']}`" for r in rows) + " differ" if rows
+                                      else "no difference among the settings both sides report") + ".", ""]
+    if rows:
+        lines += [f"| setting | {names[0]} | {names[1]} |", "| --- | --- | --- |"]
+        lines += [f"| `{r['setting']}` | {r['a']} | {r['b']} |" for r in rows] + [""]
+    for key, name in zip(("a", "b"), names, strict=True):
+        if settings["not_reported"][key]:
+            lines += [f"Not reported by {name}: {', '.join(settings['not_reported'][key])}.", ""]
+    if settings.get("note"):
+        lines += [f"Note: {settings['note']}.", ""]
+    return lines
+
+
+def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B", *, with_sides: bool = True) -> str:
+    """Return the Markdown summary of ``result`` (``label_a``/``label_b`` name the two score tables).
+
+    ``with_sides=False`` leaves out the env check and the settings diff (a report that shows them already).
+    """
     d = result.to_dict()
     lines = [
         "# evaltk compare",
@@ -57,7 +78,8 @@ def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B",
         d["explanation"],
         "",
     ]
-    lines += _environment_lines(environments)
+    if with_sides:
+        lines += _environment_lines(d["environments"]) + settings_lines(d["settings"])
     if result.identical is not None:
         lines += [f"**{result.identical.summary()}** - a fact about these episodes, not a statistical finding.", ""]
     elif result.episodes is not None and result.episodes.note() is not None:
@@ -76,7 +98,8 @@ def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B",
         f"({_num(d['margin_region'][0])}, {_num(d['margin_region'][1])})",
         f"- {d['ci_level']:.0%} CI: [{_num(d['ci'][0])}, {_num(d['ci'][1])}] ({d['ci_method']}); "
         f"{d['ci_tost_level']:.0%} TOST CI: [{_num(d['ci_tost'][0])}, {_num(d['ci_tost'][1])}]",
-        f"- Bootstrap (BCa) {d['ci_level']:.0%} CI of mean(B) - mean(A): "
+        f"- Bootstrap {d['ci_level']:.0%} CI of {d['bootstrap_ci_mean_difference']['quantity']} "
+        f"({d['bootstrap_ci_mean_difference']['method']}): "
         f"[{_num(d['bootstrap_ci_mean_difference']['low'])}, {_num(d['bootstrap_ci_mean_difference']['high'])}]",
         "",
         "| sample | n | mean | sd | median | min | max |",
@@ -89,8 +112,11 @@ def render_markdown(result: Comparison, label_a: str = "A", label_b: str = "B",
     for name, t in d["tests"].items():
         lines.append(f"| {name} | {_num(t.get('statistic', t.get('estimate')))} | {_num(t['pvalue'])} | "
                      f"{_num(t.get('p_holm'))} | {t.get('note', '')} |")
-    lines += ["", f"Primary difference test: `{d['primary_difference_test']}`; Holm p-values adjust the "
-              "diagnostic difference tests as one family. Seed: " + str(d["seed"]) + ".", ""]
+    family = ("on the per-seed differences B - A (the design is paired)" if d["design"] == "paired"
+              else "on the two samples as independent (the design is unpaired)")
+    lines += ["", f"Secondary tests {family}. Primary difference test: `{d['primary_difference_test']}`; Holm "
+              "p-values adjust the secondary tests as one family. Bootstrap seed: " + str(d["bootstrap_seed"]) + ".",
+              ""]
     return "\n".join(lines)
 
 
@@ -160,6 +186,7 @@ def render_sequential_markdown(payload: dict[str, Any]) -> str:
              f"{payload['design']}; episodes used A {payload['episodes_used']['a']} / B {payload['episodes_used']['b']}"
              f" of a budget of {payload['budget']['a']} / {payload['budget']['b']})", "", payload["explanation"], ""]
     lines += _environment_lines(payload.get("environments"))
+    lines += settings_lines(payload.get("settings"))
     if payload.get("inputs"):
         lines += [f"- A (reference): `{payload['inputs']['a']}`", f"- B (candidate): `{payload['inputs']['b']}`", ""]
     if payload.get("interval_line"):
@@ -186,7 +213,7 @@ def write_sequential_report(payload: dict[str, Any], out_dir: str | Path) -> dic
 
 
 def write_comparison_report(result: Comparison, out_dir: str | Path, *, label_a: str = "A",
-                         label_b: str = "B", environments: dict[str, Any] | None = None) -> dict[str, Path]:
+                            label_b: str = "B") -> dict[str, Path]:
     """Write ``compare.json``, ``compare.md`` and ``compare.png`` into ``out_dir`` (created if needed).
 
     Returns the paths by kind (``"json"``, ``"markdown"``, ``"png"``). Each file is written to a
@@ -197,10 +224,8 @@ def write_comparison_report(result: Comparison, out_dir: str | Path, *, label_a:
     paths = {kind: out / name for kind, name in FILE_NAMES.items()}
     payload = result.to_dict()
     payload["inputs"] = {"a": label_a, "b": label_b}
-    if environments is not None:
-        payload["environments"] = environments
     pretty = json.dumps(json.loads(to_json_line(payload)), indent=2)
     write_bytes_atomic(paths["json"], (pretty + "\n").encode())
-    write_bytes_atomic(paths["markdown"], render_markdown(result, label_a, label_b, environments).encode())
+    write_bytes_atomic(paths["markdown"], render_markdown(result, label_a, label_b).encode())
     render_png(result, paths["png"], label_a, label_b)
     return paths

@@ -96,7 +96,8 @@ def _key_numbers(report: Mapping[str, Any]) -> str:
         *_sequential_rows(report),
         (f"{fixed}{c['ci_level']:.0%} CI", f"{_e(_ci(c['ci']))} ({_e(c['ci_method'])})"),
         (f"{fixed}{c['ci_tost_level']:.0%} TOST CI", _e(_ci(c["ci_tost"]))),
-        (f"{fixed}bootstrap (BCa) {boot['level']:.0%} CI of mean(B) - mean(A)", _e(_ci([boot["low"], boot["high"]]))),
+        (f"{fixed}bootstrap {boot['level']:.0%} CI of {boot['quantity']}",
+         f"{_e(_ci([boot['low'], boot['high']]))} ({_e(boot['method'])})"),
         ("episodes needed", _e(report["episodes_needed_line"])),
     ]
     return _table(("", "value"), [(f"<strong>{_e(k)}</strong>", v) for k, v in rows])
@@ -120,12 +121,16 @@ def _environments(report: Mapping[str, Any], labels: tuple[str, str]) -> str:
         badge = ' <span class="badge">differs</span>' if r["differs"] else ""
         rows.append((f"<code>{_e(r['setting'])}</code>{badge}", _e(_value(r["sim"])), _e(_value(r["reference"]))))
         classes.append("differs" if r["differs"] else "")
-    differs, unknown = envs["differs"], envs["not_recorded"]
+    differs = envs["differs"]
     words = (", ".join(f"<code>{_e(d)}</code>" for d in differs) if differs
-             else "nothing among the settings both record" if unknown else "nothing")
-    if unknown:
-        words += f" ({len(unknown)} settings not recorded by one side)"
-    return (f'<p id="differs">What differs: {words}.</p>'
+             else "nothing among the settings both sides report")
+    unreported = "".join(f"<p>Not reported by {_e(role)}: {', '.join(f'<code>{_e(k)}</code>' for k in keys)}.</p>"
+                         for role, keys in envs["not_reported"].items() if keys)
+    check = envs["check"]
+    asked = "the same on both sides" if check["same"] else "different: " + "; ".join(check["differences"])
+    note = f"<p>Note: {_e(envs['note'])}.</p>" if envs.get("note") else ""
+    return (f"<p>Environment asked for: {_e(asked)}.</p>"
+            f'<p id="differs">What differs in what each side ran: {words}.</p>{unreported}{note}'
             + _table(("setting", labels[0], labels[1]), rows, row_classes=classes))
 
 
@@ -144,6 +149,12 @@ def _pairs(report: Mapping[str, Any]) -> str:
     table = _table(("index", "seed", "sim return", "reference return", "sim frames", "reference frames"), rows,
                    numeric=(0, 1, 2, 3, 4, 5))
     return text + f"<details><summary>per-seed rows ({len(pairs['rows'])}){more}</summary>{table}</details>"
+
+
+def _tests_design(report: Mapping[str, Any]) -> str:
+    """How the secondary tests treat the rows: on the per-seed differences (paired) or as independent samples."""
+    paired = report["comparison"]["design"] == "paired"
+    return "on the per-seed differences, the design is paired" if paired else "unpaired: independent samples"
 
 
 def _tests(report: Mapping[str, Any]) -> str:
@@ -203,9 +214,9 @@ def render_html(report: Mapping[str, Any], images: Mapping[str, bytes],
         "<h2>Key numbers</h2>", _key_numbers(report),
         "<h2>Each side</h2>", summary,
         "<h2>Plots</h2>", _figures(images),
-        "<h2>Environments side by side</h2>", _environments(report, labels),
+        "<h2>What each side ran</h2>", _environments(report, labels),
         "<h2>Pairing by seed</h2>", _pairs(report),
-        "<h2>Tests (B = sim vs A = reference)</h2>", _tests(report),
+        f"<h2>Secondary tests (B = sim vs A = reference; {_e(_tests_design(report))})</h2>", _tests(report),
         *(["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>"] if notes else []),
         "<h2>Files</h2>", f"<ul>{files}</ul>",
         f"<script>{SCRIPT}</script>",

@@ -19,6 +19,7 @@ import numpy as np
 
 from evaltk.atomic import write_bytes_atomic
 from evaltk.validate import Validation
+from evaltk.verdict import Comparison
 
 FILE_NAMES = {"json": "report.json", "markdown": "report.md", "png": "report.png", "pairs_png": "pairs.png",
               "html": "report.html"}
@@ -34,12 +35,35 @@ def _spec_text(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v)
 
 
+def environments_section(records: dict[str, dict[str, Any]], comparison: Comparison,
+                         aligned: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the report's ``environments``: both sides' records, the env check and the one settings diff.
+
+    ``rows`` are :attr:`Comparison.differences`' rows with the sides named by role (``sim`` = B, ``reference`` =
+    A); ``not_reported`` lists, per role, the settings that side did not report; ``aligned`` is ``--align``'s
+    record (what it aligned and what it could not), which the note takes into account.
+    """
+    diff = comparison.differences
+    note = diff.note()
+    if note is not None and aligned is None:
+        note += "; re-run with --align to compare on aligned settings"
+    elif note is not None and aligned is not None:
+        done = ", ".join(aligned["settings"]) or "nothing"
+        note = f"{note} (--align aligned {done})"
+    return {"sim": records["sim"], "reference": records["reference"], "check": comparison.env_check.to_dict(),
+            "rows": [{"setting": r["setting"], "sim": r["b"], "reference": r["a"], "differs": r["differs"]}
+                     for r in diff.rows],
+            "differs": diff.differs,
+            "not_reported": {"sim": diff.not_reported["b"], "reference": diff.not_reported["a"]}, "note": note}
+
+
 def differs_text(environments: dict[str, Any]) -> str:
-    """Name the settings that differ between the two sides, and those one side does not record."""
-    differs, unknown = environments["differs"], environments["not_recorded"]
-    text = ", ".join(differs) if differs else ("nothing among the settings both record" if unknown else "nothing")
-    if unknown:
-        text += f" ({len(unknown)} settings not recorded by one side: {', '.join(unknown)})"
+    """Name the settings that differ between the two sides, then those a side did not report."""
+    differs = environments["differs"]
+    text = ", ".join(differs) if differs else "nothing among the settings both sides report"
+    for role, keys in environments["not_reported"].items():
+        if keys:
+            text += f"; not reported by {role}: {', '.join(keys)}"
     return text
 
 
@@ -68,24 +92,13 @@ def side_table(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
-def simulator_settings_lines(section: dict[str, Any] | None) -> list[str]:
-    """Markdown lines: the simulator settings that differ, the note, and what ``--align`` could not align."""
-    if section is None:
+def alignment_lines(section: dict[str, Any]) -> list[str]:
+    """Lines for people: what ``--align`` aligned and what it could not (none without ``--align``)."""
+    if section["aligned"] is None:
         return []
-    lines = ["## Simulator settings that differ", ""]
-    differing = [r for r in section["rows"] if r["differs"]]
-    if differing:
-        lines += ["| setting | sim | reference |", "| --- | --- | --- |"]
-        lines += [f"| `{r['setting']}` | {r['sim']} | {r['reference']} |" for r in differing]
-    else:
-        lines.append("None.")
-    if section["aligned"] is not None:
-        aligned = ", ".join(section["aligned"]["settings"]) or "nothing"
-        lines += ["", f"Aligned with --align: {aligned}."]
-        lines += [f"Not aligned: `{a['setting']}`: {a['why']}." for a in section["aligned"]["not_aligned"]]
-    if section["note"]:
-        lines += ["", f"Note: {section['note']}."]
-    return [*lines, ""]
+    aligned = ", ".join(section["aligned"]["settings"]) or "nothing"
+    return [f"aligned (--align): {aligned}",
+            *(f"not aligned: {a['setting']}: {a['why']}" for a in section["aligned"]["not_aligned"])]
 
 
 def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
@@ -103,12 +116,18 @@ def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
               f"Episodes needed: {report['episodes_needed_line']}.", "",
               f"| metric | {sim} | {ref} |", "| --- | --- | --- |"]
     lines += [f"| {m} | {a} | {b} |" for m, a, b in side_table(report)]
-    lines += ["", "## Environments side by side", "", f"| setting | {sim} | {ref} | |", "| --- | --- | --- | --- |"]
+    lines += ["", "## What each side ran", "", f"| setting | {sim} | {ref} | |", "| --- | --- | --- | --- |"]
     for row in report["environments"]["rows"]:
         lines.append(f"| `{row['setting']}` | {_spec_text(row['sim'])} | {_spec_text(row['reference'])} | "
                      f"{'**differs**' if row['differs'] else ''} |")
-    lines += ["", f"What differs: {differs_text(report['environments'])}.", ""]
-    lines += simulator_settings_lines(report.get("simulator_settings"))
+    envs = report["environments"]
+    check = envs["check"]
+    asked = "the same on both sides" if check["same"] else "different: " + "; ".join(check["differences"])
+    lines += ["", f"Environment asked for: {asked}.", "", f"What differs in what each side ran: {differs_text(envs)}.",
+              ""]
+    lines += [f"- {line}" for line in alignment_lines(report["simulator_settings"])]
+    if envs["note"]:
+        lines += ["", f"Note: {envs['note']}.", ""]
     pairs = report["pairs"]
     if pairs is None:
         lines += ["Rows do not pair by seed (the reference table records no seeds): the comparison is unpaired.", ""]
@@ -120,7 +139,7 @@ def render_markdown(validation: Validation, report: dict[str, Any]) -> str:
                   f"same steps on {same['steps']}.", ""]
     for side in ("sim", "reference"):
         lines += [f"Note ({side}): {n}" for n in report["sides"][side]["notes"]]
-    body = compare_markdown(validation.comparison, label_a=ref, label_b=sim)
+    body = compare_markdown(validation.comparison, label_a=ref, label_b=sim, with_sides=False)
     heading = "## Comparison (A = reference, B = sim)"
     if report.get("fixed_n_note"):  # a sequential verdict: its looks first, the fixed-N analysis labelled as such
         from evaltk.report.comparison_report import sequential_look_lines
@@ -168,7 +187,8 @@ def write_report(validation: Validation) -> dict[str, Path]:
     from evaltk.report.html_report import render_html
     from evaltk.report.jsonline import to_json_line
 
-    out = validation.config.out
+    out = validation.config.report_dir
+    out.mkdir(parents=True, exist_ok=True)
     paired = validation.pairs is not None and validation.pairs["n_shared"] > 0
     paths = {k: out / v for k, v in FILE_NAMES.items() if k != "pairs_png" or paired}
     validation.files = paths

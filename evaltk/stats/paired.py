@@ -12,6 +12,10 @@ unpaired one.
   SD of the *scores* (``sqrt((s_A^2 + s_B^2) / 2)``, the same scale as the unpaired SD margin), with
   a delta-method standard error that includes the SD's own uncertainty.
 * :func:`paired_t` - the paired t test (``scipy.stats.ttest_rel``) and :func:`paired_ci`.
+* The secondary tests and interval of a paired design, each on the differences (never on the two samples as if
+  they were independent): :func:`wilcoxon_signed_rank` (``scipy.stats.wilcoxon``), :func:`sign_flip_permutation`
+  (``scipy.stats.permutation_test`` with ``permutation_type="samples"``) and :func:`paired_bootstrap_ci` (BCa
+  bootstrap of the mean difference, resampling pairs).
 """
 
 from __future__ import annotations
@@ -23,7 +27,16 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.weightstats import ttost_paired
 
-from evaltk.stats.checks import ArrayLike, FloatArray, StatsInputError, as_sample, check_alpha, check_level
+from evaltk.stats.bootstrap import bootstrap_ci
+from evaltk.stats.checks import (
+    ArrayLike,
+    FloatArray,
+    StatsInputError,
+    as_sample,
+    check_alpha,
+    check_generator,
+    check_level,
+)
 from evaltk.stats.results import ConfidenceInterval, EquivalenceResult, TestResult
 
 
@@ -187,3 +200,51 @@ def tost_paired_standardized(x: ArrayLike, y: ArrayLike, low: float, high: float
         note = ""
     return EquivalenceResult("tost_paired_standardized", d, float(low), float(high), max(p_lower, p_upper), p_lower,
                              p_upper, ci, xs.size, ys.size, alpha, "paired delta-method t, pooled score SD", note)
+
+
+def wilcoxon_signed_rank(x: ArrayLike, y: ArrayLike) -> TestResult:
+    """Wilcoxon signed-rank test of a median difference ``x - y`` of 0 (``scipy.stats.wilcoxon``, Pratt's zeros).
+
+    Every difference 0 gives p = 1 (exact: no pair differs), where scipy's statistic is undefined.
+    """
+    xs, ys = _check_pairs(x, y)
+    diff = xs - ys
+    median = float(np.median(diff))
+    if not np.any(diff):
+        return TestResult("wilcoxon_signed_rank", 0.0, 1.0, xs.size, ys.size, "two-sided", median,
+                          "exact (every difference is 0)", "no pair differs")
+    res = stats.wilcoxon(xs, ys, zero_method="pratt")
+    ties = np.unique(np.abs(diff[diff != 0])).size < np.count_nonzero(diff) or not np.all(diff)
+    return TestResult("wilcoxon_signed_rank", float(res.statistic), float(res.pvalue), xs.size, ys.size, "two-sided",
+                      median, "scipy.stats.wilcoxon(zero_method='pratt')",
+                      "zeros or ties present: normal approximation" if ties else "")
+
+
+def sign_flip_permutation(x: ArrayLike, y: ArrayLike, *, rng: np.random.Generator,
+                          n_resamples: int = 9999) -> TestResult:
+    """Paired permutation test of ``mean(x - y) = 0``: the signs of the differences flipped at random.
+
+    ``scipy.stats.permutation_test(permutation_type="samples")`` with the given generator (exact when there are
+    fewer sign patterns than ``n_resamples``); the same generator state gives the same p-value.
+    """
+    xs, ys = _check_pairs(x, y)
+    check_generator(rng)
+
+    def mean_diff(a: FloatArray, b: FloatArray, axis: int) -> FloatArray:
+        out: FloatArray = np.mean(a - b, axis=axis)
+        return out
+
+    res = stats.permutation_test((xs, ys), mean_diff, permutation_type="samples", vectorized=True,
+                                 n_resamples=n_resamples, alternative="two-sided", rng=rng)
+    pvalue = min(1.0, float(res.pvalue))
+    return TestResult("sign_flip_permutation", float(res.statistic), pvalue, xs.size, ys.size, "two-sided",
+                      float(res.statistic),
+                      f"scipy.stats.permutation_test (paired sign flips, {n_resamples} resamples)")
+
+
+def paired_bootstrap_ci(x: ArrayLike, y: ArrayLike, *, rng: np.random.Generator, n_resamples: int = 9999,
+                        level: float = 0.95) -> ConfidenceInterval:
+    """BCa bootstrap CI of ``mean(x - y)``, resampling pairs (the differences); exact and zero width when constant."""
+    xs, ys = _check_pairs(x, y)
+    ci = bootstrap_ci(xs - ys, np.mean, rng=rng, method="bca", n_resamples=n_resamples, level=level)
+    return ConfidenceInterval(ci.estimate, ci.low, ci.high, ci.level, f"paired {ci.method}", "mean(x - y)")

@@ -60,11 +60,20 @@ from typing import Any
 
 import numpy as np
 
+from evaltk import seeding
 from evaltk.margin import MarginKind
 from evaltk.stats.bootstrap import bootstrap_diff_ci
 from evaltk.stats.multiple import holm_bonferroni
-from evaltk.stats.results import ConfidenceInterval
+from evaltk.stats.paired import (
+    PairedSample,
+    paired_bootstrap_ci,
+    paired_t,
+    sign_flip_permutation,
+    wilcoxon_signed_rank,
+)
+from evaltk.stats.results import ConfidenceInterval, TestResult
 from evaltk.stats.tests_two_sample import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
+from evaltk.verdict.comparison import Comparison
 from evaltk.verdict.decision import (
     check_margin,
     decide,
@@ -77,6 +86,7 @@ from evaltk.verdict.decision import (
     sample_scores,
     sized,
 )
+from evaltk.verdict.differences import Differences, EnvCheck, check_envs, differences
 from evaltk.verdict.recommendation import information_check, recommend
 from evaltk.verdict.result import (
     MIN_EPISODES,
@@ -84,7 +94,6 @@ from evaltk.verdict.result import (
     QUANTITY,
     TARGET_POWER,
     CompareError,
-    Comparison,
     Decision,
     EpisodeMatch,
     IdenticalRows,
@@ -95,6 +104,7 @@ from evaltk.verdict.result import (
     describe,
 )
 from evaltk.verdict.rule import VerdictRule
+from evaltk.verdict.sample import Sample
 
 __all__ = [
     "MIN_EPISODES",
@@ -104,17 +114,22 @@ __all__ = [
     "CompareError",
     "Comparison",
     "Decision",
+    "Differences",
+    "EnvCheck",
     "EpisodeMatch",
     "IdenticalRows",
     "InformationCheck",
     "MarginKind",
     "Pairing",
     "Recommendation",
+    "Sample",
     "Verdict",
     "VerdictRule",
+    "check_envs",
     "check_margin",
     "compare",
     "decide",
+    "differences",
     "information_check",
     "margin_kind",
     "margin_region",
@@ -123,51 +138,69 @@ __all__ = [
 ]
 
 
-def compare(
-    a: Any,
-    b: Any,
-    margin: float,
-    kind: MarginKind | str,
-    *,
-    alpha: float = 0.05,
-    seed: int = 0,
-    n_resamples: int = 9999,
-    seeds_a: Any = None,
-    seeds_b: Any = None,
-    paired: str = "auto",
-    min_episodes: int = MIN_EPISODES,
-    digests_a: Any = None,
-    digests_b: Any = None,
-) -> Comparison:
-    """Full comparison of reference scores ``a`` with candidate scores ``b`` (``float[n]``, n >= 2 each).
+def compare(a: Sample, b: Sample, rule: VerdictRule) -> Comparison:
+    """Compare reference sample ``a`` with candidate sample ``b`` under ``rule``: the one comparison of every door.
 
-    ``seed`` makes the one ``numpy.random.Generator`` used for the bootstrap-t part of the verdict,
-    the permutation test, the KS permutation p-value (with ties) and the BCa bootstrap CI, so a
-    rerun gives identical numbers. ``seeds_a``/``seeds_b`` (the episode seeds, in the same order
-    as ``a``/``b``) enable pairing: ``paired="auto"`` pairs when at least 2 seeds are shared,
-    ``"yes"`` requires it, ``"no"`` never pairs (identical episodes are still reported).
-    ``digests_a``/``digests_b`` (per row ``{"steps": hex, "obs": hex}`` or ``None``, parallel to the seeds)
-    are what ``identical`` is decided on (module docstring).
+    In order: the env check (:func:`~evaltk.verdict.differences.check_envs`: refused unless
+    ``rule.allow_different_envs``), the settings diff, the pairing by seed (``rule.paired``), the ``identical``
+    finding from the digests, then the statistics at ``rule``'s margin and level. The secondary tests and the
+    bootstrap interval follow the design (paired: on the per-seed differences). One generator, stream
+    ``verdict.bootstrap`` of ``rule.bootstrap_seed``, drives every resampling step, so a rerun gives identical
+    numbers. A ``different`` or ``inconclusive`` explanation ends with what a side did not report and what
+    ``--align`` could not align.
     """
-    rng = np.random.default_rng(seed)
-    kind_ = margin_kind(kind)
-    pairs, pairing = pair_rows(a, b, seeds_a, seeds_b, paired, kind_)
+    env_check = check_envs(a, b, allow_different_envs=rule.allow_different_envs)
+    diff = differences(a, b)
+    rng = seeding.rng(rule.bootstrap_seed, "verdict.bootstrap")
+    kind, alpha, n_resamples = rule.kind, rule.alpha, rule.resamples
+    xa, xb = sample_scores(a.returns, "A"), sample_scores(b.returns, "B")
+    pairs, pairing = pair_rows(xa, xb, a.seeds, b.seeds, rule.pairing, kind)
     match = (None if pairs is None or pairs.n == 0 else
-             match_episodes(pairs.seeds, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes))
+             match_episodes(pairs.seeds, a.seeds, b.seeds, a.digests, b.digests, min_episodes=rule.min_episodes))
     identical = (identical_finding(match, pairs.only_a, pairs.only_b)
                  if pairs is not None and match is not None and pairs.identical else None)
     if pairs is not None and match is not None and identical is not None:
-        decision = identical_decision(pairs, match, kind_, margin, alpha)
+        decision = identical_decision(pairs, match, kind, rule.margin, alpha)
         if pairing is not None:
             pairing = dataclasses.replace(pairing, used=False,
                                           note="every shared seed gives the same episode: reported as identical")
     else:
         use = pairs if pairing is not None and pairing.used else None
-        decision = decide(a, b, margin, kind_, alpha=alpha, rng=rng, min_episodes=min_episodes, pairs=use)
+        decision = decide(xa, xb, rule.margin, kind, alpha=alpha, rng=rng, min_episodes=rule.min_episodes, pairs=use)
         note = None if match is None else match.note()
         if note is not None:
             decision = dataclasses.replace(decision, explanation=f"{decision.explanation} [episodes: {note}]")
-    xa, xb = sample_scores(a, "A"), sample_scores(b, "B")
+    caveats = _caveats(decision, diff, a, b)
+    if caveats:
+        decision = dataclasses.replace(decision, explanation=f"{decision.explanation}; {caveats}")
+    if decision.design == "paired" and pairs is not None:
+        tests, boot = _paired_diagnostics(pairs, decision, rng, n_resamples, alpha)
+    else:
+        tests, boot = _unpaired_diagnostics(xa, xb, rng, n_resamples, alpha)
+    adjusted, _ = holm_bonferroni([t.pvalue for t in tests.values()], alpha=alpha)
+    holm = dict(zip(tests, adjusted, strict=True))
+    rec = recommend(xa, xb, decision, pairs)
+    return Comparison(decision, tests, holm, boot, rec, describe(xa), describe(xb), rule.bootstrap_seed, xa, xb,
+                      env_check, diff, identical, pairing, information_check(decision, rec, rule.min_episodes), match)
+
+
+def _caveats(decision: Decision, diff: Differences, a: Sample, b: Sample) -> str:
+    """Return what an undecided or ``different`` verdict did not see (unreported or unaligned settings)."""
+    if decision.verdict not in (Verdict.DIFFERENT, Verdict.INCONCLUSIVE):
+        return ""
+    parts = []
+    for role, sample in (("a", a), ("b", b)):
+        name = role.upper() + (f" ({sample.simulator})" if sample.simulator else "")  # the same through every door
+        if diff.not_reported[role]:
+            parts.append(f"not reported by {name}: {', '.join(diff.not_reported[role])}")
+        if sample.not_aligned:
+            parts.append(f"not aligned by --align on {name}: {', '.join(sample.not_aligned)}")
+    return "; ".join(parts)
+
+
+def _unpaired_diagnostics(xa: Any, xb: Any, rng: np.random.Generator, n_resamples: int,
+                          alpha: float) -> tuple[dict[str, TestResult], ConfidenceInterval]:
+    """Secondary tests and the bootstrap CI of an unpaired design: the two samples as independent."""
     tests = {name: sized(res, xa.size, xb.size) for name, res in {
         "welch_t": welch_t(xb, xa),
         "mann_whitney_u": mann_whitney_u(xb, xa),
@@ -175,13 +208,18 @@ def compare(
         "ks": ks_test(xb, xa, rng=rng, n_resamples=n_resamples),
         "permutation": permutation_test(xb, xa, rng=rng, n_resamples=n_resamples),
     }.items()}
-    if decision.design == "paired" and decision.difference is not None:
-        tests["paired_t"] = decision.difference
-    adjusted, _ = holm_bonferroni([t.pvalue for t in tests.values()], alpha=alpha)
-    holm = dict(zip(tests, adjusted, strict=True))
     boot = bootstrap_diff_ci(xb, xa, rng=rng, method="bca", n_resamples=n_resamples, level=1.0 - alpha)
-    boot = ConfidenceInterval(boot.estimate, boot.low, boot.high, boot.level, boot.method, "mean(B) - mean(A)")
-    rec = recommend(xa, xb, decision, pairs)
-    return Comparison(decision, tests, holm, boot, rec, describe(xa), describe(xb), seed, xa, xb, identical,
-                      pairing, information_check(decision, rec, min_episodes), match)
+    return tests, ConfidenceInterval(boot.estimate, boot.low, boot.high, boot.level, f"unpaired {boot.method}",
+                                     "mean(B) - mean(A)")
 
+
+def _paired_diagnostics(pairs: PairedSample, decision: Decision, rng: np.random.Generator, n_resamples: int,
+                        alpha: float) -> tuple[dict[str, TestResult], ConfidenceInterval]:
+    """Secondary tests and the bootstrap CI of a paired design, all on the per-seed differences ``B - A``."""
+    a, b, n = pairs.a, pairs.b, pairs.n
+    t_test = decision.difference if decision.difference is not None else sized(paired_t(b, a), n, n)
+    tests = {"paired_t": t_test,
+             "wilcoxon_signed_rank": sized(wilcoxon_signed_rank(b, a), n, n),
+             "sign_flip_permutation": sized(sign_flip_permutation(b, a, rng=rng, n_resamples=n_resamples), n, n)}
+    boot = paired_bootstrap_ci(b, a, rng=rng, n_resamples=n_resamples, level=1.0 - alpha)
+    return tests, ConfidenceInterval(boot.estimate, boot.low, boot.high, boot.level, boot.method, "mean(B - A)")

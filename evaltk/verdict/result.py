@@ -1,12 +1,13 @@
 """Result types of a transfer comparison: the verdict, the decision behind it, pairing, information and plans.
 
 Plain frozen dataclasses with ``to_dict`` for JSON; no statistics run here (:mod:`evaltk.verdict.decision`
-decides, :mod:`evaltk.verdict.recommendation` plans, :func:`evaltk.verdict.compare` assembles a :class:`Comparison`).
+decides, :mod:`evaltk.verdict.recommendation` plans, :mod:`evaltk.verdict.comparison` holds what
+:func:`evaltk.verdict.compare` assembles).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -282,106 +283,3 @@ def describe(x: FloatArray) -> dict[str, float | int]:
     """Summary statistics of one sample (``n``, ``mean``, ``sd``, ``median``, ``min``, ``max``)."""
     return {"n": int(x.size), "mean": float(x.mean()), "sd": float(x.std(ddof=1)), "median": float(np.median(x)),
             "min": float(x.min()), "max": float(x.max())}
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Everything ``evaltk compare`` reports: the decision, diagnostics and a recommendation.
-
-    Attributes:
-        decision: verdict and primary tests.
-        tests: diagnostic two-sample tests by name (B vs A), each with its own p-value.
-        holm: Holm-Bonferroni adjusted p-values of the diagnostic difference tests, by name.
-        bootstrap_ci: BCa bootstrap ``1 - alpha`` CI of ``mean(B) - mean(A)``.
-        recommendation: episodes needed when inconclusive.
-        describe_a: summary statistics of A.
-        describe_b: summary statistics of B.
-        seed: the seed the generator for permutation and bootstrap steps was made from.
-        a: the reference scores.
-        b: the candidate scores.
-        identical: set when every shared seed gives the same episode in A and B (verdict ``identical``).
-        pairing: how the rows matched by seed (``None`` without seeds).
-        information: set when the minimum-information rule withheld the verdict.
-        episodes: the rows matched by seed and compared through their digests (``None`` without seeds).
-
-    """
-
-    decision: Decision
-    tests: dict[str, TestResult]
-    holm: dict[str, float]
-    bootstrap_ci: ConfidenceInterval
-    recommendation: Recommendation | None
-    describe_a: dict[str, float | int]
-    describe_b: dict[str, float | int]
-    seed: int
-    a: FloatArray = field(repr=False)
-    b: FloatArray = field(repr=False)
-    identical: IdenticalRows | None = None
-    pairing: Pairing | None = None
-    information: InformationCheck | None = None
-    episodes: EpisodeMatch | None = None
-
-    @property
-    def verdict(self) -> Verdict:
-        """Shortcut for ``decision.verdict``."""
-        return self.decision.verdict
-
-    def headline(self) -> str:
-        """Return the text after ``verdict:``: the identical finding and its bound, or why not identical."""
-        if self.identical is not None:
-            return self.identical.summary()
-        if self.episodes is not None and self.episodes.note() is not None:
-            return f"{self.verdict.value}; not identical: {self.episodes.short()}"
-        return self.verdict.value
-
-    def summary(self) -> str:
-        """One line: verdict and the reason."""
-        line = f"{self.verdict.value}: {self.decision.explanation}"
-        if self.information is not None:
-            line += f"; {self.information.reason}"
-        elif self.recommendation is not None:
-            line += f"; {self.recommendation.summary()}"
-        return line
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON object ``evaltk compare --json`` prints (``verdict``, ``margin``, ``ci``, ``tests``...)."""
-        d = self.decision
-        tests: dict[str, Any] = {}
-        for name, res in self.tests.items():
-            entry = res.to_dict()
-            entry["p_holm"] = self.holm.get(name)
-            tests[name] = entry
-        if d.tost is not None:
-            tests["tost"] = d.tost.to_dict()
-        return {
-            "verdict": d.verdict.value,
-            "margin": d.margin,
-            "margin_kind": d.kind.value,
-            "margin_region": [d.low, d.high],
-            "quantity": d.quantity,
-            "estimate": d.estimate,
-            "alpha": d.alpha,
-            "n_a": d.n_a,
-            "n_b": d.n_b,
-            "ci": [d.ci.low, d.ci.high],
-            "ci_level": d.ci.level,
-            "ci_method": d.ci.method,
-            "ci_tost": [d.tost.ci.low, d.tost.ci.high] if d.tost is not None else [d.ci.low, d.ci.high],
-            "ci_tost_level": 1.0 - 2.0 * d.alpha,
-            "primary_difference_test": d.difference.name if d.difference is not None else None,
-            "tests": tests,
-            "bootstrap_ci_mean_difference": self.bootstrap_ci.to_dict(),
-            "recommendation": None if self.recommendation is None else self.recommendation.to_dict(),
-            "explanation": d.explanation,
-            "constant_samples": d.constant,
-            "design": d.design,
-            "identical": None if self.identical is None else self.identical.to_dict(),
-            "pairing": None if self.pairing is None else self.pairing.to_dict(),
-            "information": None if self.information is None else self.information.to_dict(),
-            "episodes": None if self.episodes is None else {**self.episodes.to_dict(), "compared_words":
-                                                            self.episodes.what, "note": self.episodes.note()},
-            "a": self.describe_a,
-            "b": self.describe_b,
-            "seed": self.seed,
-        }
-

@@ -11,12 +11,31 @@ from dataclasses import dataclass
 
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
-from evaltk.verdict.decision import check_margin
+from evaltk.stats.group_sequential import SEQUENTIAL_KINDS
+from evaltk.verdict.decision import check_margin, margin_kind
 from evaltk.verdict.result import MIN_EPISODES, CompareError
-from evaltk.verdict.sequential import check_looks
 
 MIN_RESAMPLES = 100
 """Fewest permutation/bootstrap resamples a verdict accepts."""
+MAX_LOOKS = 50
+"""Most looks a sequential comparison makes (``--looks``)."""
+
+
+def sequential_kind(kind: MarginKind | str, what: str) -> MarginKind:
+    """Return the margin kind after checking that the sequential design supports it (``what`` names the option)."""
+    kind_ = margin_kind(kind)
+    if kind_.value not in SEQUENTIAL_KINDS:
+        raise CompareError(f"{what} supports margin kinds {list(SEQUENTIAL_KINDS)}, got {kind_.value!r}; "
+                           "use --margin-kind absolute or sd")
+    return kind_
+
+
+def check_looks(kind: MarginKind | str, looks: int, what: str) -> MarginKind:
+    """Check a sequential request's margin kind and number of looks (``what`` names the option); returns the kind."""
+    kind_ = sequential_kind(kind, what)
+    if not (isinstance(looks, int) and 1 <= looks <= MAX_LOOKS):
+        raise CompareError(f"--looks must be in [1, {MAX_LOOKS}], got {looks!r}; 10 is the default")
+    return kind_
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,6 +66,8 @@ class VerdictRule:
     """Number of looks of a sequential verdict (``--looks``)."""
     spending: Spending = Spending.OBRIEN_FLEMING
     """Alpha-spending shape of a sequential verdict (``--spending``)."""
+    bootstrap_seed: int = 0
+    """Base seed of the resampling generator (seed stream ``verdict.bootstrap``; ``--bootstrap-seed``)."""
 
     def __post_init__(self) -> None:
         """Check every field; store ``kind`` and ``spending`` as enums."""
@@ -58,6 +79,9 @@ class VerdictRule:
         if self.min_episodes < 2:
             raise CompareError(f"--min-episodes must be at least 2, got {self.min_episodes}; the default is "
                                f"{MIN_EPISODES}")
+        if isinstance(self.bootstrap_seed, bool) or not isinstance(self.bootstrap_seed, int) or self.bootstrap_seed < 0:
+            raise CompareError(f"--bootstrap-seed must be an integer >= 0, got {self.bootstrap_seed!r}; the default "
+                               "is 0")
         if self.resamples < MIN_RESAMPLES:
             raise CompareError(f"--resamples must be at least {MIN_RESAMPLES}, got {self.resamples}; the default "
                                "is 9999")

@@ -1,43 +1,46 @@
-"""The one sequential comparison: looks in episode order, three outcomes, behind every sequential entry point.
+"""The one sequential comparison: looks in episode order over two sources, three outcomes, one engine.
 
-:func:`run_sequential` takes the looks (cumulative samples, produced lazily if the caller likes) and
-the design (:mod:`evaltk.stats.group_sequential`: equivalent, different, or inconclusive only when the
-budget is spent) and returns a :class:`SequentialComparison`. ``evaltk compare --sequential``
-(:func:`compare_sequential`, over two complete samples as if they had arrived in batches) and
-``evaltk evaluate --until-verdict`` (:mod:`evaltk.until_verdict`, evaluating each batch only when
-the previous look continued) both call it, so they decide and explain alike.
+:func:`compare_sequential` takes two :class:`Source` s (reference A, candidate B) and a sequential
+:class:`~evaltk.verdict.VerdictRule` and makes the looks of a group-sequential design
+(:mod:`evaltk.stats.group_sequential`: equivalent, different, or inconclusive only when the budget is spent). Every
+sequential door is this call with its own sources: ``evaltk compare --sequential`` reads two complete tables as if
+their episodes had arrived in batches (:class:`FixedSource` ``grows=True``), ``evaltk evaluate --until-verdict``
+evaluates B against a complete baseline (``grows=False``), and ``evaltk validate --sequential`` evaluates both
+(:class:`evaltk.evaluate.PlanSource`: one live plan per side, each look only runs more episodes).
+
+Pairing (one rule): when the rule pairs and both sources know their seeds, the looks run on the seeds both share,
+in B's episode order (look ``k`` uses the first ``s_k`` shared seeds); else each look takes the first episodes of a
+growing source and all of a fixed one. A paired look whose returns are equal seed for seed ends the run with
+``identical`` when the episodes' digests confirm it (:func:`rows_identical`); equal returns alone go on to the tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
-from evaltk.margin import MarginKind
-from evaltk.stats.boundaries import Spending
 from evaltk.stats.checks import FloatArray, StatsInputError
 from evaltk.stats.group_sequential import (
     SD_KURTOSIS_LIMIT,
-    SEQUENTIAL_KINDS,
     Look,
     LookDecision,
     SequentialDesign,
     information_fraction,
     run_sequence,
 )
-from evaltk.verdict.decision import check_margin, identical_finding, margin_kind, match_episodes, pair_rows
+from evaltk.stats.paired import pair_by_seed
+from evaltk.verdict.decision import identical_finding, match_episodes
+from evaltk.verdict.differences import Differences, EnvCheck, check_envs, differences
 from evaltk.verdict.result import MIN_EPISODES, CompareError, IdenticalRows, Pairing, Verdict
+from evaltk.verdict.rule import VerdictRule, check_looks
+from evaltk.verdict.sample import Sample
 
 DECISION_VERDICT = {LookDecision.EQUIVALENT: Verdict.EQUIVALENT, LookDecision.DIFFERENT: Verdict.DIFFERENT,
                    LookDecision.INCONCLUSIVE: Verdict.INCONCLUSIVE, LookDecision.CONTINUE: Verdict.INCONCLUSIVE}
 LookFn = Callable[[Look], None]
-IdenticalFn = Callable[[int], IdenticalRows | None]
-"""``identical(n)``: the finding when the first ``n`` episodes of both sides are the same step for step, else None."""
-MAX_LOOKS = 50
-"""Most looks a sequential comparison makes (``--looks``)."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,11 @@ class SequentialComparison:
         paired: True when the looks used the per-seed differences.
         budget: A's and B's budgets (episodes, or pairs when paired).
         reason: why, in words.
-        identical: set when every shared seed gave the same return.
+        identical: set when a look's shared seeds gave the same episodes step for step.
         pairing: how the rows matched by seed.
+        env_check: whether the sides were asked to play the same environment.
+        differences: what each side ran, side by side (the one settings diff).
+        used: the samples of A and B the verdict used (the episodes of the last look).
 
     """
 
@@ -70,6 +76,9 @@ class SequentialComparison:
     reason: str
     identical: IdenticalRows | None = None
     pairing: Pairing | None = None
+    env_check: EnvCheck | None = None
+    differences: Differences | None = None
+    used: tuple[Sample, Sample] | None = field(default=None, repr=False)
 
     @property
     def episodes_used(self) -> tuple[int, int]:
@@ -143,30 +152,38 @@ class SequentialComparison:
                 "boundaries": None if self.design is None else self.design.to_dict(),
                 "explanation": self.reason,
                 "identical": None if self.identical is None else self.identical.to_dict(),
-                "pairing": None if self.pairing is None else self.pairing.to_dict()}
+                "pairing": None if self.pairing is None else self.pairing.to_dict(),
+                "verdict_line": self.verdict_line(),
+                "environments": None if self.env_check is None else self.env_check.to_dict(),
+                "settings": None if self.differences is None else self.differences.to_dict()}
+
+    def verdict_line(self) -> str:
+        """Return the one line that ends every sequential door's summary; it quotes the interval that decided."""
+        names = self.differences.names if self.differences is not None else ("A", "B")
+        if self.identical is not None:
+            return f"verdict: {self.identical.summary()} ({names[1]} vs {names[0]})"
+        design = "paired" if self.paired else "unpaired"
+        iv = self.interval()
+        if iv is None:
+            return (f"verdict: {self.verdict.value} (sequential, margin {self.margin:g}, {self.kind}, {design}; "
+                    f"{self.reason})")
+        region = f"({-self.margin:g}, {self.margin:g})"
+        if self.verdict is Verdict.DIFFERENT:
+            why = (f"{iv['level']:.0%} repeated CI [{iv['ci'][0]:.4g}, {iv['ci'][1]:.4g}] outside {region}")
+        else:
+            where = "inside" if self.verdict is Verdict.EQUIVALENT else "not inside"
+            why = (f"{iv['level_equivalence']:.0%} repeated CI [{iv['ci_equivalence'][0]:.4g}, "
+                   f"{iv['ci_equivalence'][1]:.4g}] {where} {region}")
+        used = self.episodes_used
+        unit = f"{used[1]} pairs" if self.paired else f"{used[0]} / {used[1]} episodes (A / B)"
+        return (f"verdict: {self.verdict.value} (sequential, margin {self.margin:g}, {self.kind}, {design}; {why} at "
+                f"look {iv['look']} of {iv['looks_planned']} after {unit})")
 
 
 def look_sizes(n: int, looks: int, min_episodes: int) -> list[int]:
     """Episodes at each of ``looks`` equally spaced looks over ``n``, dropping looks below ``min_episodes``."""
     sizes = sorted({max(1, round(n * k / looks)) for k in range(1, looks + 1)})
     return [s for s in sizes if s >= min_episodes]
-
-
-def sequential_kind(kind: MarginKind | str, what: str) -> MarginKind:
-    """Return the margin kind after checking that the sequential design supports it (``what`` names the option)."""
-    kind_ = margin_kind(kind)
-    if kind_.value not in SEQUENTIAL_KINDS:
-        raise CompareError(f"{what} supports margin kinds {list(SEQUENTIAL_KINDS)}, got {kind_.value!r}; "
-                           "use --margin-kind absolute or sd")
-    return kind_
-
-
-def check_looks(kind: MarginKind | str, looks: int, what: str) -> MarginKind:
-    """Check a sequential request's margin kind and number of looks (``what`` names the option); returns the kind."""
-    kind_ = sequential_kind(kind, what)
-    if not (isinstance(looks, int) and 1 <= looks <= MAX_LOOKS):
-        raise CompareError(f"--looks must be in [1, {MAX_LOOKS}], got {looks!r}; 10 is the default")
-    return kind_
 
 
 def check_budget(option: str, episodes: int, min_episodes: int) -> None:
@@ -210,90 +227,174 @@ def rows_identical(seeds_a: Any, digests_a: Any, seeds_b: Any, digests_b: Any,
                                             min_episodes=min_episodes))
 
 
-def run_sequential(looks: Iterable[tuple[FloatArray, FloatArray]], design: SequentialDesign, kind: MarginKind,
-                   margin: float, *, paired: bool, budget: tuple[int, int], pairing: Pairing | None = None,
-                   on_look: LookFn | None = None, identical: IdenticalFn | None = None) -> SequentialComparison:
-    """Make the looks in order until one decides; the one sequential comparison every entry point calls.
+class Source(Protocol):
+    """One side of a sequential comparison: a sample that may grow look by look."""
 
-    ``looks`` yields the cumulative samples ``(a_k, b_k)`` (reference, candidate; ``float64[n]``), at
-    most ``design.looks`` of them, and is consumed lazily. A paired look whose returns are equal seed for
-    seed ends the run with the verdict ``identical`` only when ``identical(n)`` confirms that its first ``n``
-    episodes are the same step for step (per-episode digests on enough seeds, :func:`rows_identical`);
-    equal returns alone go on to the tests. ``on_look`` sees each look as it is made.
+    @property
+    def budget(self) -> int:
+        """The most episodes this side may have."""
+
+    @property
+    def planned_seeds(self) -> tuple[int, ...] | None:
+        """The seeds of the budget's episodes in episode order, known before they run (``None``: not recorded)."""
+
+    @property
+    def grows(self) -> bool:
+        """True when looks see more of it (an evaluation, a table read as if it arrived in batches)."""
+
+    def header(self) -> Sample:
+        """Return the side with no episodes: its env, settings and label, for the checks made before any look."""
+
+    def sample(self, n: int) -> Sample:
+        """Return the first ``n`` episodes (an evaluation runs the ones it lacks); a fixed source returns all."""
+
+
+@dataclass(frozen=True)
+class FixedSource:
+    """A complete sample as a :class:`Source`: ``grows`` reads it as if its episodes arrived in batches."""
+
+    whole: Sample
+    grows: bool = True
+
+    @property
+    def budget(self) -> int:
+        """The sample's size."""
+        return self.whole.n
+
+    @property
+    def planned_seeds(self) -> tuple[int, ...] | None:
+        """The sample's seeds."""
+        return self.whole.seeds
+
+    def header(self) -> Sample:
+        """Return the sample with no episodes."""
+        return self.whole.header()
+
+    def sample(self, n: int) -> Sample:
+        """Return the first ``n`` episodes when it grows, else all of them."""
+        return self.whole.head(n) if self.grows else self.whole
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where the looks fall: per look ``(n_a, n_b)`` to draw from the sources, and the design's fractions."""
+
+    draws: list[tuple[int, int]]
+    fractions: list[float]
+    budget: tuple[int, int]
+    shared: list[int] | None
+    """Paired: the shared seeds in B's episode order (look ``k`` uses the first ``sizes[k]``); unpaired: None."""
+    sizes: list[int]
+
+
+def _shared_seeds(a: Source, b: Source, rule: VerdictRule) -> list[int] | None:
+    """Return the seeds both sides plan, in B's order, when the looks pair (the rule pairs, >= 2 shared)."""
+    seeds_a, seeds_b = a.planned_seeds, b.planned_seeds
+    if not rule.paired or seeds_a is None or seeds_b is None:
+        return None
+    in_a = set(seeds_a)
+    shared = [s for s in seeds_b if s in in_a]
+    return shared if len(shared) >= 2 else None
+
+
+def _plan(a: Source, b: Source, rule: VerdictRule) -> _Plan:
+    shared = _shared_seeds(a, b, rule)
+    if shared is not None:
+        pos_a = {s: i for i, s in enumerate(a.planned_seeds or ())}
+        pos_b = {s: i for i, s in enumerate(b.planned_seeds or ())}
+        sizes = look_sizes(len(shared), rule.looks, rule.min_episodes)
+        draws = [(pos_a[shared[n - 1]] + 1 if a.grows else a.budget, pos_b[shared[n - 1]] + 1) for n in sizes]
+        return _Plan(draws, [n / len(shared) for n in sizes], (len(shared), len(shared)), shared, sizes)
+    sizes_b = look_sizes(b.budget, rule.looks, rule.min_episodes)
+    draws = [(round(a.budget * n / b.budget) if a.grows else a.budget, n) for n in sizes_b]
+    draws = [(na, nb) for na, nb in draws if na >= rule.min_episodes]
+    fractions = [information_fraction(na, nb, a.budget, b.budget, paired=False) for na, nb in draws]
+    return _Plan(draws, fractions, (a.budget, b.budget), None, [nb for _, nb in draws])
+
+
+def compare_sequential(a: Source, b: Source, rule: VerdictRule, *,
+                       on_look: LookFn | None = None) -> SequentialComparison:
+    """Make the looks of ``rule``'s design over ``a`` (reference) and ``b`` until one decides (module docstring).
+
+    Before any episode is drawn: the env check (refused unless ``rule.allow_different_envs``) and the settings
+    diff of the sources' headers. ``on_look`` sees each look as it is made. A budget that leaves no look of
+    ``rule.min_episodes`` episodes per side gives ``inconclusive`` with the reason and no look.
     """
-    made: list[Look] = []
-    identical_at: list[IdenticalRows] = []
-
-    def until_identical() -> Iterator[tuple[FloatArray, FloatArray]]:
-        for a_k, b_k in looks:
-            rows = (identical(int(a_k.size)) if paired and identical is not None and np.array_equal(a_k, b_k)
-                    else None)
-            if rows is not None:
-                identical_at.append(rows)
-                return
-            yield a_k, b_k
-
+    kind = check_looks(rule.kind, rule.looks, "a sequential verdict")
+    head_a, head_b = a.header(), b.header()
+    env_check = check_envs(head_a, head_b, allow_different_envs=rule.allow_different_envs)
+    diff = differences(head_a, head_b)
+    plan = _plan(a, b, rule)
+    paired = plan.shared is not None
+    note = f"looks on the per-seed differences over {plan.budget[1]} shared seeds"
+    pairing = Pairing(len(plan.shared or ()), 0, 0, True, None, note) if paired else None
+    if not plan.draws:
+        return SequentialComparison(Verdict.INCONCLUSIVE, LookDecision.INCONCLUSIVE, [], None, kind.value,
+                                    float(rule.margin), paired, plan.budget,
+                                    f"too little information: {a.budget} vs {b.budget} episodes, a verdict needs at "
+                                    f"least {rule.min_episodes} per side", pairing=pairing, env_check=env_check,
+                                    differences=diff)
     try:
-        for look in run_sequence(design, until_identical(), kind.value, float(margin), paired=paired):
+        design = SequentialDesign.build(plan.fractions, alpha=rule.alpha, spending=rule.spending)
+    except StatsInputError as exc:
+        raise CompareError(str(exc)) from exc
+    state = _LookState(plan, rule.min_episodes)
+    made: list[Look] = []
+    try:
+        for look in run_sequence(design, state.looks(a, b), kind.value, float(rule.margin), paired=paired):
             made.append(look)
             if on_look is not None:
                 on_look(look)
     except StatsInputError as exc:
-        if not identical_at:
+        if state.identical is None:
             raise CompareError(str(exc)) from exc
-    if identical_at:
-        rows = identical_at[0]
-        where = f" (at look {len(made) + 1})"
+    if state.identical is not None:
         return SequentialComparison(Verdict.IDENTICAL, LookDecision.EQUIVALENT, made, design, kind.value,
-                                    float(margin), True, budget,
-                                    f"{rows.summary()}{where}: no test needed", rows, pairing)
+                                    float(rule.margin), True, plan.budget,
+                                    f"{state.identical.summary()} (at look {len(made) + 1}): no test needed",
+                                    state.identical, pairing, env_check, diff, state.used)
     last = made[-1]
-    return SequentialComparison(DECISION_VERDICT[last.outcome], last.outcome, made, design, kind.value, float(margin),
-                                paired, budget,
+    return SequentialComparison(DECISION_VERDICT[last.outcome], last.outcome, made, design, kind.value,
+                                float(rule.margin), paired, plan.budget,
                                 explain(last, design.looks, paired, any(look.heavy_tails for look in made)), None,
-                                pairing)
+                                pairing, env_check, diff, state.used)
 
 
-def compare_sequential(a: Any, b: Any, margin: float, kind: MarginKind | str, *, looks: int = 10,
-                       alpha: float = 0.05, spending: Spending | str = Spending.OBRIEN_FLEMING,
-                       seeds_a: Any = None, seeds_b: Any = None, paired: str = "auto",
-                       min_episodes: int = MIN_EPISODES, digests_a: Any = None,
-                       digests_b: Any = None) -> SequentialComparison:
-    """Sequential comparison over ``a`` and ``b`` taken in the given (episode) order, ``looks`` equal batches.
+@dataclass
+class _LookState:
+    """The looks' samples as they are drawn: the last look's samples, and an ``identical`` finding if one stopped."""
 
-    ``identical`` is decided as in :func:`evaltk.verdict.compare`: every shared seed's episode the same step
-    for step (``digests_a``/``digests_b``, per row ``{"steps": hex, "obs": hex}``) on at least
-    ``max(min_episodes, MIN_EPISODES)`` seeds; equal returns without digests are tested like any others.
+    plan: _Plan
+    min_episodes: int
+    used: tuple[Sample, Sample] | None = None
+    identical: IdenticalRows | None = None
 
-    The budget is the samples' lengths (pairs when paired); the first looks are dropped when they
-    would have fewer than ``min_episodes`` per side.
-    """
-    kind_ = check_margin(margin, check_looks(kind, looks, "--sequential"))
-    xa, xb = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    pairs, pairing = pair_rows(xa, xb, seeds_a, seeds_b, paired, kind_)
-    rows = None if pairs is None or not pairs.identical else identical_finding(
-        match_episodes(pairs.seeds, seeds_a, seeds_b, digests_a, digests_b, min_episodes=min_episodes),
-        pairs.only_a, pairs.only_b)
-    if pairs is not None and rows is not None:
-        return SequentialComparison(Verdict.IDENTICAL, LookDecision.EQUIVALENT, [], None, kind_.value,
-                                    float(margin), True, (pairs.n, pairs.n), rows.summary() + ": no test needed", rows,
-                                    pairing)
-    use_pairs = pairs is not None and pairing is not None and pairing.used
-    if use_pairs and pairs is not None:
-        xa, xb = pairs.a, pairs.b
-        plan = [(s, s) for s in look_sizes(pairs.n, looks, min_episodes)]
-    else:
-        plan = [(round(xa.size * s / xb.size), s) for s in look_sizes(xb.size, looks, min_episodes)]
-        plan = [(na, nb) for na, nb in plan if na >= min_episodes]
-    if not plan:
-        return SequentialComparison(Verdict.INCONCLUSIVE, LookDecision.INCONCLUSIVE, [], None, kind_.value,
-                                    float(margin), use_pairs, (xa.size, xb.size),
-                                    f"too little information: {xa.size} vs {xb.size} episodes, a verdict needs at "
-                                    f"least {min_episodes} per side", None, pairing)
-    fractions = [information_fraction(na, nb, xa.size, xb.size, paired=use_pairs) for na, nb in plan]
-    try:
-        design = SequentialDesign.build(fractions, alpha=alpha, spending=spending)
-    except StatsInputError as exc:
-        raise CompareError(str(exc)) from exc
-    return run_sequential(((xa[:na], xb[:nb]) for na, nb in plan), design, kind_, float(margin), paired=use_pairs,
-                          budget=(xa.size, xb.size), pairing=pairing)
+    def looks(self, a: Source, b: Source) -> Iterator[tuple[FloatArray, FloatArray]]:
+        """Yield each look's ``(a_k, b_k)``, drawing each source only as far as the look needs."""
+        for (na, nb), size in zip(self.plan.draws, self.plan.sizes, strict=True):
+            sa, sb = a.sample(na), b.sample(nb)
+            if self.plan.shared is None:
+                self.used = (sa, sb)
+                yield sa.returns, sb.returns
+                continue
+            keep = set(self.plan.shared[:size])
+            sa, sb = _only(sa, keep), _only(sb, keep)
+            pairs = pair_by_seed(sb.returns, sa.returns, sb.seeds or (), sa.seeds or ())  # in B's order
+            self.used = (sa, sb)
+            if np.array_equal(pairs.a, pairs.b):
+                found = rows_identical(sa.seeds, sa.digests, sb.seeds, sb.digests, self.min_episodes)
+                if found is not None:
+                    self.identical = found
+                    return
+            yield pairs.b, pairs.a
+
+
+def _only(sample: Sample, seeds: set[int]) -> Sample:
+    """Return the episodes of ``sample`` whose seed is in ``seeds``, in its own order."""
+    keep = [i for i, s in enumerate(sample.seeds or ()) if s in seeds]
+
+    def pick(values: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+        return None if values is None else tuple(values[i] for i in keep)
+
+    return replace(sample, returns=sample.returns[keep], seeds=pick(sample.seeds), digests=pick(sample.digests),
+                   frames=pick(sample.frames), steps=pick(sample.steps))

@@ -109,7 +109,7 @@ def _compare(data: st.DataObject, files: dict[str, Path], work: Path) -> list[st
     return ["compare", a, b, "--margin", data.draw(_FLOATS), "--resamples", "199",
             *_options(data, {"--margin-kind": st.sampled_from(["absolute", "relative", "x"]), "--alpha": _FLOATS,
                              "--column": st.sampled_from(["return", "seed", "nope", ""]),
-                             "--seed": _INTS,
+                             "--bootstrap-seed": _INTS, "--seed": _INTS,
                              "--min-episodes": _INTS, "--unpaired": _FLAG, "--looks": _INTS,
                              "--allow-different-envs": _FLAG, "--json": _FLAG})]
 
@@ -256,7 +256,7 @@ def test_fixed_crashes_are_one_error_line(argv: list[str], tmp_path: Path, capsy
 
 def test_compare_negative_seed_is_an_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Found by the fuzzer (numpy ValueError from ``default_rng(-1)``); fixed in compare's option parsing."""
-    argv = ["compare", *_table_args(tmp_path), "--margin", "1", "--resamples", "199", "--seed", "-1"]
+    argv = ["compare", *_table_args(tmp_path), "--margin", "1", "--resamples", "199", "--bootstrap-seed", "-1"]
     status, out, err = run_cli(argv, capsys)
     check_clean(argv, status, out, err)
     assert status == 2

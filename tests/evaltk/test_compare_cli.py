@@ -38,7 +38,7 @@ def test_cli_json_last_line_and_report_files(tmp_path: Path) -> None:
     out = tmp_path / "report"
     proc = subprocess.run(
         [sys.executable, "-m", "evaltk", "compare", str(run_dir), str(b), "--margin", "0.5", "--margin-kind", "sd",
-         "--out", str(out), "--json", "--seed", "3", "--resamples", "999"],
+         "--out", str(out), "--json", "--bootstrap-seed", "3", "--resamples", "999"],
         capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -10,9 +10,9 @@ import pytest
 
 from evaltk.cli.main import main
 from evaltk.envs.atari_settings import UNKNOWN
-from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
-from evaltk.table_comparison import spec_rows
-from evaltk.validate import ENVIRONMENT_FILE, Side, pair_rows
+from evaltk.scores import ENVIRONMENT_FILE, SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.validate import pair_rows
+from evaltk.verdict import Sample
 from tests.evaltk.cli_helpers import error_line
 
 ENV_ID = "ALE/Breakout-v5"
@@ -54,7 +54,7 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     assert json.loads((out / "report.json").read_text())["verdict"] == "identical"
     md = (out / "report.md").read_text()
     assert "identical on 10/10 seeds: fewer than 30% of episodes differ (95%)" in md
-    assert "## Environments side by side" in md
+    assert "## What each side ran" in md
     assert "identical on 10/10 seeds" in (out / "report.html").read_text()
     assert report["sides"]["sim"]["summary"]["new_episodes"] == 10
 
@@ -101,7 +101,10 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
     assert "--allow-different-envs" in line
     allowed, _ = _run(capsys, _argv(out, "--margin", "5", "--baseline", str(sticky), "--allow-different-envs",
                                     episodes=10))
-    assert "env.kwargs.repeat_action_probability" in allowed["environments"]["differs"]
+    assert any("env.kwargs.repeat_action_probability" in d for d in allowed["environments"]["check"]["differences"])
+    assert allowed["environments"]["check"]["allowed"] is True
+    # what the baseline ran is not recorded (no simulator.json): said, never counted as a difference
+    assert "repeat_action_probability" in allowed["environments"]["not_reported"]["reference"]
 
 
 def test_sequential_validation_stops_at_the_first_deciding_look(tmp_path: Path,
@@ -135,8 +138,11 @@ def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert ci[1] < -5  # the whole CI of mean(sim) - mean(baseline) lies below the margin region
     rows = {r["setting"]: r for r in report["environments"]["rows"]}
     assert rows["env_id"]["reference"] == ENV_ID
-    assert rows["env.kwargs.frameskip"]["reference"] == UNKNOWN
-    assert not rows["env.kwargs.frameskip"]["differs"]  # unknown is not counted as a difference
+    assert rows["frameskip"]["reference"] == UNKNOWN
+    assert not rows["frameskip"]["differs"]  # unknown is not counted as a difference: it is said instead
+    assert "frameskip" in report["environments"]["not_reported"]["reference"]
+    assert report["environments"]["not_reported"]["sim"] == []
+    assert "not reported by reference (baseline): " in report["explanation"]
     assert text[-1].startswith("verdict: different")
     assert not (out / "pairs.png").exists()
     assert (out / "report.html").exists()
@@ -175,7 +181,7 @@ def test_missing_checkpoint_and_mismatched_baseline(tmp_path: Path, capsys: pyte
     pong = tmp_path / "pong.csv"
     pong.write_text("env_id,return\nALE/Pong-v5,-21\nALE/Pong-v5,-20\n")
     line = error_line(capsys, _argv(tmp_path / "b", "--margin", "5", "--baseline", str(pong)))
-    assert f"holds ALE/Pong-v5 episodes but builtin:scripted plays {ENV_ID}" in line
+    assert f"reference (baseline) plays ALE/Pong-v5, sim (gpu_env) plays {ENV_ID}" in line
     line = error_line(capsys, _argv(tmp_path / "c", "--margin", "5", "--baseline", str(tmp_path / "none.csv")))
     assert "does not exist" in line
     line = error_line(capsys, ["validate", "builtin:scripted", "--margin", "5", "--out", str(tmp_path / "d")])
@@ -191,32 +197,14 @@ def test_doom_on_gpu_env_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert not (tmp_path / "doom").exists()
 
 
-def _side(rows: list[dict[str, object]]) -> Side:
-    return Side(role="x", source="evaluated", table=Path("t.csv"), rows=rows, spec={})
-
-
 def test_pair_rows_counts_equal_fields_by_seed() -> None:
-    ref = _side([{"seed": s, "return": float(s), "frames": 10, "steps": 3} for s in (1, 2, 3)])
-    sim = _side([{"seed": s, "return": float(s) + (s == 2), "frames": 10, "steps": 3} for s in (3, 1, 2, 4)])
+    ref = Sample.from_rows([{"seed": s, "return": float(s), "frames": 10, "steps": 3} for s in (1, 2, 3)])
+    sim = Sample.from_rows([{"seed": s, "return": float(s) + (s == 2), "frames": 10, "steps": 3} for s in (3, 1, 2, 4)])
     pairs = pair_rows(ref, sim)
     assert pairs is not None
     assert (pairs["n_shared"], pairs["only_reference"], pairs["only_sim"]) == (3, 0, 1)
     assert pairs["same"] == {"return": 2, "frames": 3, "steps": 3, "episode": 0}  # no digests recorded
-    assert pair_rows(ref, _side([{"return": 1.0}, {"return": 2.0}])) is None  # no seeds: unpaired
-
-
-def test_spec_rows_mark_differences_and_skip_unknowns() -> None:
-    sim = {"env_id": ENV_ID, "simulator": "gpu_env", "env": {"kwargs": {"frameskip": 4, "mode": None}},
-           "versions": {"ale-py": "0.12.1"}, "versions_now": {"ale-py": "9"}}
-    ref = {"env_id": ENV_ID, "simulator": "gym", "env": {"kwargs": {"frameskip": 1, "mode": None}}}
-    rows = {r["setting"]: r for r in spec_rows(sim, ref)}
-    assert rows["simulator"]["differs"]
-    assert rows["env.kwargs.frameskip"]["differs"]
-    assert not rows["env.kwargs.mode"]["differs"]
-    assert not rows["env_id"]["differs"]
-    assert rows["versions.ale-py"]["reference"] == UNKNOWN
-    assert not rows["versions.ale-py"]["differs"]
-    assert "versions_now.ale-py" not in rows
+    assert pair_rows(ref, Sample.from_rows([{"return": 1.0}, {"return": 2.0}])) is None  # no seeds: unpaired
 
 
 def test_each_side_runs_the_validation_request(tmp_path: Path) -> None:
@@ -237,3 +225,30 @@ def test_each_side_runs_the_validation_request(tmp_path: Path) -> None:
                 expected = f"builtin:{config.checkpoint.removeprefix('builtin:')}"
             assert getattr(side.config, f.name) == expected, (role, f.name)
     assert set(prep.evaluations) == {"sim", "reference"}
+
+
+_WEIGHT_READS: list[list[str]] = []
+"""While a test records, each ``open`` of a ``policy.safetensors`` (Python's ``open`` or ``os.open``) is listed."""
+
+
+def _count_weight_reads(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _WEIGHT_READS and str(args[0]).endswith("policy.safetensors"):
+        _WEIGHT_READS[-1].append(str(args[0]))
+
+
+def test_sequential_looks_run_on_one_plan_per_side(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three looks on the shipped checkpoint: its weights are read twice in all (load, digest), not per look."""
+    import sys
+
+    sys.addaudithook(_count_weight_reads)  # a hook cannot be removed; it records only while a list is open
+    a2c = Path(__file__).resolve().parents[2] / "suites" / "checkpoints" / "a2c_breakout"
+    _WEIGHT_READS.append([])
+    try:
+        report, _ = _run(capsys, ["validate", str(a2c), "--episodes", "12", "--num-envs", "4", "--seed", "0",
+                                  "--sequential", "--looks", "3", "--min-episodes", "4", "--unpaired",
+                                  "--margin", "0.001", "--out", str(tmp_path / "seq")])
+    finally:
+        reads = _WEIGHT_READS.pop()
+    assert len(report["sequential"]["looks"]) == 3  # an undecidable margin: every look is made
+    assert report["sides"]["sim"]["summary"]["new_episodes"] == 12
+    assert 1 <= len(reads) <= 2, reads

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaltk.errors import EvaltkError
-from evaltk.verdict import CompareError, MarginKind, Verdict, compare, decide
+from evaltk.verdict import CompareError, Verdict, decide
+from tests.evaltk.samples import compare_arrays
 
 KINDS_AND_MARGINS = [("absolute", 1.0), ("relative", 0.1), ("sd", 0.5), ("prob", 0.1)]
 
@@ -22,7 +23,7 @@ def _pair(seed: int, n: int, shift_sd: float) -> tuple[np.ndarray, np.ndarray]:
 
 def test_identical_distributions_n300_half_sd_margin_is_equivalent() -> None:
     a, b = _pair(0, 300, 0.0)
-    result = compare(a, b, 0.5, "sd", seed=1, n_resamples=999)
+    result = compare_arrays(a, b, 0.5, "sd", bootstrap_seed=1, resamples=999)
     assert result.verdict is Verdict.EQUIVALENT
     assert result.recommendation is None
     d = result.to_dict()
@@ -39,7 +40,7 @@ def test_one_sd_shift_is_different() -> None:
 
 def test_n6_is_inconclusive_with_episode_recommendation() -> None:
     a, b = _pair(2, 6, 0.0)
-    result = compare(a, b, 0.5, "sd", seed=0, n_resamples=999)
+    result = compare_arrays(a, b, 0.5, "sd", bootstrap_seed=0, resamples=999)
     assert result.verdict is Verdict.INCONCLUSIVE
     rec = result.recommendation
     assert rec is not None
@@ -112,13 +113,13 @@ def test_discrete_scores_with_many_ties() -> None:
     b = rng.choice([0.0, 1.0, 2.0, 21.0], p=[0.4, 0.3, 0.2, 0.1], size=500)
     for kind, margin in (("absolute", 1.0), ("prob", 0.1)):
         assert decide(a, b, margin, kind).verdict is Verdict.EQUIVALENT
-    result = compare(a, b, 1.0, "absolute", seed=3, n_resamples=499)
+    result = compare_arrays(a, b, 1.0, "absolute", bootstrap_seed=3, resamples=499)
     assert "permutation" in result.tests["ks"].note
 
 
 @pytest.mark.parametrize(("kind", "margin"), KINDS_AND_MARGINS)
 def test_all_identical_returns_on_both_sides(kind: str, margin: float) -> None:
-    result = compare([21.0] * 10, [21.0] * 12, margin, kind, seed=0, n_resamples=199)
+    result = compare_arrays([21.0] * 10, [21.0] * 12, margin, kind, bootstrap_seed=0, resamples=199)
     assert result.verdict is Verdict.EQUIVALENT
     assert result.decision.constant
     assert "no variability" in result.decision.explanation
@@ -170,17 +171,17 @@ def test_compare_and_validate_check_a_margin_by_one_rule(margin: float, kind: st
     with pytest.raises(CompareError, match=match):
         check_margin(margin, kind)
     with pytest.raises(CompareError, match=match):
-        compare([1.0, 2.0, 3.0], [1.0, 2.0, 4.0], margin, kind)
+        compare_arrays([1.0, 2.0, 3.0], [1.0, 2.0, 4.0], margin, kind)
     with pytest.raises(CompareError, match=match):  # what evaltk validate and evaluate --until-verdict are given
         VerdictRule(margin=margin, kind=kind)  # type: ignore[arg-type]
 
 
 def test_compare_repeats_exactly_with_same_seed() -> None:
     a, b = _pair(5, 40, 0.2)
-    first = compare(a, b, 0.5, MarginKind.SD, seed=7, n_resamples=499)
-    second = compare(a, b, 0.5, MarginKind.SD, seed=7, n_resamples=499)
+    first = compare_arrays(a, b, 0.5, "sd", bootstrap_seed=7, resamples=499)
+    second = compare_arrays(a, b, 0.5, "sd", bootstrap_seed=7, resamples=499)
     assert first.to_dict() == second.to_dict()
-    other = compare(a, b, 0.5, MarginKind.SD, seed=8, n_resamples=499)
+    other = compare_arrays(a, b, 0.5, "sd", bootstrap_seed=8, resamples=499)
     assert other.tests["permutation"].pvalue != first.tests["permutation"].pvalue or (
         other.bootstrap_ci != first.bootstrap_ci)
 

@@ -10,7 +10,8 @@ import pytest
 
 from evaltk.cli.main import main
 from evaltk.scores import COLUMNS, LEGACY_COLUMNS, read_scores
-from evaltk.verdict import MIN_EPISODES, Comparison, Verdict, compare
+from evaltk.verdict import MIN_EPISODES, Comparison, Verdict
+from tests.evaltk.samples import compare_arrays
 
 SEEDS = list(range(700, 730))
 RETURNS = [float(v) for v in np.random.default_rng(11).integers(0, 40, len(SEEDS))]
@@ -18,9 +19,9 @@ DIGESTS = [{"steps": f"{s:032x}", "obs": f"{s * 7:032x}"} for s in SEEDS]
 
 
 def _compare(n: int, digests_b: list[dict[str, str]] | None = None, min_episodes: int = 10) -> Comparison:
-    return compare(RETURNS[:n], RETURNS[:n], 2.0, "absolute", n_resamples=199, seeds_a=SEEDS[:n], seeds_b=SEEDS[:n],
-                   digests_a=DIGESTS[:n], digests_b=DIGESTS[:n] if digests_b is None else digests_b,
-                   min_episodes=min_episodes)
+    return compare_arrays(RETURNS[:n], RETURNS[:n], 2.0, "absolute", resamples=199, seeds_a=SEEDS[:n],
+                          seeds_b=SEEDS[:n], digests_a=DIGESTS[:n],
+                          digests_b=DIGESTS[:n] if digests_b is None else digests_b, min_episodes=min_episodes)
 
 
 def test_equal_digests_on_enough_seeds_are_identical_with_the_rule_of_three_bound() -> None:
@@ -72,7 +73,7 @@ def test_observations_are_compared_only_where_both_sides_recorded_them() -> None
 
 
 def test_without_digests_equal_returns_are_compared_on_returns_and_say_so() -> None:
-    result = compare(RETURNS[:20], RETURNS[:20], 2.0, "absolute", n_resamples=199, seeds_a=SEEDS[:20],
+    result = compare_arrays(RETURNS[:20], RETURNS[:20], 2.0, "absolute", resamples=199, seeds_a=SEEDS[:20],
                      seeds_b=SEEDS[:20])
     assert result.verdict is Verdict.EQUIVALENT
     assert "compared on returns only" in result.headline()
@@ -105,11 +106,12 @@ def test_cli_compare_reads_digests_from_tables(tmp_path: Path, capsys: pytest.Ca
     assert main(["compare", str(old), str(b), "--margin", "1", "--resamples", "199", "--json"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert json.loads(out[-1])["verdict"] == "equivalent"
-    assert any(line.startswith("verdict: equivalent; not identical: compared on returns only") for line in out)
+    assert any(line.startswith("verdict: equivalent (margin 1, absolute, paired; 90% CI of mean(B) - mean(A)")
+               and "; not identical: compared on returns only" in line for line in out)
 
 
 def test_tables_on_disjoint_seeds_are_compared_without_an_episode_match() -> None:
-    result = compare(RETURNS[:12], RETURNS[12:24], 2.0, "absolute", n_resamples=199, seeds_a=SEEDS[:12],
+    result = compare_arrays(RETURNS[:12], RETURNS[12:24], 2.0, "absolute", resamples=199, seeds_a=SEEDS[:12],
                      seeds_b=SEEDS[12:24], digests_a=DIGESTS[:12], digests_b=DIGESTS[12:24])
     assert result.verdict is not Verdict.IDENTICAL
     assert result.episodes is None

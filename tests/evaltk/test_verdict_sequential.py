@@ -10,10 +10,10 @@ import pytest
 from statsmodels.stats.weightstats import ttost_paired
 
 from evaltk.cli.main import main
-from evaltk.table_comparison import compare_tables
-from evaltk.verdict import CompareError, Verdict, compare
-from evaltk.verdict.sequential import compare_sequential
+from evaltk.table_comparison import load_sample
+from evaltk.verdict import CompareError, Verdict, VerdictRule, compare
 from tests.evaltk.cli_helpers import error_line
+from tests.evaltk.samples import compare_arrays, sequential_arrays
 
 HEADER = "checkpoint,env_id,backend,index,seed,return,frames,steps,truncated"
 
@@ -31,7 +31,7 @@ def _table(path: Path, returns: list[float], *, env_id: str = "ALE/Breakout-v5",
                                       ([0, 0.001, 0], [3, 3, 3.002])])
 def test_degenerate_samples_all_get_the_same_kind_of_answer(a: list[float], b: list[float]) -> None:
     for kind, margin in (("absolute", 1.0), ("sd", 0.5), ("prob", 0.1)):
-        result = compare(a, b, margin, kind, n_resamples=199)
+        result = compare_arrays(a, b, margin, kind, resamples=199)
         assert result.verdict is Verdict.INCONCLUSIVE, (a, b, kind)
         assert result.information is not None
         assert result.information.episodes_to_decide == 10
@@ -40,17 +40,17 @@ def test_degenerate_samples_all_get_the_same_kind_of_answer(a: list[float], b: l
 
 
 def test_min_episodes_is_adjustable_and_checked() -> None:
-    result = compare([0.0] * 3, [3.0] * 3, 1.0, "absolute", n_resamples=199, min_episodes=3)
+    result = compare_arrays([0.0] * 3, [3.0] * 3, 1.0, "absolute", resamples=199, min_episodes=3)
     assert result.verdict is Verdict.DIFFERENT
-    with pytest.raises(CompareError, match="min_episodes"):
-        compare([0.0] * 3, [3.0] * 3, 1.0, "absolute", min_episodes=1)
+    with pytest.raises(CompareError, match="min-episodes must be at least 2"):
+        compare_arrays([0.0] * 3, [3.0] * 3, 1.0, "absolute", min_episodes=1)
 
 
 def test_identical_rows_are_a_distinct_finding() -> None:
     returns = [float(v) for v in np.random.default_rng(0).integers(0, 30, 20)]
     seeds = list(range(500, 520))
     digests = [{"steps": f"s{s}", "obs": f"o{s}"} for s in seeds]
-    result = compare(returns, returns[::-1], 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=seeds[::-1],
+    result = compare_arrays(returns, returns[::-1], 1.0, "absolute", resamples=199, seeds_a=seeds, seeds_b=seeds[::-1],
                      digests_a=digests, digests_b=digests[::-1])
     assert result.verdict is Verdict.IDENTICAL
     assert result.identical is not None
@@ -58,12 +58,13 @@ def test_identical_rows_are_a_distinct_finding() -> None:
                                           "step for step: rewards, actions and episode ends, and observations")
     assert result.to_dict()["identical"]["n_shared"] == 20
     # Two (or three) equal episodes are not enough for "identical": the ordinary statistics, with a note.
-    tiny = compare([0.0, 0.0], [0.0, 0.0], 1.0, "absolute", n_resamples=199, seeds_a=[1, 2], seeds_b=[1, 2],
+    tiny = compare_arrays([0.0, 0.0], [0.0, 0.0], 1.0, "absolute", resamples=199, seeds_a=[1, 2], seeds_b=[1, 2],
                    digests_a=digests[:2], digests_b=digests[:2])
     assert tiny.verdict is Verdict.INCONCLUSIVE
     assert "'identical' needs at least 10" in tiny.decision.explanation
     # Same values on different seeds are not identical rows.
-    other = compare(returns, returns, 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=[s + 100 for s in seeds])
+    other = compare_arrays(returns, returns, 1.0, "absolute", resamples=199, seeds_a=seeds,
+                           seeds_b=[s + 100 for s in seeds])
     assert other.verdict is not Verdict.IDENTICAL
 
 
@@ -73,16 +74,21 @@ def test_a_sequential_comparison_says_identical_only_on_equal_digests() -> None:
     seeds = list(range(40))
     digests = [{"steps": f"s{s}", "obs": f"o{s}"} for s in seeds]
     run = {"looks": 4, "seeds_a": seeds, "seeds_b": seeds}
-    same = compare_sequential(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=digests, **run)
+    same = sequential_arrays(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=digests, **run)
     assert same.verdict is Verdict.IDENTICAL
     assert same.identical is not None
-    assert same.identical.upper_bound == pytest.approx(3 / 40)
-    returns_only = compare_sequential(returns, returns, 2.0, "absolute", **run)
+    assert same.identical.upper_bound == pytest.approx(3 / 10)  # decided at the first look, 10 of 40 pairs
+    assert "(at look 1)" in same.reason
+    returns_only = sequential_arrays(returns, returns, 2.0, "absolute", **run)
     assert returns_only.verdict is not Verdict.IDENTICAL
     assert returns_only.looks  # decided by the tests at a look, not by the equal returns
-    one_differs = [*digests[:-1], {"steps": "other", "obs": digests[-1]["obs"]}]
-    differ = compare_sequential(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=one_differs, **run)
-    assert differ.verdict is not Verdict.IDENTICAL
+    one_differs = [*digests[:3], {"steps": "other", "obs": digests[3]["obs"]}, *digests[4:]]
+    differ = sequential_arrays(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=one_differs, **run)
+    assert differ.verdict is not Verdict.IDENTICAL  # an episode of the first look differs step for step
+    late = [*digests[:-1], {"steps": "other", "obs": digests[-1]["obs"]}]
+    # the looks read the tables as if they arrived in batches: a look that decides never sees later episodes
+    assert sequential_arrays(returns, returns, 2.0, "absolute", digests_a=digests, digests_b=late,
+                             **run).verdict is Verdict.IDENTICAL
 
 
 def test_paired_verdict_uses_statsmodels_ttost_paired() -> None:
@@ -90,7 +96,7 @@ def test_paired_verdict_uses_statsmodels_ttost_paired() -> None:
     z = rng.normal(10, 3, 40)
     b = z + rng.normal(0.1, 0.5, 40)
     seeds = list(range(40))
-    result = compare(z, b, 1.0, "absolute", n_resamples=199, seeds_a=seeds, seeds_b=seeds)
+    result = compare_arrays(z, b, 1.0, "absolute", resamples=199, seeds_a=seeds, seeds_b=seeds)
     assert result.decision.design == "paired"
     assert result.pairing is not None
     assert result.pairing.used
@@ -100,13 +106,13 @@ def test_paired_verdict_uses_statsmodels_ttost_paired() -> None:
     assert result.decision.tost is not None
     assert result.decision.tost.pvalue == pytest.approx(float(p), rel=1e-12)
     assert result.verdict is Verdict.EQUIVALENT
-    unpaired = compare(z, b, 1.0, "absolute", n_resamples=199)
+    unpaired = compare_arrays(z, b, 1.0, "absolute", resamples=199)
     assert unpaired.verdict is Verdict.INCONCLUSIVE  # the per-seed variability hides it without pairing
 
 
 def test_per_test_sizes_name_a_and_b() -> None:
     rng = np.random.default_rng(4)
-    result = compare(rng.normal(size=12), rng.normal(size=30), 0.5, "sd", n_resamples=199)
+    result = compare_arrays(rng.normal(size=12), rng.normal(size=30), 0.5, "sd", resamples=199)
     for test in result.tests.values():
         assert (test.n_a, test.n_b) == (12, 30)
     assert result.decision.tost is not None
@@ -119,7 +125,7 @@ def test_tables_of_different_envs_are_refused_unless_allowed(tmp_path: Path,
     a = _table(tmp_path / "a.csv", returns, env_id="ALE/Pong-v5")
     b = _table(tmp_path / "b.csv", returns[::-1], seeds=[2000 + i for i in range(20)])
     with pytest.raises(CompareError, match="different environments"):
-        compare_tables(a, b, 1.0, "absolute", n_resamples=199)
+        compare(load_sample(a), load_sample(b), VerdictRule(margin=1.0, resamples=199))
     assert main(["compare", str(a), str(b), "--margin", "1", "--resamples", "199"]) == 2
     assert "--allow-different-envs" in capsys.readouterr().err
     out = tmp_path / "rep"
@@ -141,7 +147,8 @@ def test_cli_compares_tables_without_digests_on_returns_and_sorts_by_index(tmp_p
     payload = json.loads(out.strip().splitlines()[-1])
     assert payload["verdict"] == "equivalent"  # tables without digests: equal returns, compared on returns only
     assert "compared on returns only" in payload["explanation"]
-    assert "welch_t" in out
+    assert payload["design"] == "paired"  # the seeds pair once both tables are in episode order
+    assert "paired_t" in out
     assert "n_a=20, n_b=20" in out
 
 
@@ -163,12 +170,12 @@ def test_sequential_cli_writes_the_looks(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_sequential_rejects_kinds_it_does_not_support() -> None:
     with pytest.raises(CompareError, match="sequential supports"):
-        compare_sequential(np.arange(20.0), np.arange(20.0), 0.1, "prob")
+        sequential_arrays(np.arange(20.0), np.arange(20.0), 0.1, "prob")
 
 
 def test_sequential_clear_difference_is_different_before_the_budget() -> None:
     rng = np.random.default_rng(8)
-    result = compare_sequential(rng.normal(0, 1, 100), rng.normal(1.0, 1, 100), 0.5, "sd")
+    result = sequential_arrays(rng.normal(0, 1, 100), rng.normal(1.0, 1, 100), 0.5, "sd")
     assert result.verdict is Verdict.DIFFERENT
     assert result.episodes_used[1] < 100  # stopped before the budget
     assert "beyond the margin" in result.reason
@@ -241,7 +248,7 @@ def test_repeat_action_probability_is_recorded_and_checked(tmp_path: Path, capsy
 def test_every_sequential_entry_point_checks_looks_and_budget_alike(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(CompareError, match=r"--looks must be in \[1, 50\], got 0; 10 is the default"):
-        compare_sequential(np.zeros(20), np.ones(20), 1.0, "absolute", looks=0)
+        sequential_arrays(np.zeros(20), np.ones(20), 1.0, "absolute", looks=0)
     base = _table(tmp_path / "a.csv", [1.0] * 20)
     argv = ["evaluate", "builtin:random", "--env-id", "ALE/Breakout-v5", "--out", str(tmp_path / "b"),
             "--until-verdict", "--baseline", str(base), "--margin", "1"]

@@ -20,7 +20,9 @@ from evaltk.envs import describe
 from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.evaluate import TABLE_FILE, read_table
 from evaltk.simulators import SimulatorError, get
-from evaltk.simulators.settings_diff import align_env, difference_rows, settings_note
+from evaltk.simulators.align import align_env
+from evaltk.verdict import Sample
+from evaltk.verdict.differences import difference_rows, differences
 from tests.evaltk.cli_helpers import error_line
 
 pytest.importorskip("envpool")
@@ -54,7 +56,8 @@ def test_settings_table_lists_what_envpool_does_differently() -> None:
     assert ref["noop_starts"] == [1, 30]
     assert sim["max_pool"] == sim["grayscale"] == UNKNOWN  # EnvPool's config does not state them
     assert not next(r for r in rows if r["setting"] == "max_pool")["differs"]
-    assert "re-run with --align" in str(settings_note(rows))
+    note = differences(Sample.of([], settings=ref), Sample.of([], settings=sim)).note()
+    assert "different repeat_action_probability, noop_starts, fire_on_reset" in str(note)
     assert get("gpu_env").settings(env) | {"package": ref["package"]} == ref  # gpu_env reproduces gym's settings
 
     aligned = align_env(env, sim, ref)
@@ -128,7 +131,7 @@ def test_validate_shows_envpool_options_and_resume_refuses_another_configuration
     report = json.loads(lines[-1])
     settings = report["simulator_settings"]
     assert settings["sim"]["max_episode_frames"] == 160  # 40 steps x frame_skip 4, from the pool's config
-    assert "max_episode_frames" in settings["differs"]
+    assert "max_episode_frames" in report["environments"]["differs"]
     assert any("max_episode_frames" in line and "160" in line for line in lines)  # the printed settings table
     rows = read_table(out / "envpool" / TABLE_FILE)
     assert len(rows) == 2
@@ -192,17 +195,20 @@ def test_without_the_package_every_command_names_the_extra(command: str, tmp_pat
 
 def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from evaltk.simulators.settings_diff import difference_lines, table_settings
+    from evaltk.table_comparison import load_sample
 
     env = describe(_a2c_env()).env
     for name in ("gym", "envpool"):
         (tmp_path / name).mkdir()
+        (tmp_path / name / TABLE_FILE).write_text("return\n1\n2\n")
         (tmp_path / name / "simulator.json").write_text(json.dumps(get(name).settings(env)))
-    lines = difference_lines(table_settings(tmp_path / "gym" / TABLE_FILE),
-                             table_settings(tmp_path / "envpool" / TABLE_FILE))
-    assert lines[0] == "simulator settings that differ (A | B):"
+    a, b = (load_sample(tmp_path / name / TABLE_FILE, label=name) for name in ("gym", "envpool"))
+    lines = differences(a, b).lines()
+    assert lines[0] == "settings that differ (gym | envpool):"
     assert any(line.split() == ["repeat_action_probability", "0.25", "|", "0.0"] for line in lines)
     assert any(line.split() == ["noop_starts", "[1,", "30]", "|", "[0,", "29]"] for line in lines)
-    assert lines[-1].startswith("note: the simulators differ in repeat_action_probability, noop_starts")
-    assert difference_lines(None, {}) == [
-        "simulator settings: not recorded for both tables (evaltk evaluate writes simulator.json)"]
+    assert lines[-1] == "not reported by envpool: simulator, max_pool, grayscale"  # a CSV without a simulator column
+    plain = tmp_path / "plain.csv"
+    plain.write_text("return\n1\n2\n")
+    assert "not reported by plain: simulator, package, env_id, frameskip" in "".join(
+        differences(a, load_sample(plain, label="plain")).lines())

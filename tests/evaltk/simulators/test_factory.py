@@ -79,6 +79,15 @@ MODULE = textwrap.dedent('''
 
 
     NOT_CALLABLE = 3
+
+
+    def no_sticky(*, env_id, num_envs, seed, spec):
+        """Runs without sticky actions whatever the spec says, and declares only that setting."""
+        kwargs = {**spec["kwargs"], "repeat_action_probability": 0.0}
+        return make(env_id=env_id, num_envs=num_envs, seed=seed, spec={**spec, "kwargs": kwargs})
+
+
+    no_sticky.evaltk_settings = lambda spec: {"repeat_action_probability": 0.0}
 ''')
 
 
@@ -126,8 +135,34 @@ def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, cal
     settings = report["simulator_settings"]
     assert settings["sim"]["package"] == sim
     assert settings["sim"].get("frameskip") is None  # not reported by this factory: never counted as a difference
-    assert settings["differs"] == ["package"]
-    assert "## Simulator settings that differ" in (out / "report.md").read_text()
+    envs = report["environments"]
+    assert envs["differs"] == ["simulator", "package"]
+    assert "frameskip" in envs["not_reported"]["sim"]  # ...but said
+    assert envs["not_reported"]["reference"] == []
+    md = (out / "report.md").read_text()
+    assert "## What each side ran" in md
+    assert "not reported by sim: frameskip" in md
+
+
+def test_a_factory_declaring_one_setting_names_the_rest_as_not_reported(factory_module: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The spec says sticky 0.25, the factory declares and runs 0.0: every row shows what ran, the rest is said."""
+    out = tmp_path / "val"
+    assert main([*_validate(out, f"{factory_module}:no_sticky", episodes=10), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    envs = report["environments"]
+    rows = {r["setting"]: r for r in envs["rows"]}
+    assert (rows["repeat_action_probability"]["sim"], rows["repeat_action_probability"]["reference"]) == (0.0, 0.25)
+    assert "repeat_action_probability" in envs["differs"]
+    assert not any(key.startswith("env.kwargs.repeat") for key in rows)  # no row shows the spec's 0.25 as run
+    unreported = envs["not_reported"]["sim"]
+    assert unreported[:3] == ["frameskip", "max_pool", "full_action_space"]
+    assert len(unreported) == 13
+    console = "\n".join(lines)
+    assert f"not reported by sim: {', '.join(unreported)}" in console
+    assert f"not reported by sim: {', '.join(unreported)}" in (out / "report.md").read_text()
+    assert "Not reported by sim" in (out / "report.html").read_text()
 
 
 def test_delayed_rewards_are_not_identical(factory_module: str, tmp_path: Path,

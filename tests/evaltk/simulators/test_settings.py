@@ -10,7 +10,7 @@ import pytest
 from evaltk.envs import describe, env_for_id
 from evaltk.envs.atari_settings import UNKNOWN, settings_of
 from evaltk.simulators import get
-from evaltk.simulators.settings_diff import difference_rows
+from evaltk.verdict.differences import difference_rows
 
 A2C = Path(__file__).resolve().parents[3] / "suites" / "checkpoints" / "a2c_breakout"
 
@@ -57,12 +57,11 @@ def test_gym_settings_follow_the_wrappers_applied() -> None:
 
 
 def test_one_diff_one_unknown() -> None:
-    rows = difference_rows({"frameskip": 4, "noop_starts": [1, 30]}, {"frameskip": 4, "noop_starts": [0, 29]},
-                           keys=())
+    rows = difference_rows({"frameskip": 4, "noop_starts": [1, 30]}, {"frameskip": 4, "noop_starts": [0, 29]})
     assert [(r["setting"], r["differs"]) for r in rows] == [("frameskip", False), ("noop_starts", True)]
-    rows = difference_rows({"a": UNKNOWN, "b": 1}, {"a": 2}, keys=())
-    assert rows == [{"setting": "a", "sim": UNKNOWN, "reference": 2, "differs": False},
-                    {"setting": "b", "sim": 1, "reference": UNKNOWN, "differs": False}]
+    rows = difference_rows({"x": UNKNOWN, "y": 1}, {"x": 2})
+    assert rows == [{"setting": "x", "a": UNKNOWN, "b": 2, "differs": False},
+                    {"setting": "y", "a": 1, "b": UNKNOWN, "differs": False}]
 
 
 def test_gpu_env_settings_are_read_from_the_vector_env_it_builds() -> None:
