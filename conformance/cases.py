@@ -261,35 +261,3 @@ def run_lockstep_case(case: Case, workdir: Path) -> CaseResult:
     result = run_lockstep(lockstep_config(case.params), png_dir=workdir / case.name)
     outcome = Outcome.FAILED if result.diverged else Outcome.PASSED
     return CaseResult(case, outcome, result.summary(), time.perf_counter() - start, result.as_dict())
-
-
-SIM_LOCKSTEP_FIELDS: dict[str, FieldSpec] = {
-    "sim": FieldSpec((str,), required=True, check=simulator_name),
-    "reference": FieldSpec((str,), check=simulator_name),
-    "env_id": FieldSpec((str,), required=True, check=lambda v: None if "/" in v or "-v" in v else
-                        "must be a gymnasium id such as ALE/Pong-v5"),
-    "steps": FieldSpec((int,), required=True, check=at_least(1)),
-    "seed": FieldSpec((int,), check=at_least(0)),
-    "terminal_obs": FieldSpec((bool,)),
-}
-
-
-def run_sim_lockstep_case(case: Case, workdir: Path) -> CaseResult:
-    """Step ``sim`` and ``reference`` (default ``gym``) side by side (:mod:`conformance.sim_lockstep`).
-
-    Passes when every step of ``steps`` is identical; fails with the first difference (its files go to
-    ``workdir/<case name>/``).
-    """
-    from conformance.sim_lockstep import SimLockstepConfig, run_sim_lockstep
-
-    start = time.perf_counter()
-    p = case.params
-    config = SimLockstepConfig(str(p["sim"]), str(p["env_id"]), int(p["steps"]),
-                               reference=str(p.get("reference", "gym")), seed=int(p.get("seed", 0)),
-                               terminal_obs=bool(p.get("terminal_obs", True)))
-    result = run_sim_lockstep(config, out=workdir / case.name)
-    outcome = Outcome.PASSED if result.identical else Outcome.FAILED
-    return CaseResult(case, outcome, result.summary(), time.perf_counter() - start,
-                      {"identical": result.identical, "steps": result.steps,
-                       "first_difference": None if result.first_difference is None
-                       else result.first_difference.as_dict()})

@@ -14,14 +14,12 @@ from conformance.cases import (
     LOCKSTEP_FIELDS,
     OLD_TRACE_NAMES,
     OLD_TRANSFER_NAMES,
-    SIM_LOCKSTEP_FIELDS,
     TRACE_FIELDS,
     TRANSFER_FIELDS,
     build_transfer_case,
     check_lockstep_case,
     check_trace_case,
     run_lockstep_case,
-    run_sim_lockstep_case,
     run_trace_case,
     run_transfer_case,
 )
@@ -33,6 +31,7 @@ from conformance.doom_cases import (
     run_doom_demo_case,
     run_doom_trace_case,
 )
+from conformance.sim_lockstep_case import SIM_LOCKSTEP_FIELDS, run_sim_lockstep_case
 
 KINDS: Mapping[str, Kind] = {
     "trace": Kind(TRACE_FIELDS, run_trace_case, check_trace_case, frozenset({"trace_file", "checkpoint"}),

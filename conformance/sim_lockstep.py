@@ -6,14 +6,19 @@ each from the simulator registry (:func:`evaltk.simulators.get` then ``determini
 FIRE on reset), starts episode ``e`` of both with the seed ``episode_seed(seed, e)`` (an evaluation's),
 and feeds both the same uniformly random actions (:func:`conformance.lockstep.action_rng`). It runs on
 the lockstep engine (:func:`conformance.lockstep.run_pair`, :class:`SimPair`). After every reset and every step
-it compares, in this order, ``obs``, ``reward``, ``terminated``, ``truncated`` and ``lives``, and stops at
-the first difference: it writes ``reference.png`` and ``sim.png`` (the two observations),
-``diff.png`` (:func:`conformance.frames.write_diff_png`: reference | sim | white where they differ),
-``observations.npz`` and ``values.json`` into the output folder. With ``terminal_obs=False`` the
-observation of a step that ends an episode is not compared (gymnasium's AtariPreprocessing does not
+it compares, in this order, ``obs``, ``reward``, ``terminated``, ``truncated`` and ``lives`` (those of
+``compare``; a reset has only its observation to compare), and stops at the first difference: it writes
+``reference.png`` and ``sim.png`` (the two observations), ``diff.png``
+(:func:`conformance.frames.write_diff_png`: reference | sim | white where they differ),
+``observations.npz`` and ``values.json`` into the output folder. With ``profile`` it runs every step
+instead and fills a :class:`conformance.sim_profile.Profile` (per field: steps compared, steps that
+differ, the first of them; for ``obs`` the mean absolute pixel difference), writing each field's first
+difference into ``out/FIELD/``. An episode that ends on either side starts the next episode on both
+(counted in :class:`conformance.sim_profile.EpisodeEnds`). With ``terminal_obs=False`` the
+observation of a step that ends an episode (on either side) is not compared (gymnasium's AtariPreprocessing does not
 capture the screen of the frame a game ends on, EnvPool does: ``docs/simulators.md``); the result
 counts the terminal observations that differed. ``evaltk conformance lockstep --sim``
-and the suite kind ``sim_lockstep`` run it.
+and the suite kind ``sim_lockstep`` (:mod:`conformance.sim_lockstep_case`) run it.
 """
 
 from __future__ import annotations
@@ -27,14 +32,13 @@ from typing import Any
 import numpy as np
 
 from conformance.frames import write_diff_png
-from conformance.lockstep import action_rng, run_pair
+from conformance.lockstep import LockstepError, action_rng, run_pair
+from conformance.sim_profile import FIELDS, EpisodeEnds, Profile, compare_problem
 from evaltk.envs import describe
 from evaltk.envs.atari import atari_env
 from evaltk.seeding import episode_seed
 from evaltk.simulators import get
 from evaltk.simulators.slots import EpisodeRunner, Transition
-
-FIELDS = ("obs", "reward", "terminated", "truncated", "lives")
 
 
 def deterministic_env(env_id: str) -> dict[str, Any]:
@@ -54,6 +58,21 @@ class SimLockstepConfig:
     seed: int = 0
     terminal_obs: bool = True
     """Compare the observation of a step that ends an episode (False: skip it, count differing ones)."""
+    compare: tuple[str, ...] = FIELDS
+    """The fields compared (kept in :data:`FIELDS` order)."""
+    profile: bool = False
+    """Run every step and profile the differences instead of stopping at the first one."""
+
+    def __post_init__(self) -> None:
+        problem = compare_problem(self.compare)
+        if problem is not None:
+            raise LockstepError(f"compare {problem}")
+        object.__setattr__(self, "compare", tuple(f for f in FIELDS if f in self.compare))
+
+    @property
+    def default(self) -> bool:
+        """Whether this is the plain lockstep: every field compared, stopping at the first difference."""
+        return self.compare == FIELDS and not self.profile
 
 
 @dataclass(frozen=True)
@@ -85,7 +104,7 @@ class FirstDifference:
 
 @dataclass(frozen=True)
 class SimLockstepResult:
-    """The outcome: steps compared, episodes started, and the first difference (None: identical)."""
+    """The outcome: steps compared, episodes started, the first difference (None: identical), the profile."""
 
     config: SimLockstepConfig
     steps: int
@@ -93,6 +112,10 @@ class SimLockstepResult:
     first_difference: FirstDifference | None
     terminal_obs_differed: int = 0
     """Episode-ending steps whose observations differed and were skipped (``terminal_obs=False``)."""
+    profile: Profile | None = None
+    """Per field, over every step (``config.profile``); ``first_difference`` is then the earliest field's."""
+    episode_ends: EpisodeEnds = dataclasses.field(default_factory=EpisodeEnds)
+    """Steps after which an episode ended on both sides, on the reference only, on the simulator only."""
 
     @property
     def identical(self) -> bool:
@@ -103,8 +126,13 @@ class SimLockstepResult:
         """One line for logs and JUnit."""
         c = self.config
         head = f"{c.sim} vs {c.reference} on {c.env_id} (seed {c.seed})"
+        if c.compare != FIELDS:
+            head += f", comparing {','.join(c.compare)}"
         skipped = ("" if self.config.terminal_obs else
                    f"; terminal observations not compared, {self.terminal_obs_differed} of them differed")
+        if self.profile is not None:
+            return (f"{head}: profile of {self.steps} steps ({self.episodes} episodes, "
+                    f"{self.episode_ends.summary()}{skipped}): {self.profile.summary()}")
         if self.first_difference is None:
             return f"{head}: identical over {self.steps} steps ({self.episodes} episodes{skipped})"
         return f"{head}: {self.first_difference.summary()}{skipped}"
@@ -115,18 +143,27 @@ class SimLockstepResult:
         return {"sim": c.sim, "reference": c.reference, "env_id": c.env_id, "seed": c.seed, "steps": self.steps,
                 "episodes": self.episodes, "identical": self.identical, "terminal_obs": c.terminal_obs,
                 "terminal_obs_differed": self.terminal_obs_differed,
-                "first_difference": None if self.first_difference is None else self.first_difference.as_dict()}
+                "first_difference": None if self.first_difference is None else self.first_difference.as_dict(),
+                **self.extras()}
+
+    def extras(self) -> dict[str, Any]:
+        """Return the keys a non-default run adds: ``compare``, ``episode_ends`` and (``profile``) ``profile``."""
+        if self.config.default:
+            return {}
+        out: dict[str, Any] = {"compare": list(self.config.compare), "episode_ends": self.episode_ends.as_dict()}
+        if self.profile is not None:
+            out["profile"] = self.profile.as_dict()
+        return out
 
 
-def _compare(ref: Transition, sim: Transition, fields: tuple[str, ...]) -> tuple[str, Any, Any, int] | None:
-    for name in fields:
-        a, b = getattr(ref, name), getattr(sim, name)
-        if name == "obs":
-            if a.shape != b.shape or not np.array_equal(a, b):
-                pixels = int(a.size) if a.shape != b.shape else int((a != b).sum())
-                return name, None, None, pixels
-        elif a != b:
-            return name, a, b, 0
+def _differs(ref: Transition, sim: Transition, name: str) -> tuple[Any, Any, int] | None:
+    """Return field ``name``'s two values and differing pixels (``obs``: None, None, pixels) if they differ."""
+    a, b = getattr(ref, name), getattr(sim, name)
+    if name == "obs":
+        if a.shape != b.shape or not np.array_equal(a, b):
+            return None, None, int(a.size) if a.shape != b.shape else int((a != b).sum())
+    elif a != b:
+        return a, b, 0
     return None
 
 
@@ -152,28 +189,50 @@ def _write(out: Path, ref: Transition, sim: Transition, found: FirstDifference) 
 
 
 class SimPair:
-    """Two simulators' runners as a :class:`conformance.lockstep.Pair` of one env (see the module docstring)."""
+    """Two simulators' runners as a :class:`conformance.lockstep.Pair` of one env (see the module docstring).
+
+    Without ``config.profile`` each comparison returns the first differing field (the engine then stops);
+    with it every comparison goes into :attr:`profile` and returns None, so the engine runs every step.
+    """
 
     def __init__(self, config: SimLockstepConfig, runners: tuple[EpisodeRunner, EpisodeRunner], n_actions: int,
                  out: Path) -> None:
         self.config, self.runners, self.n_actions, self.out = config, runners, n_actions, out
         self.rng = action_rng(config.seed)
         self.episode, self.skipped = 0, 0
+        self.ends = EpisodeEnds()
+        self.profile = Profile.of(config.compare) if config.profile else None
+        self.first: FirstDifference | None = None
+        """The earliest difference found (with ``profile``: of any field)."""
         self._ending = False
 
     def _begin(self, step: int) -> FirstDifference | None:
         seed = episode_seed(self.config.seed, self.episode)
         pair = tuple(Transition(r.start(seed), 0.0, False, False, 0, -1) for r in self.runners)
-        return self._compare(pair, step, "reset", FIELDS)  # type: ignore[arg-type]
+        fields = ("obs",) if "obs" in self.config.compare else ()  # a reset has no reward, flags or lives
+        return self._compare(pair, step, "reset", fields)  # type: ignore[arg-type]
+
+    def _found(self, pair: tuple[Transition, Transition], step: int, phase: str, name: str,
+               values: tuple[Any, Any, int], out: Path) -> FirstDifference:
+        diff = FirstDifference(step, self.episode, phase, name, *values)
+        diff = dataclasses.replace(diff, files=_write(out, *pair, diff))
+        self.first = self.first or diff
+        return diff
 
     def _compare(self, pair: tuple[Transition, Transition], step: int, phase: str,
                  fields: tuple[str, ...]) -> FirstDifference | None:
-        found = _compare(*pair, fields)
-        if found is None:
-            return None
-        name, a, b, pixels = found
-        diff = FirstDifference(step, self.episode, phase, name, a, b, pixels)
-        return dataclasses.replace(diff, files=_write(self.out, *pair, diff))
+        for name in fields:
+            found = _differs(*pair, name)
+            if self.profile is None:
+                if found is not None:
+                    return self._found(pair, step, phase, name, found, self.out)
+                continue
+            entry = self.profile.fields[name]
+            if name == "obs" and pair[0].obs.shape == pair[1].obs.shape:
+                entry.add_pixels(pair[0].obs, pair[1].obs)
+            if entry.record(step, found is not None) and found is not None:
+                entry.files = self._found(pair, step, phase, name, found, self.out / name).files
+        return None
 
     def start(self) -> FirstDifference | None:
         """Start episode 0 on both sides and compare the first observations."""
@@ -183,13 +242,17 @@ class SimPair:
         """Feed one random action to both sides and compare (a terminal observation only with ``terminal_obs``)."""
         action = int(self.rng.integers(self.n_actions))
         pair = (self.runners[0].step(action), self.runners[1].step(action))
-        self._ending = pair[0].terminated or pair[0].truncated
-        fields = FIELDS[1:] if self._ending and not self.config.terminal_obs else FIELDS
-        self.skipped += int(fields is not FIELDS and _compare(*pair, ("obs",)) is not None)
+        ended = tuple(t.terminated or t.truncated for t in pair)
+        self._ending = any(ended)
+        self.ends.count(*ended)
+        fields = self.config.compare
+        if self._ending and not self.config.terminal_obs and "obs" in fields:
+            fields = tuple(f for f in fields if f != "obs")
+            self.skipped += int(_differs(*pair, "obs") is not None)
         return self._compare(pair, frame, "step", fields)
 
     def episode_ends(self, frame: int) -> np.ndarray:
-        """Return ``[True]`` after a step that ended the reference's episode."""
+        """Return ``[True]`` after a step that ended the episode of either side."""
         return np.array([frame > 0 and self._ending], dtype=np.bool_)
 
     def reset(self, frame: int, mask: np.ndarray) -> FirstDifference | None:
@@ -201,6 +264,7 @@ class SimPair:
 def run_sim_lockstep(config: SimLockstepConfig, *, out: Path) -> SimLockstepResult:
     """Step both sides ``config.steps`` env steps (or to the first difference); files go to ``out`` on a difference.
 
+    With ``config.profile`` every step runs and each field's first difference goes to ``out/FIELD/``.
     Raises :class:`evaltk.simulators.SimulatorError` (or :class:`evaltk.errors.SpecError`) before stepping when a
     side cannot run the env. Lives at a reset are not compared (``start`` reports none).
     """
@@ -214,9 +278,9 @@ def run_sim_lockstep(config: SimLockstepConfig, *, out: Path) -> SimLockstepResu
     runners = (sims[0].runner(info), sims[1].runner(info))
     try:
         pair = SimPair(config, runners, int(info.action_spec["n"]), out)
-        found = run_pair(pair, config.steps).divergence
-        steps = config.steps if found is None else found.step
-        return SimLockstepResult(config, steps, pair.episode + 1, found, pair.skipped)
+        engine = run_pair(pair, config.steps)
+        steps = config.steps if engine.divergence is None else engine.divergence.step
+        return SimLockstepResult(config, steps, pair.episode + 1, pair.first, pair.skipped, pair.profile, pair.ends)
     finally:
         for runner in runners:
             runner.close()

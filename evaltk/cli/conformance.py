@@ -9,7 +9,10 @@ when every frame matched, 1 on a divergence, 2 on bad input.
 ``evaltk conformance lockstep --sim SIM --reference gym --env-id ID --steps N --seed S [--out DIR] [--json]``
 steps two simulators of the registry (:mod:`evaltk.simulators`) env step by env step at deterministic
 settings (``conformance/sim_lockstep.py``) and stops at the first difference in obs, reward, terminated,
-truncated or lives, writing both observations, a diff image and the values to ``--out``.
+truncated or lives (``--compare FIELD[,FIELD...]``: those only), writing both observations, a diff image
+and the values to ``--out``. ``--profile`` runs every step instead and reports, per field, the first
+differing step and the steps that differ (``conformance/sim_profile.py``), each field's first difference
+in ``--out/FIELD/``.
 
 ``evaltk conformance run SUITE [--junit FILE]`` runs a suite; ``evaltk conformance record (--rom R | --checkpoint
 CKPT) --frames N --seed S --out FILE`` records an ale-py trace (random play or a checkpoint's own play);
@@ -52,6 +55,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lock.add_argument("--skip-terminal-obs", action="store_true",
                       help="with --sim: do not compare the observation of a step that ends an episode (count the ones "
                            "that differ instead); gymnasium drops the last frame's screen there, EnvPool keeps it")
+    lock.add_argument("--compare", default=None, metavar="FIELD[,FIELD...]",
+                      help="with --sim: the fields compared, of obs, reward, terminated, truncated, lives "
+                           "(default: all)")
+    lock.add_argument("--profile", action="store_true",
+                      help="with --sim: run every step instead of stopping at the first difference; report per "
+                           "field the first differing step and how many steps differ (obs: the mean absolute "
+                           "pixel difference), each field's first difference in --out/FIELD/")
     lock.add_argument("--out", default=None,
                       help="with --sim: where the first difference's observations, diff image and values go "
                            "(default: a temp folder)")
@@ -134,8 +144,9 @@ def run_suite_command(args: argparse.Namespace) -> int:
 
 def run_sim(args: argparse.Namespace) -> int:
     """Run ``conformance lockstep --sim``: exit 0 when identical, 1 on a difference."""
-    from conformance.lockstep import default_png_dir
+    from conformance.lockstep import LockstepError, default_png_dir
     from conformance.sim_lockstep import SimLockstepConfig, run_sim_lockstep
+    from conformance.sim_profile import FIELDS, parse_compare
 
     if args.game is not None:
         raise LockstepInputError("--game (gpu_env against ale-py, frame by frame) and --sim (two simulators, env step "
@@ -144,12 +155,22 @@ def run_sim(args: argparse.Namespace) -> int:
         raise LockstepInputError("--sim needs --env-id, the gymnasium id both sides run (e.g. ALE/Pong-v5)")
     if args.steps < 1:
         raise LockstepInputError(f"--steps must be >= 1, got {args.steps}")
+    try:
+        compare = FIELDS if args.compare is None else parse_compare(args.compare)
+    except LockstepError as exc:
+        raise LockstepInputError(str(exc)) from None
     out = Path(args.out) if args.out else default_png_dir()
     config = SimLockstepConfig(args.sim, args.env_id, args.steps, reference=args.reference, seed=args.seed,
-                               terminal_obs=not args.skip_terminal_obs)
+                               terminal_obs=not args.skip_terminal_obs, compare=compare, profile=args.profile)
     result = run_sim_lockstep(config, out=out)
     print(result.summary(), flush=True)
-    if result.first_difference is not None:
+    if result.profile is not None:
+        for name, field in result.profile.fields.items():
+            print(f"  {field.line(name)}")
+            if field.files:
+                print(f"    first difference: {Path(field.files['diff']).parent}/ (reference.png, sim.png, "
+                      "diff.png, observations.npz, values.json)")
+    elif result.first_difference is not None:
         for kind, path in result.first_difference.files.items():
             print(f"  {kind}: {path}")
     if args.json:
@@ -165,6 +186,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.sim is not None:
         return run_sim(args)
+    if args.compare is not None or args.profile:
+        raise LockstepInputError("--compare and --profile go with --sim (two simulators, env step by env step): "
+                                 "drop them, or compare with --sim SIM --env-id ID")
     if args.game is None:
         raise LockstepInputError("name a ROM with --game (gpu_env against ale-py) or two simulators with --sim SIM "
                                  "--env-id ID")

@@ -245,7 +245,7 @@ def test_the_kind_table_is_explicit_and_imports_no_suite_runner() -> None:
 
     assert set(kinds.KINDS) == {"trace", "transfer", "lockstep", "sim_lockstep", "doom_trace", "doom_demo", "bots"}
     root = Path(kinds.__file__).parent
-    for name in ("case", "kinds", "cases", "bots_case", "doom_cases"):
+    for name in ("case", "kinds", "cases", "bots_case", "doom_cases", "sim_lockstep_case"):
         tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert "conformance.suite" not in imported, f"conformance/{name}.py imports conformance.suite"
