@@ -5,7 +5,10 @@ or a Doom checkpoint location, :mod:`evaltk.locations`: a directory, relative to
 Sample Factory Doom experiment folder (imported on load) or ``hf://ORG/REPO[@REV][/PATH]``; ``baseline`` the same),
 ``matches`` (>= 1; the maximum with an SPRT), ``bots`` (default 1), ``bot_names``, ``map`` (default
 ``map01``), ``timelimit`` (game minutes, default 1), ``seed``, ``frameskip``, ``executor``
-(``local``/``ray``), ``concurrency``, ``match_timeout`` and exactly one expectation:
+(``local``/``ray``), ``concurrency``, ``match_timeout``, ``rules`` (:mod:`evaltk.tournament.rules`: ``open``, the
+default, or ``screen-only``; an agent whose declared inputs the rules forbid fails the suite's check when it
+is a built-in or an evaltk checkpoint directory, and errors the case before any match otherwise) and exactly
+one expectation:
 
 * ``min_win_rate = W``: a gauntlet; passes when the one-sided lower confidence bound (Wilson, level
   ``1 - alpha``) on the win rate (strictly more frags than the best bot) is at least ``W``;
@@ -14,10 +17,11 @@ Sample Factory Doom experiment folder (imported on load) or ``hf://ORG/REPO[@REV
 * ``baseline = AGENT`` with ``elo0``, ``elo1`` (and ``beta``): a head-to-head ``match`` of the agent against
   ``AGENT`` (bots added to every game when ``bots`` > 0) with the tournament's GSPRT, which stops as soon as
   it decides; passes on H1 (the agent is at least ``elo1`` stronger), fails on H0 or when ``matches`` run
-  out undecided.
+  out undecided ("budget spent, undecided"; a larger ``matches`` continues the same test on a re-run).
 
-Matches run through :func:`evaltk.tournament.run.run_tournament` in ``<workdir>/<case>/<config digest>``:
-a re-run resumes, a voided match is played again (not counted). The statistic and its interval are in
+Matches run through :func:`evaltk.tournament.run.run_tournament` in ``<workdir>/<case>/<config digest>``
+(the digest leaves ``matches`` out): a re-run resumes, a larger ``matches`` extends the tournament, a voided
+match is played again (not counted). The statistic and its interval are in
 the message.
 """
 
@@ -31,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
+from evaltk.tournament.rules import RULES
 
 #: The built-in agents a tournament plays (``evaltk.tournament.agents.make_agent``).
 DOOM_BUILTINS = ("random", "scripted")
@@ -68,6 +73,7 @@ BOTS_FIELDS: dict[str, FieldSpec] = {
     "executor": FieldSpec((str,), check=one_of(("local", "ray"))),
     "concurrency": FieldSpec((int,), check=at_least(1)),
     "match_timeout": FieldSpec((float, int), check=at_least(1)),
+    "rules": FieldSpec((str,), check=one_of(tuple(RULES))),
 }
 
 
@@ -123,6 +129,8 @@ def check_bots_case(params: Mapping[str, Any]) -> str | None:
             return "a win-rate or frag-rate expectation plays against bots: set bots >= 1"
     for key in ("checkpoint", "baseline"):
         problem = _agent_problem(str(params[key])) if key in params else None
+        if problem is None and key in params:
+            problem = _rules_problem(str(params[key]), str(params.get("rules", "open")))
         if problem is not None:
             return f"{key}: {problem}"
     try:
@@ -150,6 +158,25 @@ def _agent_problem(ref: str) -> str | None:
     return f"{ref!r} is neither a built-in Doom agent ({', '.join(DOOM_BUILTINS)}) nor a checkpoint directory"
 
 
+def _rules_problem(ref: str, rules: str) -> str | None:
+    """Return why ``rules`` refuse the agent ``ref``, read without importing or fetching (else None).
+
+    A built-in or an evaltk checkpoint directory is checked here; another library's run or an ``hf://``
+    location is checked when the case runs, after its import, before any match.
+    """
+    from evaltk.errors import TournamentError
+    from evaltk.policies import builtin_name
+    from evaltk.tournament.rules import check_agents
+
+    if builtin_name(ref) is None and not (Path(ref) / "policy.json").is_file():
+        return None
+    try:
+        check_agents([ref], rules)
+    except TournamentError as exc:
+        return str(exc)
+    return None
+
+
 def run_bots_case(case: Case, workdir: Path) -> CaseResult:
     """Play the case's tournament (resuming) and test its expectation (see the module docstring)."""
     from evaltk.tournament.run import RunOptions, run_tournament
@@ -160,7 +187,8 @@ def run_bots_case(case: Case, workdir: Path) -> CaseResult:
     config = tournament_config(p)
     options = RunOptions(concurrency=int(p.get("concurrency", 2)), timeout_s=float(p.get("match_timeout", 300.0)),
                          executor=str(p.get("executor", "local")))
-    summary, sched = run_tournament(config, workdir / case.name / config.digest(), options)
+    summary, sched = run_tournament(config, workdir / case.name / config.digest(), options,
+                                    rules=str(p.get("rules", "open")))
     rows = list(ResultsFile(Path(summary["results"])).played().values())
     alpha = float(p.get("alpha", 0.05))
     if "baseline" in p:
@@ -221,9 +249,10 @@ def _sprt_verdict(summary: Mapping[str, Any]) -> tuple[bool, str]:
     def show(x: Any) -> str:
         return "n/a" if x is None else f"{x:+.0f}"
 
+    from evaltk.tournament.summary import SPRT_WORDS
+
     decision = s["decision"]
-    verdict = {"H1": "H1 accepted (at least elo1)", "H0": "H0 accepted (at most elo0)",
-               "continue": "undecided when the matches ran out"}[decision]
+    verdict = SPRT_WORDS[decision]
     return decision == "H1", (f"SPRT elo0={s['elo0']:g} elo1={s['elo1']:g} alpha={s['alpha']:g} beta={s['beta']:g}: "
                               f"LLR {s['llr']:.2f} in [{s['lower']:.2f}, {s['upper']:.2f}] -> {verdict}; "
                               f"W/D/L {summary['wins']}/{summary['draws']}/{summary['losses']}, Elo {show(elo)} "

@@ -14,6 +14,7 @@ __all__ = [
     "add_command",
     "add_format_option",
     "add_request_options",
+    "add_rules_argument",
     "request_args",
     "seed_type",
     "verdict_rule",
@@ -74,6 +75,16 @@ def request_args(args: argparse.Namespace) -> dict[str, Any]:
 def add_format_option(parser: argparse.ArgumentParser, *, dest: str, help: str) -> None:
     """Add ``--format``: which other library's checkpoint format a file is in (default: detected)."""
     parser.add_argument("--format", dest=dest, choices=CHECKPOINT_FORMATS, default=None, help=help)
+
+
+def add_rules_argument(parser: argparse.ArgumentParser) -> None:
+    """Add a tournament's ``--rules`` (:mod:`evaltk.tournament.rules`): what an entrant may see."""
+    from evaltk.tournament.rules import DEFAULT_RULES, RULES
+
+    parser.add_argument("--rules", choices=tuple(RULES), default=DEFAULT_RULES,
+                        help="what an agent may see: open (anything, the default) or screen-only (the screen plus "
+                             "the game variables a player's HUD shows); an agent the rules forbid is refused with "
+                             "one error line before any match")
 
 
 def add_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str,

@@ -22,8 +22,12 @@ __all__ = ["emit_json", "play_tournament", "to_json_line"]
 
 
 def play_tournament(config: TournamentConfig, out: Path, options: RunOptions,
-                    names: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Run a tournament, printing a line per match as it ends (agents shown by ``names``); return its summary."""
+                    names: Mapping[str, str] | None = None, *, rules: str = "open") -> dict[str, Any]:
+    """Run a tournament under ``rules``, printing a line per match as it ends (agents shown by ``names``).
+
+    Returns its summary. After the matches' lines, a line says when ``config.matches`` extended the tournament
+    ``out`` held, or that there was nothing to play.
+    """
     from evaltk.tournament.match import MatchResult
     from evaltk.tournament.run import run_tournament
 
@@ -36,7 +40,10 @@ def play_tournament(config: TournamentConfig, out: Path, options: RunOptions,
         else:
             print(f"{result.match_id}: VOID attempt {result.attempt}: {result.error} (rescheduled)", flush=True)
 
-    summary, sched = run_tournament(config, out, options, on_result=progress)
+    summary, sched = run_tournament(config, out, options, on_result=progress, rules=rules)
+    if summary["schedule"]["extended_from"] is not None:
+        print(f"extended: {out} held --matches {summary['schedule']['extended_from']}, now {config.matches} "
+              f"({sched.already_done} matches already played)")
     if sched.played == 0 and sched.voided == 0:
         print(f"nothing to play: {sched.already_done} matches already in {summary['results']}")
     return summary

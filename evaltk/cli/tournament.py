@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evaltk.cli import tournament_population
-from evaltk.cli.args import add_command, seed_type
+from evaltk.cli.args import add_command, add_rules_argument, seed_type
 from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
@@ -44,9 +44,11 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="wall seconds before a match is voided, its processes killed and replayed (default 300)")
     p.add_argument("--max-attempts", type=int, default=3, help="tries per match before the tournament stops")
     p.add_argument("--out", type=Path, default=None,
-                   help="output directory (results.jsonl, logs, reports); re-running with it resumes "
-                        "(default: ./evaltk-tournaments/<format>-<config hash>)")
+                   help="output directory (results.jsonl, logs, reports); re-running with it resumes, a larger "
+                        "--matches extends it (default: ./evaltk-tournaments/<format>-<hash of the settings but "
+                        "--matches>)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
+    add_rules_argument(p)
     add_executor_arguments(p)
 
 
@@ -153,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
                          executor=args.executor, ray_address=args.ray_address)
 
     hub = {agent_path(a): pin(a) for a in _agents(args) if is_hub(a)}  # shown and recorded as hf://ORG/REPO@SHA
-    summary = play_tournament(config, out, options, hub)
+    summary = play_tournament(config, out, options, hub, rules=args.rules)
     if hub:
         summary["sources"] = {label: table_provenance(label)["checkpoint"] for label in hub.values()}
     print(markdown(summary))

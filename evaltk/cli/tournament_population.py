@@ -18,7 +18,7 @@ import argparse
 import os
 from pathlib import Path
 
-from evaltk.cli.args import add_command, seed_type
+from evaltk.cli.args import add_command, add_rules_argument, seed_type
 from evaltk.cli.output import emit_json, play_tournament
 from evaltk.errors import TournamentError
 from evaltk.tournament.match import SUPPORTED_MAPS
@@ -44,6 +44,7 @@ def register(formats: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--max-attempts", type=int, default=3, help="tries per match before the tournament stops")
     p.add_argument("--out", type=Path, default=None, help="output directory (default RUN_DIR/tournament)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
+    add_rules_argument(p)
     p.set_defaults(func=run)
 
 
@@ -88,13 +89,13 @@ def run(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else run_dir / "tournament"
     options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts)
 
-    summary = play_tournament(config, out, options, names)
+    summary = play_tournament(config, out, options, names, rules=args.rules)
     summary["population"] = {"run_dir": str(run_dir), "members": members}
     summary["ratings"] = [{"name": names.get(r["agent"], r["agent"]), **r} for r in summary.get("bradley_terry", [])]
     print(markdown(summary))
     print("Elo ratings (Bradley–Terry, bootstrap 95% CI):")
     for r in summary["ratings"]:
-        print(f"  {r['name']:>12}  {r['rating']:+7.0f}  [{r['ci'][0]:+.0f}, {r['ci'][1]:+.0f}]")
+        print(f"  {r['name']:>12}  {r['rating']:+7.0f}  [{r['ci'][0]:+.0f}, {r['ci'][1]:+.0f}]  {r['inputs']}")
     if args.json:
         emit_json(summary)
     return 0

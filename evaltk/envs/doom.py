@@ -34,6 +34,7 @@ import numpy as np
 import vizdoom
 
 from evaltk.envs import doom_labels, doom_measurements, shm_reaper
+from evaltk.envs.doom_inputs import DoomInputs
 from evaltk.envs.doom_scenarios import DUEL_SHAPING as DUEL_SHAPING
 from evaltk.envs.doom_scenarios import SCENARIOS as SCENARIOS
 from evaltk.envs.doom_scenarios import SELF_PLAY_SCENARIOS as SELF_PLAY_SCENARIOS
@@ -157,6 +158,19 @@ def observation(state: vizdoom.GameState | None, scenario: DoomScenario, *,
         values = dict(zip(scenario.measurements, (float(v) for v in variables), strict=False))
         doom_measurements.pack(out[:, height], doom_measurements.vector(values))
     return out
+
+
+def inputs(scenario: DoomScenario) -> DoomInputs:
+    """Return what :func:`observation` feeds a policy of ``scenario``: the inputs a checkpoint declares.
+
+    The screen at ``scenario.resolution``; the labels buffer when ``mark_players`` paints other players from
+    it; with a ``measurement_scheme``, the game variables its vector reads (those of
+    :data:`evaltk.envs.doom_measurements.VARIABLES` among ``scenario.measurements``). The other tracked
+    variables (``measurements`` without a scheme, the shaping's and the true objective's) only score the
+    episode: the policy never sees them.
+    """
+    variables = doom_measurements.present(scenario.measurements) if scenario.measurement_scheme else ()
+    return DoomInputs(screen=scenario.resolution, labels=scenario.mark_players, game_variables=variables)
 
 
 def _mark_players(state: vizdoom.GameState, picture: np.ndarray) -> None:

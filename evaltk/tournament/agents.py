@@ -15,16 +15,24 @@ multi-discrete action space over :data:`BUILTIN_BUTTONS` (:func:`action_to_butto
 The scripted agent turns toward the nearest visible player (from the labels buffer), fires when
 it is roughly centred and not too close (rockets on cig map01 hurt the shooter), and otherwise
 walks forward, turning away from walls (from the depth buffer).
+
+Each agent declares its inputs (``INPUTS``, :class:`~evaltk.envs.doom_inputs.DoomInputs`, derived from
+:data:`FEATURE_SOURCES`: the sources of the features it reads), and the tournament player computes the
+feature vector from those inputs alone: a buffer or game variable an agent does not declare is not enabled
+or read, and its features stay zero. ``scripted`` reads every feature (labels buffer, depth buffer, health,
+ammunition); ``random`` reads none.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from evaltk.envs.doom_inputs import BUFFERS, DoomInputs
 from evaltk.envs.doom_labels import PLAYER_LABEL
 
 #: Names of the entries of the feature vector, in order.
@@ -39,6 +47,11 @@ FEATURES: tuple[str, ...] = (
     "ammo",  # ammunition of the selected weapon
 )
 NUM_FEATURES = len(FEATURES)
+#: The input each feature is computed from: a buffer (a key of :data:`evaltk.envs.doom_inputs.BUFFERS`) or a
+#: ViZDoom game variable.
+FEATURE_SOURCES: dict[str, str] = {"enemy_visible": "labels", "enemy_angle_deg": "labels",
+                                   "enemy_height_frac": "labels", "depth_left": "depth", "depth_centre": "depth",
+                                   "depth_right": "depth", "health": "HEALTH", "ammo": "SELECTED_WEAPON_AMMO"}
 #: Buttons the built-in agents press, in this order (all binary except the turn delta in degrees per tic).
 BUILTIN_BUTTONS: tuple[str, ...] = ("MOVE_FORWARD", "MOVE_BACKWARD", "MOVE_LEFT", "MOVE_RIGHT", "ATTACK",
                                     "TURN_LEFT_RIGHT_DELTA")
@@ -64,6 +77,14 @@ def obs_spec() -> dict[str, Any]:
 def action_spec() -> dict[str, Any]:
     """Return the action spec of the built-in agents (multi-discrete over :data:`ACTION_NVEC`)."""
     return {"type": "multi_discrete", "nvec": list(ACTION_NVEC)}
+
+
+def feature_inputs(features: Iterable[str]) -> DoomInputs:
+    """Return the inputs an agent reading ``features`` (names of :data:`FEATURES`) declares (no screen)."""
+    sources = [FEATURE_SOURCES[f] for f in features]
+    variables = tuple(dict.fromkeys(s for s in sources if s not in BUFFERS))
+    return DoomInputs(labels="labels" in sources, depth="depth" in sources, automap="automap" in sources,
+                      game_variables=variables)
 
 
 def state_features(labels: list[tuple[str, int, int, int, int]], depth: np.ndarray | None,
@@ -103,8 +124,9 @@ def action_to_buttons(action: np.ndarray, frameskip: int) -> list[float]:
 
 @dataclass
 class RandomDoomAgent:
-    """Uniformly random actions over :data:`ACTION_NVEC` (independent per component)."""
+    """Uniformly random actions over :data:`ACTION_NVEC` (independent per component); reads no feature."""
 
+    INPUTS: ClassVar[DoomInputs] = feature_inputs(())
     spec: Any = None
     _rng: np.random.Generator | None = None
 
@@ -128,9 +150,10 @@ class ScriptedDoomAgent:
     """Aim at the nearest visible player and fire; otherwise explore, steering away from walls.
 
     ``min_fire_height``/``max_fire_height``: fire only when the target's label height fraction is in
-    this range (too close risks rocket splash on cig map01).
+    this range (too close risks rocket splash on cig map01). Reads every feature.
     """
 
+    INPUTS: ClassVar[DoomInputs] = feature_inputs(FEATURES)
     spec: Any = None
     fire_angle_deg: float = 4.0
     max_fire_height: float = 0.55
@@ -183,6 +206,19 @@ def is_feature_env(env: dict[str, Any] | None) -> bool:
     return ((env or {}).get("preprocessing") or {}).get("obs") == "doom_features"
 
 
+def builtin_inputs(name: str) -> DoomInputs:
+    """Return the inputs the built-in Doom agent ``name`` (``random``/``scripted``) declares."""
+    return _agent_class(name).INPUTS
+
+
+def _agent_class(name: str) -> type[RandomDoomAgent] | type[ScriptedDoomAgent]:
+    known: dict[str, type[RandomDoomAgent] | type[ScriptedDoomAgent]] = {"random": RandomDoomAgent,
+                                                                         "scripted": ScriptedDoomAgent}
+    if name not in known:
+        raise ValueError(f"unknown built-in Doom agent {name!r}: use one of {', '.join(known)}")
+    return known[name]
+
+
 def make_agent(name: str, env: dict[str, Any]) -> RandomDoomAgent | ScriptedDoomAgent:
     """Return a fresh ``random``/``scripted`` agent for the feature env ``env`` (see :func:`builtin_env`).
 
@@ -195,8 +231,4 @@ def make_agent(name: str, env: dict[str, Any]) -> RandomDoomAgent | ScriptedDoom
     spec = CheckpointSpec(model_class=f"builtin:{name}", model_kwargs={}, obs_spec=obs_spec(),
                           action_spec=action_spec(), env=builtin_env(map_name),
                           provenance={"source": "evaltk.tournament.agents"})
-    if name == "random":
-        return RandomDoomAgent(spec=spec)
-    if name == "scripted":
-        return ScriptedDoomAgent(spec=spec)
-    raise ValueError(f"unknown built-in Doom agent {name!r}: use one of random, scripted")
+    return _agent_class(name)(spec=spec)

@@ -2,7 +2,11 @@
 
 A :class:`TournamentConfig` fully determines the match list (:func:`match_list`): match ids, agents per
 slot, bots, maps and seeds. Its JSON is written to ``<out>/tournament.json``; re-running with the
-same ``--out`` resumes, and a different config there is refused rather than silently mixed.
+same ``--out`` resumes, and a different config there is refused rather than silently mixed. The one
+setting that may grow is ``matches``: match ``k``'s id, seed, bots and map depend on ``k`` alone, so the
+list of a larger ``matches`` begins with the smaller one's, and a resume with it extends the tournament
+(:func:`prepare_out`; the default output directory, named by :meth:`TournamentConfig.digest`, leaves
+``matches`` out for the same reason).
 
 Game pairs: in ``round-robin`` and ``match`` the two games of a pair share a seed and swap the
 agents' slots (host/joiner, colour, spawn order) — the Doom analogue of playing an opening with
@@ -20,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from evaltk.atomic import write_json_atomic
 from evaltk.errors import TournamentError
 from evaltk.tournament import ratings
 from evaltk.tournament.match import SUPPORTED_MAPS, MatchSpec, bot_names
@@ -98,8 +103,9 @@ class TournamentConfig:
         return asdict(self)
 
     def digest(self) -> str:
-        """Short hash of the config (names the default output directory)."""
-        return hashlib.sha1(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:10]
+        """Short hash of the config but ``matches``: names the default output directory (a larger one extends it)."""
+        identity = {k: v for k, v in self.to_json().items() if k != "matches"}
+        return hashlib.sha1(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
 
 
 def _bots_for(config: TournamentConfig, index: int) -> tuple[str, ...]:
@@ -137,19 +143,32 @@ def match_list(config: TournamentConfig) -> list[MatchSpec]:
     return specs
 
 
-def prepare_out(config: TournamentConfig, out: Path) -> None:
-    """Create ``out`` and its ``tournament.json``, or check that an existing one matches ``config``."""
+def prepare_out(config: TournamentConfig, out: Path) -> int | None:
+    """Create ``out`` and its ``tournament.json``, or check that an existing one matches ``config``.
+
+    Only ``matches`` may differ, and only upwards: the manifest is rewritten with the larger count (the
+    tournament goes on) and the count it held is returned; otherwise None. Any other difference, or fewer
+    matches, raises :class:`TournamentError` naming it.
+    """
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "tournament.json"
-    wanted = config.to_json()
-    if manifest.exists():
-        have = json.loads(manifest.read_text())
-        if have != json.loads(json.dumps(wanted)):
-            diff = sorted(k for k in set(have) | set(wanted) if have.get(k) != json.loads(json.dumps(wanted)).get(k))
-            raise TournamentError(f"{out} holds a tournament with other settings ({', '.join(diff)} differ): "
-                                  "pass the same settings to resume it, or another --out")
-        return
-    manifest.write_text(json.dumps(wanted, indent=2) + "\n")
+    wanted = json.loads(json.dumps(config.to_json()))
+    if not manifest.exists():
+        write_json_atomic(manifest, wanted)
+        return None
+    have = json.loads(manifest.read_text())
+    diff = sorted(k for k in set(have) | set(wanted) if have.get(k) != wanted.get(k))
+    if diff and diff != ["matches"]:
+        raise TournamentError(f"{out} holds a tournament with other settings ({', '.join(diff)} differ): "
+                              "pass the same settings to resume it (a larger --matches extends it), or another --out")
+    if not diff:
+        return None
+    held = int(have["matches"])
+    if config.matches < held:
+        raise TournamentError(f"{out} holds a tournament of --matches {held}; --matches {config.matches} is fewer: "
+                              f"pass --matches {held} to resume it, a larger one to extend it, or another --out")
+    write_json_atomic(manifest, wanted)
+    return held
 
 
 def score(row: dict[str, Any], first: str, second: str) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from evaltk.envs import doom_labels, shm_reaper
+from evaltk.envs.doom_inputs import DoomInputs
 from evaltk.tournament import agents
 
 #: Server settings of every match (SF's deathmatch settings; see docs/tournament.md).
@@ -115,12 +116,14 @@ class _Driver:
             env = self.policy.spec.env
             if env.get("family") != "doom":
                 raise SystemExit(f"checkpoint {spec.agent} is for family {env.get('family')!r}, not doom")
-        if agents.is_feature_env(self.policy.spec.env):
+        self.inputs: DoomInputs | None = self.policy.INPUTS if agents.is_feature_env(self.policy.spec.env) else None
+        if self.inputs is not None:  # a built-in agent: enable what it declares, nothing more
             game = vzd.DoomGame()
             game.load_config(os.path.join(vzd.scenarios_path, "cig.cfg"))
             game.set_available_buttons([getattr(vzd.Button, b) for b in agents.BUILTIN_BUTTONS])
-            game.set_labels_buffer_enabled(True)
-            game.set_depth_buffer_enabled(True)
+            game.set_labels_buffer_enabled(self.inputs.labels)
+            game.set_depth_buffer_enabled(self.inputs.depth)
+            game.set_automap_buffer_enabled(self.inputs.automap)
             game.set_screen_resolution(vzd.ScreenResolution.RES_160X120)
             game.set_seed(spec.seed)
         else:
@@ -145,20 +148,24 @@ class _Driver:
         self.vzd = vzd
 
     def observe(self, state: Any) -> np.ndarray:
-        """Return the policy's observation of ``state`` (one env, no batch axis)."""
-        if self.scenario is None:
-            labels = doom_labels.visible_labels(state.labels)
-            gv = self.vzd.GameVariable
-            return agents.state_features(labels, state.depth_buffer, RENDER_WIDTH, RENDER_HEIGHT,
-                                         self.game.get_game_variable(gv.HEALTH),
-                                         self.game.get_game_variable(gv.SELECTED_WEAPON_AMMO))
+        """Return the policy's observation of ``state`` (one env, no batch axis).
+
+        A built-in agent's features come from its declared inputs only (an undeclared one reads as empty or 0).
+        """
+        if self.inputs is not None:
+            labels = doom_labels.visible_labels(state.labels) if self.inputs.labels else []
+            depth = state.depth_buffer if self.inputs.depth else None
+            values = {v: self.game.get_game_variable(getattr(self.vzd.GameVariable, v))
+                      for v in self.inputs.game_variables}
+            health, ammo = (values.get(agents.FEATURE_SOURCES[f], 0.0) for f in ("health", "ammo"))
+            return agents.state_features(labels, depth, RENDER_WIDTH, RENDER_HEIGHT, health, ammo)
         from evaltk.envs import doom
 
         return np.asarray(doom.observation(state, self.scenario))
 
     def buttons(self, action: np.ndarray) -> list[float]:
         """Return the button values for one env's action."""
-        if self.scenario is None:
+        if self.inputs is not None:
             return agents.action_to_buttons(action, self.spec.frameskip)
         from evaltk.envs import doom
 

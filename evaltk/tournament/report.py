@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltk.report.jsonline import to_json_line
+from evaltk.tournament.summary import SPRT_WORDS, UNDECIDED
 
 
 def _fmt(x: Any, digits: int = 1) -> str:
@@ -26,6 +27,10 @@ def markdown(summary: dict[str, Any]) -> str:
     lines = [f"# evaltk tournament: {summary['format']}", "",
              f"Agents: {', '.join(summary['agents'])}. Matches played: {summary['matches_played']} "
              f"(planned {summary['matches_planned']}). Results: `{summary['results']}`.", ""]
+    if summary.get("inputs"):
+        lines += [f"## Inputs (rules: {summary.get('rules', 'open')})", "", "| agent | inputs |", "|---|---|"]
+        lines += [f"| {ref} | {i['text']} |" for ref, i in summary["inputs"].items()]
+        lines.append("")
     if "wins" in summary:
         opponent = summary.get("opponent") or summary["agents"][1]
         lines += [f"## {summary['agents'][0]} vs {opponent}", "",
@@ -38,7 +43,7 @@ def markdown(summary: dict[str, Any]) -> str:
         s = summary["sprt"]
         lines += [f"SPRT ({s['model']}, elo0={s['elo0']:g}, elo1={s['elo1']:g}, alpha={s['alpha']:g}, "
                   f"beta={s['beta']:g}): LLR {s['llr']:.2f} in [{s['lower']:.2f}, {s['upper']:.2f}] → "
-                  f"**{s['decision']}**.", ""]
+                  f"**{SPRT_WORDS[s['decision']]}**{_budget_note(summary)}.", ""]
     if summary.get("pairs") and summary["format"] == "round-robin":
         lines += ["## Pairs", "", "| A | B | W | D | L | Elo (A−B) | 95% CI | LOS |",
                   "|---|---|---|---|---|---|---|---|"]
@@ -48,12 +53,20 @@ def markdown(summary: dict[str, Any]) -> str:
         lines.append("")
     if summary.get("bradley_terry"):
         lines += ["## Bradley–Terry ratings (Elo, mean 0, bootstrap 95% CI over matches)", "",
-                  "| agent | rating | 95% CI |", "|---|---|---|"]
+                  "| agent | rating | 95% CI | inputs |", "|---|---|---|---|"]
         for r in summary["bradley_terry"]:
             lo, mid, hi = (round(x) + 0 for x in (r["ci"][0], r["rating"], r["ci"][1]))
-            lines.append(f"| {r['agent']} | {mid} | {lo} .. {hi} |")
+            lines.append(f"| {r['agent']} | {mid} | {lo} .. {hi} | {r.get('inputs', 'n/a')} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _budget_note(summary: dict[str, Any]) -> str:
+    """Say, for an SPRT undecided after every planned game, how to go on."""
+    if summary["sprt"]["decision"] != UNDECIDED:
+        return ""
+    return (f" after all {summary['matches_planned']} planned games (a larger --matches with the same --out "
+            "continues the test)")
 
 
 def plot(summary: dict[str, Any], path: Path) -> None:

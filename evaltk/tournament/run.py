@@ -14,6 +14,7 @@ from evaltk.executor import EXECUTORS, make_executor
 from evaltk.tournament.formats import TournamentConfig, match_list, prepare_out
 from evaltk.tournament.match import MatchResult
 from evaltk.tournament.report import write_reports
+from evaltk.tournament.rules import DEFAULT_RULES, check_agents
 from evaltk.tournament.scheduler import ResultsFile, ScheduleSummary, run_schedule
 from evaltk.tournament.summary import sprt_state, summarise
 
@@ -51,15 +52,21 @@ def default_out(config: TournamentConfig) -> Path:
 
 
 def run_tournament(config: TournamentConfig, out: Path, options: RunOptions,
-                   on_result: Callable[[MatchResult], None] | None = None) -> tuple[dict[str, Any], ScheduleSummary]:
+                   on_result: Callable[[MatchResult], None] | None = None, *,
+                   rules: str = DEFAULT_RULES) -> tuple[dict[str, Any], ScheduleSummary]:
     """Play what is missing of ``config`` into ``out`` and return ``(summary, schedule summary)``.
 
-    Already-finished tournaments (all planned matches played, or the SPRT decided) play nothing.
-    The summary gains ``reports`` (paths of summary.json, report.md, report.png) and ``schedule``.
+    Every agent's declared inputs are checked against ``rules`` (:mod:`evaltk.tournament.rules`) first: an agent
+    they forbid raises :class:`TournamentError` before ``out`` is created or a match starts. Already-finished
+    tournaments (all planned matches played, or the SPRT decided) play nothing; a larger ``config.matches`` than
+    ``out`` holds extends it (:func:`~evaltk.tournament.formats.prepare_out`). The summary gains ``rules``,
+    ``inputs`` (per agent and bot), ``reports`` (paths of summary.json, report.md, report.png) and ``schedule``
+    (with ``extended_from``: the planned matches before an extension, else None).
     """
     specs = match_list(config)
+    inputs = check_agents(config.agents, rules)
     out = out.resolve()
-    prepare_out(config, out)
+    extended_from = prepare_out(config, out)
     results = ResultsFile(out / RESULTS_NAME)
 
     def stop(played: dict[str, dict[str, Any]]) -> bool:
@@ -73,8 +80,11 @@ def run_tournament(config: TournamentConfig, out: Path, options: RunOptions,
                              stop=stop if config.sprt is not None else None, on_result=on_result, executor=executor)
     wanted = {s.match_id for s in specs}
     rows = [r for mid, r in sorted(results.played().items()) if mid in wanted]
-    summary = summarise(config, rows, results_path=str(results.path), num_resamples=options.num_resamples)
+    summary = summarise(config, rows, results_path=str(results.path), num_resamples=options.num_resamples,
+                        inputs=inputs)
+    summary["rules"] = rules
     summary["schedule"] = {"already_done": sched.already_done, "played_now": sched.played, "voided_now": sched.voided,
-                           "stopped_early": sched.stopped_early, "voided_total": sum(results.void_counts().values())}
+                           "stopped_early": sched.stopped_early, "voided_total": sum(results.void_counts().values()),
+                           "extended_from": extended_from}
     summary["reports"] = write_reports(summary, out)
     return summary, sched

@@ -2,19 +2,29 @@
 
 Input rows are the ``outcome == "played"`` lines of a results file; the summary is a plain
 JSON-able dict (the ``--json`` line and ``summary.json``).
+
+An SPRT still inside its bounds is ``continue`` while planned games remain and ``undecided`` once every
+planned game is played (:data:`UNDECIDED`: the budget is spent; a larger ``--matches`` continues the test).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from evaltk.envs.doom_inputs import BOT_INPUTS, DoomInputs
 from evaltk.tournament import ratings
 from evaltk.tournament.formats import TournamentConfig, agent_slots, gauntlet_outcome, score
+
+#: The SPRT decision of a test whose planned games are all played while its LLR stays inside the bounds.
+UNDECIDED = "undecided"
+#: How reports word each SPRT decision.
+SPRT_WORDS: dict[str, str] = {"H1": "H1 accepted (at least elo1)", "H0": "H0 accepted (at most elo0)",
+                              "continue": "continue (games remain)", UNDECIDED: "budget spent, undecided"}
 
 
 def wdl_block(scores: Sequence[float]) -> dict[str, Any]:
@@ -62,12 +72,22 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def summarise(config: TournamentConfig, rows: Sequence[dict[str, Any]], *, results_path: str,
-              num_resamples: int = 200) -> dict[str, Any]:
-    """Summary dict of a tournament from its played rows (see docs/tournament.md for the fields)."""
+              num_resamples: int = 200, inputs: Mapping[str, DoomInputs] | None = None) -> dict[str, Any]:
+    """Summary dict of a tournament from its played rows (see docs/tournament.md for the fields).
+
+    ``inputs``: each agent's declared inputs (:func:`evaltk.tournament.rules.check_agents`); with them the
+    summary's ``inputs`` maps every agent and every bot of ``rows`` to its inputs, and Bradley–Terry rows carry
+    their participant's (as text).
+    """
     out: dict[str, Any] = {"format": config.format, "agents": list(config.agents), "results": results_path,
                            "matches_planned": config.matches * max(1, math.comb(len(config.agents), 2)),
                            "matches_played": len(rows),
                            "duration_tics_mean": _mean([r["duration_tics"] for r in rows])}
+    seen: dict[str, DoomInputs] = {}
+    if inputs is not None:
+        bots = sorted({p["agent"] for r in rows for p in r["participants"] if p["kind"] == "bot"})
+        seen = {**{a: inputs[a] for a in config.agents}, **{b: BOT_INPUTS for b in bots}}
+        out["inputs"] = {ref: i.to_json() for ref, i in seen.items()}
     if config.format == "gauntlet":
         out.update(wdl_block([gauntlet_outcome(r) for r in rows]))
         agent_parts = [next(p for p in r["participants"] if p["kind"] == "agent") for r in rows]
@@ -92,11 +112,15 @@ def summarise(config: TournamentConfig, rows: Sequence[dict[str, Any]], *, resul
                                                   "loss_interval", "elo", "elo_ci", "los", "pentanomial")})
         state = sprt_state(config, rows)
         if state is not None:
-            out["sprt"] = {"llr": state.llr, "lower": state.lower, "upper": state.upper, "decision": state.decision,
-                           "elo0": state.elo0, "elo1": state.elo1, "alpha": state.alpha, "beta": state.beta,
-                           "model": state.model}
+            spent = len(rows) >= out["matches_planned"]
+            decision = UNDECIDED if state.decision == "continue" and spent else state.decision
+            out["sprt"] = {"llr": state.llr, "lower": state.lower, "upper": state.upper, "decision": decision,
+                           "budget_spent": spent, "elo0": state.elo0, "elo1": state.elo1, "alpha": state.alpha,
+                           "beta": state.beta, "model": state.model}
     if rows:
         out["bradley_terry"] = _league(config, rows, num_resamples)
+        for r in out["bradley_terry"] if seen else ():
+            r["inputs"] = seen[r["agent"]].describe()
     return out
 
 

@@ -21,6 +21,7 @@ SUITES = Path(__file__).resolve().parents[2] / "suites"
 DOOM_TRACE = SUITES / "doom_traces" / "basic_seed7_600.npz"
 ATARI_TRACE = SUITES / "traces" / "pong_seed0_2000.npz"
 BOTS = 'kind = "bots"\nname = "b"\ncheckpoint = "builtin:scripted"\n'
+APPO_DUEL = SUITES / "checkpoints" / "appo_duel"
 
 
 def _suite(tmp_path: Path, case: str) -> Path:
@@ -50,6 +51,15 @@ def _suite(tmp_path: Path, case: str) -> Path:
     (BOTS + 'matches = 4\nbaseline = "builtin:nope"\nelo0 = 0.0\nelo1 = 10.0\n',
      r"baseline: unknown built-in Doom agent 'builtin:nope'; use one of random, scripted"),
     ('kind = "doom_demo"\nname = "m"\nresults = "nowhere"\n', r"field 'results': file .*nowhere does not exist"),
+    (BOTS + 'matches = 4\nmin_win_rate = 0.5\nrules = "closed"\n',
+     r"field 'rules' = 'closed' must be one of 'open', 'screen-only'"),
+    (BOTS + 'matches = 4\nmin_win_rate = 0.5\nrules = "screen-only"\n',
+     r"checkpoint: rules 'screen-only' refuse agent builtin:scripted: it reads the labels buffer and the depth buffer"),
+    ('kind = "bots"\nname = "b"\ncheckpoint = "builtin:random"\nbaseline = "builtin:scripted"\nmatches = 4\n'
+     'elo0 = 0.0\nelo1 = 10.0\nrules = "screen-only"\n',
+     r"baseline: rules 'screen-only' refuse agent builtin:scripted"),
+    (f'kind = "bots"\nname = "b"\ncheckpoint = "{APPO_DUEL}"\nmatches = 4\nmin_win_rate = 0.5\nrules = "screen-only"\n',
+     r"checkpoint: rules 'screen-only' refuse agent .*appo_duel: it reads the labels buffer \(its env spec"),
 ])
 def test_bad_cases_are_refused_when_the_suite_loads(tmp_path: Path, case: str, problem: str) -> None:
     with pytest.raises(SuiteError, match=problem) as err:
@@ -123,6 +133,35 @@ def test_a_bots_case_expecting_competence_fails_for_the_random_agent(tmp_path: P
     again = run_case(Case("bots", "random-vs-bot", params), tmp_path)  # resumes: nothing played again
     assert again.message == result.message
     assert again.seconds < result.seconds
+
+
+def test_an_sprt_case_at_its_budget_fails_undecided_and_a_larger_matches_continues_it(tmp_path: Path) -> None:
+    params = {"checkpoint": "builtin:scripted", "baseline": "builtin:random", "bots": 0, "matches": 2,
+              "timelimit": 0.25, "seed": 0, "elo0": 0.0, "elo1": 300.0, "concurrency": 2}
+    result = run_case(Case("bots", "sprt", params), tmp_path)  # two games cannot decide at these bounds
+    assert result.outcome is Outcome.FAILED, result.message
+    assert "-> budget spent, undecided;" in result.message
+    assert "2 matches played" in result.message
+    longer = run_case(Case("bots", "sprt", {**params, "matches": 4}), tmp_path)
+    assert "4 matches played" in longer.message, longer.message  # the same tournament, two more games
+    assert len(list((tmp_path / "sprt").iterdir())) == 1  # one tournament folder: its name leaves matches out
+
+
+def test_a_sample_factory_run_under_screen_only_errors_before_any_match(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("sf_examples", reason="needs sample-factory (its scenario files)")
+    from tests.data_paths import data_path
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    params = {"checkpoint": str(data_path("sf_doom/duel_bots")), "bots": 1, "matches": 2, "timelimit": 0.2,
+              "min_frags_per_minute": -100.0, "rules": "screen-only"}
+    suite = _suite(tmp_path, 'kind = "bots"\nname = "sf"\n' + "".join(
+        f"{k} = {json.dumps(v)}\n" for k, v in params.items()))
+    case = load_suite(suite).cases[0]  # an experiment folder is read when the case runs, after its import
+    result = run_case(case, tmp_path / "work")
+    assert result.outcome is Outcome.ERROR
+    assert "game variables USER2, ATTACK_READY, PLAYER_COUNT (not on a player's HUD)" in result.message
+    assert not (tmp_path / "work" / "sf").exists()  # no tournament folder: nothing was played
 
 
 def test_a_demo_whose_recorded_frags_were_changed_fails(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from evaltk.envs.doom_inputs import BOT_INPUTS, DoomInputs
 from evaltk.errors import TournamentError
 from evaltk.tournament import formats, report, summary
 from evaltk.tournament.formats import SprtConfig, TournamentConfig
@@ -63,12 +64,27 @@ def test_bad_configs_are_named(kwargs: dict[str, Any], message: str) -> None:
         TournamentConfig(**kwargs).check()
 
 
-def test_manifest_refuses_other_settings(tmp_path: Path) -> None:
+def test_manifest_refuses_other_settings_and_grows_with_matches(tmp_path: Path) -> None:
     cfg = TournamentConfig(format="gauntlet", agents=("random",), matches=3, bots=1)
-    formats.prepare_out(cfg, tmp_path)
-    formats.prepare_out(cfg, tmp_path)  # same settings: resume
-    with pytest.raises(TournamentError, match="matches"):
-        formats.prepare_out(TournamentConfig(format="gauntlet", agents=("random",), matches=4, bots=1), tmp_path)
+    assert formats.prepare_out(cfg, tmp_path) is None
+    assert formats.prepare_out(cfg, tmp_path) is None  # same settings: resume
+    with pytest.raises(TournamentError, match=r"other settings \(bots differ\)"):
+        formats.prepare_out(TournamentConfig(format="gauntlet", agents=("random",), matches=3, bots=2), tmp_path)
+    more = TournamentConfig(format="gauntlet", agents=("random",), matches=5, bots=1)
+    assert formats.prepare_out(more, tmp_path) == 3  # a larger --matches extends the tournament
+    assert json.loads((tmp_path / "tournament.json").read_text()) == json.loads(json.dumps(more.to_json()))
+    with pytest.raises(TournamentError, match="--matches 5; --matches 3 is fewer"):
+        formats.prepare_out(cfg, tmp_path)
+
+
+def test_a_larger_matches_keeps_the_match_list_and_the_default_directory() -> None:
+    for fmt, agents in (("gauntlet", ("random",)), ("round-robin", ("A", "B", "C")), ("match", ("A", "B"))):
+        small = TournamentConfig(format=fmt, agents=agents, matches=4, bots=1, seed=3)
+        large = TournamentConfig(format=fmt, agents=agents, matches=10, bots=1, seed=3)
+        assert formats.match_list(large)[:len(formats.match_list(small))] == formats.match_list(small)
+        assert small.digest() == large.digest()
+    assert TournamentConfig(format="gauntlet", agents=("random",), matches=4, bots=1, seed=4).digest() != \
+        TournamentConfig(format="gauntlet", agents=("random",), matches=4, bots=1, seed=3).digest()
 
 
 def test_gauntlet_summary_counts_and_intervals() -> None:
@@ -98,9 +114,42 @@ def test_match_summary_pentanomial_and_sprt() -> None:
     assert out["pentanomial"] == [0, 0, 0, 3, 0]
     assert out["sprt"]["model"] == "pentanomial"
     assert out["sprt"]["decision"] == "continue"
+    assert not out["sprt"]["budget_spent"]
     md = report.markdown(out)
     assert "SPRT (pentanomial" in md
+    assert "**continue (games remain)**" in md
     assert "| wins | 3 |" in md
+
+
+def test_an_sprt_at_its_budget_says_budget_spent_undecided() -> None:
+    cfg = TournamentConfig(format="match", agents=("A", "B"), matches=2, sprt=SprtConfig(elo0=0, elo1=300))
+    rows = [_row("p00-00000", {"A": 2, "B": 0}, pair=0), _row("p00-00001", {"A": 1, "B": 0}, pair=0, agents=("B", "A"))]
+    out = summary.summarise(cfg, rows, results_path="r.jsonl", num_resamples=20)
+    assert (out["sprt"]["decision"], out["sprt"]["budget_spent"]) == ("undecided", True)
+    md = report.markdown(out)
+    assert "→ **budget spent, undecided** after all 2 planned games (a larger --matches" in md
+    assert "**continue" not in md
+    decided = TournamentConfig(format="match", agents=("A", "B"), matches=6, sprt=SprtConfig(elo0=0, elo1=300))
+    wins = [_row(f"p00-{k:05d}", {"A": 1, "B": 0}, pair=k // 2) for k in range(6)]
+    assert summary.summarise(decided, wins, results_path="r.jsonl", num_resamples=20)["sprt"]["decision"] == "H1"
+
+
+def test_summaries_and_reports_show_every_participants_inputs() -> None:
+    cfg = TournamentConfig(format="round-robin", agents=("A", "B"), matches=2, bots=1)
+    rows = [_row("p00-00000", {"A": 2, "B": 0}, pair=0, bots={"Rambo": 1}),
+            _row("p00-00001", {"A": 0, "B": 1}, pair=0, agents=("B", "A"), bots={"Rambo": 0})]
+    screen = DoomInputs(screen="RES_160X120")
+    out = summary.summarise(cfg, rows, results_path="r.jsonl", num_resamples=20,
+                            inputs={"A": screen, "B": DoomInputs(labels=True)})
+    assert out["inputs"] == {"A": screen.to_json(), "B": DoomInputs(labels=True).to_json(),
+                             "bot:Rambo": BOT_INPUTS.to_json()}
+    assert {r["agent"]: r["inputs"] for r in out["bradley_terry"]} == {
+        "A": "screen 160x120", "B": "labels buffer", "bot:Rambo": "engine game state (ViZDoom bot)"}
+    out["rules"] = "open"
+    md = report.markdown(out)
+    assert "## Inputs (rules: open)" in md
+    assert "| bot:Rambo | engine game state (ViZDoom bot) |" in md
+    assert "| rating | 95% CI | inputs |" in md
 
 
 def test_reports_are_written(tmp_path: Path) -> None:

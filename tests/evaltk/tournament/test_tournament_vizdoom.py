@@ -86,8 +86,13 @@ def _run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[dict[str, 
 def test_cli_gauntlet_json_and_rerun_does_nothing(tmp_path: Path, tag: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     args = ("gauntlet", "--agent", "random", "--bots", "1", "--matches", "3", "--timelimit", "0.25",
-            "--concurrency", "2", "--out", str(tmp_path / "t"), "--json")
+            "--concurrency", "2", "--rules", "screen-only", "--out", str(tmp_path / "t"), "--json")
     summary, _ = _run_cli(capsys, *args)
+    assert summary["rules"] == "screen-only"  # random reads nothing, so it plays under the strictest rules
+    assert summary["inputs"]["random"]["text"] == "nothing (acts blind)"
+    bots = [ref for ref in summary["inputs"] if ref.startswith("bot:")]
+    assert bots
+    assert all(summary["inputs"][b]["engine_state"] for b in bots)
     assert all(isinstance(summary[k], int) for k in ("wins", "draws", "losses"))
     assert summary["wins"] + summary["draws"] + summary["losses"] == summary["matches_played"] == 3
     for key in ("win_interval", "draw_interval", "loss_interval"):
@@ -99,6 +104,39 @@ def test_cli_gauntlet_json_and_rerun_does_nothing(tmp_path: Path, tag: str,
     assert "nothing to play: 3 matches already" in stdout
     assert results.read_bytes() == before
     assert again["wins"] == summary["wins"]
+
+
+def test_a_larger_matches_continues_an_undecided_sprt(tmp_path: Path, tag: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("match", "scripted", "random", "--sprt", "--elo0", "0", "--elo1", "300", "--timelimit", "0.25",
+            "--concurrency", "2", "--out", str(tmp_path / "t"), "--json")
+    first, stdout = _run_cli(capsys, *args, "--matches", "2")  # two games cannot decide at these bounds
+    assert first["matches_played"] == 2
+    assert (first["sprt"]["decision"], first["sprt"]["budget_spent"]) == ("undecided", True)
+    assert "→ **budget spent, undecided** after all 2 planned games" in stdout
+    results = Path(first["results"])
+    before = results.read_bytes()
+    more, stdout = _run_cli(capsys, *args, "--matches", "4")
+    assert f"extended: {tmp_path / 't'} held --matches 2, now 4 (2 matches already played)" in stdout
+    assert (more["schedule"]["extended_from"], more["schedule"]["already_done"], more["schedule"]["played_now"]) == \
+        (2, 2, 2)
+    assert results.read_bytes().startswith(before)  # the first two games are kept as they were
+    played = [r["match_id"] for r in _rows(results) if r["outcome"] == "played"]
+    assert sorted(played) == ["p00-00000", "p00-00001", "p00-00002", "p00-00003"]
+    assert more["matches_played"] == more["matches_planned"] == 4
+    assert more["sprt"]["decision"] != "continue"  # undecided, or H0 after four draws (four wins cannot reach H1)
+    assert more["wins"] + more["draws"] + more["losses"] == 4
+
+
+def test_a_larger_matches_extends_a_gauntlet_in_its_default_folder(tmp_path: Path, tag: str,
+                                                                   capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ("gauntlet", "--agent", "random", "--bots", "1", "--timelimit", "0.25", "--concurrency", "1", "--json")
+    first, _ = _run_cli(capsys, *args, "--matches", "1")
+    more, _ = _run_cli(capsys, *args, "--matches", "2")
+    assert more["results"] == first["results"]
+    assert (more["schedule"]["already_done"], more["schedule"]["played_now"], more["matches_played"]) == (1, 1, 2)
 
 
 def _disturb_first_engine(tmp_path: Path, tag: str, action: signal.Signals, timeout_s: float,
