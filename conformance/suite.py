@@ -74,8 +74,9 @@ class Suite:
 
 # kind -> field -> FieldSpec of the built-in kinds (:data:`conformance.kinds.KINDS`).
 CASE_FIELDS: Mapping[str, Mapping[str, FieldSpec]] = {name: kind.fields for name, kind in KINDS.items()}
-# Path fields that may name a folder as well as a file (a tournament folder, a checkpoint directory).
-FOLDER_FIELDS = frozenset({"results", "checkpoint"})
+# Path fields that may name a folder as well as a file (a tournament folder, a checkpoint directory, an `evaltk
+# evaluate` folder as a transfer baseline).
+FOLDER_FIELDS = frozenset({"results", "checkpoint", "baseline"})
 
 
 def load_suite(path: str | Path) -> Suite:

@@ -232,3 +232,31 @@ def test_an_episode_whose_engine_is_killed_is_replayed_and_every_row_written_onc
     assert sorted(tuple(r[k] for k in key) for r in rows) == sorted(tuple(r[k] for k in key)
                                                                     for r in undisturbed.rows)
     assert len(result.rows) == 6
+
+
+def test_a_doom_checkpoint_against_its_own_table_is_identical_through_every_door(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its env spec holds tuples (buttons, obs_size), the table's JSON lists: one spec, nothing differs."""
+    from conformance.suite import Outcome, load_suite, run_suite
+    from evaltk.cli.main import main
+
+    ckpt = _tiny_appo_checkpoint(tmp_path / "ckpt")
+    table = tmp_path / "table"
+    run = ["--episodes", "10", "--seed", "4", "--num-envs", "2", "--workers", "0"]
+    assert main(["evaluate", str(ckpt), *run, "--out", str(table)]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(ckpt), "--sim", "gym", "--baseline", str(table), *run, "--margin", "1",
+                 "--out", str(tmp_path / "val"), "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    report = json.loads(lines[-1])
+    assert report["verdict"] == "identical"
+    assert report["environments"]["check"]["same"]
+    assert report["environments"]["differs"] == []
+    assert report["environments"]["not_reported"] == {"sim": [], "reference": []}
+    suite = tmp_path / "doom.toml"
+    suite.write_text(f'[suite]\nname = "doom-doors"\n\n[[case]]\nkind = "transfer"\nname = "own-table"\n'
+                     f'checkpoint = "{ckpt}"\nbaseline = "{table}"\nsimulator_b = "gym"\nepisodes = 10\nseed = 4\n'
+                     'num_envs = 2\nmargin = 1\nmargin_kind = "absolute"\nexpect = "identical"\n')
+    (result,) = run_suite(load_suite(suite), tmp_path / "work")
+    assert result.outcome is Outcome.PASSED, result.message
+    assert result.details["comparison"]["verdict_line"] == report["verdict_line"] == lines[-2]
