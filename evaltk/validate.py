@@ -199,7 +199,7 @@ def _baseline_side(path: Path, sim: EvaluationPlan, *, allow_different_envs: boo
                             f"{sim.config.checkpoint} plays {env_id}: give a baseline table of {env_id} episodes "
                             f"(or pass --env-id {loaded.env_id.split(',')[0]} if the policy fits that env)")
     planned = LoadedTable(ScoreTable(sim.config.out / TABLE_FILE, "return", np.empty(0), {"env_id": [env_id]}),
-                          np.empty(0), None, env_id, sim.info.env)
+                          np.empty(0), None, env_id, sim.settings["env"])  # as tables store it (JSON lists)
     check_envs(loaded, planned, allow_different_envs=allow_different_envs)
     simulator = ",".join(loaded.table.labels.get("simulator", [])) or UNKNOWN
     spec: dict[str, Any] = {"env_id": loaded.env_id or UNKNOWN, "simulator": simulator,

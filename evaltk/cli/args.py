@@ -45,7 +45,9 @@ def seed_type(text: str) -> int:
 
 def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, episodes_help: str, seed_help: str,
                         workers_help: str) -> None:
-    """Add ``--env-id``, ``--episodes``, ``--seed``, ``--num-envs`` and ``--workers``: the episodes of a request.
+    """Add the options of the episodes of a request (``--env-id``, ``--episodes``, ``--seed``, ``--num-envs`` ...).
+
+    The others: ``--workers``, ``--deterministic`` / ``--stochastic`` and ``--max-episode-frames``.
 
     With ``CKPT`` (:func:`add_checkpoint_argument`) and ``--out`` they are the fields of an
     :class:`evaltk.plan.EvalRequest`, which :func:`request_args` reads back.
@@ -55,6 +57,16 @@ def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, ep
     parser.add_argument("--seed", type=seed_type, default=0, help=seed_help)
     parser.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
     parser.add_argument("--workers", type=int, default=None, help=workers_help)
+    actions = parser.add_mutually_exclusive_group()
+    actions.add_argument("--deterministic", dest="actions", action="store_const", const="greedy", default=None,
+                         help="another library's checkpoint acts greedily (argmax), as SB3's "
+                              "predict(deterministic=True) (default: as the library's own evaluation: greedy for "
+                              "SB3, sampled for CleanRL's PPO and Sample Factory unless its config says otherwise)")
+    actions.add_argument("--stochastic", dest="actions", action="store_const", const="sample",
+                         help="another library's checkpoint samples its actions from its softmax (not for DQN)")
+    parser.add_argument("--max-episode-frames", type=int, default=None, metavar="N",
+                        help="cut every episode after N frames (truncated), replacing the env's own limit (108,000 "
+                             "for ALE v5 ids; a Doom scenario's episode_timeout in tics); recorded with the table")
 
 
 def request_args(args: argparse.Namespace) -> dict[str, Any]:

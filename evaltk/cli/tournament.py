@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from evaltk.cli import tournament_population
 from evaltk.cli.args import add_command, seed_type
-from evaltk.cli.output import emit_json, play_tournament
+from evaltk.cli.output import emit_json, play_tournament, print_import_caveats
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
 from evaltk.policies import builtin_name
@@ -153,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
                          executor=args.executor, ray_address=args.ray_address)
 
     hub = {agent_path(a): pin(a) for a in _agents(args) if is_hub(a)}  # shown and recorded as hf://ORG/REPO@SHA
+    _print_caveats(_agents(args), config.agents, hub)
     summary = play_tournament(config, out, options, hub)
     if hub:
         summary["sources"] = {label: table_provenance(label)["checkpoint"] for label in hub.values()}
@@ -160,6 +161,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(summary)
     return 0
+
+
+def _print_caveats(given: tuple[str, ...], paths: tuple[str, ...], hub: dict[str, str]) -> None:
+    """Print each imported agent's caveats once, before the first match (built-ins and evaltk checkpoints: none)."""
+    from evaltk.checkpoint import load
+
+    for path, agent in dict(zip(paths, given, strict=True)).items():
+        if builtin_name(path) is None:
+            spec = load(path).spec
+            print_import_caveats(hub.get(path, agent), spec.provenance,
+                                 where=f" (a match plays it on cig.wad with the match's server options and time limit, "
+                                       f"not on {spec.env.get('env_id')})")
 
 
 def run_verify_demos(args: argparse.Namespace) -> int:

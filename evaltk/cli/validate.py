@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from evaltk.cli.args import add_checkpoint_argument, add_command, add_request_options, request_args, verdict_rule
-from evaltk.cli.output import emit_json
+from evaltk.cli.output import emit_json, print_import_caveats
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
 
@@ -152,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
             """Set torch threads and add one bar per evaluated side, once every input is checked."""
             if "torch" in sys.modules:
                 sys.modules["torch"].set_num_threads(args.torch_threads)
+            for side in list(prep.evaluations.values())[:1]:  # the sides share one policy: its caveats once
+                print_import_caveats(side.settings["checkpoint"], side.policy.spec.provenance, env=side.info.env,
+                                     capped=args.max_episode_frames is not None)
             return {role: progress_for(bar.add_task(f"{role} ({p.simulator_name})", total=args.episodes,
                                                     completed=args.episodes - len(p.todo)))
                     for role, p in prep.evaluations.items()}
