@@ -60,8 +60,8 @@ def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, ep
     actions = parser.add_mutually_exclusive_group()
     actions.add_argument("--deterministic", dest="actions", action="store_const", const="greedy", default=None,
                          help="another library's checkpoint acts greedily (argmax), as SB3's "
-                              "predict(deterministic=True) (default: as the library's own evaluation: greedy for "
-                              "SB3, sampled for CleanRL's PPO and Sample Factory unless its config says otherwise)")
+                              "predict(deterministic=True) (default: greedy, except Sample Factory: sampled as its "
+                              "enjoy unless its config sets eval_deterministic)")
     actions.add_argument("--stochastic", dest="actions", action="store_const", const="sample",
                          help="another library's checkpoint samples its actions from its softmax (not for DQN)")
     parser.add_argument("--max-episode-frames", type=int, default=None, metavar="N",
