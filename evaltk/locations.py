@@ -87,16 +87,23 @@ def is_remote(ref: str) -> bool:
     return hub.is_hub(ref)
 
 
-def local_checkpoint(ref: str) -> Resolved:
+def local_checkpoint(ref: str, *, actions: str | None = None) -> Resolved:
     """Return :func:`resolve` of ``ref`` with ``ref`` made an absolute directory (other processes read it too).
 
     Built-in names (``random``, ``builtin:NAME``) pass through unresolved, as the players and loaders take them.
+    ``actions`` applies to another library's checkpoint and is ignored for the others (a tournament's agents mix
+    them).
     """
+    from evaltk.importers import detect_format
     from evaltk.policies import builtin_name
 
     if builtin_name(ref) is not None:
         return Resolved(ref, ref)
-    found = resolve(ref)
+    if actions is not None:
+        where = locate(ref)
+        foreign = where.fmt not in (None, "evaltk") or (where.fmt is None and detect_format(Path(where.path)))
+        actions = actions if foreign else None
+    found = resolve(ref, actions=actions)
     return Resolved(str(Path(found.ref).resolve()), found.label, found.source, found.provenance)
 
 

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKPOINT_FORMATS",
+    "add_actions_option",
     "add_checkpoint_argument",
     "add_command",
     "add_format_option",
@@ -57,6 +58,17 @@ def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, ep
     parser.add_argument("--seed", type=seed_type, default=0, help=seed_help)
     parser.add_argument("--num-envs", type=int, default=4, help="envs stepped as one batch (default 4)")
     parser.add_argument("--workers", type=int, default=None, help=workers_help)
+    add_actions_option(parser)
+    parser.add_argument("--max-episode-frames", type=int, default=None, metavar="N",
+                        help="cut every episode after N frames (truncated), replacing the env's own limit (108,000 "
+                             "for ALE v5 ids; a Doom scenario's episode_timeout in tics); recorded with the table")
+
+
+def add_actions_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--deterministic`` / ``--stochastic`` (``dest="actions"``: ``greedy``, ``sample`` or None).
+
+    They choose how another library's checkpoint acts (:func:`evaltk.importers.import_checkpoint`'s ``actions``).
+    """
     actions = parser.add_mutually_exclusive_group()
     actions.add_argument("--deterministic", dest="actions", action="store_const", const="greedy", default=None,
                          help="another library's checkpoint acts greedily (argmax), as SB3's "
@@ -64,9 +76,6 @@ def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, ep
                               "enjoy unless its config sets eval_deterministic)")
     actions.add_argument("--stochastic", dest="actions", action="store_const", const="sample",
                          help="another library's checkpoint samples its actions from its softmax (not for DQN)")
-    parser.add_argument("--max-episode-frames", type=int, default=None, metavar="N",
-                        help="cut every episode after N frames (truncated), replacing the env's own limit (108,000 "
-                             "for ALE v5 ids; a Doom scenario's episode_timeout in tics); recorded with the table")
 
 
 def request_args(args: argparse.Namespace) -> dict[str, Any]:

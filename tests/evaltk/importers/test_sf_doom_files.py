@@ -112,12 +112,16 @@ def test_a_map_evaltk_lacks_is_one_line_naming_a_command_that_changes_no_environ
 
 def test_a_tournament_plays_the_duel_bots_run_without_sample_factory(no_sf: tuple[list[str], dict[str, str]],
                                                                      tmp_path: Path) -> None:
-    """Matches are on cig.wad: the run's own map (ssl2.wad, not vendored) is not needed."""
+    """Matches are on cig.wad: the run's own map (ssl2.wad, not vendored) is not needed; --deterministic applies."""
     prefix, env = no_sf
-    run = run_evaltk(prefix, env, ["tournament", "gauntlet", "--agent", str(data_path("sf_doom/duel_bots")), "--bots",
-                                   "1", "--matches", "1", "--timelimit", "0.1", "--concurrency", "1", "--out",
-                                   str(tmp_path / "t"), "--json"])
+    run = run_evaltk(prefix, env, ["tournament", "round-robin", "--agents", str(data_path("sf_doom/duel_bots")),
+                                   "builtin:random", "--deterministic", "--bots", "1", "--matches", "1", "--timelimit",
+                                   "0.1", "--concurrency", "1", "--out", str(tmp_path / "t"), "--json"])
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stderr.count("imported from sample-factory") == 1
     assert "not on sf_doom_duel_bots" in run.stderr
-    assert json.loads(run.stdout.strip().splitlines()[-1])["matches_played"] == 1
+    summary = json.loads(run.stdout.strip().splitlines()[-1])
+    assert summary["matches_played"] == 1
+    imported = [a for a in summary["agents"] if "sample-factory" in a]
+    assert len(imported) == 1  # Sample Factory's default is sampled actions; --deterministic made it greedy
+    assert json.loads((Path(imported[0]) / "policy.json").read_text())["model_kwargs"]["actions"] == "greedy"
