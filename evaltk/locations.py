@@ -61,18 +61,24 @@ def locate(ref: str) -> Located:
                    table_provenance(str(found.pinned)))
 
 
-def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None) -> Resolved:
+def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None, actions: str | None = None) -> Resolved:
     """Resolve ``ref`` to a local evaltk checkpoint (importing another library's file into the cache).
 
     ``fmt`` forces an importer format; ``env_id`` (the user's ``--env-id``) wins over the one the
-    Hub repo's metadata names. Bad locations raise :class:`~evaltk.errors.CheckpointError` subclasses.
+    Hub repo's metadata names; ``actions`` (``greedy``/``sample``) is how an imported policy acts, refused
+    for anything but another library's checkpoint. Bad locations raise
+    :class:`~evaltk.errors.CheckpointError` subclasses.
     """
-    from evaltk.importers import resolve_foreign_checkpoint
+    from evaltk.importers import ForeignCheckpointError, resolve_foreign_checkpoint
 
     where = locate(ref)
-    if where.fmt == "evaltk" and fmt is None:
-        return Resolved(where.path, where.label, where.source, where.provenance)
-    local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id)
+    foreign = not (where.fmt == "evaltk" and fmt is None)
+    local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id,
+                                       actions=actions) if foreign else where.path
+    if actions is not None and local == where.path:
+        raise ForeignCheckpointError(f"--deterministic/--stochastic choose how another library's checkpoint acts; "
+                                     f"{where.label} is not one (an evaltk checkpoint's policy.json fixes it, e.g. "
+                                     "evaltk import --actions): drop the option")
     return Resolved(local, where.label, where.source, where.provenance)
 
 
@@ -81,16 +87,23 @@ def is_remote(ref: str) -> bool:
     return hub.is_hub(ref)
 
 
-def local_checkpoint(ref: str) -> Resolved:
+def local_checkpoint(ref: str, *, actions: str | None = None) -> Resolved:
     """Return :func:`resolve` of ``ref`` with ``ref`` made an absolute directory (other processes read it too).
 
     Built-in names (``random``, ``builtin:NAME``) pass through unresolved, as the players and loaders take them.
+    ``actions`` applies to another library's checkpoint and is ignored for the others (a tournament's agents mix
+    them).
     """
+    from evaltk.importers import detect_format
     from evaltk.policies import builtin_name
 
     if builtin_name(ref) is not None:
         return Resolved(ref, ref)
-    found = resolve(ref)
+    if actions is not None:
+        where = locate(ref)
+        foreign = where.fmt not in (None, "evaltk") or (where.fmt is None and detect_format(Path(where.path)))
+        actions = actions if foreign else None
+    found = resolve(ref, actions=actions)
     return Resolved(str(Path(found.ref).resolve()), found.label, found.source, found.provenance)
 
 

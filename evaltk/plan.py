@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
-from evaltk.envs import EnvInfo, describe, env_for_id
+from evaltk.envs import EnvInfo, cap_episode_frames, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTORS
 from evaltk.locations import Resolved, resolve
@@ -64,6 +64,12 @@ class EvalRequest:
     torch_threads: int = DEFAULT_TORCH_THREADS
     """Torch threads for the policy's batched inference while episodes run (restored after); the same default
     through every door (``--torch-threads``, suites)."""
+    actions: str | None = None
+    """Another library's checkpoint: ``greedy`` or ``sample`` actions (:data:`evaltk.importers.nets.ACTION_MODES`);
+    None: as the library's own evaluation."""
+    max_episode_frames: int | None = None
+    """Frames after which an episode is cut (its row truncated): the env's own limit replaced
+    (:func:`evaltk.envs.cap_episode_frames`); None keeps it."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +170,7 @@ def _load(config: EvalConfig) -> _Policy:
     if not ref.startswith(("builtin:", "hf://")) and "/" in ref and not Path(ref).exists():
         raise SpecError(f"checkpoint {ref!r} does not exist: pass a checkpoint directory (with policy.json) or "
                         "a builtin such as builtin:scripted")
-    found = resolve(ref, fmt=config.checkpoint_format, env_id=config.env_id)
+    found = resolve(ref, fmt=config.checkpoint_format, env_id=config.env_id, actions=config.actions)
     builtin: list[bool] = []
 
     def builtin_env() -> dict[str, Any]:
@@ -201,7 +207,7 @@ def _env(config: EvalConfig, policy: Policy) -> dict[str, Any]:
         if not (isinstance(p, int | float) and 0.0 <= p <= 1.0):
             raise SpecError(f"--repeat-action-probability must be in [0, 1], got {p!r}; ALE v5 uses 0.25")
         env["kwargs"] = {**env["kwargs"], "repeat_action_probability": float(p)}
-    return env
+    return env if config.max_episode_frames is None else cap_episode_frames(env, config.max_episode_frames)
 
 
 def _describe(config: EvalConfig, policy: Policy, described: dict[str, EnvInfo]) -> EnvInfo:
@@ -265,8 +271,8 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
     """
     options = list(options or ["--sim"] * len(configs))
     first = configs[0]
-    if any((c.checkpoint, c.checkpoint_format, c.env_id) != (first.checkpoint, first.checkpoint_format, first.env_id)
-           for c in configs):
+    if any((c.checkpoint, c.checkpoint_format, c.env_id, c.actions)
+           != (first.checkpoint, first.checkpoint_format, first.env_id, first.actions) for c in configs):
         raise ValueError("plan_all plans the sides of one policy location: plan other policies separately")
     for config in configs:
         _check_request(config)

@@ -11,11 +11,12 @@ runs (same base ``--seed``), each look running only the episodes it lacks. Every
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from evaltk.evaluate import PlanSource
-from evaltk.plan import EvalConfig, plan
+from evaltk.plan import EvalConfig, EvaluationPlan, plan
 from evaltk.scores import TABLE_FILE
 from evaltk.table_comparison import load_sample
 from evaltk.verdict import CompareError, check_envs
@@ -38,12 +39,13 @@ class UntilVerdictConfig:
     """The episode budget of this evaluation (B)."""
 
 
-def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
-                           on_look: LookFn | None = None) -> SequentialComparison:
+def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig, on_look: LookFn | None = None,
+                           on_plan: Callable[[EvaluationPlan], None] | None = None) -> SequentialComparison:
     """Evaluate ``config`` in batches until the sequential verdict against ``uv.baseline`` is decided.
 
     Every input is checked before the first episode: the rule, the budget, the baseline table and its env
-    (the env check of :func:`evaltk.verdict.compare`).
+    (the env check of :func:`evaltk.verdict.compare`). ``on_plan`` sees the one plan once it is checked, before
+    any episode; ``on_look`` sees each look.
     """
     rule = uv.rule
     if not rule.sequential:
@@ -56,6 +58,8 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig,
     baseline = FixedSource(table, grows=False)
     candidate = PlanSource(plan(dataclasses.replace(config, episodes=uv.max_episodes)), label=CANDIDATE_LABEL)
     check_envs(baseline.header(), candidate.header(), allow_different_envs=rule.allow_different_envs)
+    if on_plan is not None:
+        on_plan(candidate.plan)
     seq = compare_sequential(baseline, candidate, rule, on_look=on_look)
     from evaltk.report.comparison_report import write_sequential_report
 

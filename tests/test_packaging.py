@@ -156,6 +156,11 @@ def test_the_built_package_carries_the_data_it_needs(tmp_path: Path) -> None:
     assert "gpu_env/core/cuda/kernels.h" in headers
     assert headers <= built
     assert {f"{package}/py.typed" for package in CODE} <= built
+    # Sample Factory's Doom cfgs and maps (evaltk.envs.doom_files) with their licence.
+    vendored = {f"evaltk/envs/sample_factory_scenarios/{name}"
+                for name in _files(ROOT / "evaltk" / "envs" / "sample_factory_scenarios")}
+    assert {"evaltk/envs/sample_factory_scenarios/LICENSE", "evaltk/envs/sample_factory_scenarios/ssl2.cfg",
+            "evaltk/envs/sample_factory_scenarios/battle.wad"} <= vendored <= built
     # suites/ (suite files, their traces, the A2C checkpoint) as evaltk/data/suites, byte for byte.
     suites = _files(ROOT / "suites")
     assert {"gpu_env_traces.toml", "checkpoints/a2c_breakout/policy.safetensors"} <= suites

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKPOINT_FORMATS",
+    "add_actions_option",
     "add_checkpoint_argument",
     "add_command",
     "add_format_option",
@@ -47,7 +48,10 @@ def seed_type(text: str) -> int:
 
 def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, episodes_help: str, seed_help: str,
                         workers_help: str) -> None:
-    """Add ``--env-id``, ``--episodes``, ``--seed``, ``--num-envs``, ``--workers`` and ``--torch-threads``.
+    """Add the options of the episodes of a request (``--env-id``, ``--episodes``, ``--seed``, ``--num-envs`` ...).
+
+    The others: ``--workers``, ``--torch-threads``, ``--deterministic`` / ``--stochastic`` and
+    ``--max-episode-frames``.
 
     With ``CKPT`` (:func:`add_checkpoint_argument`) and ``--out`` they are the fields of an
     :class:`evaltk.plan.EvalRequest`, which :func:`request_args` reads back.
@@ -60,6 +64,24 @@ def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, ep
     parser.add_argument("--torch-threads", type=int, default=None,
                         help="torch threads for a checkpoint's batched inference (default 1: the env worker processes "
                              "keep the other cores; the same default as suite cases)")
+    add_actions_option(parser)
+    parser.add_argument("--max-episode-frames", type=int, default=None, metavar="N",
+                        help="cut every episode after N frames (truncated), replacing the env's own limit (108,000 "
+                             "for ALE v5 ids; a Doom scenario's episode_timeout in tics); recorded with the table")
+
+
+def add_actions_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--deterministic`` / ``--stochastic`` (``dest="actions"``: ``greedy``, ``sample`` or None).
+
+    They choose how another library's checkpoint acts (:func:`evaltk.importers.import_checkpoint`'s ``actions``).
+    """
+    actions = parser.add_mutually_exclusive_group()
+    actions.add_argument("--deterministic", dest="actions", action="store_const", const="greedy", default=None,
+                         help="another library's checkpoint acts greedily (argmax), as SB3's "
+                              "predict(deterministic=True) (default: greedy, except Sample Factory: sampled as its "
+                              "enjoy unless its config sets eval_deterministic)")
+    actions.add_argument("--stochastic", dest="actions", action="store_const", const="sample",
+                         help="another library's checkpoint samples its actions from its softmax (not for DQN)")
 
 
 def request_args(args: argparse.Namespace) -> dict[str, Any]:

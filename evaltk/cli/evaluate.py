@@ -18,7 +18,7 @@ from evaltk.cli.args import (
     request_args,
     verdict_rule,
 )
-from evaltk.cli.output import emit_json
+from evaltk.cli.output import emit_json, print_import_caveats
 from evaltk.errors import EvaltkError
 from evaltk.executor.options import add_executor_arguments
 
@@ -27,6 +27,11 @@ EPILOG = """examples:
   evaltk evaluate runs/a2c/checkpoints/final --episodes 100 --out runs/a2c_eval --json
   evaltk evaluate runs/appo/checkpoints/ckpt_000000196_401408 --episodes 50 --seed 0 --num-envs 4 --out runs/doom_eval
   evaltk evaluate builtin:random --env-id basic --episodes 20 --out runs/doom_random
+  evaltk evaluate ppo_breakout.zip --env-id BreakoutNoFrameskip-v4 --stochastic --max-episode-frames 27000 --out runs/x
+  evaltk evaluate train_dir/doom_basic_run --episodes 50 --out runs/sf_basic    # a Sample Factory experiment folder
+
+Another library's checkpoint is imported on the fly (docs/importers.md); what its library did that
+the reference env does not (FIRE on reset, wrappers, ...) is printed before the first episode.
 
 Rows go to OUT/episodes.csv as episodes finish; re-running the same command resumes.
 """
@@ -113,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
     if args.until_verdict:
         return _run_until_verdict(args, config)
     prep = plan(config)  # every bad-input error surfaces here, before the progress bar
+    print_import_caveats(prep.settings["checkpoint"], prep.policy.spec.provenance, env=prep.info.env,
+                         capped=config.max_episode_frames is not None)
     err = Console(stderr=True)
     returns: list[float] = [float(r["return"]) for r in prep.old_rows if r["index"] < args.episodes]
     with Progress(TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
@@ -151,11 +158,18 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
 
     uv = UntilVerdictConfig(baseline=args.baseline, rule=verdict_rule(args, sequential=True),
                             max_episodes=args.max_episodes)
-    result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True))
-    print(f"verdict: {result.verdict.value}")
+
+    def planned(prep: Any) -> None:
+        """Print the policy's import caveats once it is planned, before the first episode."""
+        print_import_caveats(prep.settings["checkpoint"], prep.policy.spec.provenance, env=prep.info.env,
+                             capped=config.max_episode_frames is not None)
+
+    result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True),
+                                    on_plan=planned)
     print(f"  {result.reason}")
     if result.interval_line():
         print(f"  {result.interval_line()}")
+    print(result.verdict_line())
     print(f"wrote {args.out / 'sequential.json'}, {args.out / 'sequential.md'}")
     if args.json:
         emit_json({"command": "evaluate", "until_verdict": True, **result.to_dict()})

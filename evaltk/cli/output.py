@@ -18,7 +18,35 @@ if TYPE_CHECKING:
     from evaltk.tournament.formats import TournamentConfig
     from evaltk.tournament.run import RunOptions
 
-__all__ = ["emit_json", "play_tournament", "to_json_line"]
+__all__ = ["emit_json", "play_tournament", "print_import_caveats", "to_json_line"]
+
+
+def print_import_caveats(label: str, provenance: Mapping[str, Any], *, env: Mapping[str, Any] | None = None,
+                         capped: bool = False, where: str = "") -> bool:
+    """Print to stderr, once before the first episode, what another library's checkpoint ``label`` needs.
+
+    ``provenance`` is the checkpoint's (``policy.json``): the importer's caveats are read from it
+    (:func:`evaltk.importers.import_caveats`). ``env`` (the env dict the episodes run) without a frame cap
+    (``capped``: ``--max-episode-frames`` given) adds how long an episode the policy never ends runs. ``where``
+    ends the heading (a tournament's own setting). Prints nothing and returns False for an evaltk checkpoint
+    or a built-in.
+    """
+    import sys
+
+    from evaltk.importers import import_caveats
+
+    found = import_caveats(provenance)
+    if found is None:
+        return False
+    fmt, caveats = found
+    lines = [f"note: {label} was imported from {fmt}; what evaltk plays differently from its library{where}:"]
+    lines += [f"  - {caveat}" for caveat in caveats]
+    limit = dict(env or {}).get("kwargs", {}).get("max_num_frames_per_episode")
+    if not capped and dict(env or {}).get("family") == "atari":
+        length = f"{limit:,} frames (the env's limit)" if isinstance(limit, int) else "no frame limit"
+        lines.append(f"  an episode the policy never ends runs to {length}: --max-episode-frames N cuts it earlier")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    return True
 
 
 def play_tournament(config: TournamentConfig, out: Path, options: RunOptions,

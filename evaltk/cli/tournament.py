@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evaltk.cli import tournament_population
-from evaltk.cli.args import add_command, add_rules_argument, seed_type
-from evaltk.cli.output import emit_json, play_tournament
+from evaltk.cli.args import add_actions_option, add_command, add_rules_argument, seed_type
+from evaltk.cli.output import emit_json, play_tournament, print_import_caveats
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
 from evaltk.policies import builtin_name
@@ -49,6 +50,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "--matches>)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object on the last line")
     add_rules_argument(p)
+    add_actions_option(p)
     add_executor_arguments(p)
 
 
@@ -97,14 +99,15 @@ def _agents(args: argparse.Namespace) -> tuple[str, ...]:
     return (args.a, args.b)
 
 
-def agent_path(agent: str) -> str:
+def agent_path(agent: str, actions: str | None = None) -> str:
     """Return ``agent`` as the players load it: a built-in name or an absolute evaltk checkpoint directory.
 
-    A location (:mod:`evaltk.locations`) is resolved: ``hf://`` fetched, another library's file imported.
+    A location (:mod:`evaltk.locations`) is resolved: ``hf://`` fetched, another library's file imported
+    (acting as ``actions`` says: ``greedy``, ``sample``, or None for its library's default).
     """
     from evaltk.locations import local_checkpoint
 
-    return local_checkpoint(agent).ref
+    return local_checkpoint(agent, actions=actions).ref
 
 
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
@@ -115,7 +118,7 @@ def config_from_args(args: argparse.Namespace) -> TournamentConfig:
     sprt = None
     if getattr(args, "sprt", False):
         sprt = SprtConfig(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta, pairs=args.pairs)
-    agents = tuple(agent_path(a) for a in agents)
+    agents = tuple(agent_path(a, args.actions) for a in agents)
     config = TournamentConfig(format=args.format, agents=agents, matches=args.matches, bots=args.bots,
                               bot_names=tuple(args.bot_names), maps=tuple(args.maps), timelimit_min=args.timelimit,
                               fraglimit=args.fraglimit, frameskip=args.frameskip, seed=args.seed, record=args.record,
@@ -154,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts,
                          executor=args.executor, ray_address=args.ray_address)
 
-    hub = {agent_path(a): pin(a) for a in _agents(args) if is_hub(a)}  # shown and recorded as hf://ORG/REPO@SHA
+    hub = {agent_path(a, args.actions): pin(a) for a in _agents(args) if is_hub(a)}  # shown as hf://ORG/REPO@SHA
+    print_agent_caveats(_agents(args), config.agents, hub)
     summary = play_tournament(config, out, options, hub, rules=args.rules)
     if hub:
         summary["sources"] = {label: table_provenance(label)["checkpoint"] for label in hub.values()}
@@ -162,6 +166,21 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(summary)
     return 0
+
+
+def print_agent_caveats(given: Sequence[str], paths: Sequence[str], hub: Mapping[str, str]) -> None:
+    """Print each imported agent's caveats once, before the first match (built-ins and evaltk checkpoints: none).
+
+    ``given``: the agents as typed; ``paths``: as :func:`agent_path` resolved them; ``hub``: path to pinned label.
+    """
+    from evaltk.checkpoint import load
+
+    for path, agent in dict(zip(paths, given, strict=True)).items():
+        if builtin_name(path) is None:
+            spec = load(path).spec
+            print_import_caveats(hub.get(path, agent), spec.provenance,
+                                 where=f" (a match plays it on cig.wad with the match's server options and time limit, "
+                                       f"not on {spec.env.get('env_id')})")
 
 
 def run_verify_demos(args: argparse.Namespace) -> int:

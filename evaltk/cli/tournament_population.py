@@ -71,7 +71,7 @@ def population_agents(run_dir: Path, *, first_snapshots: bool) -> dict[str, str]
 
 def run(args: argparse.Namespace) -> int:
     """Play the population round-robin; print progress, the report with a legend, and (``--json``) the summary."""
-    from evaltk.cli.tournament import agent_path
+    from evaltk.cli.tournament import agent_path, print_agent_caveats
     from evaltk.hub import is_hub
     from evaltk.locations import pin
     from evaltk.tournament.formats import TournamentConfig
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     baselines = [agent_path(b) for b in args.baselines]  # hf:// baselines are named by hf://ORG/REPO@SHA
     given = {path: pin(b) if is_hub(b) else path for path, b in zip(baselines, args.baselines, strict=True)}
     names = {path: name for name, path in members.items()} | given
+    print_agent_caveats(args.baselines, baselines, given)
     config = TournamentConfig(format="round-robin", agents=(*members.values(), *baselines), matches=args.matches,
                               bots=args.bots, maps=tuple(args.maps), timelimit_min=args.timelimit, seed=args.seed)
     config.check()

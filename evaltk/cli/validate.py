@@ -18,7 +18,7 @@ from evaltk.cli.args import (
     seed_type,
     verdict_rule,
 )
-from evaltk.cli.output import emit_json
+from evaltk.cli.output import emit_json, print_import_caveats
 from evaltk.errors import EvaltkError
 from evaltk.margin import MarginKind
 
@@ -154,7 +154,10 @@ def run(args: argparse.Namespace) -> int:
                   console=Console(stderr=True), transient=False) as bar:
 
         def start(prep: PreparedValidation) -> dict[str, Any]:
-            """Add one bar per evaluated side, once every input is checked."""
+            """Print the policy's import caveats and add one bar per evaluated side, once every input is checked."""
+            for side in list(prep.evaluations.values())[:1]:  # the sides share one policy: its caveats once
+                print_import_caveats(side.settings["checkpoint"], side.policy.spec.provenance, env=side.info.env,
+                                     capped=args.max_episode_frames is not None)
             return {role: progress_for(bar.add_task(f"{role} ({p.simulator_name})", total=args.episodes,
                                                     completed=args.episodes - len(p.todo)))
                     for role, p in prep.evaluations.items()}

@@ -61,6 +61,25 @@ def _describe(env: dict[str, Any]) -> EnvInfo:
     raise SpecError(f"unknown env family {family!r}: use one of {', '.join(FAMILIES)}")
 
 
+def cap_episode_frames(env: dict[str, Any], frames: int) -> dict[str, Any]:
+    """Return ``env`` with its episodes cut after ``frames`` frames, replacing the env's own limit.
+
+    Atari: ALE's ``max_num_frames_per_episode`` (emulator frames; 108,000 for v5 ids), Doom: the scenario's
+    ``episode_timeout`` (game tics). The cut is the env's own truncation, so a capped episode's row says
+    ``truncated``; the limit is part of the env dict, so a score table records it.
+    """
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        raise SpecError(f"--max-episode-frames {frames!r}: use a whole number of frames >= 1")
+    family = env.get("family")
+    if family == "atari":
+        return {**env, "kwargs": {**env.get("kwargs", {}), "max_num_frames_per_episode": frames}}
+    if family == "doom":
+        from evaltk.envs import doom
+
+        return doom.env_spec(doom.scenario_from_env_spec(env).replace(episode_timeout=frames))
+    raise SpecError(f"--max-episode-frames caps Atari and Doom episodes, not {family!r} envs: drop it")
+
+
 def env_for_id(env_id: str) -> dict[str, Any]:
     """Default env dict for an id from the command line: gymnasium's registered settings, no preprocessing."""
     from evaltk.envs import atari

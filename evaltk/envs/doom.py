@@ -1,7 +1,8 @@
 """ViZDoom games from scenario rows, and the one observation/action mapping every Doom consumer uses.
 
 The rows live in :mod:`evaltk.envs.doom_scenarios` (re-exported here). A :class:`DoomScenario` row says
-everything needed to rebuild an environment: the ``.cfg`` file shipped in ``vizdoom.scenarios_path``, the
+everything needed to rebuild an environment: the ``.cfg`` file (``vizdoom.scenarios_path``, or evaltk's copies of
+Sample Factory's cfgs: :mod:`evaltk.envs.doom_files`), the
 map, the buttons and how policy actions map onto them, frameskip, render resolution and observation size,
 the measurements vector, the reward scale and shaping, and the number of
 built-in bots (which are re-added at the start of every episode).
@@ -33,7 +34,7 @@ import cv2
 import numpy as np
 import vizdoom
 
-from evaltk.envs import doom_labels, doom_measurements, shm_reaper
+from evaltk.envs import doom_files, doom_labels, doom_measurements, shm_reaper
 from evaltk.envs.doom_inputs import DoomInputs
 from evaltk.envs.doom_scenarios import DUEL_SHAPING as DUEL_SHAPING
 from evaltk.envs.doom_scenarios import SCENARIOS as SCENARIOS
@@ -58,18 +59,19 @@ def free_udp_port() -> int:
 
 
 def make_game(scenario: DoomScenario, *, seed: int, extra_game_args: str = "", visible: bool = False,
-              port: int | None = None) -> vizdoom.DoomGame:
+              port: int | None = None, wad: str | None = None) -> vizdoom.DoomGame:
     """Return a ``DoomGame`` configured for ``scenario`` (not yet ``init()``-ed).
 
     Bot scenarios host a one-player deathmatch on ``port`` (a free UDP port when None); call
     :func:`start_episode` after ``init()`` and for every new episode so that the bots are (re-)added.
+    ``wad``: a map file played instead of the scenario's (a tournament match's cig.wad).
     """
-    cfg_path = os.path.join(scenario_folder(scenario), scenario.cfg)
-    if not os.path.isfile(cfg_path):
-        raise SpecError(f"scenario {scenario.name!r}: cfg {cfg_path} does not exist; the cfg must be a file "
-                        f"shipped in its scenario_dir ({scenario.scenario_dir})")
+    cfg_path, wad_path = scenario_files(scenario, find_map=wad is None)
+    wad_path = wad or wad_path
     game = vizdoom.DoomGame()
     game.load_config(cfg_path)
+    if wad_path is not None:
+        game.set_doom_scenario_path(wad_path)
     if scenario.map is not None:
         game.set_doom_map(scenario.map)
     if scenario.skill is not None:
@@ -99,17 +101,29 @@ def make_game(scenario: DoomScenario, *, seed: int, extra_game_args: str = "", v
     return game
 
 
+def scenario_files(scenario: DoomScenario, *, find_map: bool = True) -> tuple[str, str | None]:
+    """Return ``scenario``'s cfg path and its map's path (None: the one the cfg names beside it, or not looked for).
+
+    A missing file is a :class:`SpecError` naming the fix (for Sample Factory's maps:
+    :func:`evaltk.envs.doom_files.install_command`); ``find_map`` False checks the cfg alone.
+    """
+    cfg_path = os.path.join(scenario_folder(scenario), scenario.cfg)
+    if not os.path.isfile(cfg_path):
+        raise SpecError(f"scenario {scenario.name!r}: cfg {cfg_path} does not exist; the cfg must be a file "
+                        f"shipped in its scenario_dir ({scenario.scenario_dir})")
+    if scenario.scenario_dir == "sample_factory" and find_map:  # its cfg names a map; the map may lie elsewhere
+        return cfg_path, str(doom_files.sf_wad(doom_files.cfg_wad(cfg_path), scenario.name))
+    return cfg_path, None
+
+
 def scenario_folder(scenario: DoomScenario) -> str:
-    """Return the folder of ``scenario.cfg``: ``vizdoom.scenarios_path`` or Sample Factory's ``scenarios``."""
+    """Return the folder of ``scenario.cfg``: ``vizdoom.scenarios_path``, or evaltk's copies of Sample Factory's cfgs.
+
+    A ``sample_factory`` scenario's map is found by :func:`evaltk.envs.doom_files.sf_wad`.
+    """
     if scenario.scenario_dir == "vizdoom":
         return str(vizdoom.scenarios_path)
-    import importlib.util
-
-    found = importlib.util.find_spec("sf_examples")  # the package's location only: none of its code runs
-    if found is None or not found.submodule_search_locations:
-        raise SpecError(f"scenario {scenario.name!r} uses Sample Factory's scenario files: pip install "
-                        "sample-factory (its sf_examples package holds them)")
-    return os.path.join(next(iter(found.submodule_search_locations)), "vizdoom", "doom", "scenarios")
+    return str(doom_files.SF_FOLDER)
 
 
 def _tracked_variables(scenario: DoomScenario) -> tuple[str, ...]:

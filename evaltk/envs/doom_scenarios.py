@@ -43,8 +43,8 @@ class DoomScenario:
     reward (shaping terms are not scaled). ``bots`` > 0 hosts a one-player deathmatch and adds that many
     built-in bots at every episode start. ``timelimit`` (minutes of game time) and ``episode_timeout``
     (tics) override the cfg when set. ``scenario_dir``: where ``cfg`` lies, ``"vizdoom"``
-    (``vizdoom.scenarios_path``) or ``"sample_factory"`` (the ``scenarios`` folder of the installed
-    ``sf_examples.vizdoom.doom`` package: Sample Factory's own cfgs and wads). ``interpolation``: how the
+    (``vizdoom.scenarios_path``) or ``"sample_factory"`` (Sample Factory 2.1.1's own cfgs, vendored, with
+    their maps found by :mod:`evaltk.envs.doom_files`). ``interpolation``: how the
     rendered screen is resized to ``obs_size`` (``"bilinear"``, or ``"nearest"`` as Sample Factory's
     ``ResizeWrapper``). ``measurement_scheme`` ``"sample_factory"``: the observation carries Sample
     Factory's ``DoomAdditionalInput`` vector (:mod:`evaltk.envs.doom_measurements`) in one extra row.

@@ -15,6 +15,7 @@ caveats are documented in ``docs/importers.md``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +26,8 @@ if TYPE_CHECKING:  # common imports torch: loaded only when a foreign file is re
 
 FORMATS = ("sb3", "cleanrl", "sample-factory")
 
-__all__ = ["FORMATS", "ForeignCheckpointError", "RefusedPickleError", "detect_format", "import_checkpoint",
-           "read_foreign", "resolve_foreign_checkpoint"]
+__all__ = ["FORMATS", "ForeignCheckpointError", "RefusedPickleError", "detect_format", "import_caveats",
+           "import_checkpoint", "read_foreign", "resolve_foreign_checkpoint"]
 
 
 def detect_format(path: Path) -> str | None:
@@ -118,10 +119,12 @@ def cache_dir() -> Path:
     return Path(base) / "evaltk" / "imported"
 
 
-def resolve_foreign_checkpoint(ref: str, fmt: str | None = None, *, env_id: str | None = None) -> str:
+def resolve_foreign_checkpoint(ref: str, fmt: str | None = None, *, env_id: str | None = None,
+                               actions: str | None = None) -> str:
     """Return ``ref`` unchanged unless it is a foreign checkpoint; then import it into the cache and return that.
 
-    The cache entry is keyed by the file's sha256, the format and ``env_id``, so a changed file is
+    ``actions``: ``greedy`` or ``sample`` (see :func:`import_checkpoint`; None: the format's default). The
+    cache entry is keyed by the file's sha256, the format, ``env_id`` and ``actions``, so a changed file is
     re-imported. Builtins (``random``, ``builtin:...``) and evaltk directories pass through.
     """
     import hashlib
@@ -139,11 +142,25 @@ def resolve_foreign_checkpoint(ref: str, fmt: str | None = None, *, env_id: str 
     if not source.is_file():
         raise ForeignCheckpointError(f"{source} is not a file: pass the {found} checkpoint file")
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    key = hashlib.sha256(f"{digest}|{found}|{env_id}".encode()).hexdigest()[:20]
-    target = cache_dir() / f"{path.stem}-{found}-{key}"
+    key = hashlib.sha256(f"{digest}|{found}|{env_id}{'' if actions is None else '|' + actions}".encode())
+    target = cache_dir() / f"{path.stem}-{found}-{key.hexdigest()[:20]}"
     if not (target / "policy.json").exists():
-        import_checkpoint(path, target, fmt=found, env_id=env_id)
+        import_checkpoint(path, target, fmt=found, env_id=env_id, actions=actions)
     return str(target)
+
+
+def import_caveats(provenance: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """Return ``(format, caveats)`` of an imported checkpoint's ``provenance`` (``policy.json``); None if not imported.
+
+    The caveats are what :func:`import_checkpoint` recorded: what the reference env does not reproduce of
+    the library's training and evaluation (FIRE on reset, its wrappers, ...).
+    """
+    record = provenance.get("import")
+    if not isinstance(record, Mapping):
+        return None
+    caveats = record.get("caveats")
+    found = [str(c) for c in caveats] if isinstance(caveats, list) else []
+    return str(record.get("format", "another library")), found
 
 
 def describe_import(imported: Imported) -> dict[str, Any]:

@@ -5,7 +5,8 @@ Facts read from Sample Factory 2.1.1's ``doom_utils.DOOM_ENVS``, ``action_space`
 (tuple) action space, a reward scaling, a time limit in agent steps, bots, and wrappers (the
 ``DoomAdditionalInput`` measurements, reward shaping). The scenario built here:
 
-* plays Sample Factory's cfg (``scenario_dir="sample_factory"``) with the cfg's buttons in the cfg's order;
+* plays Sample Factory's cfg (``scenario_dir="sample_factory"``: evaltk's copies of its cfgs, the maps found
+  by :mod:`evaltk.envs.doom_files`) with the cfg's buttons in the cfg's order;
 * maps each action head as ``VizdoomEnv._convert_actions`` does: a ``Discrete(n)`` head presses the
   next ``n - 1`` buttons one-hot (0 is no-op), a ``Discretized(n, lo, hi)`` head sets one delta
   button to ``lo + i * (hi - lo) / (n - 1)``;
@@ -123,7 +124,7 @@ def read_cfg(folder: str, cfg: str) -> tuple[list[str], list[str], int | None]:
             text = fh.read()
     except OSError as exc:
         raise ForeignCheckpointError(f"cannot read Sample Factory's scenario {path}: {exc.strerror}: reinstall "
-                                     "sample-factory") from None
+                                     "evaltk (its copies of Sample Factory's cfgs are package data)") from None
     timeout = re.search(r"^\s*episode_timeout\s*=\s*(\d+)", text, flags=re.MULTILINE)
     return _cfg_list(text, "available_buttons"), _cfg_list(text, "available_game_variables"), \
         int(timeout.group(1)) if timeout else None

@@ -37,7 +37,11 @@ class GymSimulator:
     name = "gym"
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
-        """Return the identity: nothing to check beyond what :func:`evaltk.envs.describe` already did."""
+        """Return the identity; a Doom scenario's cfg and map must be on this machine (checked before any episode)."""
+        if info.env.get("family") == "doom":
+            from evaltk.envs import doom
+
+            doom.scenario_files(doom.scenario_from_env_spec(info.env))
         return {"simulator": self.name, "settings": _settings(info.env, info.settings)}
 
     def deterministic(self) -> GymSimulator:

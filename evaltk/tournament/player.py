@@ -136,9 +136,9 @@ class _Driver:
             self.frameskip = int(self.scenario.frameskip)
             if self.scenario.scenario_dir != "vizdoom":  # Sample Factory's cfg: its server options are the match's
                 self.scenario = dataclasses.replace(self.scenario, game_args="")
-            game = doom.make_game(self.scenario, seed=spec.seed)
-            if self.scenario.scenario_dir != "vizdoom":  # its cfg names its own wad; every match plays cig.wad
-                game.set_doom_scenario_path(os.path.join(vzd.scenarios_path, MATCH_WAD))
+            # Sample Factory's cfg names its own wad; every match plays cig.wad
+            wad = os.path.join(vzd.scenarios_path, MATCH_WAD) if self.scenario.scenario_dir != "vizdoom" else None
+            game = doom.make_game(self.scenario, seed=spec.seed, wad=wad)
         game.set_doom_map(spec.map)
         game.set_mode(vzd.Mode.PLAYER)
         game.set_window_visible(False)

@@ -7,6 +7,8 @@
 * :func:`sample_factory_repo`: Sample Factory's experiment folder as ``push_to_hub`` uploads it
   (``config.json`` from ``cfg_dict``, ``checkpoint_p0/checkpoint_*.pth`` written as its learner
   does, the model card, ``sf_log.txt``).
+* :func:`sf_doom_repo`: a Sample Factory ``doom_basic`` experiment folder as ``push_to_hub`` uploads it, made of
+  the committed run ``tests/data/sf_doom/basic`` (written by Sample Factory's ``train_vizdoom``).
 * :func:`hostile_sb3_repo`: an SB3 zip whose ``policy.pth`` pickles ``os.system``.
 
 Both real policies' greedy action is FIRE, so their Breakout episodes end quickly.
@@ -29,6 +31,7 @@ import torch
 ENV_ID = "BreakoutNoFrameskip-v4"
 SB3_REPO = f"evaltk-tests/a2c-{ENV_ID}"
 SF_REPO = "evaltk-tests/sf-atari-breakout"
+SF_DOOM_REPO = "evaltk-tests/sf-doom-basic"
 EVIL_REPO = "evaltk-tests/ppo-CartPole-v1"
 EMPTY_REPO = "evaltk-tests/notes"
 EVALTK_REPO = "evaltk-tests/two-evaltk-checkpoints"
@@ -113,6 +116,17 @@ def sample_factory_repo() -> dict[str, bytes]:
             "checkpoint_p0/checkpoint_000000001_1.pth": buf.getvalue(),
             "README.md": _card("sample-factory", "APPO", "atari_breakout"), "sf_log.txt": b"[2026] done\n",
             ".summary/0/events.out.tfevents.1.host": b"\x00not read"}
+
+
+def sf_doom_repo() -> dict[str, bytes]:
+    """Return the files of a Sample Factory Doom experiment pushed to the Hub (the committed ``doom_basic`` run)."""
+    from tests.data_paths import data_path
+
+    run = data_path("sf_doom/basic")
+    files = {"config.json": (run / "config.json").read_bytes(),
+             "README.md": _card("sample-factory", "APPO", "doom_basic"), "sf_log.txt": b"[2026] done\n"}
+    files.update({f"checkpoint_p0/{p.name}": p.read_bytes() for p in (run / "checkpoint_p0").glob("*.pth")})
+    return files
 
 
 def evaltk_repo(tmp: Path) -> dict[str, bytes]:

@@ -15,7 +15,7 @@ import pytest
 
 from evaltk.scores import read_scores
 from tests.evaltk.hub.hub_server import HubServer
-from tests.evaltk.hub.repos import EMPTY_REPO, ENV_ID, EVIL_REPO, SB3_REPO, SF_REPO
+from tests.evaltk.hub.repos import EMPTY_REPO, ENV_ID, EVIL_REPO, SB3_REPO, SF_DOOM_REPO, SF_REPO
 from tests.evaltk.hub.run import error_of, evaltk, rows, snapshot
 
 EPISODES = ["--episodes", "2", "--num-envs", "2", "--workers", "0", "--seed", "0"]
@@ -66,6 +66,26 @@ def test_evaluate_plays_a_sample_factory_run_from_the_hub(hub: HubServer, tmp_pa
     assert [r["checkpoint"] for r in sf_rows] == [f"hf://{SF_REPO}@{sha}/checkpoint_p0/checkpoint_000000001_1.pth"]
     assert [r["env_id"] for r in sf_rows] == [ENV_ID]  # Sample Factory's atari_breakout, from config.json
     assert not any(".summary" in path for _, path in hub.log)
+
+
+def test_a_sample_factory_doom_folder_from_the_hub_plays_without_sample_factory(
+        hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evaltk evaluate hf://ORG/REPO`` of a Sample Factory Doom run, in a Python that cannot see Sample Factory."""
+    pytest.importorskip("vizdoom", reason="needs vizdoom (pip install 'evaltk[doom]')")
+    from tests.evaltk.importers.without_sf import python_without_sf
+
+    _, env = python_without_sf(tmp_path / "site", cache=tmp_path / "unused")
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+    sha = hub.repos[SF_DOOM_REPO].refs["main"]
+    with hub.serve() as url:
+        proc = evaltk(["evaluate", f"hf://{SF_DOOM_REPO}", "--episodes", "2", "--num-envs", "1", "--workers", "0",
+                       "--out", str(tmp_path / "e")], tmp_path / "hf", endpoint=url, python=["-S", "-m", "evaltk"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    file = "checkpoint_p0/checkpoint_000000004_8192.pth"  # the run's one checkpoint
+    label = f"hf://{SF_DOOM_REPO}@{sha}/{file}"
+    assert [r["checkpoint"] for r in rows(tmp_path / "e")] == [label, label]
+    assert [r["env_id"] for r in rows(tmp_path / "e")] == ["sf_doom_basic"] * 2  # config.json's doom_basic, rebuilt
+    assert proc.stderr.count(f"note: {label} was imported from sample-factory") == 1
 
 
 def test_a_hostile_pickle_in_a_hub_repo_is_refused_as_from_a_local_path(hub: HubServer, tmp_path: Path) -> None:
