@@ -142,7 +142,7 @@ def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert not rows["frameskip"]["differs"]  # unknown is not counted as a difference: it is said instead
     assert "frameskip" in report["environments"]["not_reported"]["reference"]
     assert report["environments"]["not_reported"]["sim"] == []
-    assert "not reported by reference (baseline): " in report["explanation"]
+    assert "not reported by A: simulator, package, frameskip" in report["explanation"]
     assert text[-1].startswith("verdict: different")
     assert not (out / "pairs.png").exists()
     assert (out / "report.html").exists()
