@@ -29,7 +29,11 @@ def installed_versions(distributions: Iterable[str]) -> dict[str, str | None]:
 
 
 @cache
+def _versions() -> tuple[tuple[str, str], ...]:
+    found = {package: version or "not installed" for package, version in installed_versions(VERSIONED_PACKAGES).items()}
+    return (*found.items(), ("python", platform.python_version()))
+
+
 def package_versions() -> dict[str, str]:
     """Installed versions of :data:`VERSIONED_PACKAGES` (``not installed``) and Python's, read once per process."""
-    found = {package: version or "not installed" for package, version in installed_versions(VERSIONED_PACKAGES).items()}
-    return {**found, "python": platform.python_version()}
+    return dict(_versions())

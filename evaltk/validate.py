@@ -240,8 +240,6 @@ class Validation:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the ``report.json`` object (also what ``--json`` prints)."""
-        from evaltk.report.validate_report import environments_section
-
         comparison = self.comparison.to_dict()
         rec = self.comparison.recommendation
         c = self.config
@@ -267,6 +265,28 @@ class Validation:
             "files": {k: str(v) for k, v in self.files.items()},
         }
         return report if seq is None else {**report, **seq.report_fields()}
+
+
+def environments_section(records: dict[str, dict[str, Any]], comparison: Comparison,
+                         aligned: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the report's ``environments``: both sides' records, the env check and the one settings diff.
+
+    ``rows`` are :attr:`Comparison.differences`' rows with the sides named by role (``sim`` = B, ``reference`` =
+    A); ``not_reported`` lists, per role, the settings that side did not report; ``aligned`` is ``--align``'s
+    record (what it aligned and what it could not), which the note takes into account.
+    """
+    diff = comparison.differences
+    note = diff.note()
+    if note is not None and aligned is None:
+        note += "; re-run with --align to compare on aligned settings"
+    elif note is not None and aligned is not None:
+        done = ", ".join(aligned["settings"]) or "nothing"
+        note = f"{note} (--align aligned {done})"
+    return {"sim": records["sim"], "reference": records["reference"], "check": comparison.env_check.to_dict(),
+            "rows": [{"setting": r["setting"], "sim": r["b"], "reference": r["a"], "differs": r["differs"]}
+                     for r in diff.rows],
+            "differs": diff.differs,
+            "not_reported": {"sim": diff.not_reported["b"], "reference": diff.not_reported["a"]}, "note": note}
 
 
 def pair_rows(reference: Sample, sim: Sample) -> dict[str, Any] | None:

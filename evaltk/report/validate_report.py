@@ -19,7 +19,6 @@ import numpy as np
 
 from evaltk.atomic import write_bytes_atomic
 from evaltk.validate import Validation
-from evaltk.verdict import Comparison
 
 FILE_NAMES = {"json": "report.json", "markdown": "report.md", "png": "report.png", "pairs_png": "pairs.png",
               "html": "report.html"}
@@ -33,28 +32,6 @@ def _num(v: Any) -> str:
 
 def _spec_text(v: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v)
-
-
-def environments_section(records: dict[str, dict[str, Any]], comparison: Comparison,
-                         aligned: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Return the report's ``environments``: both sides' records, the env check and the one settings diff.
-
-    ``rows`` are :attr:`Comparison.differences`' rows with the sides named by role (``sim`` = B, ``reference`` =
-    A); ``not_reported`` lists, per role, the settings that side did not report; ``aligned`` is ``--align``'s
-    record (what it aligned and what it could not), which the note takes into account.
-    """
-    diff = comparison.differences
-    note = diff.note()
-    if note is not None and aligned is None:
-        note += "; re-run with --align to compare on aligned settings"
-    elif note is not None and aligned is not None:
-        done = ", ".join(aligned["settings"]) or "nothing"
-        note = f"{note} (--align aligned {done})"
-    return {"sim": records["sim"], "reference": records["reference"], "check": comparison.env_check.to_dict(),
-            "rows": [{"setting": r["setting"], "sim": r["b"], "reference": r["a"], "differs": r["differs"]}
-                     for r in diff.rows],
-            "differs": diff.differs,
-            "not_reported": {"sim": diff.not_reported["b"], "reference": diff.not_reported["a"]}, "note": note}
 
 
 def differs_text(environments: dict[str, Any]) -> str:

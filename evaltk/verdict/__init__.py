@@ -35,9 +35,9 @@ only, so a tiny perturbation of the values cannot change the kind of answer. Fro
 from where it lies relative to the margin, and the explanation says so); near-constant ones get
 Welch's test, whose verdict tends to the same answer as the variance goes to 0.
 
-Paired designs: with ``seeds_a`` and ``seeds_b`` the rows are matched by episode seed
-(:mod:`evaltk.stats.paired`). With the per-episode digests of both sides (``digests_a``/``digests_b``,
-:mod:`evaltk.episode_digest`: rewards, actions and episode end per step, and the observations) the
+Paired designs: when both samples record seeds (:class:`~evaltk.verdict.sample.Sample`) the rows are matched by
+episode seed (:mod:`evaltk.stats.paired`), unless the rule turns pairing off. With the per-episode digests of both
+sides (:mod:`evaltk.episode_digest`: rewards, actions and episode end per step, and the observations) the
 verdict is ``identical`` when every shared seed's episode is the same step for step on at least
 ``max(min_episodes, MIN_EPISODES)`` shared seeds - a fact about these episodes, stated with the rule of
 three's 95 % upper bound on the rate of differing episodes (3/n): "identical on 30/30 seeds: fewer than
@@ -45,12 +45,14 @@ three's 95 % upper bound on the rate of differing episodes (3/n): "identical on 
 that differs, or tables without digests (older tables: compared on returns only) - gets the ordinary
 statistics, and :attr:`Comparison.episodes` says why in the explanation. For ``absolute`` and ``sd``
 margins the verdict then comes from the paired TOST on the per-seed differences (``relative`` and
-``prob`` stay unpaired, with a note).
+``prob`` stay unpaired, with a note), and the secondary tests and bootstrap interval are paired too.
 
-Modules: :mod:`evaltk.verdict.result` (result types), :mod:`evaltk.verdict.decision` (the rule,
-pairing, margins), :mod:`evaltk.verdict.recommendation` (power and recommendation),
-:mod:`evaltk.verdict.sequential` (the one sequential comparison), :mod:`evaltk.verdict.rule` (:class:`VerdictRule`,
-the options a verdict is decided by, as every command builds them). :func:`compare` puts them together.
+Modules: :mod:`evaltk.verdict.sample` (:class:`Sample`, one side), :mod:`evaltk.verdict.differences` (the env
+check and the one settings diff), :mod:`evaltk.verdict.result` (result types), :mod:`evaltk.verdict.comparison`
+(:class:`Comparison`, what :func:`compare` returns), :mod:`evaltk.verdict.decision` (the rule, pairing, margins),
+:mod:`evaltk.verdict.recommendation` (power and recommendation), :mod:`evaltk.verdict.sequential` (the one
+sequential comparison), :mod:`evaltk.verdict.rule` (:class:`VerdictRule`, the options a verdict is decided by, as
+every command builds them). :func:`compare` puts them together for every door.
 """
 
 from __future__ import annotations
