@@ -35,10 +35,12 @@ from typing import Any
 import numpy as np
 
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
+from evaltk.registry import did_you_mean
+from evaltk.tournament.agents import DOOM_AGENTS
 from evaltk.tournament.rules import RULES
 
 #: The built-in agents a tournament plays (``evaltk.tournament.agents.make_agent``).
-DOOM_BUILTINS = ("random", "scripted")
+DOOM_BUILTINS = tuple(DOOM_AGENTS)
 EXPECTATIONS = ("min_win_rate", "min_frags_per_minute", "baseline")
 _SPRT_ONLY = ("elo0", "elo1", "beta")
 SECONDS_PER_MINUTE = 60.0
@@ -154,8 +156,11 @@ def _agent_problem(ref: str) -> str | None:
     if name is None and detect_format(Path(ref)) is not None:
         return None
     if name is not None:
-        return f"unknown built-in Doom agent {ref!r}; use one of {', '.join(DOOM_BUILTINS)}"
-    return f"{ref!r} is neither a built-in Doom agent ({', '.join(DOOM_BUILTINS)}) nor a checkpoint directory"
+        return (f"unknown built-in Doom agent {ref!r}: {did_you_mean(name, DOOM_BUILTINS)}use one of "
+                f"{', '.join(DOOM_BUILTINS)}")
+    from evaltk.locations import not_a_checkpoint
+
+    return str(not_a_checkpoint(ref, what="agent"))
 
 
 def _rules_problem(ref: str, rules: str) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least, between, one_of
 from conformance.lockstep import ACTION_SETS, START_MODES, LockstepConfig, LockstepError, run_lockstep
 from conformance.policy_trace import policy_problem, policy_trace_for
-from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5
+from conformance.trace import Trace, TraceError, batch_for, cached, load, record_ale, replay, rom_md5, rom_problem
 from evaltk.locations import Resolved, resolve
 from evaltk.margin import MarginKind
 from evaltk.verdict import Verdict, VerdictRule
@@ -34,7 +34,8 @@ TRACE_FIELDS: dict[str, FieldSpec] = {
 def check_trace_case(params: Mapping[str, Any]) -> str | None:
     """Return why a trace case cannot run, or None.
 
-    It cannot without ``trace_file``, ``rom`` + ``seed`` or ``checkpoint`` + ``seed``, or with a bad trace file.
+    It cannot without ``trace_file``, ``rom`` + ``seed`` or ``checkpoint`` + ``seed``, or with a bad trace file or
+    a ``rom`` that names no ROM.
     """
     if "trace_file" not in params and not ({"rom", "seed"} <= set(params) or {"checkpoint", "seed"} <= set(params)):
         return ("a trace case needs trace_file, or rom + seed (random play) or checkpoint + seed (the policy's play) "
@@ -44,7 +45,7 @@ def check_trace_case(params: Mapping[str, Any]) -> str | None:
             load(Path(str(params["trace_file"])))
         except TraceError as exc:
             return str(exc)
-    return None
+    return rom_problem(str(params["rom"])) if "rom" in params else None
 
 
 def _evidence_problem(case: Case, trace: Trace, source: str, checkpoint: str | None) -> str | None:
@@ -115,6 +116,9 @@ MARGIN_KINDS = tuple(k.value for k in MarginKind)
 VERDICTS = tuple(v.value for v in Verdict)
 OLD_TRANSFER_NAMES = {"backend_a": "simulator_a", "backend_b": "simulator_b"}
 """A transfer case's simulator fields under their older names (older -> current), read as the current ones."""
+TRANSFER_DOOM_FIX = ('set simulator_b = "gym" and give a baseline table (gym runs ViZDoom, and no other simulator '
+                     "runs Doom envs to compare it with)")
+"""What a transfer case of a Doom checkpoint does instead of a simulator that runs Atari only."""
 
 
 def simulator_name(value: Any) -> str | None:
@@ -124,7 +128,7 @@ def simulator_name(value: Any) -> str | None:
     try:
         check_name(str(value), option="simulator")
     except SimulatorError as exc:
-        return str(exc).removeprefix("simulator ")
+        return str(exc).removeprefix(f"simulator {str(value)!r} ")  # the loader names the field and its value
     return None
 
 
@@ -198,7 +202,7 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     sides = [config("b", int(p.get("seed_b", p["seed"])), str(p.get("simulator_b", "gpu_env")))]
     if "baseline" not in p:  # both sides planned together: one policy load, every simulator checked first
         sides.insert(0, config("a", int(p["seed"]), str(p.get("simulator_a", "gym"))))
-    plans = plan_all(sides, options=["simulator_a", "simulator_b"][-len(sides):])
+    plans = plan_all(sides, options=["simulator_a", "simulator_b"][-len(sides):], doom_fix=TRANSFER_DOOM_FIX)
     b_plan = plans[-1]
     if "baseline" in p:
         a = load_sample(Path(str(p["baseline"])), label=side_label("reference", None, baseline=True))

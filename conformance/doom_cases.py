@@ -24,13 +24,17 @@ from typing import Any
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least
 from conformance.doom_trace import DoomTrace, load_doom, replay_doom, version_note
 from conformance.trace_file import TraceError
+from evaltk.registry import did_you_mean
 
 
 def known_scenario(name: Any) -> str | None:
     """Return why ``name`` is not a scenario of :data:`evaltk.envs.doom.SCENARIOS`, or None."""
     from evaltk.envs.doom import SCENARIOS
 
-    return None if name in SCENARIOS else f"is not a known Doom scenario; choose one of {', '.join(sorted(SCENARIOS))}"
+    if name in SCENARIOS:
+        return None
+    hint = did_you_mean(str(name), SCENARIOS)
+    return f"is not a known Doom scenario: {hint}use one of {', '.join(sorted(SCENARIOS))}"
 
 
 DOOM_TRACE_FIELDS: dict[str, FieldSpec] = {

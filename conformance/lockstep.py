@@ -43,6 +43,7 @@ import numpy.typing as npt
 from conformance.ale_side import AleSide
 from conformance.frames import Difference, Frame, first_difference, observe_batch, write_diff_png
 from evaltk import seeding
+from evaltk.registry import did_you_mean
 
 START_MODES = ("ale-state", "boot")
 ACTION_SETS = ("minimal", "full")
@@ -56,6 +57,22 @@ COLOUR_FIELDS = ("screen_rgb", "screen_grayscale")
 
 class LockstepError(ValueError):
     """A lockstep that cannot start: a bad setting, named with the fix."""
+
+
+def rom_problem(game: str) -> str | None:
+    """Return why ``game`` is not a ROM id gpu_env plays (with the close ones), or None."""
+    from gpu_env import games
+
+    playable = games.games()
+    if game in playable:
+        return None
+    if game in games.MULTIPLAYER_ONLY:
+        try:
+            games.game_info(game)
+        except games.GameError as exc:
+            return str(exc)
+    return (f"unknown ROM id {game!r}: {did_you_mean(game, playable)}use one of the {len(playable)} ale-py ROM ids "
+            "gpu_env plays (e.g. pong, space_invaders)")
 
 
 @dataclass(frozen=True)
@@ -335,6 +352,8 @@ class LockstepConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise LockstepError(f"{name}={value!r}: give a positive integer")
 
+        if self.rom_path is None and (problem := rom_problem(self.game)) is not None:
+            raise LockstepError(problem)
         positive("frames", self.frames)
         positive("num_envs", self.num_envs)
         positive("frameskip", self.frameskip)

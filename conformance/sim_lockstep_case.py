@@ -12,7 +12,9 @@ and the ``profile``. Files go to ``workdir/<case name>/`` (with ``profile``: ``.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from conformance.case import Case, CaseResult, FieldSpec, Outcome, at_least
 from conformance.cases import simulator_name
@@ -29,6 +31,18 @@ SIM_LOCKSTEP_FIELDS: dict[str, FieldSpec] = {
     "compare": FieldSpec((list,), check=compare_problem),
     "profile": FieldSpec((bool,)),
 }
+
+
+def check_sim_lockstep_case(params: Mapping[str, Any]) -> str | None:
+    """Return why the case's ``env_id`` is not an Atari id ale-py registers (with the close ones), or None."""
+    from evaltk.envs.atari import check_env_id
+    from evaltk.errors import SpecError
+
+    try:
+        check_env_id(str(params["env_id"]))
+    except SpecError as exc:
+        return str(exc)
+    return None
 
 
 def run_sim_lockstep_case(case: Case, workdir: Path) -> CaseResult:

@@ -9,7 +9,7 @@ A suite file (``suites/*.toml``)::
     ray_address = "HOST:PORT"   # optional: the Ray cluster for executor = "ray"; --ray-address overrides it
 
     [[case]]
-    kind = "trace"              # one of conformance.kinds.KINDS
+    kind = "trace"              # one of conformance.kinds.KINDS (conformance.kinds.register adds one)
     name = "pong-seed0"         # unique in the suite
     rom = "pong"
     frames = 2000               # frames compared (a trace_file must hold at least this many)
@@ -17,7 +17,7 @@ A suite file (``suites/*.toml``)::
     repeat_action_probability = 0.25
     simulator = "ale"           # what is checked against the recording: "ale" (reference drift) or "gpu_env"
 
-The kinds are listed, explicitly, in :data:`conformance.kinds.KINDS` (:class:`conformance.case.Kind`: the
+The kinds are registered, one call each, in :mod:`conformance.kinds` (:class:`conformance.case.Kind`: the
 fields, name -> :class:`FieldSpec` with types, required and a check of the value, the runner and a
 check across fields); unknown or missing fields, wrong types, out-of-range values, missing files and
 duplicate names are reported with the file, the case, the field and the fix before anything runs.
@@ -49,9 +49,9 @@ from conformance.case import (
     between,
     one_of,
 )
-from conformance.kinds import KINDS
+from conformance.kinds import KIND_REGISTRY, KINDS
 from evaltk.errors import EvaltkError, SuiteError
-from evaltk.executor import EXECUTORS, Executor, Resources, WorkUnit, make_executor, stream
+from evaltk.executor import EXECUTOR_MODULES, Executor, Resources, WorkUnit, make_executor, stream
 from evaltk.locations import anchor, is_remote
 
 __all__ = ["CASE_FIELDS", "FOLDER_FIELDS", "KINDS", "LOCATION_FIELDS", "PATH_FIELDS", "Case", "CaseResult",
@@ -105,9 +105,8 @@ def load_suite(path: str | Path) -> Suite:
     for key, value in runner.items():
         if not isinstance(value, str) or not value:
             raise SuiteError(f"{path}: [suite] {key} = {value!r} should be a non-empty string")
-    if runner.get("executor", "local") not in EXECUTORS:
-        raise SuiteError(f"{path}: [suite] executor = {runner['executor']!r} must be one of "
-                         f"{', '.join(repr(e) for e in EXECUTORS)}")
+    if runner.get("executor", "local") not in EXECUTOR_MODULES:
+        raise SuiteError(str(EXECUTOR_MODULES.unknown(runner["executor"], label=f"{path}: [suite] executor")))
     if "ray_address" in runner and runner.get("executor") != "ray":
         raise SuiteError(f"{path}: [suite] ray_address needs executor = \"ray\"; add it or drop ray_address")
     raw_cases = data.get("case", [])
@@ -128,7 +127,7 @@ def _check_case(path: Path, index: int, raw: Any) -> Case:
         raise SuiteError(f"{where} is not a table; write it as [[case]] with key = value lines")
     kind = raw.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
-        raise SuiteError(f"{where}: kind {kind!r} is not one of {sorted(KINDS)}")
+        raise SuiteError(str(KIND_REGISTRY.unknown(str(kind), label=f"{where}: kind")))
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise SuiteError(f"{where}: needs a non-empty string 'name'")

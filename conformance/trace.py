@@ -32,6 +32,7 @@ from conformance import trace_file
 from conformance.ale_side import AleSide
 from conformance.frames import Frame
 from conformance.lockstep import Divergence, lockstep
+from evaltk.registry import did_you_mean
 
 FORMAT = "evaltk-trace"
 VERSION = 2
@@ -96,14 +97,29 @@ def cached(path: Path, record: Callable[[], Trace]) -> Trace:
 
 
 def rom_path(rom: str) -> Path:
-    """Path of an ale-py ROM id (``"pong"``) or of an existing ROM file; TraceError if neither."""
+    """Path of an ale-py ROM id (``"pong"``) or of an existing ROM file; TraceError if neither (with close ids)."""
     from gpu_env.errors import RomError
     from gpu_env.roms import resolve_rom_path
 
     try:
         return resolve_rom_path(rom)
     except RomError as exc:
-        raise TraceError(str(exc)) from exc
+        from ale_py import roms
+
+        ids = roms.get_all_rom_ids()
+        if Path(rom).suffix or "/" in rom or rom in ids:  # a path, or an id ale-py has: its own message
+            raise TraceError(str(exc)) from exc
+        raise TraceError(f"unknown ROM id {rom!r}: {did_you_mean(rom, ids)}use an ale-py ROM id (e.g. pong, "
+                         "space_invaders) or a .bin path") from exc
+
+
+def rom_problem(rom: str) -> str | None:
+    """Return why ``rom`` names no ROM (:func:`rom_path`'s message), or None: a case's ``rom`` checked at load."""
+    try:
+        rom_path(rom)
+    except TraceError as exc:
+        return str(exc)
+    return None
 
 
 def rom_md5(rom: str) -> str:

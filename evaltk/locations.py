@@ -8,7 +8,9 @@ tables record: for the Hub, ``hf://ORG/REPO@<commit sha>[/PATH]`` naming the exa
 same label reads back offline from the cache); :func:`local_checkpoint` the same with the directory
 made absolute, for other processes; :func:`anchor` takes a relative path from a given folder (a suite
 file's). :func:`pin` gives that label alone, and
-:func:`table_provenance` the provenance score tables and reports record for it.
+:func:`table_provenance` the provenance score tables and reports record for it. A name that is none of these
+gets one message wherever it was typed (:func:`not_a_checkpoint`: the close built-in names, then every form a
+location takes); :func:`check` gives it without fetching or importing anything.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from evaltk import hub
+from evaltk.errors import CheckpointError
+from evaltk.registry import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -61,13 +65,45 @@ def locate(ref: str) -> Located:
                    table_provenance(str(found.pinned)))
 
 
+def not_a_checkpoint(ref: str, *, what: str = "checkpoint") -> CheckpointError:
+    """Return the error for ``ref``, which names no checkpoint: the close built-in names, then every accepted form.
+
+    ``what`` names the input in the message (``checkpoint``, ``agent``).
+    """
+    from evaltk.importers import accepted_files
+    from evaltk.policies import BUILTINS
+
+    if Path(ref).exists():
+        head = f"{what} {ref!r} is neither an evaltk checkpoint directory (no policy.json) nor another library's"
+    else:
+        head = f"{what} {ref!r} is not a built-in policy, a file or folder here, or an hf:// location"
+    return CheckpointError(f"{head}: {did_you_mean(ref.removeprefix('builtin:'), BUILTINS)}pass a built-in "
+                           f"({', '.join(BUILTINS)}; also as builtin:NAME), an evaltk checkpoint directory (with "
+                           f"policy.json), another library's checkpoint ({accepted_files()}) or "
+                           "hf://ORG/REPO[@REVISION][/PATH]")
+
+
+def check(ref: str, *, what: str = "checkpoint") -> None:
+    """Refuse ``ref`` (:func:`not_a_checkpoint`) unless it can name a checkpoint; nothing is fetched or imported.
+
+    Accepted: an existing path, a registered built-in (``NAME`` or ``builtin:NAME``) or ``hf://...``.
+    """
+    from evaltk.policies import BUILTINS
+
+    name = ref.removeprefix("builtin:")
+    if Path(ref).exists() or name in BUILTINS or hub.is_hub(ref):
+        return
+    raise not_a_checkpoint(ref, what=what)
+
+
 def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None, actions: str | None = None) -> Resolved:
     """Resolve ``ref`` to a local evaltk checkpoint (importing another library's file into the cache).
 
     ``fmt`` forces an importer format; ``env_id`` (the user's ``--env-id``) wins over the one the
     Hub repo's metadata names; ``actions`` (``greedy``/``sample``) is how an imported policy acts, refused
     for anything but another library's checkpoint. Bad locations raise
-    :class:`~evaltk.errors.CheckpointError` subclasses.
+    :class:`~evaltk.errors.CheckpointError` subclasses (a name that is no path, built-in or ``hf://``:
+    :func:`not_a_checkpoint`).
     """
     from evaltk.importers import ForeignCheckpointError, resolve_foreign_checkpoint
 
@@ -75,6 +111,8 @@ def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None, acti
     foreign = not (where.fmt == "evaltk" and fmt is None)
     local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id,
                                        actions=actions) if foreign else where.path
+    if local == where.path and not Path(local).exists():  # a built-in, or a name that is nothing
+        check(ref)
     if actions is not None and local == where.path:
         raise ForeignCheckpointError(f"--deterministic/--stochastic choose how another library's checkpoint acts; "
                                      f"{where.label} is not one (an evaltk checkpoint's policy.json fixes it, e.g. "

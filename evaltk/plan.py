@@ -26,9 +26,10 @@ from typing import Any
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, cap_episode_frames, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
-from evaltk.executor import EXECUTORS
+from evaltk.executor import EXECUTOR_MODULES
 from evaltk.locations import Resolved, resolve
 from evaltk.policies import EpisodeSeeded, Policy, load_policy
+from evaltk.registry import did_you_mean
 from evaltk.scores import SIMULATOR_FILE, TABLE_FILE, TableWriter, open_tables
 from evaltk.seeding import episode_seed
 from evaltk.simulators import Simulator, resolve_all
@@ -132,14 +133,15 @@ def env_for_cli_id(env_id: str) -> dict[str, Any]:
     """Env dict for ``--env-id``: a ViZDoom scenario name (``basic``, ``deathmatch_bots``, ...) or a gymnasium id."""
     if "/" not in env_id and importlib.util.find_spec("vizdoom") is not None:
         from evaltk.envs import doom
+        from evaltk.envs.atari import registered_atari_ids
 
         if env_id in doom.SCENARIOS:
             return doom.env_spec(doom.SCENARIOS[env_id])
-        try:
-            return env_for_id(env_id)
-        except SpecError as exc:
-            raise SpecError(f"{env_id!r} is neither a ViZDoom scenario ({', '.join(sorted(doom.SCENARIOS))}) nor "
-                            f"a gymnasium id ({exc})") from None
+        atari_ids = registered_atari_ids()
+        if env_id not in atari_ids:
+            hint = did_you_mean(env_id, [*doom.SCENARIOS, *atari_ids])
+            raise SpecError(f"--env-id {env_id!r} is neither a ViZDoom scenario nor an Atari env id: {hint}use a "
+                            f"scenario ({', '.join(sorted(doom.SCENARIOS))}) or an Atari id such as ALE/Breakout-v5")
     return env_for_id(env_id)
 
 
@@ -165,12 +167,8 @@ class _Policy:
 
 
 def _load(config: EvalConfig) -> _Policy:
-    """Resolve ``config.checkpoint`` (:mod:`evaltk.locations`) and load its policy."""
-    ref = config.checkpoint
-    if not ref.startswith(("builtin:", "hf://")) and "/" in ref and not Path(ref).exists():
-        raise SpecError(f"checkpoint {ref!r} does not exist: pass a checkpoint directory (with policy.json) or "
-                        "a builtin such as builtin:scripted")
-    found = resolve(ref, fmt=config.checkpoint_format, env_id=config.env_id, actions=config.actions)
+    """Resolve ``config.checkpoint`` (:mod:`evaltk.locations` refuses a name that is none) and load its policy."""
+    found = resolve(config.checkpoint, fmt=config.checkpoint_format, env_id=config.env_id, actions=config.actions)
     builtin: list[bool] = []
 
     def builtin_env() -> dict[str, Any]:
@@ -221,8 +219,8 @@ def _describe(config: EvalConfig, policy: Policy, described: dict[str, EnvInfo])
 
 def _check_request(config: EvalConfig) -> None:
     """Refuse impossible numbers and executor options before anything is loaded."""
-    if config.executor not in EXECUTORS:
-        raise SpecError(f"unknown executor {config.executor!r}: use one of {', '.join(EXECUTORS)}")
+    if config.executor not in EXECUTOR_MODULES:
+        raise EXECUTOR_MODULES.unknown(config.executor, label="--executor")
     if config.executor == "ray":  # a missing Ray is bad input too: say so before anything runs
         from evaltk.executor.ray_executor import import_ray
 
@@ -235,14 +233,17 @@ def _check_request(config: EvalConfig) -> None:
         raise SpecError(f"--episodes and --num-envs must be >= 1, got {config.episodes} and {config.num_envs}")
 
 
-def _check_family(config: EvalConfig, info: EnvInfo, option: str) -> None:
+DOOM_FIX = "drop {option} (gym, the default, runs ViZDoom for Doom envs)"
+"""What :func:`plan_all` tells a user whose simulator cannot run a Doom env, unless the caller says otherwise."""
+
+
+def _check_family(config: EvalConfig, info: EnvInfo, option: str, doom_fix: str) -> None:
     """Refuse a Doom env on a simulator other than ``gym`` (ViZDoom), fast resets on Doom, and other families."""
     family, env_id = info.env["family"], info.env["env_id"]
     if family == "doom":
         if config.simulator != "gym":
             raise SpecError(f"{option} {config.simulator} runs Atari envs only, and {env_id} is a ViZDoom scenario: "
-                            f"drop {option} (gym, the default, runs ViZDoom for Doom envs), or validate a Doom "
-                            "policy with --sim gym --baseline TABLE")
+                            + doom_fix.format(option=option))
         if config.fast_reset:
             raise SpecError(f"--fast-reset restores ALE states and does not apply to the ViZDoom scenario {env_id}: "
                             "drop --fast-reset")
@@ -251,23 +252,25 @@ def _check_family(config: EvalConfig, info: EnvInfo, option: str) -> None:
                           "checkpoint")
 
 
-SideFiles = Callable[[EvalConfig, str, EnvInfo, list[dict[str, Any]]], Mapping[Path, Any]]
-"""A caller's JSON files of one side (path: object), from its config, recorded simulator name, env and the rows
-already in its table."""
+SideFiles = Callable[[EvalConfig, str, dict[str, Any], EnvInfo, list[dict[str, Any]]], Mapping[Path, Any]]
+"""A caller's JSON files of one side (path: object), from its config, recorded simulator name, the settings the
+simulator reported (its identity's), env and the rows already in its table."""
 
 
 def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = None,
              simulators: Sequence[Simulator] | None = None,
-             side_files: SideFiles | None = None) -> tuple[EvaluationPlan, ...]:
+             side_files: SideFiles | None = None, doom_fix: str = DOOM_FIX) -> tuple[EvaluationPlan, ...]:
     """Resolve and check the sides ``configs`` of one evaluation, then open (or resume) their score tables.
 
     The sides share one policy location (checkpoint, format, ``--env-id``); it is loaded once. ``options``
     names each side's simulator option in messages (default ``--sim``); ``simulators`` are the sides'
     simulators when the caller resolved them already (:func:`evaltk.simulators.resolve_all`). ``side_files``
     returns the caller's own JSON files of a side (validate's ``environment.json``) from its config, simulator
-    name, env and rows so far. Every side's request, simulator, env, table and rows are checked before any file
-    is written; the new tables' manifests, each side's ``simulator.json`` and ``side_files`` are then written in
-    one stage (:func:`evaltk.scores.open_tables`), so a refused side leaves no side's files changed.
+    name, reported settings, env and rows so far; ``doom_fix`` is what to do instead when a side's simulator cannot
+    run a Doom env (``{option}`` is replaced by the side's option). Every side's request, simulator, env, table
+    and rows are checked before any file is written; the new tables' manifests, each side's ``simulator.json`` and
+    ``side_files`` are then written in one stage (:func:`evaltk.scores.open_tables`), so a refused side leaves no
+    side's files changed.
     """
     options = list(options or ["--sim"] * len(configs))
     first = configs[0]
@@ -284,7 +287,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
     sides = []
     for config, sim, option in zip(configs, sims, options, strict=True):
         info = _describe(config, loaded.policy, described)
-        _check_family(config, info, option)
+        _check_family(config, info, option, doom_fix)
         identity = sim.check(info, seed=first_seeds[config.seed])  # each simulator is checked on episode 0
         name = DOOM_SIMULATOR if info.env["family"] == "doom" else sim.name
         settings = _settings(config, loaded, info, name)
@@ -295,7 +298,8 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         for (config, _, name, info, settings, identity), found in zip(sides, rows, strict=True):
             _check_rows(config.out, settings, found)
             written[config.out / SIMULATOR_FILE] = identity["settings"]
-            written.update(side_files(config, name, info, found) if side_files is not None else {})
+            if side_files is not None:
+                written.update(side_files(config, name, identity["settings"], info, found))
         return written
 
     opened = open_tables([(c.out, settings, where.provenance, identity) for c, _, _, _, settings, identity in sides],

@@ -33,6 +33,7 @@ import numpy as np
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec, load
 from evaltk.errors import CheckpointError, SpecError
+from evaltk.registry import Registry
 from evaltk.seeding import episode_rng
 
 _ALLOWED_MODULE_PREFIXES = ("evaltk.", "trainers.")
@@ -74,19 +75,19 @@ def episode_policy_rng(seed: int) -> np.random.Generator:
 
 
 BuiltinFactory = Callable[[dict[str, Any]], Policy]
-_BUILTINS: dict[str, BuiltinFactory] = {}
+BUILTINS: Registry[BuiltinFactory] = Registry("built-in policy", CheckpointError,
+                                              other_forms="a checkpoint directory")
+"""The built-in policies by name (``builtin:NAME``); :func:`register_builtin` adds one."""
 
 
-def register_builtin(name: str, factory: BuiltinFactory) -> None:
+def register_builtin(name: str, factory: BuiltinFactory, *, replace: bool = False) -> None:
     """Register a built-in policy ``name``; ``factory(env)`` gets the env dict (as in ``CheckpointSpec.env``)."""
-    if not name or ":" in name or "/" in name:
-        raise ValueError(f"builtin policy name must be a plain word, got {name!r}")
-    _BUILTINS[name] = factory
+    BUILTINS.register(name, factory, replace=replace)
 
 
 def builtin_names() -> list[str]:
     """Names of the registered built-in policies, sorted."""
-    return sorted(_BUILTINS)
+    return sorted(BUILTINS)
 
 
 def builtin_name(ref: str) -> str | None:
@@ -96,18 +97,14 @@ def builtin_name(ref: str) -> str | None:
     """
     if ref.startswith("builtin:"):
         return ref.removeprefix("builtin:")
-    if ref in _BUILTINS and not Path(ref).exists():
+    if ref in BUILTINS and not Path(ref).exists():
         return ref
     return None
 
 
 def make_builtin(name: str, env: dict[str, Any]) -> Policy:
-    """Instantiate the built-in ``name`` for ``env``; :class:`CheckpointError` for an unknown name."""
-    factory = _BUILTINS.get(name)
-    if factory is None:
-        raise CheckpointError(f"unknown builtin policy {name!r}: choose one of {', '.join(builtin_names())} "
-                              "(e.g. builtin:random) or pass a checkpoint directory")
-    return factory(env)
+    """Instantiate the built-in ``name`` for ``env``; :class:`CheckpointError` (with the close names) if unknown."""
+    return BUILTINS[name](env)
 
 
 def _import_model_class(model_class: str) -> Any:

@@ -40,8 +40,11 @@ from evaltk.verdict import Comparison, Sample, Verdict, check_envs, compare
 from evaltk.verdict.rule import VerdictRule
 from evaltk.verdict.sequential import FixedSource, SequentialComparison, check_budget, compare_sequential
 
-SIMULATOR_PACKAGES = {"gym": "gymnasium + ale-py", "gpu_env": "gpu_env (CPU backend)", "vizdoom": "ViZDoom"}
-"""The package that runs each simulator's games: the ``package`` of a side's ``environment.json``."""
+DEFAULT_SIM = "gpu_env"
+"""The simulator validated when ``--sim`` is not given."""
+DOOM_FIX = ("validate a Doom policy with --sim gym --baseline TABLE (gym runs ViZDoom, and no other simulator runs "
+            "Doom envs to compare it with)")
+"""What a user validating a Doom policy does instead of a simulator that runs Atari only."""
 ALIGNED_FOLDER = "aligned"
 """With ``--align`` the report goes to ``OUT/aligned/``, beside the unaligned one in ``OUT``."""
 
@@ -63,7 +66,8 @@ class ValidateConfig(EvalRequest):
 
     rule: VerdictRule = field(kw_only=True)
     """What the verdict is decided by: margin, level, pairing, sequential looks (checked when it is made)."""
-    sim: str = "gpu_env"
+    sim: str | None = None
+    """The simulator validated; None: :data:`DEFAULT_SIM`, which messages then call the default (not typed)."""
     reference: str = "gym"
     baseline: Path | None = None
     """A baseline score table used as the reference instead of running ``reference``."""
@@ -98,12 +102,14 @@ class _Environments:
         self.versions = package_versions()
         self.specs: dict[Path, dict[str, Any]] = {}
 
-    def __call__(self, config: EvalConfig, simulator: str, info: EnvInfo,
+    def __call__(self, config: EvalConfig, simulator: str, settings: dict[str, Any], info: EnvInfo,
                  rows: list[dict[str, Any]]) -> dict[Path, Any]:
-        """Return the side's file where it is written (validate's :data:`~evaltk.plan.SideFiles`)."""
+        """Return the side's file where it is written (validate's :data:`~evaltk.plan.SideFiles`).
+
+        Its ``package`` is the one the simulator reported running the env with (its settings' ``package``).
+        """
         path = config.out / ENVIRONMENT_FILE
-        spec = {"env_id": info.env["env_id"], "simulator": simulator,
-                "package": SIMULATOR_PACKAGES.get(simulator, simulator),
+        spec = {"env_id": info.env["env_id"], "simulator": simulator, "package": settings.get("package", UNKNOWN),
                 "env": {k: v for k, v in info.env.items() if k != "env_id"}, "versions": self.versions}
         if path.exists() and rows:
             try:
@@ -149,17 +155,19 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
             raise ValidateError("--sequential evaluates both sides in batches and cannot use a --baseline table: drop "
                                 "--sequential, or run evaltk evaluate --until-verdict --baseline TABLE")
         check_budget("--episodes", config.episodes, config.rule.min_episodes)
-    names = [config.sim] if config.baseline is not None else [config.sim, config.reference]
-    options = ["--sim", "--reference"][:len(names)]
+    sim_name = config.sim or DEFAULT_SIM
+    names = [sim_name] if config.baseline is not None else [sim_name, config.reference]
+    options = ["--sim" if config.sim else "validate's default --sim", "--reference"][:len(names)]
     sims = resolve_all(names, options)
     if len(sims) == 2 and sims[0].name == sims[1].name:
-        raise ValidateError(f"--sim and --reference are both {config.sim}: validate one simulator against another "
+        raise ValidateError(f"--sim and --reference are both {sim_name}: validate one simulator against another "
                             "(e.g. --sim gpu_env --reference gym) or against --baseline TABLE")
     folders = [sim.name.replace(":", "_") for sim in sims]
     environments = _Environments()
     if config.baseline is not None:
         baseline = load_sample(config.baseline, label=side_label("reference", None, baseline=True))
-        sim = plan_all([_eval_config(config, names[0], folders[0])], simulators=sims, side_files=environments)[0]
+        sim = plan_all([_eval_config(config, names[0], folders[0])], options=options, simulators=sims,
+                       side_files=environments, doom_fix=DOOM_FIX)[0]
         sim_header = _source("sim", sim, environments.specs, None).header()
         check_envs(baseline, sim_header, allow_different_envs=config.rule.allow_different_envs)
         if baseline.n < 2:
@@ -167,12 +175,13 @@ def prepare_validation(config: ValidateConfig) -> PreparedValidation:
         return PreparedValidation(config, sim, baseline, environments.specs)
     sides = [_eval_config(config, name, folder) for name, folder in zip(names, folders, strict=True)]
     if not config.align:
-        sim, reference = plan_all(sides, options=options, simulators=sims, side_files=environments)
+        sim, reference = plan_all(sides, options=options, simulators=sims, side_files=environments, doom_fix=DOOM_FIX)
         return PreparedValidation(config, sim, reference, environments.specs)
-    sim = plan_all(sides[:1], simulators=sims[:1], side_files=environments)[0]
+    sim = plan_all(sides[:1], options=options[:1], simulators=sims[:1], side_files=environments, doom_fix=DOOM_FIX)[0]
     alignment = align_env(sim.info.env, sim.simulator_settings, sim.info.settings or {})
     aligned = _eval_config(config, config.reference, f"{folders[1]}-{ALIGNED_FOLDER}", alignment.env)
-    reference = plan_all([aligned], options=options[1:], simulators=sims[1:], side_files=environments)[0]
+    reference = plan_all([aligned], options=options[1:], simulators=sims[1:], side_files=environments,
+                         doom_fix=DOOM_FIX)[0]
     return PreparedValidation(config, sim, reference, environments.specs, alignment)
 
 
@@ -393,7 +402,7 @@ def run_validation(prep: PreparedValidation, progress: Mapping[str, ProgressFn] 
 def _baseline_environment(sample: Sample) -> dict[str, Any]:
     """Return what a baseline table records of its environment, shaped as an evaluated side's record."""
     record: dict[str, Any] = {"env_id": sample.env_id or UNKNOWN, "simulator": sample.simulator or UNKNOWN,
-                              "package": SIMULATOR_PACKAGES.get(sample.simulator or "", UNKNOWN)}
+                              "package": (sample.settings or {}).get("package", UNKNOWN)}
     if sample.env is not None:
         record["env"] = {k: v for k, v in sample.env.items() if k != "env_id"}
     if sample.versions is not None:
@@ -411,6 +420,6 @@ def validate(config: ValidateConfig,
     return run_validation(prep, None if start is None else start(prep))
 
 
-__all__ = ["ALIGNED_FOLDER", "SIMULATOR_PACKAGES", "PreparedValidation", "ValidateConfig", "ValidateError",
+__all__ = ["ALIGNED_FOLDER", "DEFAULT_SIM", "DOOM_FIX", "PreparedValidation", "ValidateConfig", "ValidateError",
            "Validation", "Verdict", "pair_rows", "prepare_validation", "run_plan", "run_validation", "side_label",
            "validate"]

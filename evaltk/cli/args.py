@@ -9,7 +9,6 @@ if TYPE_CHECKING:
     from evaltk.verdict.rule import VerdictRule
 
 __all__ = [
-    "CHECKPOINT_FORMATS",
     "add_actions_option",
     "add_checkpoint_argument",
     "add_command",
@@ -21,10 +20,6 @@ __all__ = [
     "verdict_rule",
 ]
 
-
-#: ``--format`` choices: the formats of :mod:`evaltk.importers` (equal to ``evaltk.importers.FORMATS``, tested), kept
-#: here so that parsing arguments does not import torch.
-CHECKPOINT_FORMATS = ("sb3", "cleanrl", "sample-factory")
 
 # The verdict options (argparse dest -> VerdictRule field) of the commands that decide a verdict.
 _RULE_OPTIONS = {"margin": "margin", "margin_kind": "kind", "alpha": "alpha", "min_episodes": "min_episodes",
@@ -95,8 +90,13 @@ def request_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_format_option(parser: argparse.ArgumentParser, *, dest: str, help: str) -> None:
-    """Add ``--format``: which other library's checkpoint format a file is in (default: detected)."""
-    parser.add_argument("--format", dest=dest, choices=CHECKPOINT_FORMATS, default=None, help=help)
+    """Add ``--format``: which other library's checkpoint format a file is in (default: detected).
+
+    The choices are :data:`evaltk.importers.FORMATS` (that package imports torch only when a file is read).
+    """
+    from evaltk.importers import FORMATS
+
+    parser.add_argument("--format", dest=dest, choices=FORMATS, default=None, help=help)
 
 
 def add_rules_argument(parser: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from evaltk.errors import EvaltkError
+from evaltk.registry import did_you_mean
 
 SOURCE_URL = "https://github.com/evaltk/evaltk"
 """Where the source checkout comes from (pyproject.toml's ``project.urls``)."""
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         raise EvaltkError(needs_checkout_message())
     names = available()
     if args.name not in names:
-        raise EvaltkError(f"unknown benchmark {args.name!r}; available in {folder}: {', '.join(names) or 'none'}")
+        raise EvaltkError(f"unknown benchmark {args.name!r}: {did_you_mean(args.name, names)}available in {folder}: "
+                          f"{', '.join(names) or 'none'}")
     script = folder / f"{args.name}.py"
     saved_argv = sys.argv
     sys.argv = [str(script), *args.args]

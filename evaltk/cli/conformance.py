@@ -196,16 +196,21 @@ def run(args: argparse.Namespace) -> int:
     if not games:
         raise LockstepInputError(f"--game {args.game!r}: name a ROM id, a comma-separated list or 'all'")
     png_dir = Path(args.png_dir) if args.png_dir else default_png_dir()
-    results = []
-    for game in games:
+    configs = []
+    for game in games:  # every game's settings are checked before the first one runs
         try:
-            config = LockstepConfig(game, args.frames, seed=args.seed, start=args.start, num_envs=args.num_envs,
-                                    actions=args.actions, repeat_action_probability=args.sticky,
-                                    frameskip=args.frameskip, mode=args.mode, difficulty=args.difficulty,
-                                    warmup_frames=args.warmup)
+            configs.append(LockstepConfig(game, args.frames, seed=args.seed, start=args.start, num_envs=args.num_envs,
+                                          actions=args.actions, repeat_action_probability=args.sticky,
+                                          frameskip=args.frameskip, mode=args.mode, difficulty=args.difficulty,
+                                          warmup_frames=args.warmup))
+        except LockstepError as exc:
+            raise LockstepInputError(f"{game}: {exc}") from exc
+    results = []
+    for config in configs:
+        try:
             result = run_lockstep(config, png_dir=png_dir)
         except (LockstepError, GpuEnvError, ValueError) as exc:
-            raise LockstepInputError(f"{game}: {exc}") from exc
+            raise LockstepInputError(f"{config.game}: {exc}") from exc
         results.append(result)
         print(result.summary(), flush=True)
         if result.divergence is not None and result.divergence.png:

@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from evaltk import __version__, installed_versions
 from evaltk.errors import CheckpointWarning, EvaltkError
+from evaltk.registry import did_you_mean
 
 DEBUG_ENV = "EVALTK_DEBUG"
 """Set to 1 (or pass ``--debug``) to get the full traceback of an unexpected error."""
@@ -65,8 +66,17 @@ class VersionAction(argparse.Action):
 class OneLineErrorParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one ``error:`` line (exit status 2), like every other failure.
 
-    Subcommand parsers inherit the class (``add_subparsers`` defaults to the parent's type).
+    A value outside an option's choices (or an unknown subcommand) gets the close choices, as every bad name of
+    evaltk does (:func:`evaltk.registry.did_you_mean`). Subcommand parsers inherit the class (``add_subparsers``
+    defaults to the parent's type).
     """
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """Refuse a value outside ``action.choices``, naming the close choices and then every choice."""
+        if action.choices is not None and value not in action.choices:
+            choices = [str(c) for c in action.choices]
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}: {did_you_mean(str(value), choices)}use "
+                                                 f"one of {', '.join(choices)}")
 
     def error(self, message: str) -> NoReturn:
         """Print ``error: <prog>: <message>`` and a pointer to ``--help`` on one line; exit with status 2."""

@@ -111,35 +111,46 @@ def agent_path(agent: str, actions: str | None = None) -> str:
 
 
 def config_from_args(args: argparse.Namespace) -> TournamentConfig:
-    """Build the tournament config from parsed arguments."""
+    """Build the tournament config from parsed arguments.
+
+    Every setting, and every agent as typed (:func:`evaltk.locations.check`), is checked before any agent is
+    fetched from the Hub or imported from another library.
+    """
+    import dataclasses
+
+    from evaltk.locations import check
     from evaltk.tournament.formats import SprtConfig, TournamentConfig
 
-    agents = _agents(args)
+    typed = _agents(args)
     sprt = None
     if getattr(args, "sprt", False):
         sprt = SprtConfig(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta, pairs=args.pairs)
-    agents = tuple(agent_path(a, args.actions) for a in agents)
-    config = TournamentConfig(format=args.format, agents=agents, matches=args.matches, bots=args.bots,
+    config = TournamentConfig(format=args.format, agents=typed, matches=args.matches, bots=args.bots,
                               bot_names=tuple(args.bot_names), maps=tuple(args.maps), timelimit_min=args.timelimit,
                               fraglimit=args.fraglimit, frameskip=args.frameskip, seed=args.seed, record=args.record,
                               sprt=sprt)
     config.check()
-    for a in agents:
-        if builtin_name(a) is None:
-            _check_checkpoint(a)
+    for agent in typed:
+        check(agent, what="agent")
+    config = dataclasses.replace(config, agents=tuple(agent_path(a, args.actions) for a in typed))
+    config.check()  # two names of one checkpoint repeat once resolved
+    for agent, path in zip(typed, config.agents, strict=True):
+        if builtin_name(path) is None:
+            _check_checkpoint(agent, path)
     return config
 
 
-def _check_checkpoint(path: str) -> None:
-    """Fail fast, before any match starts, on a checkpoint that is missing or not for Doom."""
+def _check_checkpoint(agent: str, path: str) -> None:
+    """Fail fast, before any match starts, on an agent (typed as ``agent``) that is no checkpoint or not for Doom."""
+    from evaltk.locations import not_a_checkpoint
+
     if not (Path(path) / "policy.json").is_file():
-        raise TournamentError(f"agent {path!r} is neither random/scripted nor a checkpoint directory "
-                              "(with policy.json): pass a built-in name or an evaltk checkpoint")
+        raise not_a_checkpoint(agent, what="agent")
     from evaltk.checkpoint import load
 
     family = load(path).spec.env.get("family")
     if family != "doom":
-        raise TournamentError(f"checkpoint {path} was made for env family {family!r}; tournaments play Doom: "
+        raise TournamentError(f"checkpoint {agent} was made for env family {family!r}; tournaments play Doom: "
                               "pass a Doom checkpoint (e.g. from trainers.appo)")
 
 
@@ -150,12 +161,10 @@ def run(args: argparse.Namespace) -> int:
     from evaltk.tournament.report import markdown
     from evaltk.tournament.run import RunOptions, default_out
 
-    config = config_from_args(args)
-    if args.concurrency < 1:
-        raise TournamentError(f"--concurrency {args.concurrency} must be at least 1")
-    out = args.out if args.out is not None else default_out(config)
     options = RunOptions(concurrency=args.concurrency, timeout_s=args.match_timeout, max_attempts=args.max_attempts,
-                         executor=args.executor, ray_address=args.ray_address)
+                         executor=args.executor, ray_address=args.ray_address)  # checked before any agent resolves
+    config = config_from_args(args)
+    out = args.out if args.out is not None else default_out(config)
 
     hub = {agent_path(a, args.actions): pin(a) for a in _agents(args) if is_hub(a)}  # shown as hf://ORG/REPO@SHA
     print_agent_caveats(_agents(args), config.agents, hub)

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "one report with the verdict, the CIs, the episodes needed and the two env specs side by side.",
         epilog=EPILOG)
     add_checkpoint_argument(p, builtins="builtin:scripted, builtin:random (builtins need --env-id)")
-    p.add_argument("--sim", default="gpu_env", metavar="SIM",
+    p.add_argument("--sim", default=None, metavar="SIM",
                    help="simulator the policy is validated on: gpu_env (default), envpool (pip install "
                         "'evaltk[envpool]'), gym, or MODULE:CALLABLE, your own factory (docs/simulators.md)")
     p.add_argument("--reference", default=None, metavar="SIM",

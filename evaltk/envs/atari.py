@@ -21,7 +21,6 @@ one a plain gymnasium user would build from the same settings.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import struct
@@ -32,6 +31,7 @@ import numpy as np
 
 from evaltk.envs.atari_settings import settings_of
 from evaltk.errors import SpecError
+from evaltk.registry import did_you_mean
 from gpu_env import mt19937
 
 ALE_KWARGS: dict[str, Any] = {
@@ -51,7 +51,8 @@ LIST_IDS_HINT = ("list valid ids with: python -c \"import gymnasium, ale_py; gym
                  "print(sorted(i for i in gymnasium.registry if i.startswith('ALE/')))\"")
 
 
-def _registered_atari_ids() -> list[str]:
+def registered_atari_ids() -> list[str]:
+    """Return the Atari env ids ale-py registers with gymnasium (``ALE/Pong-v5``, ``PongNoFrameskip-v4``, ...)."""
     import ale_py
 
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no version banner per env; errors still shown
@@ -61,11 +62,10 @@ def _registered_atari_ids() -> list[str]:
 
 def check_env_id(env_id: str) -> dict[str, Any]:
     """Return the registered kwargs of Atari ``env_id``; :class:`SpecError` with close matches if unknown."""
-    ids = _registered_atari_ids()
+    ids = registered_atari_ids()
     if env_id not in ids:
-        close = difflib.get_close_matches(env_id, ids, n=3)
-        hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise SpecError(f"unknown Atari env id {env_id!r}: {hint}ids look like ALE/Breakout-v5; {LIST_IDS_HINT}")
+        raise SpecError(f"unknown Atari env id {env_id!r}: {did_you_mean(env_id, ids)}ids look like ALE/Breakout-v5; "
+                        f"{LIST_IDS_HINT}")
     return dict(gym.spec(env_id).kwargs)
 
 

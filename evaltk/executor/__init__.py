@@ -1,6 +1,7 @@
 """One executor seam for evaluation episodes, suite cases and tournament matches (``--executor local|ray``)."""
 
 from evaltk.executor.base import (
+    EXECUTOR_MODULES,
     EXECUTORS,
     Executor,
     ExecutorError,
@@ -12,5 +13,5 @@ from evaltk.executor.base import (
     stream,
 )
 
-__all__ = ["EXECUTORS", "Executor", "ExecutorError", "Resources", "UnitResult", "WorkUnit", "make_executor",
-           "run_units", "stream"]
+__all__ = ["EXECUTORS", "EXECUTOR_MODULES", "Executor", "ExecutorError", "Resources", "UnitResult", "WorkUnit",
+           "make_executor", "run_units", "stream"]

@@ -19,9 +19,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 
 from evaltk.errors import EvaltkError
-
-EXECUTORS = ("local", "ray")
-"""The executors ``--executor`` accepts."""
+from evaltk.registry import Registry
 
 
 class ExecutorError(EvaltkError):
@@ -174,6 +172,40 @@ UnitsFor = Callable[[bool], Iterable[WorkUnit]]
 """Returns a driver's units, given whether the executor runs them in this process (``Executor.in_process``)."""
 
 
+class ExecutorModule(Protocol):
+    """What an executor's module provides (:mod:`evaltk.executor.local`, :mod:`evaltk.executor.ray_executor`)."""
+
+    def make_executor(self, *, ray_address: str | None = None, workers: int = 1, mode: str = "inline") -> Executor:
+        """Build the executor (``workers``/``mode``: where it has them; ``ray_address``: where it uses a cluster)."""
+        ...
+
+    def run_units(self, units: UnitsFor, *, ray_address: str | None = None) -> Generator[UnitResult, None, None]:
+        """Build the executor, run the units ``units`` gives for it, yield their results; then close it."""
+        ...
+
+
+EXECUTOR_MODULES: Registry[Callable[[], ExecutorModule]] = Registry("executor", ExecutorError)
+"""Executor name -> the function that imports its module (Ray is imported only when ``ray`` is chosen)."""
+EXECUTORS = EXECUTOR_MODULES.keys()
+"""The executors ``--executor`` accepts (a live view of :data:`EXECUTOR_MODULES`)."""
+
+
+def _local() -> ExecutorModule:
+    from evaltk.executor import local
+
+    return local
+
+
+def _ray() -> ExecutorModule:
+    from evaltk.executor import ray_executor
+
+    return ray_executor
+
+
+EXECUTOR_MODULES.register("local", _local)
+EXECUTOR_MODULES.register("ray", _ray)
+
+
 def run_units(name: str, units: UnitsFor, *,
               ray_address: str | None = None) -> Generator[UnitResult, None, None]:
     """Build the executor ``name`` (:func:`make_executor`'s defaults), run ``units`` on it and yield the results.
@@ -182,38 +214,14 @@ def run_units(name: str, units: UnitsFor, *,
     call; it is closed when the results end (cancelled first on an exception, or when the caller closes the
     generator early).
     """
-    if name == "local":
-        from evaltk.executor import local
-
-        _local_only(ray_address)
-        yield from local.run_units(units)
-    elif name == "ray":
-        from evaltk.executor import ray_executor
-
-        yield from ray_executor.run_units(units, address=ray_address)
-    else:
-        raise ExecutorError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)}")
-
-
-def _local_only(ray_address: str | None) -> None:
-    if ray_address is not None:
-        raise ExecutorError(f"--ray-address {ray_address} needs --executor ray (the local executor uses no cluster)")
+    yield from EXECUTOR_MODULES[name]().run_units(units, ray_address=ray_address)
 
 
 def make_executor(name: str, *, ray_address: str | None = None, workers: int = 1,
                   mode: str = "inline") -> Executor:
-    """Build the executor named ``name`` (``local`` or ``ray``).
+    """Build the executor named ``name`` (a name of :data:`EXECUTORS`: ``local`` or ``ray``).
 
     ``local``: ``mode`` (``inline``, ``threads`` or ``processes``) with ``workers`` at once. ``ray``:
     connects to ``ray_address`` (or ``RAY_ADDRESS``, or a local cluster); Ray is imported only here.
     """
-    if name == "local":
-        from evaltk.executor.local import LocalExecutor
-
-        _local_only(ray_address)
-        return LocalExecutor(mode=mode, workers=workers)
-    if name == "ray":
-        from evaltk.executor.ray_executor import RayExecutor
-
-        return RayExecutor(address=ray_address)
-    raise ExecutorError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)}")
+    return EXECUTOR_MODULES[name]().make_executor(ray_address=ray_address, workers=workers, mode=mode)

@@ -91,8 +91,14 @@ class LocalExecutor(ExecutorContext):
             self._pool = None
 
 
-def run_units(units: UnitsFor, *, mode: str = "inline",
-              workers: int = 1) -> Generator[UnitResult, None, None]:
-    """Build a :class:`LocalExecutor`, run the units ``units`` gives for it and yield their results; then close it."""
-    with LocalExecutor(mode=mode, workers=workers) as executor:
+def make_executor(*, ray_address: str | None = None, workers: int = 1, mode: str = "inline") -> LocalExecutor:
+    """Return a :class:`LocalExecutor`; a ``ray_address`` is refused (the local executor uses no cluster)."""
+    if ray_address is not None:
+        raise ExecutorError(f"--ray-address {ray_address} needs --executor ray (the local executor uses no cluster)")
+    return LocalExecutor(mode=mode, workers=workers)
+
+
+def run_units(units: UnitsFor, *, ray_address: str | None = None) -> Generator[UnitResult, None, None]:
+    """Build an inline :class:`LocalExecutor`, run the units ``units`` gives for it, yield their results; close it."""
+    with make_executor(ray_address=ray_address) as executor:
         yield from stream(executor, units(executor.in_process))

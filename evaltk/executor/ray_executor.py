@@ -155,7 +155,12 @@ class RayExecutor(ExecutorContext):
         self._owns_connection = False
 
 
-def run_units(units: UnitsFor, *, address: str | None = None) -> Generator[UnitResult, None, None]:
+def make_executor(*, ray_address: str | None = None, workers: int = 1, mode: str = "inline") -> RayExecutor:
+    """Return a :class:`RayExecutor` on ``ray_address`` (Ray schedules the units: ``workers`` and ``mode`` unused)."""
+    return RayExecutor(address=ray_address)
+
+
+def run_units(units: UnitsFor, *, ray_address: str | None = None) -> Generator[UnitResult, None, None]:
     """Build a :class:`RayExecutor`, run the units ``units`` gives for it and yield their results; then close it."""
-    with RayExecutor(address=address) as executor:
+    with make_executor(ray_address=ray_address) as executor:
         yield from stream(executor, units(executor.in_process))

@@ -15,44 +15,104 @@ caveats are documented in ``docs/importers.md``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaltk.importers.errors import ForeignCheckpointError, RefusedPickleError
+from evaltk.registry import Registry
 
 if TYPE_CHECKING:  # common imports torch: loaded only when a foreign file is read (not for builtins)
     from evaltk.importers.common import Imported
 
-FORMATS = ("sb3", "cleanrl", "sample-factory")
+__all__ = ["FORMATS", "IMPORTERS", "ForeignCheckpointError", "Importer", "RefusedPickleError", "detect_format",
+           "import_caveats", "import_checkpoint", "read_foreign", "resolve_foreign_checkpoint"]
 
-__all__ = ["FORMATS", "ForeignCheckpointError", "RefusedPickleError", "detect_format", "import_caveats",
-           "import_checkpoint", "read_foreign", "resolve_foreign_checkpoint"]
+
+@dataclass(frozen=True)
+class Importer:
+    """A checkpoint format evaltk imports: what users pass, how it is recognised, what converts it.
+
+    ``files``: the format's files as messages name them (``SB3 .zip``); ``detect(path)``: whether ``path`` (a
+    file or folder) is of the format, cheaply; ``load(path, env_id, script)``: the converted checkpoint
+    (``script``: CleanRL's, None elsewhere), importing the format's module (and torch) only then.
+    """
+
+    files: str
+    detect: Callable[[Path], bool]
+    load: Callable[[Path, str | None, str | None], Imported]
+
+
+IMPORTERS: Registry[Importer] = Registry("checkpoint format", ForeignCheckpointError)
+"""The formats, by ``--format`` name; :func:`detect_format` tries them in registration order."""
+FORMATS = IMPORTERS.keys()
+"""The ``--format`` names (a live view of :data:`IMPORTERS`)."""
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(4)
+
+
+def _is_sb3(path: Path) -> bool:
+    if not path.is_file() or not _head(path).startswith(b"PK"):
+        return False
+    from evaltk.importers.sb3 import is_sb3_zip
+
+    return is_sb3_zip(path.read_bytes())
+
+
+def _load_sb3(path: Path, env_id: str | None, script: str | None) -> Imported:
+    from evaltk.importers import sb3
+
+    return sb3.load(path, env_id=env_id)
+
+
+def _is_sample_factory(path: Path) -> bool:
+    if path.is_dir():
+        return any(path.glob("checkpoint_p*/checkpoint_*.pth")) or any(path.glob("checkpoint_*.pth"))
+    return path.is_file() and path.name.startswith("checkpoint_") and path.suffix == ".pth"
+
+
+def _load_sample_factory(path: Path, env_id: str | None, script: str | None) -> Imported:
+    from evaltk.importers import sample_factory
+
+    return sample_factory.load(path, env_id=env_id)
+
+
+def _is_cleanrl(path: Path) -> bool:
+    """Recognise a zip that is not SB3's (tried after it), or a state-dict file by its suffix."""
+    return path.is_file() and (_head(path).startswith(b"PK") or path.suffix in (".cleanrl_model", ".pt", ".pth"))
+
+
+def _load_cleanrl(path: Path, env_id: str | None, script: str | None) -> Imported:
+    from evaltk.importers import cleanrl
+
+    return cleanrl.load(path, env_id=env_id, script=script)
+
+
+IMPORTERS.register("sb3", Importer("SB3 .zip", _is_sb3, _load_sb3))
+IMPORTERS.register("sample-factory", Importer("Sample Factory run folder or checkpoint_*.pth",
+                                              _is_sample_factory, _load_sample_factory))
+IMPORTERS.register("cleanrl", Importer("CleanRL .cleanrl_model", _is_cleanrl, _load_cleanrl))
+
+
+def accepted_files() -> str:
+    """Name every format's files, for messages: ``SB3 .zip, Sample Factory run folder (...), CleanRL ...``."""
+    return ", ".join(importer.files for importer in IMPORTERS.values())
 
 
 def detect_format(path: Path) -> str | None:
-    """Return ``"sb3"``, ``"cleanrl"`` or ``"sample-factory"`` for a foreign checkpoint, None for anything else.
+    """Return the format of a foreign checkpoint (the first of :data:`IMPORTERS` that recognises it), else None.
 
     An evaltk checkpoint directory (with ``policy.json``) and names that are not paths give None.
     """
-    if path.is_dir():
-        if (path / "policy.json").exists():
-            return None
-        if any(path.glob("checkpoint_p*/checkpoint_*.pth")) or any(path.glob("checkpoint_*.pth")):
-            return "sample-factory"
+    if path.is_dir() and (path / "policy.json").exists():
         return None
-    if not path.is_file():
-        return None
-    if path.name.startswith("checkpoint_") and path.suffix == ".pth":
-        return "sample-factory"
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head.startswith(b"PK"):
-        from evaltk.importers.sb3 import is_sb3_zip
-
-        return "sb3" if is_sb3_zip(path.read_bytes()) else "cleanrl"
-    if path.suffix in (".cleanrl_model", ".pt", ".pth"):
-        return "cleanrl"
+    for name, importer in IMPORTERS.items():
+        if importer.detect(path):
+            return name
     return None
 
 
@@ -63,24 +123,13 @@ def read_foreign(path: str | Path, *, fmt: str | None = None, env_id: str | None
     found = fmt or detect_format(where)
     if found is None:
         if not where.exists():
-            raise ForeignCheckpointError(f"{where} does not exist: pass an SB3 .zip, a CleanRL .cleanrl_model or a "
-                                         "Sample Factory experiment folder")
+            raise ForeignCheckpointError(f"{where} does not exist: pass another library's checkpoint "
+                                         f"({accepted_files()})")
         raise ForeignCheckpointError(f"{where} is not a checkpoint format evaltk imports: pass --format "
-                                     f"{'|'.join(FORMATS)} (SB3 .zip, CleanRL .cleanrl_model, Sample Factory "
-                                     "checkpoint_*.pth)")
-    if found == "sb3":
-        from evaltk.importers import sb3
-
-        return sb3.load(where, env_id=env_id)
-    if found == "cleanrl":
-        from evaltk.importers import cleanrl
-
-        return cleanrl.load(where, env_id=env_id, script=script)
-    if found == "sample-factory":
-        from evaltk.importers import sample_factory
-
-        return sample_factory.load(where, env_id=env_id)
-    raise ForeignCheckpointError(f"unknown --format {found!r}: use one of {', '.join(FORMATS)}")
+                                     f"{'|'.join(FORMATS)} ({accepted_files()})")
+    if found not in IMPORTERS:
+        raise IMPORTERS.unknown(found, label="--format")
+    return IMPORTERS[found].load(where, env_id, script)
 
 
 def import_checkpoint(path: str | Path, out: str | Path, *, fmt: str | None = None, env_id: str | None = None,

@@ -1,7 +1,8 @@
 """The simulator registry: one answer wherever a simulator or reference is chosen.
 
 ``evaltk evaluate --sim``, ``evaltk validate --sim/--reference``, the suite ``transfer`` and
-``sim_lockstep`` cases and ``evaltk conformance lockstep --sim/--reference`` all call :func:`get`:
+``sim_lockstep`` cases and ``evaltk conformance lockstep --sim/--reference`` all call :func:`get`, which
+looks the name up in :data:`SIMULATORS` (an :class:`evaltk.registry.Registry`; :func:`register` adds one):
 
 * ``gym`` — the reference: gymnasium + ale-py for Atari env dicts, ViZDoom for Doom ones;
 * ``gpu_env`` — this project's emulator (CPU backend);
@@ -17,8 +18,10 @@ Each simulator reports its effective settings in one schema (:mod:`evaltk.envs.a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+from evaltk.registry import Registry
 from evaltk.simulators.base import EpisodeSlots, Simulator, SimulatorError
 from evaltk.simulators.envpool_sim import PREFIX as ENVPOOL_PREFIX
 from evaltk.simulators.envpool_sim import EnvPoolSimulator, parse_options
@@ -26,37 +29,76 @@ from evaltk.simulators.factory import FactorySimulator, is_factory_name
 from evaltk.simulators.gpu_env_sim import GpuEnvSimulator
 from evaltk.simulators.gym_ale import GymSimulator
 
-NAMES = ("gym", "gpu_env", "envpool")
-"""The built-in simulators; anything else must be ``MODULE:CALLABLE``."""
 REFERENCE = "gym"
 
-__all__ = ["NAMES", "REFERENCE", "EpisodeSlots", "Simulator", "SimulatorError", "check_name", "get", "recorded_name",
-           "resolve_all"]
+__all__ = ["NAMES", "REFERENCE", "SIMULATORS", "EpisodeSlots", "Simulator", "SimulatorEntry", "SimulatorError",
+           "check_name", "get", "recorded_name", "register", "resolve_all"]
+
+
+@dataclass(frozen=True)
+class SimulatorEntry:
+    """A registered simulator: ``factory(name)`` builds it from the name as written (``envpool:KEY=VALUE,...``).
+
+    ``options``: whether ``NAME:OPTIONS`` is accepted beside ``NAME`` (the factory parses the options).
+    """
+
+    factory: Callable[[str], Simulator]
+    options: bool = False
+
+
+SIMULATORS: Registry[SimulatorEntry] = Registry(
+    "simulator", SimulatorError,
+    other_forms="MODULE:CALLABLE for your own factory (e.g. mysim:make_env; see docs/simulators.md)")
+"""The built-in simulators by name; :func:`register` adds one."""
+NAMES = SIMULATORS.keys()
+"""The registered simulators' names (a live view); anything else must be ``MODULE:CALLABLE``."""
+
+
+def register(name: str, factory: Callable[[str], Simulator], *, options: bool = False,
+             replace: bool = False) -> None:
+    """Register the simulator ``name``: ``factory(name as written)`` returns a :class:`Simulator`.
+
+    ``options=True`` also accepts ``NAME:OPTIONS`` (``envpool:KEY=VALUE,...``), handed to ``factory`` whole.
+    """
+    SIMULATORS.register(name, SimulatorEntry(factory, options), replace=replace)
+
+
+register(REFERENCE, lambda _: GymSimulator())
+register("gpu_env", lambda _: GpuEnvSimulator())
+register("envpool", lambda name: EnvPoolSimulator(options=parse_options(name) if ":" in name else None),
+         options=True)
+
+
+def _entry(name: str) -> SimulatorEntry | None:
+    """Return the registered entry ``name`` (or ``NAME:OPTIONS``) names, None for any other name."""
+    base, sep, _ = name.partition(":")
+    entry = SIMULATORS.get(base)
+    return entry if entry is not None and (not sep or entry.options) else None
 
 
 def check_name(name: str, *, option: str = "--sim") -> str:
-    """Return ``name`` if it names a simulator; :class:`SimulatorError` naming the choices otherwise."""
-    if name.startswith(ENVPOOL_PREFIX):  # before MODULE:CALLABLE, which "envpool:key" would also match
-        parse_options(name)
+    """Return ``name`` if it names a simulator; :class:`SimulatorError` naming the choices otherwise.
+
+    A registered name's options (``envpool:KEY=VALUE``) are parsed here, so a bad one is refused as early.
+    """
+    entry = _entry(name)
+    if entry is not None:
+        if entry.options and ":" in name:
+            entry.factory(name)
         return name
-    if name in NAMES or is_factory_name(name):
+    if is_factory_name(name):
         return name
-    raise SimulatorError(f"{option} {name!r} is not a simulator: use one of {', '.join(NAMES)}, or MODULE:CALLABLE "
-                         "for your own factory (e.g. mysim:make_env; see docs/simulators.md)")
+    raise SIMULATORS.unknown(name, label=option)
 
 
 def get(name: str, *, option: str = "--sim") -> Simulator:
-    """Return the simulator called ``name`` (built-in or ``MODULE:CALLABLE``); :class:`SimulatorError` if unknown."""
-    check_name(name, option=option)
-    if name == "gym":
-        return GymSimulator()
-    if name == "gpu_env":
-        return GpuEnvSimulator()
-    if name == "envpool":
-        return EnvPoolSimulator()
-    if name.startswith(ENVPOOL_PREFIX):
-        return EnvPoolSimulator(options=parse_options(name))
-    return FactorySimulator(name)
+    """Return the simulator called ``name`` (registered, or ``MODULE:CALLABLE``); :class:`SimulatorError` if unknown."""
+    entry = _entry(name)
+    if entry is not None:
+        return entry.factory(name)
+    if is_factory_name(name):
+        return FactorySimulator(name)
+    raise SIMULATORS.unknown(name, label=option)
 
 
 def resolve_all(names: Sequence[str], options: Sequence[str]) -> tuple[Simulator, ...]:

@@ -26,14 +26,16 @@ ammunition); ``random`` reads none.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 
 from evaltk.envs.doom_inputs import BUFFERS, DoomInputs
 from evaltk.envs.doom_labels import PLAYER_LABEL
+from evaltk.registry import did_you_mean
 
 #: Names of the entries of the feature vector, in order.
 FEATURES: tuple[str, ...] = (
@@ -211,12 +213,16 @@ def builtin_inputs(name: str) -> DoomInputs:
     return _agent_class(name).INPUTS
 
 
+DOOM_AGENTS: Mapping[str, type[RandomDoomAgent] | type[ScriptedDoomAgent]] = MappingProxyType(
+    {"random": RandomDoomAgent, "scripted": ScriptedDoomAgent})
+"""The built-in Doom agents by name: the built-ins a tournament (or a suite's ``bots`` case) plays."""
+
+
 def _agent_class(name: str) -> type[RandomDoomAgent] | type[ScriptedDoomAgent]:
-    known: dict[str, type[RandomDoomAgent] | type[ScriptedDoomAgent]] = {"random": RandomDoomAgent,
-                                                                         "scripted": ScriptedDoomAgent}
-    if name not in known:
-        raise ValueError(f"unknown built-in Doom agent {name!r}: use one of {', '.join(known)}")
-    return known[name]
+    if name not in DOOM_AGENTS:
+        raise ValueError(f"unknown built-in Doom agent {name!r}: {did_you_mean(name, DOOM_AGENTS)}use one of "
+                         f"{', '.join(DOOM_AGENTS)}")
+    return DOOM_AGENTS[name]
 
 
 def make_agent(name: str, env: dict[str, Any]) -> RandomDoomAgent | ScriptedDoomAgent:

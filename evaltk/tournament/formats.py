@@ -26,6 +26,7 @@ import numpy as np
 
 from evaltk.atomic import write_json_atomic
 from evaltk.errors import TournamentError
+from evaltk.registry import did_you_mean
 from evaltk.tournament import ratings
 from evaltk.tournament.match import SUPPORTED_MAPS, MatchSpec, bot_names
 
@@ -88,7 +89,7 @@ class TournamentConfig:
         known = bot_names()
         for b in self.bot_names:
             if b not in known:
-                raise TournamentError(f"unknown bot {b!r}: use one of {', '.join(known)}")
+                raise TournamentError(f"unknown bot {b!r}: {did_you_mean(b, known)}use one of {', '.join(known)}")
         if self.bot_names and len(self.bot_names) < self.bots:
             raise TournamentError(f"--bot-names lists {len(self.bot_names)} bots but --bots is {self.bots}")
         if self.sprt is not None:

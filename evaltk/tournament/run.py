@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltk.errors import TournamentError
-from evaltk.executor import EXECUTORS, make_executor
+from evaltk.executor import EXECUTOR_MODULES, make_executor
 from evaltk.tournament.formats import TournamentConfig, match_list, prepare_out
 from evaltk.tournament.match import MatchResult
 from evaltk.tournament.report import write_reports
@@ -42,8 +42,7 @@ class RunOptions:
             raise TournamentError(f"--max-attempts {self.max_attempts} must be at least 1")
         if self.num_resamples < 1:
             raise TournamentError(f"num_resamples {self.num_resamples} must be at least 1")
-        if self.executor not in EXECUTORS:
-            raise TournamentError(f"--executor {self.executor!r}: use one of {', '.join(EXECUTORS)}")
+        EXECUTOR_MODULES.check(self.executor, label="--executor")
 
 
 def default_out(config: TournamentConfig) -> Path:

@@ -32,7 +32,9 @@ def _suite(tmp_path: Path, case: str) -> Path:
 
 @pytest.mark.parametrize(("case", "problem"), [
     (f'kind = "doom_trace"\nname = "d"\ntrace_file = "{DOOM_TRACE}"\nscenario = "doom3"\nseed = 7\ntics = 5\n',
-     r"field 'scenario' = 'doom3' is not a known Doom scenario; choose one of basic"),
+     r"field 'scenario' = 'doom3' is not a known Doom scenario: use one of basic"),
+    (f'kind = "doom_trace"\nname = "d"\ntrace_file = "{DOOM_TRACE}"\nscenario = "basci"\nseed = 7\ntics = 5\n',
+     r"field 'scenario' = 'basci' is not a known Doom scenario: did you mean basic\? use one of basic"),
     (f'kind = "doom_trace"\nname = "d"\ntrace_file = "{ATARI_TRACE}"\nscenario = "basic"\nseed = 7\ntics = 5\n',
      r"is an Atari trace of ale-py \(suite kind \"trace\"\), not a ViZDoom trace"),
     (f'kind = "trace"\nname = "a"\ntrace_file = "{DOOM_TRACE}"\nframes = 5\n',
@@ -47,9 +49,12 @@ def _suite(tmp_path: Path, case: str) -> Path:
     (BOTS + "matches = 4\nbaseline = \"builtin:random\"\nelo1 = 10.0\n", r"needs elo0 and elo1 \(missing elo0\)"),
     (BOTS + "matches = 4\nmin_win_rate = 0.5\nelo0 = 0.0\n", r"elo0 belong to an SPRT against a baseline"),
     ('kind = "bots"\nname = "b"\ncheckpoint = "no/such/dir"\nmatches = 2\nmin_win_rate = 0.1\n',
-     r"checkpoint: '/.*/no/such/dir' is neither a built-in Doom agent"),
+     r"checkpoint: agent '/.*/no/such/dir' is not a built-in policy, a file or folder here, or an hf:// location: "
+     r"pass a built-in \(random, scripted"),
     (BOTS + 'matches = 4\nbaseline = "builtin:nope"\nelo0 = 0.0\nelo1 = 10.0\n',
-     r"baseline: unknown built-in Doom agent 'builtin:nope'; use one of random, scripted"),
+     r"baseline: unknown built-in Doom agent 'builtin:nope': use one of random, scripted"),
+    (BOTS + 'matches = 4\nbaseline = "builtin:scriptd"\nelo0 = 0.0\nelo1 = 10.0\n',
+     r"baseline: unknown built-in Doom agent 'builtin:scriptd': did you mean scripted\? use one of random, scripted"),
     ('kind = "doom_demo"\nname = "m"\nresults = "nowhere"\n', r"field 'results': file .*nowhere does not exist"),
     (BOTS + 'matches = 4\nmin_win_rate = 0.5\nrules = "closed"\n',
      r"field 'rules' = 'closed' must be one of 'open', 'screen-only'"),

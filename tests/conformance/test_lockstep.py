@@ -89,6 +89,12 @@ def test_cli_json_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert record["diverged"] is False
     assert main(["conformance", "lockstep", "--game", "no_such_game", "--frames", "5"]) == 2
     assert "unknown ROM id 'no_such_game'" in capsys.readouterr().err
+    assert main(["conformance", "lockstep", "--game", "pong,pongg", "--frames", "5"]) == 2  # checked before pong runs
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        "error: pongg: unknown ROM id 'pongg': did you mean pong? use one of the 104 ale-py ROM ids gpu_env plays "
+        "(e.g. pong, space_invaders)"]
+    assert captured.out == ""
     assert main(["conformance", "lockstep", "--game", "pong,breakout", "--frames", "5", "--start", "boot",
                  "--actions", "full", "--sticky", "0.25", "--json"]) == 0
     out = capsys.readouterr().out.strip().splitlines()

@@ -34,7 +34,9 @@ def test_shipped_suites_pass_the_checks() -> None:
     [
         ("[suite]\nname='x'\n", "no \\[\\[case\\]\\]"),
         ("[[case]]\nkind='trace'\n", "missing \\[suite\\]"),
-        ("[suite]\nname='x'\n[[case]]\nkind='nope'\nname='a'\n", "kind 'nope' is not one of"),
+        ("[suite]\nname='x'\n[[case]]\nkind='nope'\nname='a'\n", "kind 'nope' is not a case kind: use one of trace, "),
+        ("[suite]\nname='x'\n[[case]]\nkind='lockstepp'\nname='a'\n",
+         "kind 'lockstepp' is not a case kind: did you mean lockstep, sim_lockstep\\? use one of trace, "),
         ("[suite]\nname='x'\n[[case]]\nkind='transfer'\nname='a'\ncheckpoint='random'\nseed=0\n",
          "missing required field 'episodes'"),
         ("[suite]\nname='x'\n[[case]]\nkind='trace'\nname='a'\nrom='pong'\nseed=0\nframes='9'\n", "should be int"),
@@ -249,3 +251,56 @@ def test_the_kind_table_is_explicit_and_imports_no_suite_runner() -> None:
         tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert "conformance.suite" not in imported, f"conformance/{name}.py imports conformance.suite"
+
+
+def test_every_case_is_checked_before_the_first_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A misspelt ``game`` in the second case: exit 2, one line with the close ROM id, and the first case never ran."""
+    from evaltk.cli.main import main
+
+    path = _write(tmp_path, "[suite]\nname='x'\n"
+                            "[[case]]\nkind='lockstep'\nname='ok'\ngame='pong'\nframes=5\n"
+                            "[[case]]\nkind='lockstep'\nname='bad'\ngame='pongg'\nframes=5\n")
+    junit = tmp_path / "junit.xml"
+    assert main(["conformance", "run", str(path), "--junit", str(junit), "--workdir", str(tmp_path / "w")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == [
+        f"error: {path}: case #2 (bad): unknown ROM id 'pongg': did you mean pong? use one of the 104 ale-py ROM ids "
+        "gpu_env plays (e.g. pong, space_invaders)"]
+    assert captured.out == ""  # no case line: nothing ran
+    assert not junit.exists()
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize(("case", "match"), [
+    ("kind='trace'\nname='t'\nrom='breakot'\nseed=0\nframes=5\n",
+     r"case #1 \(t\): unknown ROM id 'breakot': did you mean breakout\? use an ale-py ROM id"),
+    ("kind='sim_lockstep'\nname='s'\nsim='gpu_env'\nenv_id='ALE/Pongg-v5'\nsteps=3\n",
+     r"case #1 \(s\): unknown Atari env id 'ALE/Pongg-v5': did you mean ALE/Pong-v5"),
+    ("kind='sim_lockstep'\nname='s'\nsim='gpu_evn'\nenv_id='ALE/Pong-v5'\nsteps=3\n",
+     r"field 'sim' = 'gpu_evn' is not a simulator: did you mean gpu_env\? use one of gym, gpu_env, envpool"),
+])
+def test_names_in_cases_are_checked_at_load_with_the_close_ones(tmp_path: Path, case: str, match: str) -> None:
+    with pytest.raises(SuiteError, match=match):
+        load_suite(_write(tmp_path, f"[suite]\nname='x'\n[[case]]\n{case}"))
+
+
+def test_a_registered_kind_is_loaded_and_run_by_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One ``conformance.kinds.register`` call makes a kind: its fields are checked, its runner runs."""
+    from conformance import kinds
+    from conformance.case import Case, CaseResult, FieldSpec, Kind
+    from evaltk.cli.main import main
+
+    def run(case: Case, workdir: Path) -> CaseResult:
+        return CaseResult(case, Outcome.PASSED, f"echo {case.params['word']}", 0.0)
+
+    kinds.register("echo", Kind({"word": FieldSpec((str,), required=True)}, run, path_fields=frozenset()))
+    try:
+        path = _write(tmp_path, "[suite]\nname='x'\n[[case]]\nkind='echo'\nname='e'\nword='hello'\n")
+        assert main(["conformance", "run", str(path), "--workdir", str(tmp_path / "w")]) == 0
+        assert "echo hello" in capsys.readouterr().out
+        with pytest.raises(SuiteError, match="missing required field 'word'"):
+            load_suite(_write(tmp_path, "[suite]\nname='x'\n[[case]]\nkind='echo'\nname='e'\n"))
+    finally:
+        kinds.KIND_REGISTRY.pop("echo")
+    with pytest.raises(SuiteError, match="kind 'echo' is not a case kind: use one of trace, "):
+        load_suite(path)

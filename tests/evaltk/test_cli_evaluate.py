@@ -88,7 +88,8 @@ def test_unknown_env_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_missing_and_corrupt_checkpoints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "out")
-    assert "does not exist" in error_line(capsys, ["evaluate", str(tmp_path / "none"), "--out", out])
+    assert "is not a built-in policy, a file or folder here" in error_line(
+        capsys, ["evaluate", str(tmp_path / "none"), "--out", out])
     ckpt = save_builtin(tmp_path / "c", "random", env_for_id("ALE/Breakout-v5"))
     (ckpt / SPEC_FILE).write_text("{oops")
     assert "not valid JSON" in error_line(capsys, ["evaluate", str(ckpt), "--out", out])

@@ -137,8 +137,10 @@ def test_doom_refuses_gpu_env_and_fast_reset(tmp_path: Path, capsys: pytest.Capt
     assert "--sim gpu_env runs Atari envs only, and basic is a ViZDoom scenario" in line
     assert "--fast-reset restores ALE states" in error_line(capsys, [*base, "--fast-reset"])
     line = error_line(capsys, [*base[:3], "basik", *base[4:]])
-    assert "'basik' is neither a ViZDoom scenario (basic, " in line
-    assert "unknown Atari env id 'basik'" in line
+    assert ("--env-id 'basik' is neither a ViZDoom scenario nor an Atari env id: did you mean basic? use a scenario "
+            "(basic, ") in line
+    line = error_line(capsys, [*base[:3], "basci", *base[4:]])
+    assert "--env-id 'basci' is neither a ViZDoom scenario nor an Atari env id: did you mean basic? " in line
     assert not (tmp_path / "o").exists()  # refused before anything was written
 
 

@@ -14,6 +14,7 @@ from evaltk.envs import env_for_id
 from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import CheckpointError, SpecError
 from evaltk.policies import (
+    BUILTINS,
     EpisodeSeeded,
     PaddleTracker,
     Policy,
@@ -42,7 +43,7 @@ def test_builtins_load_with_env(ref: str) -> None:
 def test_builtin_needs_env_and_unknown_names() -> None:
     with pytest.raises(CheckpointError, match="needs an environment"):
         load_policy("random")
-    with pytest.raises(CheckpointError, match="unknown builtin policy 'nope'"):
+    with pytest.raises(CheckpointError, match="unknown built-in policy 'nope': use one of random, scripted"):
         load_policy("builtin:nope", env=BREAKOUT)
     with pytest.raises(CheckpointError, match="does not exist"):
         load_policy("no/such/dir")
@@ -195,8 +196,13 @@ def test_register_builtin() -> None:
                                            action_spec={"type": "discrete", "n": 2}, env=env))
 
     register_builtin("coin", factory)
-    assert "coin" in builtin_names()
-    assert load_policy("builtin:coin", env=BREAKOUT).spec.action_spec["n"] == 2
+    try:
+        assert "coin" in builtin_names()
+        assert load_policy("builtin:coin", env=BREAKOUT).spec.action_spec["n"] == 2
+        with pytest.raises(ValueError, match="registered already"):
+            register_builtin("coin", factory)
+    finally:
+        BUILTINS.pop("coin")
     with pytest.raises(ValueError, match="plain word"):
         register_builtin("a:b", factory)
 

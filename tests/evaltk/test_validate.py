@@ -10,7 +10,7 @@ import pytest
 
 from evaltk.cli.main import main
 from evaltk.envs.atari_settings import UNKNOWN
-from evaltk.scores import ENVIRONMENT_FILE, SETTINGS_FILE, TABLE_FILE, read_table
+from evaltk.scores import ENVIRONMENT_FILE, SETTINGS_FILE, SIMULATOR_FILE, TABLE_FILE, read_table
 from evaltk.validate import pair_rows
 from evaltk.verdict import Sample
 from tests.evaltk.cli_helpers import error_line
@@ -48,6 +48,11 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
                                    "message": message}
     assert text[-1] == f"verdict: {message} (sim (gpu_env) vs reference (gym))"
     assert report["environments"]["differs"] == ["simulator", "package"]  # same env spec, same versions
+    for role, folder in (("sim", "gpu_env"), ("reference", "gym")):  # the package each simulator reported
+        reported = json.loads((out / folder / SIMULATOR_FILE).read_text())["package"]
+        assert report["environments"][role]["package"] == reported
+        assert json.loads((out / folder / ENVIRONMENT_FILE).read_text())["package"] == reported
+    assert report["environments"]["sim"]["package"].endswith("(CPU backend)")
     assert report["pairs"]["same"] == {"return": 10, "frames": 10, "steps": 10, "episode": 10}
     for name in ("report.json", "report.md", "report.png", "pairs.png", "report.html"):
         assert (out / name).stat().st_size > 0, name
@@ -142,6 +147,7 @@ def test_baseline_score_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert not rows["frameskip"]["differs"]  # unknown is not counted as a difference: it is said instead
     assert "frameskip" in report["environments"]["not_reported"]["reference"]
     assert report["environments"]["not_reported"]["sim"] == []
+    assert report["environments"]["reference"]["package"] == UNKNOWN  # a bare CSV records no package
     assert "not reported by A: simulator, package, frameskip" in report["explanation"]
     assert text[-1].startswith("verdict: different")
     assert not (out / "pairs.png").exists()
@@ -177,7 +183,8 @@ def test_bad_input_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_missing_checkpoint_and_mismatched_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "runs" / "nope"
     line = error_line(capsys, ["validate", str(missing), "--margin", "5", "--out", str(tmp_path / "a")])
-    assert f"checkpoint {str(missing)!r} does not exist" in line
+    assert line.startswith(f"error: checkpoint {str(missing)!r} is not a built-in policy, a file or folder here, or "
+                           "an hf:// location: pass a built-in (random, scripted")
     pong = tmp_path / "pong.csv"
     pong.write_text("env_id,return\nALE/Pong-v5,-21\nALE/Pong-v5,-20\n")
     line = error_line(capsys, _argv(tmp_path / "b", "--margin", "5", "--baseline", str(pong)))
@@ -189,11 +196,19 @@ def test_missing_checkpoint_and_mismatched_baseline(tmp_path: Path, capsys: pyte
 
 
 @pytest.mark.vizdoom
-def test_doom_on_gpu_env_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    line = error_line(capsys, ["validate", "builtin:random", "--env-id", "basic", "--margin", "5",
-                               "--out", str(tmp_path / "doom")])
-    assert "--sim gpu_env runs Atari envs only, and basic is a ViZDoom scenario" in line
-    assert "--sim gym --baseline TABLE" in line
+def test_doom_on_gpu_env_is_refused_with_advice_for_what_was_typed(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The fix is validate's one way for Doom; the simulator is named as the user gave it (or as the default)."""
+    base = ["validate", "builtin:random", "--env-id", "basic", "--margin", "5", "--out", str(tmp_path / "doom")]
+    fix = ("validate a Doom policy with --sim gym --baseline TABLE (gym runs ViZDoom, and no other simulator runs "
+           "Doom envs to compare it with)")
+    assert error_line(capsys, base) == ("error: validate's default --sim gpu_env runs Atari envs only, and basic is a "
+                                        f"ViZDoom scenario: {fix}")
+    assert error_line(capsys, [*base, "--sim", "gpu_env"]) == (
+        f"error: --sim gpu_env runs Atari envs only, and basic is a ViZDoom scenario: {fix}")
+    assert error_line(capsys, [*base, "--sim", "gym", "--reference", "gpu_env"]) == (
+        f"error: --reference gpu_env runs Atari envs only, and basic is a ViZDoom scenario: {fix}")
+    assert "drop --sim" not in error_line(capsys, [*base, "--sim", "envpool"])
     assert not (tmp_path / "doom").exists()
 
 

@@ -126,7 +126,8 @@ def _suite(tmp_path: Path, head: str) -> Path:
 
 
 @pytest.mark.parametrize(("head", "message"), [
-    ('executor = "dask"', "executor = 'dask' must be one of 'local', 'ray'"),
+    ('executor = "dask"', r"\[suite\] executor 'dask' is not an executor: use one of local, ray"),
+    ('executor = "rey"', r"\[suite\] executor 'rey' is not an executor: did you mean ray\? use one of local, ray"),
     ("executor = 3", "executor = 3 should be a non-empty string"),
     ('ray_address = "h:1"', 'ray_address needs executor = "ray"')])
 def test_suite_executor_key_is_checked(tmp_path: Path, head: str, message: str) -> None:

@@ -6,6 +6,7 @@ import csv
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -76,7 +77,8 @@ def test_unknown_file_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["import", str(path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: {path} is not a checkpoint format evaltk imports: pass --format "
-                   "sb3|cleanrl|sample-factory (SB3 .zip, CleanRL .cleanrl_model, Sample Factory checkpoint_*.pth)"]
+                   "sb3|sample-factory|cleanrl (SB3 .zip, Sample Factory run folder or checkpoint_*.pth, CleanRL "
+                   ".cleanrl_model)"]
 
 
 def _evaluate_two_episodes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
@@ -134,8 +136,41 @@ def test_evaluate_runs_a_sample_factory_run(tmp_path: Path, monkeypatch: pytest.
     assert [row["env_id"] for row in rows] == ["BreakoutNoFrameskip-v4"] * 2
 
 
-def test_cli_format_choices_are_the_importers_formats() -> None:
-    from evaltk.cli.args import CHECKPOINT_FORMATS
-    from evaltk.importers import FORMATS
+def test_cli_format_choices_are_the_importers_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--format`` takes the registered formats (:data:`evaltk.importers.IMPORTERS`), a misspelt one the close ones."""
+    with pytest.raises(SystemExit) as info:
+        main(["import", "x.zip", "--format", "sb33", "--out", "o"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: evaltk import: argument --format: invalid choice: 'sb33': did you mean sb3? use one of sb3, "
+        "sample-factory, cleanrl (see 'evaltk import --help')"]
 
-    assert CHECKPOINT_FORMATS == FORMATS
+
+def test_a_registered_importer_is_detected_and_used(sb3_zip: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """One ``IMPORTERS.register`` call adds a format: ``--format`` takes it, detection tries it, its loader runs."""
+    from evaltk.importers import FORMATS, IMPORTERS, Importer, detect_format
+
+    read: list[Path] = []
+
+    def load_sb3_again(path: Path, env_id: str | None, script: str | None) -> Any:
+        read.append(path)
+        return IMPORTERS["sb3"].load(path, env_id, script)
+
+    IMPORTERS.register("sb3-again", Importer("SB3 .zip again", lambda p: p.suffix == ".again", load_sb3_again))
+    try:
+        assert "sb3-again" in FORMATS
+        marked = tmp_path / "notes.again"
+        marked.write_text("not a zip")
+        assert detect_format(marked) == "sb3-again"  # the formats before it do not claim the file
+        out = tmp_path / "ckpt"
+        assert main(["import", str(sb3_zip), "--format", "sb3-again", "--env-id", ENV_ID, "--out", str(out)]) == 0
+        assert read == [sb3_zip]
+        assert load(out).spec.provenance["import"]["format"] == "sb3"
+    finally:
+        IMPORTERS.pop("sb3-again")
+    capsys.readouterr()
+    assert main(["import", str(tmp_path / "gone.zip"), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {tmp_path / 'gone.zip'} does not exist: pass another library's checkpoint (SB3 .zip, Sample Factory "
+        "run folder or checkpoint_*.pth, CleanRL .cleanrl_model)"]

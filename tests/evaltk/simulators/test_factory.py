@@ -237,7 +237,8 @@ def test_unimportable_module_and_unknown_name(tmp_path: Path, capsys: pytest.Cap
     assert "module 'no_such_module_here' does not import" in line
     assert "PYTHONPATH" in line
     line = error_line(capsys, _validate(out, "envpoool"))
-    assert "--sim 'envpoool' is not a simulator: use one of gym, gpu_env, envpool, or MODULE:CALLABLE" in line
+    assert ("--sim 'envpoool' is not a simulator: did you mean envpool? use one of gym, gpu_env, envpool, or "
+            "MODULE:CALLABLE") in line
     line = error_line(capsys, ["evaluate", "builtin:scripted", "--env-id", ENV_ID, "--sim", "nope",
                                "--out", str(out)])
     assert "--sim 'nope' is not a simulator" in line

@@ -166,12 +166,26 @@ def test_reports_are_written(tmp_path: Path) -> None:
 def test_cli_rejects_bad_agents_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from evaltk.cli.main import main
 
+    forms = ("pass a built-in (random, scripted; also as builtin:NAME), an evaltk checkpoint directory (with "
+             "policy.json), another library's checkpoint (SB3 .zip, Sample Factory run folder or checkpoint_*.pth, "
+             "CleanRL .cleanrl_model) or hf://ORG/REPO[@REVISION][/PATH]")
     assert main(["tournament", "gauntlet", "--agent", str(tmp_path / "missing"), "--bots", "1"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: agent ")
-    assert "checkpoint directory" in err
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: agent '{tmp_path / 'missing'}' is not a built-in policy, a file or folder here, or an hf:// location: "
+        + forms]
+    # A misspelt built-in: the close name, every accepted form; the Hub agent before it is not fetched first.
+    assert main(["tournament", "match", "hf://no-such-org/no-such-repo", "scriptd", "--bots", "1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: agent 'scriptd' is not a built-in policy, a file or folder here, or an hf:// location: did you mean "
+        f"scripted? {forms}"]
+    assert main(["tournament", "gauntlet", "--agent", str(tmp_path), "--bots", "1"]) == 2  # a folder, no checkpoint
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: agent '{tmp_path}' is neither an evaltk checkpoint directory (no policy.json) nor another library's: "
+        + forms]
     assert main(["tournament", "match", "random", "random", "--out", str(tmp_path)]) == 2
     assert "repeat" in capsys.readouterr().err
+    assert main(["tournament", "match", "hf://no-such-org/no-such-repo", "random", "--concurrency", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --concurrency 0 must be at least 1"
 
 
 def test_verify_demos_without_demos_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
