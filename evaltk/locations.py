@@ -21,6 +21,7 @@ from typing import Any
 
 from evaltk import hub
 from evaltk.errors import CheckpointError
+from evaltk.importers import ImportCaveats
 from evaltk.registry import did_you_mean
 
 
@@ -54,6 +55,8 @@ class Resolved:
     label: str
     source: dict[str, Any] | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
+    caveats: ImportCaveats | None = None
+    """What the checkpoint's library did that the reference env does not reproduce (an imported checkpoint)."""
 
 
 def locate(ref: str) -> Located:
@@ -109,15 +112,15 @@ def resolve(ref: str, *, fmt: str | None = None, env_id: str | None = None, acti
 
     where = locate(ref)
     foreign = not (where.fmt == "evaltk" and fmt is None)
-    local = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id,
-                                       actions=actions) if foreign else where.path
+    local, caveats = resolve_foreign_checkpoint(where.path, fmt or where.fmt, env_id=env_id or where.env_id,
+                                                actions=actions) if foreign else (where.path, None)
     if local == where.path and not Path(local).exists():  # a built-in, or a name that is nothing
         check(ref)
     if actions is not None and local == where.path:
         raise ForeignCheckpointError(f"--deterministic/--stochastic choose how another library's checkpoint acts; "
                                      f"{where.label} is not one (an evaltk checkpoint's policy.json fixes it, e.g. "
                                      "evaltk import --actions): drop the option")
-    return Resolved(local, where.label, where.source, where.provenance)
+    return Resolved(local, where.label, where.source, where.provenance, caveats)
 
 
 def is_remote(ref: str) -> bool:
@@ -142,7 +145,7 @@ def local_checkpoint(ref: str, *, actions: str | None = None) -> Resolved:
         foreign = where.fmt not in (None, "evaltk") or (where.fmt is None and detect_format(Path(where.path)))
         actions = actions if foreign else None
     found = resolve(ref, actions=actions)
-    return Resolved(str(Path(found.ref).resolve()), found.label, found.source, found.provenance)
+    return Resolved(str(Path(found.ref).resolve()), found.label, found.source, found.provenance, found.caveats)
 
 
 def anchor(ref: str, folder: Path) -> str:

@@ -27,6 +27,7 @@ from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, cap_episode_frames, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
 from evaltk.executor import EXECUTOR_MODULES
+from evaltk.importers import ImportCaveats
 from evaltk.locations import Resolved, resolve
 from evaltk.policies import EpisodeSeeded, Policy, load_policy
 from evaltk.registry import did_you_mean
@@ -122,6 +123,9 @@ class EvaluationPlan:
     """The episode indices still to run, ascending."""
     writer: TableWriter
     """Appends this plan's rows to ``config.out/episodes.csv``."""
+    caveats: ImportCaveats | None = None
+    """What an imported checkpoint's library did that the reference env does not reproduce (printed before the
+    first episode by the commands), or None."""
 
 
 def checkpoint_label(ref: str, builtin: bool) -> str:
@@ -309,7 +313,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         done = {r["index"] for r in rows}
         plans.append(EvaluationPlan(config, sim, name, identity["settings"], loaded.policy, info, settings,
                                     where.provenance, rows,
-                                    [i for i in range(config.episodes) if i not in done], writer))
+                                    [i for i in range(config.episodes) if i not in done], writer, where.caveats))
     return tuple(plans)
 
 

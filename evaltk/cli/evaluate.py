@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.until_verdict:
         return _run_until_verdict(args, config)
     prep = plan(config)  # every bad-input error surfaces here, before the progress bar
-    print_import_caveats(prep.settings["checkpoint"], prep.policy.spec.provenance, env=prep.info.env,
+    print_import_caveats(prep.settings["checkpoint"], prep.caveats, env=prep.info.env,
                          capped=config.max_episode_frames is not None)
     err = Console(stderr=True)
     returns: list[float] = [float(r["return"]) for r in prep.old_rows if r["index"] < args.episodes]
@@ -161,7 +161,7 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
 
     def planned(prep: Any) -> None:
         """Print the policy's import caveats once it is planned, before the first episode."""
-        print_import_caveats(prep.settings["checkpoint"], prep.policy.spec.provenance, env=prep.info.env,
+        print_import_caveats(prep.settings["checkpoint"], prep.caveats, env=prep.info.env,
                              capped=config.max_episode_frames is not None)
 
     result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True),

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evaltk.importers import ImportCaveats
 from evaltk.report.jsonline import emit_json, to_json_line
 
 if TYPE_CHECKING:
@@ -21,26 +22,22 @@ if TYPE_CHECKING:
 __all__ = ["emit_json", "play_tournament", "print_import_caveats", "to_json_line"]
 
 
-def print_import_caveats(label: str, provenance: Mapping[str, Any], *, env: Mapping[str, Any] | None = None,
+def print_import_caveats(label: str, found: ImportCaveats | None, *, env: Mapping[str, Any] | None = None,
                          capped: bool = False, where: str = "") -> bool:
     """Print to stderr, once before the first episode, what another library's checkpoint ``label`` needs.
 
-    ``provenance`` is the checkpoint's (``policy.json``): the importer's caveats are read from it
-    (:func:`evaltk.importers.import_caveats`). ``env`` (the env dict the episodes run) without a frame cap
+    ``found`` is the checkpoint's recorded import (:class:`evaltk.importers.ImportCaveats`, from the plan or
+    :func:`evaltk.importers.import_caveats`). ``env`` (the env dict the episodes run) without a frame cap
     (``capped``: ``--max-episode-frames`` given) adds how long an episode the policy never ends runs. ``where``
     ends the heading (a tournament's own setting). Prints nothing and returns False for an evaltk checkpoint
     or a built-in.
     """
     import sys
 
-    from evaltk.importers import import_caveats
-
-    found = import_caveats(provenance)
     if found is None:
         return False
-    fmt, caveats = found
-    lines = [f"note: {label} was imported from {fmt}; what evaltk plays differently from its library{where}:"]
-    lines += [f"  - {caveat}" for caveat in caveats]
+    lines = [f"note: {label} was imported from {found.fmt}; what evaltk plays differently from its library{where}:"]
+    lines += [f"  - {caveat}" for caveat in found.caveats]
     limit = dict(env or {}).get("kwargs", {}).get("max_num_frames_per_episode")
     if not capped and dict(env or {}).get("family") == "atari":
         length = f"{limit:,} frames (the env's limit)" if isinstance(limit, int) else "no frame limit"

@@ -183,11 +183,12 @@ def print_agent_caveats(given: Sequence[str], paths: Sequence[str], hub: Mapping
     ``given``: the agents as typed; ``paths``: as :func:`agent_path` resolved them; ``hub``: path to pinned label.
     """
     from evaltk.checkpoint import load
+    from evaltk.importers import import_caveats
 
     for path, agent in dict(zip(paths, given, strict=True)).items():
         if builtin_name(path) is None:
             spec = load(path).spec
-            print_import_caveats(hub.get(path, agent), spec.provenance,
+            print_import_caveats(hub.get(path, agent), import_caveats(spec.provenance),
                                  where=f" (a match plays it on cig.wad with the match's server options and time limit, "
                                        f"not on {spec.env.get('env_id')})")
 

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         def start(prep: PreparedValidation) -> dict[str, Any]:
             """Print the policy's import caveats and add one bar per evaluated side, once every input is checked."""
             for side in list(prep.evaluations.values())[:1]:  # the sides share one policy: its caveats once
-                print_import_caveats(side.settings["checkpoint"], side.policy.spec.provenance, env=side.info.env,
+                print_import_caveats(side.settings["checkpoint"], side.caveats, env=side.info.env,
                                      capped=args.max_episode_frames is not None)
             return {role: progress_for(bar.add_task(f"{role} ({p.simulator_name})", total=args.episodes,
                                                     completed=args.episodes - len(p.todo)))

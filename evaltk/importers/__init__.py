@@ -26,8 +26,20 @@ from evaltk.registry import Registry
 if TYPE_CHECKING:  # common imports torch: loaded only when a foreign file is read (not for builtins)
     from evaltk.importers.common import Imported
 
-__all__ = ["FORMATS", "IMPORTERS", "ForeignCheckpointError", "Importer", "RefusedPickleError", "detect_format",
-           "import_caveats", "import_checkpoint", "read_foreign", "resolve_foreign_checkpoint"]
+__all__ = [
+    "FORMATS",
+    "IMPORTERS",
+    "ForeignCheckpointError",
+    "ImportCaveats",
+    "Importer",
+    "RefusedPickleError",
+    "detect_format",
+    "import_caveats",
+    "import_checkpoint",
+    "read_foreign",
+    "recorded_caveats",
+    "resolve_foreign_checkpoint",
+]
 
 
 @dataclass(frozen=True)
@@ -168,20 +180,47 @@ def cache_dir() -> Path:
     return Path(base) / "evaltk" / "imported"
 
 
+@dataclass(frozen=True)
+class ImportCaveats:
+    """What an imported checkpoint's library did that the reference env does not reproduce (``policy.json``)."""
+
+    fmt: str
+    """The library's format (``sb3``, ``cleanrl``, ``sample-factory``, ...)."""
+    caveats: tuple[str, ...]
+    """FIRE on reset, the wrappers it applied, ...: what :func:`import_checkpoint` recorded."""
+
+
+def recorded_caveats(checkpoint: str | Path) -> ImportCaveats | None:
+    """Return the caveats an evaltk checkpoint directory's ``policy.json`` records of its import, or None.
+
+    None for a built-in name, a directory without ``policy.json`` or one that was not imported.
+    """
+    import json
+
+    spec = Path(checkpoint) / "policy.json"
+    try:
+        provenance = json.loads(spec.read_text(encoding="utf-8")).get("provenance") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    return import_caveats(provenance) if isinstance(provenance, Mapping) else None
+
+
 def resolve_foreign_checkpoint(ref: str, fmt: str | None = None, *, env_id: str | None = None,
-                               actions: str | None = None) -> str:
+                               actions: str | None = None) -> tuple[str, ImportCaveats | None]:
     """Return ``ref`` unchanged unless it is a foreign checkpoint; then import it into the cache and return that.
 
-    ``actions``: ``greedy`` or ``sample`` (see :func:`import_checkpoint`; None: the format's default). The
-    cache entry is keyed by the file's sha256, the format, ``env_id`` and ``actions``, so a changed file is
-    re-imported. Builtins (``random``, ``builtin:...``) and evaltk directories pass through.
+    With the path: the caveats its ``policy.json`` records of an import (:func:`recorded_caveats`; an imported
+    checkpoint's, or an evaltk directory ``evaltk import`` wrote). ``actions``: ``greedy`` or ``sample`` (see
+    :func:`import_checkpoint`; None: the format's default). The cache entry is keyed by the file's sha256, the
+    format, ``env_id`` and ``actions``, so a changed file is re-imported. Builtins (``random``, ``builtin:...``)
+    and evaltk directories pass through.
     """
     import hashlib
 
     path = Path(ref)
     found = fmt or (detect_format(path) if path.exists() else None)
     if found is None:
-        return ref
+        return ref, recorded_caveats(ref)
     if found == "sample-factory":
         from evaltk.importers.sample_factory import checkpoint_file
 
@@ -195,11 +234,11 @@ def resolve_foreign_checkpoint(ref: str, fmt: str | None = None, *, env_id: str 
     target = cache_dir() / f"{path.stem}-{found}-{key.hexdigest()[:20]}"
     if not (target / "policy.json").exists():
         import_checkpoint(path, target, fmt=found, env_id=env_id, actions=actions)
-    return str(target)
+    return str(target), recorded_caveats(target)
 
 
-def import_caveats(provenance: Mapping[str, Any]) -> tuple[str, list[str]] | None:
-    """Return ``(format, caveats)`` of an imported checkpoint's ``provenance`` (``policy.json``); None if not imported.
+def import_caveats(provenance: Mapping[str, Any]) -> ImportCaveats | None:
+    """Return the caveats of an imported checkpoint's ``provenance`` (``policy.json``); None if not imported.
 
     The caveats are what :func:`import_checkpoint` recorded: what the reference env does not reproduce of
     the library's training and evaluation (FIRE on reset, its wrappers, ...).
@@ -208,8 +247,8 @@ def import_caveats(provenance: Mapping[str, Any]) -> tuple[str, list[str]] | Non
     if not isinstance(record, Mapping):
         return None
     caveats = record.get("caveats")
-    found = [str(c) for c in caveats] if isinstance(caveats, list) else []
-    return str(record.get("format", "another library")), found
+    found = tuple(str(c) for c in caveats) if isinstance(caveats, list) else ()
+    return ImportCaveats(str(record.get("format", "another library")), found)
 
 
 def describe_import(imported: Imported) -> dict[str, Any]:

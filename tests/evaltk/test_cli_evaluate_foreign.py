@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.output import print_import_caveats
+from evaltk.importers import import_caveats
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_ID = "BreakoutNoFrameskip-v4"
@@ -126,11 +127,11 @@ def test_a_doom_cap_is_the_scenarios_episode_timeout(tmp_path: Path) -> None:
 def test_an_uncapped_atari_note_says_how_to_cap(capsys: pytest.CaptureFixture[str]) -> None:
     provenance = {"import": {"format": "sb3", "caveats": ["FireResetEnv: the policy must press FIRE"]}}
     env = {"family": "atari", "kwargs": {"max_num_frames_per_episode": 108_000}}
-    assert print_import_caveats("ppo.zip", provenance, env=env)
+    assert print_import_caveats("ppo.zip", import_caveats(provenance), env=env)
     assert capsys.readouterr().err.splitlines() == [
         "note: ppo.zip was imported from sb3; what evaltk plays differently from its library:",
         "  - FireResetEnv: the policy must press FIRE",
         "  an episode the policy never ends runs to 108,000 frames (the env's limit): --max-episode-frames N cuts it "
         "earlier"]
-    assert not print_import_caveats("ckpt", {"trainer": "evaltk"}, env=env)
+    assert not print_import_caveats("ckpt", import_caveats({"trainer": "evaltk"}), env=env)
     assert capsys.readouterr().err == ""
