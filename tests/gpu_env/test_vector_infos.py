@@ -221,15 +221,17 @@ def test_default_threads_do_not_read_the_load() -> None:
     import os
     import subprocess
     import sys
-    import time
 
     before = default_num_threads()
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    busy = [subprocess.Popen([sys.executable, "-c", "print('busy', flush=True)\nwhile True: pass"],
+                             stdout=subprocess.PIPE, text=True)
             for _ in range(len(os.sched_getaffinity(0)))]
     try:
-        time.sleep(0.3)
+        for proc in busy:
+            assert proc.stdout is not None
+            assert proc.stdout.readline() == "busy\n"  # its loop runs from here on
         assert default_num_threads() == before == len(os.sched_getaffinity(0))
     finally:
         for proc in busy:
             proc.kill()
-            proc.wait()
+            proc.communicate()  # reaped, its pipe closed

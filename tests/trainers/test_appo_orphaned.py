@@ -10,33 +10,35 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The "runner": creates blocks and an Event, starts workers that attach and wait, then dies without
-# cleaning up; the workers (now orphans) all call free_orphaned at the same moment.
+# The "runner": creates blocks and an Event, starts workers that attach and say so, then dies without
+# cleaning up; each worker, orphaned at that moment, calls free_orphaned as soon as it sees its runner gone.
 _SCRIPT = textwrap.dedent("""
-    import multiprocessing as mp, os, sys, time
+    import multiprocessing as mp, os, time
     from multiprocessing import shared_memory
 
-    def worker(names, stop, go):  # go: a file the runner writes just before it dies
+    def worker(names, stop, attached):
         from trainers.appo.rollout_worker import free_orphaned
+        runner = os.getppid()
         blocks = [shared_memory.SharedMemory(name=n) for n in names.values()]  # attach, as workers do
         for b in blocks:
             b.close()
-        while not os.path.exists(go):
+        attached.send(os.getpid())
+        while os.getppid() == runner:  # until the runner is gone (the kernel reparents this worker at once)
             time.sleep(0.001)
-        time.sleep(0.3)  # the runner is gone by now
         free_orphaned(names, stop)
 
     if __name__ == "__main__":
         ctx = mp.get_context("spawn")
         blocks = {str(i): shared_memory.SharedMemory(create=True, size=4096) for i in range(64)}
         names = {k: b.name for k, b in blocks.items()}
-        stop, go = ctx.Event(), sys.argv[1]
-        procs = [ctx.Process(target=worker, args=(names, stop, go)) for _ in range(6)]
+        stop = ctx.Event()
+        said, attached = ctx.Pipe(duplex=False)  # a pipe: no semaphore for the tracker to report
+        procs = [ctx.Process(target=worker, args=(names, stop, attached)) for _ in range(6)]
         for p in procs:
             p.start()
-        time.sleep(2.0)
+        for _ in procs:
+            said.recv()  # every worker has attached
         print(" ".join(names.values()), flush=True)
-        open(go, "w").close()
         os._exit(0)  # die like a SIGKILLed runner: no unlink, no atexit
 """)
 
@@ -46,7 +48,7 @@ def test_orphaned_workers_free_every_block_without_a_leak_warning(tmp_path: Path
     script.write_text(_SCRIPT)
     # run() reads the pipes to their end, so it returns once the workers and the resource tracker,
     # which inherit them, have exited: stderr then holds everything the tracker printed.
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "go")], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True,
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     names = proc.stdout.split()
     assert len(names) == 64, proc.stdout + proc.stderr

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
-import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from evaltk.envs.shm_reaper import engine_children
 from evaltk.tournament.match import MatchResult, MatchSpec, run_match
 from evaltk.tournament.pool import PlayerPool
+from tests.evaltk.tournament.running import freeze_running, running_players, wait_for
+from tests.evaltk.tournament.tags import tagged
 
 pytestmark = pytest.mark.vizdoom
 
@@ -45,26 +46,31 @@ def test_pooled_players_serve_match_after_match(tmp_path: Path, tag: str) -> Non
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
-def _while_playing(pool: PlayerPool, spec: MatchSpec, workdir: Path, timeout_s: float,
+def _pending(future: Future[MatchResult]) -> bool:
+    return not future.done()
+
+
+def _while_playing(pool: PlayerPool, spec: MatchSpec, workdir: Path, timeout_s: float, tag: str,
                    disturb: signal.Signals) -> MatchResult:
-    """Play ``spec`` through ``pool`` and send ``disturb`` to its host player once its engine runs."""
-    box: dict[str, Any] = {}
-    thread = threading.Thread(target=lambda: box.update(
-        result=run_match(spec, workdir=workdir, timeout_s=timeout_s, pool=pool)))
-    thread.start()
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        busy = [p for p in pool._live if p not in pool._idle]
-        if len(busy) == 2 and engine_children(busy[0].pid):  # its engine runs (any thread's child)
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail("the match's host player had no engine within 180 s")
-    time.sleep(0.5)
-    os.kill(busy[0].pid, disturb)
-    thread.join(timeout=timeout_s + 60)
-    result: MatchResult = box["result"]
-    return result
+    """Play ``spec`` through ``pool``, stop a player while its game is known to run, then send it ``disturb``.
+
+    A player stopped while its game runs has not reported (:func:`running.freeze_running`), so the match cannot
+    come back played. Should its game have ended between the look and the stop, the player is continued and
+    another match of the spec (``<match_id>-<n>``) is played for the disturbance, three at most.
+    """
+    with ThreadPoolExecutor(1) as match_thread:
+        for n in range(3):
+            future = match_thread.submit(run_match, replace(spec, match_id=f"{spec.match_id}-{n}"), workdir=workdir,
+                                         timeout_s=timeout_s, pool=pool)
+            player = wait_for("a pooled player's game running",
+                              lambda: next(iter(running_players(tagged(tag))), None), alive=partial(_pending, future))
+            frozen = freeze_running(player)
+            if frozen and disturb != signal.SIGSTOP:
+                os.kill(player, disturb)
+            result = future.result(timeout=timeout_s + 300)
+            if frozen:
+                return result
+    pytest.fail("three matches ended before a player of theirs could be stopped in play")
 
 
 @pytest.mark.parametrize(("disturb", "timeout_s", "message"),
@@ -75,7 +81,7 @@ def test_a_crashed_or_hung_pooled_player_voids_its_match_and_is_replaced(
     with PlayerPool("evaltk.tournament.player", tmp_path / "players") as pool:
         assert run_match(_spec("warm", 4), workdir=tmp_path, timeout_s=300, pool=pool).outcome == "played"
         first = {p.pid for p in pool._idle}
-        void = _while_playing(pool, _spec("hit", 5, minutes=0.5), tmp_path, timeout_s, disturb)
+        void = _while_playing(pool, _spec("hit", 5, minutes=0.5), tmp_path, timeout_s, tag, disturb)
         assert void.outcome == "void"
         assert message in (void.error or "")
         assert "player0" in (void.error or "")  # the error names the players' logs

@@ -8,34 +8,26 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
 import threading
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evaltk.envs.shm_reaper import engine_children
 from evaltk.tournament.formats import TournamentConfig
-from evaltk.tournament.match import MatchSpec, run_match
+from evaltk.tournament.match import MatchResult, MatchSpec, run_match
 from evaltk.tournament.run import RunOptions, run_tournament
 from tests.evaltk.tournament.checkpoints import untrained_appo
+from tests.evaltk.tournament.running import freeze_running, match_of, running_players, wait_for
 from tests.evaltk.tournament.tags import tagged
 
 pytestmark = pytest.mark.vizdoom
-
-
-def _engines(value: str) -> list[int]:
-    out = []
-    for pid in tagged(value):
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "vizdoom":
-                out.append(pid)
-        except OSError:
-            continue
-    return out
 
 
 def _cli(*args: str) -> list[str]:
@@ -64,10 +56,7 @@ def test_abort_kills_a_running_match_at_once(tmp_path: Path, tag: str) -> None:
     thread = threading.Thread(target=lambda: box.update(result=run_match(spec, workdir=tmp_path, timeout_s=900,
                                                                          abort=abort)))
     thread.start()
-    deadline = time.monotonic() + 120
-    while not _engines(tag) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert _engines(tag), "the match's engine did not start within 120 s"
+    wait_for("the match running", lambda: running_players(tagged(tag)) or None, alive=thread.is_alive)
     abort.set()
     thread.join(timeout=300)
     assert not thread.is_alive(), "the aborted match still runs"
@@ -139,45 +128,63 @@ def test_a_larger_matches_extends_a_gauntlet_in_its_default_folder(tmp_path: Pat
     assert (more["schedule"]["already_done"], more["schedule"]["played_now"], more["matches_played"]) == (1, 1, 2)
 
 
-def _disturb_first_engine(tmp_path: Path, tag: str, action: signal.Signals, timeout_s: float,
-                          timelimit_min: float = 1.0) -> list[dict[str, Any]]:
-    """Run a 3-match gauntlet in a thread, send ``action`` to the first engine seen; return the result rows."""
+def _disturb_a_running_match(tmp_path: Path, tag: str, action: signal.Signals, timeout_s: float,
+                             timelimit_min: float = 1.0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run a 3-match gauntlet in a thread and send ``action`` to the engine of a match known to be running.
+
+    The engine is stopped while its player's game runs (:func:`running.freeze_running`), then gets ``action``
+    (SIGSTOP: it stays stopped). Should that match still come back played (its game ended as the signal went
+    out), the next match's engine is disturbed, until one is voided. Returns the result rows and the void row of
+    the disturbed match.
+    """
     config = TournamentConfig(format="gauntlet", agents=("random",), matches=3, bots=1, timelimit_min=timelimit_min)
     out = tmp_path / "t"
     box: dict[str, Any] = {}
+    results: queue.Queue[MatchResult] = queue.Queue()
 
     def work() -> None:
         try:
             box["summary"], _ = run_tournament(config, out, RunOptions(concurrency=1, timeout_s=timeout_s,
-                                                                       num_resamples=10))
+                                                                       num_resamples=10), on_result=results.put)
         except BaseException as exc:  # re-raised in the test thread below
             box["error"] = exc
 
     thread = threading.Thread(target=work)
     thread.start()
-    victim = None
-    deadline = time.monotonic() + 180
-    while victim is None and time.monotonic() < deadline and thread.is_alive():
-        engines = _engines(tag)
-        if engines:
-            time.sleep(0.2)  # let the match get going
-            victim = engines[0]
-            os.kill(victim, action)
-        time.sleep(0.02)
-    thread.join(timeout=600)
-    assert not thread.is_alive(), "the tournament still runs after 600 s"
-    assert victim is not None, "never saw a vizdoom engine to disturb"
+    disturbed: list[tuple[str, int]] = []
+    outcomes: dict[tuple[str, int], str] = {}
+
+    def outcome(match: tuple[str, int]) -> str | None:
+        while not results.empty():
+            result = results.get()
+            outcomes[(result.match_id, result.attempt)] = result.outcome
+        return outcomes.get(match)
+
+    try:
+        while not any(outcomes.get(m) == "void" for m in disturbed):
+            player, match = wait_for("a gauntlet match running", lambda: next(
+                ((p, m) for p in running_players(tagged(tag)) if (m := match_of(p)) and m not in disturbed), None),
+                alive=thread.is_alive)
+            disturbed.append(match)
+            engines = engine_children(player)
+            if engines and freeze_running(player, min(engines)) and action != signal.SIGSTOP:
+                os.kill(min(engines), action)
+            wait_for(f"the result of {match}", partial(outcome, match), alive=thread.is_alive, limit_s=900)
+    finally:
+        thread.join(timeout=900)
+    assert not thread.is_alive(), "the tournament still runs after 900 s"
     if "error" in box:
         raise box["error"]
     summary = box["summary"]
     assert summary["matches_played"] == 3
     assert summary["wins"] + summary["draws"] + summary["losses"] == 3
     assert summary["schedule"]["voided_now"] >= 1
-    return _rows(out / "results.jsonl")
+    rows = _rows(out / "results.jsonl")
+    return rows, next(r for r in rows if (r["match_id"], r["attempt"]) == disturbed[-1])
 
 
-def _check_rescheduled(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Check that the first voided match was played again with the same seed; return its void row.
+def _check_rescheduled(rows: list[dict[str, Any]]) -> None:
+    """Check that every voided match was played again with the same seed.
 
     (On a heavily loaded machine a further match may also time out; it too must be replayed.)
     """
@@ -189,18 +196,19 @@ def _check_rescheduled(rows: list[dict[str, Any]]) -> dict[str, Any]:
         replay = next(r for r in played if r["match_id"] == void["match_id"])
         assert replay["attempt"] > void["attempt"]
         assert replay["spec"]["seed"] == void["spec"]["seed"]
-    return voids[0]
 
 
 def test_killed_engine_match_is_voided_and_replayed(tmp_path: Path, tag: str) -> None:
-    void = _check_rescheduled(_disturb_first_engine(tmp_path, tag, signal.SIGKILL, 60.0))
+    rows, void = _disturb_a_running_match(tmp_path, tag, signal.SIGKILL, 60.0)
+    _check_rescheduled(rows)
     assert "exited with status" in void["error"]
 
 
 def test_hung_engine_times_out_and_is_replayed(tmp_path: Path, tag: str) -> None:
     # A 15 s match (0.25 min of game time) plays in about a second here; the 20 s timeout only a stopped engine
     # reaches, even on a loaded machine.
-    void = _check_rescheduled(_disturb_first_engine(tmp_path, tag, signal.SIGSTOP, 20.0, timelimit_min=0.25))
+    rows, void = _disturb_a_running_match(tmp_path, tag, signal.SIGSTOP, 20.0, timelimit_min=0.25)
+    _check_rescheduled(rows)
     assert "timed out" in void["error"]
 
 
