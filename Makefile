@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 NATIVE_SOURCES := $(wildcard gpu_env/native/*.cpp gpu_env/native/*.h gpu_env/core/*.h gpu_env/core/*/*.h)
 
-.PHONY: run test test-all lint bench install clean wheel wheel-check
+.PHONY: run test test-all test-envpool lint bench install clean wheel wheel-check
 
 $(VENV)/.installed: pyproject.toml setup.py $(NATIVE_SOURCES)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -27,6 +27,23 @@ run: install
 PYTEST_WORKERS ?= 2
 test: install
 	$(PY) -m pytest -q --durations=15 -n $(PYTEST_WORKERS) --dist loadfile
+
+# The newest interpreter of CPython $(1) under the pyenv root (empty if there is none).
+PYENV_ROOT ?= $(HOME)/.pyenv
+pyenv_python = $(shell ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -V | tail -n 1)
+
+# The EnvPool drop-in against EnvPool 1.2.7, the newer tested release (`make test` runs the same tests against
+# 1.2.5 in .venv). 1.2.7 has wheels for CPython 3.12 and 3.13 only, so a CPython 3.12 venv holds it with what
+# the tests import, and runs them on this checkout, whose ctypes library serves any CPython (docs/packaging.md).
+ENVPOOL_LATEST ?= 1.2.7
+ENVPOOL_PYTHON ?= $(call pyenv_python,3.12)
+ENVPOOL_VENV ?= build/envpool-$(ENVPOOL_LATEST)
+test-envpool: install
+	test -n "$(ENVPOOL_PYTHON)" || { echo "test-envpool: no CPython 3.12 under $(PYENV_ROOT)/versions"; exit 1; }
+	test -x $(ENVPOOL_VENV)/bin/python || $(ENVPOOL_PYTHON) -m venv $(ENVPOOL_VENV)
+	$(ENVPOOL_VENV)/bin/python -m pip install -q "envpool==$(ENVPOOL_LATEST)" "ale-py==0.12.1" "gymnasium>=1.0,<2" \
+		"opencv-python-headless>=4.8" pytest pytest-timeout hypothesis
+	$(ENVPOOL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/gpu_env/test_envpool_api.py
 
 # The default set plus every `slow` test (long locksteps, 10,000-step make_vec comparisons, learning runs).
 test-all: install
@@ -57,7 +74,6 @@ wheel: $(VENV)/.build-tools
 # first: TORCH_SPEC), and the quick start's validate run from it; its last line must say `verdict: identical`
 # (docs/packaging.md "One wheel, every CPython"). CI does not run it: the build and three installs take longer than
 # CI's budget (measured in docs/packaging.md).
-PYENV_ROOT ?= $(HOME)/.pyenv
 WHEEL_PYTHONS ?= 3.11 3.12 3.13
 WHEEL_CHECK ?= build/wheel-check
 

@@ -84,6 +84,24 @@ def _sequence(value: Any, element: Callable[[Any], Any]) -> list[Any] | None:
     return None if any(item is None for item in converted) else converted
 
 
+def _int32s(value: Any) -> npt.NDArray[np.int64] | None:
+    """``value`` as ``std::vector<int>`` (:func:`_sequence` of :func:`_int32`; 1-D int arrays at once), else None."""
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+        if len(value) and (value.max() >= _INT32[1] or (value.dtype.kind == "i" and value.min() < _INT32[0])):
+            return None
+        return value.astype(np.int64)
+    items = _sequence(value, _int32)
+    return None if items is None else np.array(items, dtype=np.int64)
+
+
+def _floats(value: Any) -> npt.NDArray[np.float32] | None:
+    """``value`` as ``std::vector<float>`` (:func:`_sequence` of :func:`_float`; 1-D real arrays at once), else None."""
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biuf":
+        return value.astype(np.float32)
+    items = _sequence(value, _float)
+    return None if items is None else np.array(items, dtype=np.float32)
+
+
 def _incompatible(method: str, *arguments: Any) -> TypeError:
     """Return nanobind's overload-resolution error for ``method`` called with ``arguments``."""
     types = ", ".join(type(argument).__name__ for argument in arguments)
@@ -130,13 +148,13 @@ class ALEVectorInterface:
 
     def reset(self, reset_indices: Any, reset_seeds: Any, /) -> tuple[npt.NDArray[np.uint8], dict[str, Any]]:
         """Reset the envs ``reset_indices`` with ``reset_seeds`` (< 0: unseeded) and return the next batch."""
-        ids, seeds = _sequence(reset_indices, _int32), _sequence(reset_seeds, _int32)
+        ids, seeds = _int32s(reset_indices), _int32s(reset_seeds)
         if ids is None or seeds is None:
             raise _incompatible("reset", reset_indices, reset_seeds)
         if len(ids) != len(seeds):
             raise ValueError("env_ids and seeds must have same size")
         chosen = np.zeros(self._num_envs, dtype=np.bool_)
-        for env_id in ids:
+        for env_id in ids.tolist():
             if not 0 <= env_id < self._num_envs:
                 raise IndexError(f"reset env_id {env_id} is out of range [0, {self._num_envs})")
             if chosen[env_id]:
@@ -150,7 +168,7 @@ class ALEVectorInterface:
                 raise ValueError("Partial reset is not supported for async mode where batch_size < num_envs (got "
                                  f"batch_size={self._batch_size}, num_envs={self._num_envs})")
         self._refuse_running(np.flatnonzero(chosen), "reset()")
-        self._start(np.array(ids, dtype=np.int32), RESET, seeds=np.array(seeds, dtype=np.int64))
+        self._start(ids.astype(np.int32), RESET, seeds=seeds)
         others = np.flatnonzero(~chosen)
         if len(others):
             self._start(others.astype(np.int32), REPORT)
@@ -160,7 +178,7 @@ class ALEVectorInterface:
 
     def send(self, action_ids: Any, paddle_strengths: Any, /) -> None:
         """Step the ``k``-th env of the last batch received with action index ``action_ids[k]``."""
-        actions, strengths = _sequence(action_ids, _int32), _sequence(paddle_strengths, _float)
+        actions, strengths = _int32s(action_ids), _floats(paddle_strengths)
         if actions is None or strengths is None:
             raise _incompatible("send", action_ids, paddle_strengths)
         if len(actions) != len(strengths):
@@ -170,12 +188,12 @@ class ALEVectorInterface:
         if len(actions) != self._batch_size:
             raise ValueError(f"Expected {self._batch_size} actions, got {len(actions)}")
         n = len(self._action_set)
-        bad = [a for a in actions if not 0 <= a < n]
-        if bad:
+        bad = actions[(actions < 0) | (actions >= n)]
+        if len(bad):
             raise ValueError(f"Invalid action_id: {bad[0]} (the action set has {n} actions, 0 to {n - 1}; "
                              "ale-py's recv() would never return)")
         self._refuse_running(self._last_ids, "send()")
-        self._start(self._last_ids, STEP, np.array(actions, dtype=np.int32), np.array(strengths, dtype=np.float32))
+        self._start(self._last_ids, STEP, actions.astype(np.int32), strengths)
 
     def recv(self) -> tuple[Any, ...]:
         """Return the next batch: ``(obs, rewards, terminations, truncations, info)``."""

@@ -81,6 +81,8 @@ def test_accepted_arguments_give_ale_pys_outputs(calls: list[Call]) -> None:
     ([("reset", ([0.5], [1]))], "TypeError"),
     ([("reset", (0, -1))], "TypeError"),
     ([("reset", ([0, 1, 2], [2**31, 0, 0]))], "TypeError"),
+    ([("reset", ([0, 1, 2], np.array([0, 1, 2**40])))], "TypeError"),
+    ([("reset", (np.array([0, 1, 2**63], dtype=np.uint64), [1, 2, 3]))], "TypeError"),
     ([("reset", (np.arange(3.0), [1, 2, 3]))], "TypeError"),
     ([("reset", (np.ones(3, dtype=np.bool_), [1, 2, 3]))], "TypeError"),
     ([("reset", ("012", [1, 2, 3]))], "TypeError"),
