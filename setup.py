@@ -1,9 +1,12 @@
 """Build the CPU library of gpu_env's C++ core at install time.
 
 Every ``gpu_env/native/*.cpp`` file is one translation unit of a single shared library,
-``gpu_env/_native*.so``, which ``gpu_env`` loads through ctypes (plain C ABI, no Python C-API),
-so nothing is compiled at run time on the CPU. Test-only entry points (RIOT/cartridge access replay)
-are not in it: ``tests/gpu_env/native/cart_test.cpp`` is compiled by the tests themselves.
+``gpu_env/_native.so``, which ``gpu_env`` loads through ctypes (plain C ABI, no Python C-API),
+so nothing is compiled at run time on the CPU. Since no Python ABI is involved, the library's name carries
+no interpreter suffix (:class:`ParallelBuildExt`) and the wheel is tagged ``py3-none-<platform>``
+(:class:`PlatformWheel`): one wheel for every CPython 3 the project supports. Test-only entry points
+(RIOT/cartridge access replay) are not in it: ``tests/gpu_env/native/cart_test.cpp`` is compiled by the
+tests themselves.
 
 The library is built for baseline x86-64 (its AVX-512 kernels are chosen at run time, ``native/simd.h``), so
 one wheel runs on any x86-64 machine (docs/packaging.md). The top-level ``suites/`` folder (suite files,
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from setuptools import Extension, setup
+from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
@@ -31,11 +35,16 @@ BASELINE_ARCH = ["-march=x86-64", "-mtune=generic"] if platform.machine() in ("x
 
 
 class ParallelBuildExt(build_ext):
-    """Compile the library's translation units in parallel, one per core.
+    """Compile the library's translation units in parallel, one per core, into ``gpu_env/_native.so``.
 
     The emulator's CPU loop is compiled once per cartridge scheme, each in its own unit; setuptools
-    would compile the sources of one extension one after another.
+    would compile the sources of one extension one after another. The file name has no interpreter
+    suffix (``.cpython-311-x86_64-linux-gnu``): the library is not a Python extension module.
     """
+
+    def get_ext_filename(self, fullname: str) -> str:
+        """``gpu_env/_native.so`` for ``gpu_env._native`` (``gpu_env.binding.LIBRARY``)."""
+        return os.path.join(*fullname.split(".")) + ".so"
 
     def build_extensions(self) -> None:
         """Build as setuptools does, with ``compiler.compile`` fanned out over the sources."""
@@ -82,5 +91,18 @@ class BuildPyWithSuites(build_py):
         shutil.copytree(SUITES, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
 
+class PlatformWheel(bdist_wheel):
+    """A wheel for any CPython 3 on this platform: tagged ``py3-none-<platform>``, not ``cp311-cp311-<platform>``.
+
+    Its one compiled file is the ctypes library, which uses no Python C-API, so the interpreter and ABI
+    tags of a C-extension wheel would only keep it from installing on other CPythons.
+    """
+
+    def get_tag(self) -> tuple[str, str, str]:
+        """``("py3", "none", platform)``, the platform as setuptools decides it for a non-pure wheel."""
+        _, _, platform_tag = super().get_tag()
+        return "py3", "none", platform_tag
+
+
 setup(ext_modules=[native] if native.sources else [],
-      cmdclass={"build_ext": ParallelBuildExt, "build_py": BuildPyWithSuites})
+      cmdclass={"build_ext": ParallelBuildExt, "build_py": BuildPyWithSuites, "bdist_wheel": PlatformWheel})

@@ -99,11 +99,13 @@ def _envpool_pair(game: str, n: int, threads: int, **options: Any) -> tuple[Any,
 
 def envpool_section(games: list[str], args: argparse.Namespace, bench: ModuleType, batch: bool = False) -> Any:
     """EnvPool sync (or, with ``batch``, async with ``batch_size = num_envs / 2``) against gpu_env.envpool."""
+    import envpool
+
     n, threads = args.num_envs, args.threads
     size = max(1, n // 2) if batch else n
     mode = f"async, batch_size {size}" if batch else "sync"
     sec = bench.Section("envpool_async" if batch else "envpool", f"gpu_env.envpool ({n} envs, {threads} threads)",
-                        f"EnvPool 1.2.5 ({n} envs, {threads} threads)", f"EnvPool's defaults, {mode}")
+                        f"EnvPool {envpool.__version__} ({n} envs, {threads} threads)", f"EnvPool's defaults, {mode}")
     for game in games:
         ours, ref = _envpool_pair(game, n, threads, **({"batch_size": size} if batch else {}))
         plan = bench._plan(np.random.default_rng([3, len(game)]), ours.action_space.n, args.dqn_steps * 4, n)
@@ -123,7 +125,7 @@ def dqn_envpool_section(games: list[str], args: argparse.Namespace, bench: Modul
 
     n, threads = args.num_envs, args.threads
     sec = bench.Section("dqn_envpool", f"gpu_env make_vec ({n} envs, {threads} threads)",
-                        f"EnvPool 1.2.5 ({n} envs, {threads} threads)",
+                        f"EnvPool {envpool.__version__} ({n} envs, {threads} threads)",
                         "84x84 gray, frameskip 4 + max-pool, stack 4, noop 30, sticky 0.25, NEXT_STEP autoreset")
     for game in games:
         ours = bench.GpuEnvVec(game, n, threads)

@@ -8,7 +8,10 @@ AtariVectorEnv``; :func:`register` points the vector entry point of every Atari 
 The rules are ale-py's ``PreprocessedEnv`` (v0.12.1, facts in ``vec_reset``/``vec_step`` of
 ``gpu_env/core/ale/preprocessing.h``), run per env by the worker threads of the native pool
 (:mod:`gpu_env.backends.env_pool`) with the max-pool, the INTER_AREA resize and ale-py's circular
-frame stack (zeros after a reset). As in ale-py:
+frame stack (zeros after a reset). As in ale-py, the env's ``ale`` attribute is the low-level vector
+interface (:class:`gpu_env.ale_vector_interface.ALEVectorInterface`: ``reset(env_ids, seeds)``,
+``send``, ``recv``, ``get_action_set`` ...), which ``reset``/``step`` call after checking their arguments.
+As in ale-py:
 
 - ``reset(seed=..., options={"reset_mask": mask})``: a seed reloads the env's ROM with it and reseeds
   its no-op generator; an unseeded reset continues both. The first reset resets every env; partial
@@ -22,14 +25,13 @@ frame stack (zeros after a reset). As in ale-py:
   terminations and truncations, ``info`` with int32 ``env_id``, ``lives``, ``frame_number`` and
   ``episode_frame_number``.
 
-Unseeded resets draw their seeds from OS entropy (ale-py: ``std::random_device``). ``xla()`` is not
-provided.
+Unseeded resets draw their seeds from OS entropy (ale-py: ``std::random_device``). ``xla()`` and
+``ale.handle()`` (ale-py's JAX functions) are not provided.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 import numpy as np
@@ -39,15 +41,12 @@ from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from gpu_env.ale_vector_interface import ALEVectorInterface
 from gpu_env.autoreset import autoreset_mode
-from gpu_env.backends.env_pool import ALE_VECTOR, REPORT, RESET, STEP, NativeEnvPool
 from gpu_env.errors import GpuEnvError
 
 ENTRY_POINT = "gpu_env.ale_vector:AtariVectorEnv"
 ALE_PY_ENTRY_POINT = "ale_py.vector_env:AtariVectorEnv"
-_FIRE = 1  # ALE's PLAYER_A_FIRE
-_INFO = ("env_id", "lives", "frame_number", "episode_frame_number")
-_WANTED = ("obs", "int_reward", "terminated", "truncated", *_INFO)
 
 
 ALE_AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
@@ -71,7 +70,11 @@ def _autoreset_mode(value: AutoresetMode | str) -> AutoresetMode:
 
 
 class AtariVectorEnv(VectorEnv):
-    """ale-py 0.12.1's ``AtariVectorEnv`` (see the module docstring); keywords and defaults are ale-py's."""
+    """ale-py 0.12.1's ``AtariVectorEnv`` (see the module docstring); keywords and defaults are ale-py's.
+
+    ``ale``: the low-level vector interface (:class:`~gpu_env.ale_vector_interface.ALEVectorInterface`),
+    as ale-py's ``ale``; ``reset``, ``send`` and ``recv`` check their arguments and call it.
+    """
 
     def __init__(self, game: str, num_envs: int, *, batch_size: int = 0, num_threads: int = 0,
                  thread_affinity_offset: int = -1, max_num_frames_per_episode: int = 108000,
@@ -81,8 +84,6 @@ class AtariVectorEnv(VectorEnv):
                  img_height: int = 84, img_width: int = 84, grayscale: bool = True, stack_num: int = 4,
                  frameskip: int = 4, maxpool: bool = True, noop_max: int = 30, episodic_life: bool = False,
                  life_loss_info: bool = False, reward_clipping: bool = True, use_fire_reset: bool = True) -> None:
-        from gpu_env.atari_batch import AtariBatch
-
         if type(frameskip) is not int or frameskip <= 0:
             raise error.Error(f"Invalid frameskip {frameskip!r}: frameskip must be a positive int.")
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
@@ -90,35 +91,27 @@ class AtariVectorEnv(VectorEnv):
         self.batch_size = num_envs if batch_size == 0 else batch_size
         if not 0 < self.batch_size <= num_envs:
             raise ValueError(f"batch_size={batch_size} must be in [0, num_envs={num_envs}] (0: num_envs)")
-        seeds = np.random.SeedSequence().generate_state(2 * num_envs).reshape(2, num_envs)
-        batch = AtariBatch(game, num_envs, seeds=seeds[0], repeat_action_probability=repeat_action_probability)
-        action_set = batch.legal_action_set() if full_action_space or continuous else batch.minimal_action_set()
-        fire = use_fire_reset and _FIRE in action_set.tolist()
-        rules = [frameskip, noop_max, max_num_frames_per_episode, maxpool, fire, episodic_life, life_loss_info,
-                 reward_clipping]
-        frame = (img_height, img_width) if grayscale else (img_height, img_width, 3)
-        cores = len(os.sched_getaffinity(0))
-        threads = min(self.batch_size, cores) if num_threads <= 0 else min(num_threads, cores)
-        self._pool = NativeEnvPool(batch.native_backend(), ALE_VECTOR, rules, seeds[1], action_set, grayscale,
-                                   (img_height, img_width), stack_num, (stack_num, *frame), threads,
-                                   same_step=self.autoreset_mode is AutoresetMode.SAME_STEP,
-                                   affinity_offset=thread_affinity_offset)
-        self.batch = batch
+        self.ale = ALEVectorInterface(
+            game, num_envs, frame_skip=frameskip, stack_num=stack_num, img_height=img_height, img_width=img_width,
+            grayscale=grayscale, maxpool=maxpool, noop_max=noop_max, use_fire_reset=use_fire_reset,
+            episodic_life=episodic_life, life_loss_info=life_loss_info, reward_clipping=reward_clipping,
+            max_episode_steps=max_num_frames_per_episode, repeat_action_probability=repeat_action_probability,
+            full_action_space=full_action_space or continuous, batch_size=batch_size, num_threads=num_threads,
+            thread_affinity_offset=thread_affinity_offset, autoreset_mode=self.autoreset_mode.value)
+        self.batch = self.ale.batch
         self.continuous = continuous
         self.continuous_action_threshold = continuous_action_threshold
         self.grayscale = grayscale
-        self.single_observation_space = Box(0, 255, (stack_num, *frame), np.uint8)
+        self.single_observation_space = Box(0, 255, self.ale.get_observation_shape(), np.uint8)
         if continuous:
             self.single_action_space = Box(np.array([0.0, -np.pi, 0.0], dtype=np.float32),
                                            np.array([1.0, np.pi, 1.0], dtype=np.float32), dtype=np.float32)
         else:
-            self.single_action_space = Discrete(len(action_set))
-        self._num_actions = len(action_set)
+            self.single_action_space = Discrete(len(self.ale.get_action_set()))
+        self._num_actions = len(self.ale.get_action_set())
         self.observation_space = batch_space(self.single_observation_space, self.batch_size)
         self.action_space = batch_space(self.single_action_space, self.batch_size)
         self.metadata = {"autoreset_mode": self.autoreset_mode}
-        self._last_ids: npt.NDArray[np.int32] | None = None  # the envs of the last batch received
-        self._outstanding = 0  # requests sent and not yet received
 
     def reset(self, *, seed: int | npt.NDArray[Any] | None = None,
               options: dict[str, Any] | None = None) -> tuple[npt.NDArray[np.uint8], dict[str, Any]]:
@@ -132,21 +125,7 @@ class AtariVectorEnv(VectorEnv):
             if mask.shape != (self.num_envs,):
                 raise ValueError(f"`reset_mask` must have shape {(self.num_envs,)}, got {mask.shape}")
             ids = np.flatnonzero(mask)
-        seeds = self._reset_seeds(seed, len(ids))
-        if len(ids) != self.num_envs:
-            if self._last_ids is None:
-                raise RuntimeError(f"The first reset() must reset every environment (got {len(ids)} of "
-                                   f"{self.num_envs}): pass no reset_mask")
-            if self.batch_size != self.num_envs:
-                raise ValueError("Partial reset is not supported for async mode where batch_size < num_envs "
-                                 f"(got batch_size={self.batch_size}, num_envs={self.num_envs})")
-        self._pool.send(ids, RESET, seeds=seeds)
-        others = np.setdiff1d(np.arange(self.num_envs), ids)
-        if len(others):
-            self._pool.send(others, REPORT)
-        self._outstanding += self.num_envs
-        obs, _, _, _, info = self.recv()
-        return obs, info
+        return self.ale.reset(ids, self._reset_seeds(seed, len(ids)))
 
     @staticmethod
     def _reset_seeds(seed: int | npt.NDArray[Any] | None, count: int) -> npt.NDArray[np.int64]:
@@ -168,8 +147,6 @@ class AtariVectorEnv(VectorEnv):
 
     def send(self, actions: npt.NDArray[Any]) -> None:
         """Queue ``actions[k]`` for the ``k``-th env of the last batch received (``[B, 3]`` float32 when continuous)."""
-        if self._last_ids is None:
-            raise RuntimeError("send() called before reset(): reset the environments first")
         if not isinstance(actions, np.ndarray):
             raise TypeError(f"actions must be a numpy array, got {type(actions).__name__}")
         if self.continuous:
@@ -185,8 +162,7 @@ class AtariVectorEnv(VectorEnv):
             if (actions < 0).any() or (actions >= n).any():
                 raise ValueError(f"actions must be in [0, {n}), got {actions!r}")
             ids, strengths = actions, np.ones(self.batch_size, dtype=np.float32)
-        self._pool.send(self._last_ids, STEP, ids, strengths)
-        self._outstanding += self.batch_size
+        self.ale.send(ids, strengths)
 
     def _continuous(self, actions: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
         """ALE's action of each (radius, angle, fire) triple: ``AtariEnv.map_action_idx`` of the thresholded parts."""
@@ -202,20 +178,8 @@ class AtariVectorEnv(VectorEnv):
                          for h, v, f in zip(horizontal, vertical, fire, strict=True)], dtype=np.int64)
 
     def recv(self) -> tuple[Any, ...]:
-        """Return the next batch: ``(obs, rewards, terminations, truncations, info)``."""
-        if self._outstanding < self.batch_size:
-            raise RuntimeError(f"recv() needs {self.batch_size} envs running but {self._outstanding} are: "
-                               "send(actions) first")
-        self._outstanding -= self.batch_size
-        ordered = self.batch_size == self.num_envs
-        wanted = (*_WANTED, "final_obs") if self.autoreset_mode is AutoresetMode.SAME_STEP else _WANTED
-        out = self._pool.recv(self.batch_size, wanted, np.arange(self.num_envs) if ordered else None)
-        self._last_ids = out["env_id"]
-        info: dict[str, Any] = {k: out[k] for k in _INFO}
-        ended = out["terminated"] | out["truncated"]
-        if "final_obs" in out and ended.any():
-            info["final_obs"] = out["final_obs"]
-        return out["obs"], out["int_reward"], out["terminated"], out["truncated"], info
+        """Return the next batch: ``(obs, rewards, terminations, truncations, info)`` (``ale.recv()``)."""
+        return self.ale.recv()
 
     def xla(self) -> Any:
         """ale-py's JAX functions are not provided by gpu_env; this raises, naming the alternative."""
@@ -223,7 +187,7 @@ class AtariVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the pool's worker threads."""
-        self._pool.close()
+        self.ale.close()
 
 
 def register() -> list[str]:

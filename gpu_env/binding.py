@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import importlib.machinery
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ import numpy.typing as npt
 from gpu_env.errors import BackendError
 
 ABI_VERSION = 4
+LIBRARY = "_native.so"
+"""The library's file name in ``gpu_env/``: no interpreter suffix, it is loaded by ctypes, not imported (setup.py)."""
 
 _P = ctypes.c_void_p
 _I32 = ctypes.c_int32
@@ -58,27 +59,26 @@ SIGNATURES: dict[str, tuple[Any, list[Any] | None]] = {
 def native() -> ctypes.CDLL:
     """Return the loaded CPU library, or raise :class:`BackendError` saying how to build it."""
     here = Path(__file__).resolve().parent
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = here / f"_native{suffix}"
-        if candidate.exists():
-            lib = ctypes.CDLL(str(candidate))
-            lib.gpu_env_abi_version.restype = ctypes.c_int
-            found = lib.gpu_env_abi_version()
-            if found != ABI_VERSION:
-                raise BackendError(
-                    f"{candidate} has ABI version {found}, this gpu_env expects {ABI_VERSION}: "
-                    "rebuild it with `pip install -e .` (or `python setup.py build_ext --inplace`)."
-                )
-            for name, (result, arguments) in SIGNATURES.items():
-                function = getattr(lib, name)
-                function.restype = result
-                if arguments is not None:
-                    function.argtypes = arguments
-            return lib
-    raise BackendError(
-        f"gpu_env's CPU library (_native*.so) was not found in {here}: "
-        "install the package with `pip install -e .` (or run `python setup.py build_ext --inplace`)."
-    )
+    candidate = here / LIBRARY
+    if not candidate.exists():
+        raise BackendError(
+            f"gpu_env's CPU library ({LIBRARY}) was not found in {here}: "
+            "install the package with `pip install -e .` (or run `python setup.py build_ext --inplace`)."
+        )
+    lib = ctypes.CDLL(str(candidate))
+    lib.gpu_env_abi_version.restype = ctypes.c_int
+    found = lib.gpu_env_abi_version()
+    if found != ABI_VERSION:
+        raise BackendError(
+            f"{candidate} has ABI version {found}, this gpu_env expects {ABI_VERSION}: "
+            "rebuild it with `pip install -e .` (or `python setup.py build_ext --inplace`)."
+        )
+    for name, (result, arguments) in SIGNATURES.items():
+        function = getattr(lib, name)
+        function.restype = result
+        if arguments is not None:
+            function.argtypes = arguments
+    return lib
 
 
 def pointer(array: npt.NDArray[Any]) -> ctypes.c_void_p:

@@ -1,11 +1,15 @@
 """EnvPool's Python API for Atari on gpu_env: ``gpu_env.envpool.make("Pong-v5", env_type="gymnasium", ...)``.
 
 A script written for ``envpool.make`` runs with ``import gpu_env.envpool as envpool``. Same task ids
-(``"Breakout-v5"`` …, one per ROM ale-py bundles), constructor options and defaults (EnvPool 1.2.5:
-``seed=42``, ``stack_num=4``, ``frame_skip=4``, ``noop_max=30``, 84x84 grayscale, ``episodic_life``
-and ``reward_clip`` off, ``use_fire_reset`` on, ``repeat_action_probability=0``,
-``max_episode_steps=27000``), the same emulation rules (equal to EnvPool 1.2.5 frame for frame where
-compared, see docs/drop_in.md) and the same surface.
+(``"Breakout-v5"`` …, the 104 Atari tasks EnvPool registers), constructor options and defaults (EnvPool
+1.2.5 and 1.2.7: ``seed=42`` or one seed per env, ``stack_num=4``, ``frame_skip=4``, ``noop_max=30``,
+84x84 grayscale, ``episodic_life`` and ``reward_clip`` off, ``use_fire_reset`` on,
+``repeat_action_probability=0``, ``max_episode_steps=27000``), the same emulation rules (equal to
+EnvPool 1.2.5 and 1.2.7 frame for frame where compared, see docs/drop_in.md) and the same surface.
+
+Versions: :data:`TESTED_VERSIONS` are the EnvPool releases this module is compared with; their Atari
+outputs, options, defaults and info keys are the same. Where EnvPool is installed, :func:`make` imitates
+the installed release and refuses, in one line, a release never tested (:func:`check_version`).
 
 The rules, as EnvPool documents and implements them, are ``pool_reset``/``pool_step`` of
 ``gpu_env/core/ale/preprocessing.h``; the pool's worker threads (:mod:`gpu_env.backends.env_pool`) run
@@ -30,8 +34,10 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import importlib.metadata
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -45,6 +51,11 @@ from gpu_env.errors import GpuEnvError
 
 ENV_TYPES = ("gymnasium", "gym")
 DEFAULT_SEED = 42
+TESTED_VERSIONS = ("1.2.5", "1.2.7")
+"""The EnvPool releases whose Atari outputs this module equals, each compared with it side by side."""
+# ale-py ROMs EnvPool registers no task for (it bundles the other 104).
+_NOT_IN_ENVPOOL = ("combat", "joust", "maze_craze", "warlords")
+_INT32 = 2**31
 _POOL_OPTIONS = ("num_envs", "batch_size", "num_threads", "max_num_players", "thread_affinity_offset", "seed",
                  "env_seed", "gym_reset_return_info", "mode", "difficulty", "base_path")
 _FIRE = 1  # ALE's PLAYER_A_FIRE
@@ -84,7 +95,7 @@ def task_rom(task_id: str) -> str:
         raise GpuEnvError(f"task id {task_id!r} is not an EnvPool Atari id: use {hint}")
     name = match.group(1)
     for rom in roms.get_all_rom_ids():
-        if "".join(part.capitalize() for part in rom.split("_")) == name:
+        if "".join(part.capitalize() for part in rom.split("_")) == name and rom not in _NOT_IN_ENVPOOL:
             return str(rom)
     raise GpuEnvError(f"task id {task_id!r} names no Atari ROM: see gpu_env.envpool.list_all_envs()")
 
@@ -93,7 +104,25 @@ def list_all_envs() -> list[str]:
     """Every Atari task id (``"Pong-v5"`` …), as ``envpool.list_all_envs()`` lists them."""
     from ale_py import roms
 
-    return sorted("".join(p.capitalize() for p in rom.split("_")) + "-v5" for rom in roms.get_all_rom_ids())
+    return sorted("".join(p.capitalize() for p in rom.split("_")) + "-v5" for rom in roms.get_all_rom_ids()
+                  if rom not in _NOT_IN_ENVPOOL)
+
+
+def installed_version() -> str | None:
+    """Return the installed EnvPool's version (read from its metadata, not imported), or None."""
+    try:
+        return importlib.metadata.version("envpool")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_version(version: str) -> str:
+    """Return ``version`` if it is one of :data:`TESTED_VERSIONS`; a one-line :class:`GpuEnvError` otherwise."""
+    if version not in TESTED_VERSIONS:
+        raise GpuEnvError(f"EnvPool {version} is installed, and gpu_env.envpool reproduces (and evaltk's envpool "
+                          f"simulator runs) only the tested releases {' and '.join(TESTED_VERSIONS)}: "
+                          "pip install 'evaltk[envpool]' (EnvPool 1.2.5 on CPython 3.11, 1.2.7 on 3.12 and 3.13)")
+    return version
 
 
 @dataclasses.dataclass(frozen=True)
@@ -294,8 +323,12 @@ def _default_config(task_id: str, env_type: str) -> dict[str, Any]:
 def make(task_id: str, env_type: str = "gymnasium", *, backend: str = "cpu", **kwargs: Any) -> AtariEnvPool:
     """``envpool.make(task_id, env_type, **kwargs)`` for Atari tasks on gpu_env (see the module docstring).
 
-    ``backend``: gpu_env's ``AtariBatch`` backend; the pool runs on ``"cpu"`` only.
+    ``backend``: gpu_env's ``AtariBatch`` backend; the pool runs on ``"cpu"`` only. An installed EnvPool
+    of a release not in :data:`TESTED_VERSIONS` is refused (:func:`check_version`).
     """
+    version = installed_version()
+    if version is not None:
+        check_version(version)
     if env_type == "dm":
         raise GpuEnvError("env_type='dm' (dm_env) is not provided by gpu_env.envpool: use 'gymnasium' or 'gym'")
     if env_type not in ENV_TYPES:
@@ -305,8 +338,27 @@ def make(task_id: str, env_type: str = "gymnasium", *, backend: str = "cpu", **k
     if unknown:
         raise GpuEnvError(f"unknown envpool option(s) {unknown} for {task_id}: options are {', '.join(_OPTIONS)}")
     config.update(kwargs)
+    _seed_list(config, "seed" in kwargs, "env_seed" in kwargs)
     _check_config(config)
+    config["batch_size"] = config["batch_size"] or config["num_envs"]  # EnvPool's config states 0 as num_envs
     return AtariEnvPool(task_id, env_type, config, backend=backend)
+
+
+def _seed_list(config: dict[str, Any], seed_given: bool, env_seed_given: bool) -> None:
+    """EnvPool's seeds: ``seed`` as a list (or 1-D array) becomes ``env_seed`` with ``seed=0``; all int32."""
+    seed = config["seed"]
+    if isinstance(seed, np.ndarray | Sequence) and not isinstance(seed, str | bytes):
+        if env_seed_given:
+            raise GpuEnvError("pass either seed as an int or a list of seeds, or env_seed, but not both")
+        if np.ndim(seed) != 1:
+            raise GpuEnvError(f"seed as an array must be 1-dimensional, got shape {np.shape(seed)}")
+        config["env_seed"], config["seed"] = [int(s) for s in seed], 0
+    elif seed_given and not (isinstance(seed, int | np.integer) and -_INT32 <= seed < _INT32):
+        raise GpuEnvError(f"seed={seed!r} is not an int32: pass a seed in [-2**31, 2**31) or one per env")
+    config["env_seed"] = [int(s) for s in config["env_seed"]]
+    out_of_range = [s for s in config["env_seed"] if not -_INT32 <= s < _INT32]
+    if out_of_range:
+        raise GpuEnvError(f"seeds {out_of_range} are not int32: pass seeds in [-2**31, 2**31)")
 
 
 def _check_config(config: dict[str, Any]) -> None:

@@ -243,13 +243,14 @@ def test_the_wheel_installs_and_validates_without_a_compiler(tmp_path: Path) -> 
     dist = tmp_path / "dist"
     _run(["make", "wheel", f"VENV={tmp_path / 'tools'}", f"DIST={dist}"], ROOT, os.environ["PATH"], timeout=5400)
     (wheel,) = dist.glob("*.whl")
-    assert re.fullmatch(rf"evaltk-{re.escape(evaltk.__version__)}-cp311-cp311-manylinux_2_\d+_x86_64\.whl", wheel.name)
+    # One wheel for every CPython 3: the library is loaded by ctypes, no Python ABI in it (setup.py).
+    assert re.fullmatch(rf"evaltk-{re.escape(evaltk.__version__)}-py3-none-manylinux_2_\d+_x86_64\.whl", wheel.name)
     assert (dist / f"evaltk-{evaltk.__version__}.tar.gz").is_file()
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assert {"evaltk/data/suites/checkpoints/a2c_breakout/policy.safetensors", "evaltk/data/suites/gpu_env_traces.toml",
             "gpu_env/core/cuda/kernels.h", "gpu_env/data/games.json"} <= names
-    assert any(re.fullmatch(r"gpu_env/_native\..*\.so", name) for name in names)
+    assert "gpu_env/_native.so" in names
 
     path = _path_without_compilers(tmp_path / "bin")
     venv = tmp_path / "venv"

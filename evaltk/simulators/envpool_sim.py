@@ -1,5 +1,8 @@
 """``envpool``: the real EnvPool package (``pip install 'evaltk[envpool]'``), as its users run it.
 
+EnvPool 1.2.5 and 1.2.7 are tested (``gpu_env.envpool.TESTED_VERSIONS``: their Atari outputs, options and
+defaults are the same); another installed release is refused in one line (:func:`import_envpool`).
+
 The checkpoint's observation pipeline is passed to ``envpool.make`` (``frame_skip``, ``noop_max``,
 ``img_height``/``img_width``, ``stack_num``, ``gray_scale``, ``episodic_life``, ``full_action_space``,
 ``mode``/``difficulty``); everything else is EnvPool's own default, as a user who calls
@@ -30,8 +33,11 @@ from evaltk.envs import EnvInfo, describe
 from evaltk.envs.atari_settings import UNKNOWN, Settings, noop_range
 from evaltk.simulators.base import EpisodeSlots, SimulatorError
 from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
+from gpu_env.envpool import check_version
+from gpu_env.errors import GpuEnvError
 
-INSTALL_HINT = "pip install 'evaltk[envpool]' (EnvPool 1.2.5 wheels exist for Linux x86-64, CPython 3.8-3.12)"
+INSTALL_HINT = ("pip install 'evaltk[envpool]' (Linux x86-64: EnvPool 1.2.5 on CPython 3.11, 1.2.7 on CPython 3.12 "
+                "and 3.13)")
 PREFIX = "envpool:"
 """``--sim envpool:KEY=VALUE,...``: EnvPool with options of its own (module docstring)."""
 
@@ -52,12 +58,17 @@ def parse_options(name: str) -> dict[str, Any]:
 
 
 def import_envpool() -> Any:
-    """Import EnvPool; :class:`SimulatorError` naming the extra when it is not installed or does not load."""
+    """Import EnvPool; :class:`SimulatorError` naming the extra when it does not load or is an untested release."""
     try:
-        return importlib.import_module("envpool")
+        envpool = importlib.import_module("envpool")
     except ImportError as exc:
         raise SimulatorError(f"the envpool simulator needs the envpool package, which does not import here "
                              f"({exc}): {INSTALL_HINT}") from None
+    try:
+        check_version(str(envpool.__version__))
+    except GpuEnvError as exc:
+        raise SimulatorError(str(exc)) from None
+    return envpool
 
 
 def task_id(env: dict[str, Any]) -> str:

@@ -1,8 +1,11 @@
 """Record (or replay) EnvPool Atari traces: ``tests/data/envpool/atari_traces.json``.
 
-Recording needs EnvPool itself (``pip install envpool==1.2.5``)::
+Recording needs EnvPool itself (``pip install envpool==1.2.5``, or ``envpool==1.2.7`` on CPython 3.12+)::
 
     python tests/gpu_env/envpool_golden.py --record tests/data/envpool/atari_traces.json
+
+``envpool_versions`` lists the releases that recorded these very traces: recording with another
+release whose traces are equal adds it to the list; traces that differ replace the file (and the list).
 
 Each case is an ``envpool.make`` call (task and options) stepped with seeded random actions; every
 step stores, per env, a SHA-256 prefix of the observation and of the RAM, the reward, terminated,
@@ -32,6 +35,10 @@ CASES: list[dict[str, Any]] = [
                  "repeat_action_probability": 0.25}},
     {"task": "Pong-v5", "steps": 150, "options": {"num_envs": 2, "seed": 0, "noop_max": 7, "frame_skip": 3,
                                                    "stack_num": 2, "max_episode_steps": 100}},
+    {"task": "Breakout-v5", "steps": 200, "options": {"num_envs": 2, "seed": [7, 123456], "mode": 4, "difficulty": 1}},
+    {"task": "SpaceInvaders-v5", "steps": 200,
+     "options": {"num_envs": 2, "seed": 1, "frame_skip": 2, "use_fire_reset": False, "episodic_life": True,
+                 "zero_discount_on_life_loss": True}},
 ]
 
 
@@ -61,16 +68,22 @@ def _rows(obs: np.ndarray, reward: np.ndarray, terminated: np.ndarray, truncated
 
 
 def main() -> None:
-    """Record every case with the installed EnvPool."""
+    """Record every case with the installed EnvPool (adding its version where the file's traces are equal)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--record", type=Path, required=True, help="JSON file to write")
     args = parser.parse_args()
     envpool = importlib.import_module("envpool")
-    out = {"envpool_version": envpool.__version__,
-           "cases": [{**case, "trace": trace(envpool.make, case)} for case in CASES]}
+    cases = [{**case, "trace": trace(envpool.make, case)} for case in CASES]
+    versions = [envpool.__version__]
+    if args.record.is_file():
+        before = json.loads(args.record.read_text())
+        if json.loads(json.dumps(cases)) == before["cases"]:
+            versions = sorted(set(before["envpool_versions"]) | set(versions))
+        else:
+            print(f"envpool {envpool.__version__}'s traces differ from those of {before['envpool_versions']}")
     args.record.parent.mkdir(parents=True, exist_ok=True)
-    args.record.write_text(json.dumps(out, separators=(",", ":")) + "\n")
-    print(f"wrote {len(CASES)} cases from envpool {envpool.__version__} to {args.record}")
+    args.record.write_text(json.dumps({"envpool_versions": versions, "cases": cases}, separators=(",", ":")) + "\n")
+    print(f"wrote {len(CASES)} cases recorded by envpool {', '.join(versions)} to {args.record}")
 
 
 if __name__ == "__main__":

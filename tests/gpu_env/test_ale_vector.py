@@ -22,7 +22,7 @@ from gpu_env import ale_vector
 from gpu_env.ale_vector import AtariVectorEnv
 
 
-def _assert_same_batch(theirs: tuple[Any, ...], ours: tuple[Any, ...], where: str) -> None:
+def assert_same_batch(theirs: tuple[Any, ...], ours: tuple[Any, ...], where: str) -> None:
     assert len(theirs) == len(ours), where
     for name, a, b in zip(("obs", "reward", "terminated", "truncated"), theirs[:-1], ours[:-1], strict=False):
         assert a.dtype == b.dtype, f"{where}: {name} dtype {b.dtype}, ale-py {a.dtype}"
@@ -47,27 +47,27 @@ def _assert_same_batch(theirs: tuple[Any, ...], ours: tuple[Any, ...], where: st
 ])
 def test_equals_ale_py_step_for_step(game: str, options: dict[str, Any]) -> None:
     theirs, ours = AlePyVectorEnv(game, 3, **options), AtariVectorEnv(game, 3, **options)
-    _assert_same_batch(theirs.reset(seed=3), ours.reset(seed=3), "reset")
+    assert_same_batch(theirs.reset(seed=3), ours.reset(seed=3), "reset")
     rng = np.random.default_rng(0)
     for t in range(250):
         actions = rng.integers(0, len(theirs.ale.get_action_set()), 3)
-        _assert_same_batch(theirs.step(actions), ours.step(actions), f"step {t}")
+        assert_same_batch(theirs.step(actions), ours.step(actions), f"step {t}")
     mask = np.array([True, False, True])
-    _assert_same_batch(theirs.reset(seed=np.array([5, 6]), options={"reset_mask": mask}),
+    assert_same_batch(theirs.reset(seed=np.array([5, 6]), options={"reset_mask": mask}),
                        ours.reset(seed=np.array([5, 6]), options={"reset_mask": mask}), "partial reset")
     actions = np.ones(3, dtype=np.int64)
-    _assert_same_batch(theirs.step(actions), ours.step(actions), "after the partial reset")
+    assert_same_batch(theirs.step(actions), ours.step(actions), "after the partial reset")
 
 
 def test_continuous_actions_equal_ale_py() -> None:
     theirs, ours = (cls("pong", 2, continuous=True, continuous_action_threshold=0.3)
                     for cls in (AlePyVectorEnv, AtariVectorEnv))
     assert ours.single_action_space == theirs.single_action_space
-    _assert_same_batch(theirs.reset(seed=1), ours.reset(seed=1), "reset")
+    assert_same_batch(theirs.reset(seed=1), ours.reset(seed=1), "reset")
     rng = np.random.default_rng(4)
     for t in range(60):
         actions = rng.uniform([0, -np.pi, 0], [1, np.pi, 1], (2, 3)).astype(np.float32)
-        _assert_same_batch(theirs.step(actions), ours.step(actions), f"step {t}")
+        assert_same_batch(theirs.step(actions), ours.step(actions), f"step {t}")
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
-"""``gpu_env.envpool``: EnvPool's API, checked against EnvPool 1.2.5's own traces and its documented surface.
+"""``gpu_env.envpool``: EnvPool's API, checked against EnvPool's own traces, the installed EnvPool and its surface.
 
-``tests/data/envpool/atari_traces.json`` holds traces recorded from EnvPool 1.2.5 itself
-(``tests/gpu_env/envpool_golden.py``): game overs, episodic life with reward clipping, sticky actions
-and truncation. Replaying them on gpu_env must give the same observations, RAM, rewards, flags and
-infos at every step. The loop of CleanRL's ``ppo_atari_envpool.py`` (its ``RecordEpisodeStatistics``
+``tests/data/envpool/atari_traces.json`` holds traces recorded from EnvPool 1.2.5 and 1.2.7 themselves
+(``tests/gpu_env/envpool_golden.py``; the two releases recorded equal traces): game overs, episodic life
+with reward clipping, sticky actions, truncation, a seed per env with mode and difficulty, and episodic
+life without fire reset at ``frame_skip=2``. Replaying them on gpu_env must give the same
+observations, RAM, rewards, flags and infos at every step. The side-by-side tests run against whichever
+tested release is installed (1.2.5 on CPython 3.11, 1.2.7 on 3.12 and 3.13).
+The loop of CleanRL's ``ppo_atari_envpool.py`` (its ``RecordEpisodeStatistics``
 over ``env_type="gym"``) runs unchanged, and the async API returns each env's own trajectory.
 """
 
@@ -11,6 +14,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +26,7 @@ import pytest
 from gpu_env import envpool
 from gpu_env.errors import GpuEnvError
 from tests.data_paths import data_path
-from tests.gpu_env.envpool_golden import trace
+from tests.gpu_env.envpool_golden import CASES, trace
 
 
 def golden_cases() -> list[dict[str, Any]]:
@@ -28,9 +35,11 @@ def golden_cases() -> list[dict[str, Any]]:
     return cases
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(len(CASES)))
 def test_replays_envpool_traces(index: int) -> None:
-    """Every step of every recorded EnvPool 1.2.5 case is reproduced exactly."""
+    """Every step of every case, recorded by every tested EnvPool release, is reproduced exactly."""
+    assert json.loads(data_path("envpool/atari_traces.json").read_text())["envpool_versions"] == list(
+        envpool.TESTED_VERSIONS)
     case = golden_cases()[index]
     ours = trace(functools.partial(envpool.make, num_threads=1), case)
     expected = case["trace"]
@@ -128,22 +137,59 @@ def test_async_envs_follow_their_own_trajectories() -> None:
     {"gray_scale": False, "stack_num": 2},
     {"img_height": 105, "img_width": 80, "frame_skip": 3, "noop_max": 1},
     {"episodic_life": True, "reward_clip": True, "full_action_space": True, "repeat_action_probability": 0.25},
+    {"seed": [7, 2**31 - 1, 0], "max_episode_steps": 150},
 ])
 def test_equals_envpool_itself(options: dict[str, Any]) -> None:
-    """Side by side with the installed EnvPool: every output and info field, every step (RGB, sizes, options)."""
+    """Side by side with the installed EnvPool: config, every output and info field, every step."""
     real = pytest.importorskip("envpool")
-    theirs = real.make("Seaquest-v5", env_type="gymnasium", num_envs=3, seed=7, **options)
-    ours = envpool.make("Seaquest-v5", env_type="gymnasium", num_envs=3, seed=7, num_threads=2, **options)
+    assert real.__version__ in envpool.TESTED_VERSIONS
+    options = {"seed": 7, **options}
+    theirs = real.make("Seaquest-v5", env_type="gymnasium", num_envs=3, **options)
+    ours = envpool.make("Seaquest-v5", env_type="gymnasium", num_envs=3, num_threads=2, **options)
+    differ = {k for k in theirs.config if theirs.config[k] != ours.config.get(k)}
+    assert differ == {"base_path", "num_threads"}  # EnvPool's asset folder; the thread count asked here
+    assert (theirs.observation_space, theirs.action_space) == (ours.observation_space, ours.action_space)
     for a, b in zip(theirs.reset(), ours.reset(), strict=True):
-        assert np.array_equal(a, b) if not isinstance(a, dict) else a.keys() <= b.keys()
+        assert np.array_equal(a, b) if not isinstance(a, dict) else a.keys() == b.keys()
     rng = np.random.default_rng(1)
     for t in range(200):
         act = rng.integers(0, theirs.action_space.n, 3)
         got, want = ours.step(act), theirs.step(act)
         for x, y in zip(got[:4], want[:4], strict=True):
+            assert x.dtype == y.dtype, f"step {t}"
             assert np.array_equal(x, y), f"step {t}"
+        assert got[4].keys() == want[4].keys()
         for key in ("env_id", "lives", "reward", "terminated", "elapsed_step", "ram"):
+            assert got[4][key].dtype == want[4][key].dtype, f"step {t} info[{key!r}]"
             assert np.array_equal(got[4][key], want[4][key]), f"step {t} info[{key!r}]"
+
+
+def test_task_ids_equal_envpools() -> None:
+    real = pytest.importorskip("envpool")
+    registered = real.registration.registry.specs  # task id -> (module, spec class, options)
+    atari = sorted(t for t in real.list_all_envs() if registered[t][0] == "envpool.atari")
+    assert envpool.list_all_envs() == atari
+    with pytest.raises(GpuEnvError, match="names no Atari ROM"):
+        envpool.make("Combat-v5")  # an ale-py ROM EnvPool has no task for
+
+
+def test_versions_never_tested_are_refused_in_one_line(tmp_path: Path) -> None:
+    assert [envpool.check_version(v) for v in envpool.TESTED_VERSIONS] == ["1.2.5", "1.2.7"]
+    for version in ("1.2.6", "1.3.0", "1.2.5.post1"):
+        with pytest.raises(GpuEnvError, match=rf"^EnvPool {version} is installed, .* 1\.2\.5 and 1\.2\.7: pip install"):
+            envpool.check_version(version)
+    # make() reads the installed distribution's metadata: a child process finds an EnvPool 1.2.6 (its metadata
+    # only, first on the path: 1.2.6 has no CPython 3.11 wheel to install here) and is refused.
+    site = tmp_path / "site"
+    (site / "envpool-1.2.6.dist-info").mkdir(parents=True)
+    (site / "envpool-1.2.6.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: envpool\nVersion: 1.2.6\n")
+    code = ("import gpu_env.envpool as e\ntry:\n    e.make('Pong-v5')\nexcept e.GpuEnvError as x:\n    print(x)")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(repo)])}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                         check=True).stdout.splitlines()
+    assert len(out) == 1
+    assert out[0].startswith("EnvPool 1.2.6 is installed, and gpu_env.envpool reproduces")
 
 
 def test_async_recv_returns_whichever_envs_are_done() -> None:
@@ -184,6 +230,12 @@ def test_surface_and_errors() -> None:
         envpool.make("Pong-v5", num_envs=2, batch_size=3)
     with pytest.raises(GpuEnvError, match="fixed at construction"):
         env.reset(seed=1)
+    with pytest.raises(GpuEnvError, match="not both"):
+        envpool.make("Pong-v5", num_envs=2, seed=[1, 2], env_seed=[3, 4])
+    with pytest.raises(GpuEnvError, match="is not an int32"):
+        envpool.make("Pong-v5", seed=2**31)
+    with pytest.raises(GpuEnvError, match="env_seed has 1 seeds for num_envs=2"):
+        envpool.make("Pong-v5", num_envs=2, seed=[1])
 
 
 def test_the_pool_is_also_a_gymnasium_env_as_envpools_is() -> None:

@@ -193,6 +193,29 @@ def test_without_the_package_every_command_names_the_extra(command: str, tmp_pat
     assert not out.exists()
 
 
+def test_an_untested_envpool_release_is_refused_in_one_line(tmp_path: Path) -> None:
+    """EnvPool 1.2.6 (tested: 1.2.5 and 1.2.7) is refused before anything runs.
+
+    1.2.6 has no CPython 3.11 wheel, so a stand-in package with its version (module and metadata) comes
+    first on the child process's path.
+    """
+    site = tmp_path / "site"
+    (site / "envpool").mkdir(parents=True)
+    (site / "envpool" / "__init__.py").write_text('__version__ = "1.2.6"\n', encoding="utf-8")
+    (site / "envpool-1.2.6.dist-info").mkdir()
+    (site / "envpool-1.2.6.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: envpool\nVersion: 1.2.6\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "evaltk", *COMMANDS["validate"], "--out", str(out)], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("error: EnvPool 1.2.6 is installed, and gpu_env.envpool reproduces (and evaltk's envpool "
+                           "simulator runs) only the tested releases 1.2.5 and 1.2.7: pip install 'evaltk[envpool]'")
+    assert not out.exists()
+
+
 def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     from evaltk.table_comparison import load_sample
