@@ -13,24 +13,13 @@ Anything missing, empty or malformed raises :class:`~evaltk.errors.ScoreTableErr
 file, the line and the fix.
 
 The table ``evaltk evaluate`` writes (schema :data:`COLUMNS`, file :data:`TABLE_FILE`) lives in a
-directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``)::
-
-    {"format": "evaltk-evaluation/1", "settings": {...}, "columns": [...], "provenance": {...},
-     "simulator": {...}}
-
-* ``settings`` - what the rows depend on (checkpoint, policy digest, env spec, base seed, simulator);
-  :func:`open_table` refuses to add rows to a table of other settings (resume, never mix); a manifest
-  written when the simulator was called ``backend`` is read with that key as ``simulator`` (and resumes);
-* ``provenance`` - where the inputs came from, recorded once when the table is created and read
-  back with every table (:attr:`ScoreTable.provenance`, :func:`read_manifest`). It is a JSON
-  object whose keys name a source, e.g. ``{"checkpoint": {"source": "hf", "repo": "ORG/REPO",
-  "revision": "<commit sha>", "path": "sub/dir"}}`` for a Hugging Face checkpoint; a reopened
-  table with a different provenance is refused like different settings. Tables written before the
-  field existed read back with ``{}``;
-* ``simulator`` - the simulator's identity (what :meth:`evaltk.simulators.base.Simulator.check` returns: its name,
-  effective settings with package and version, EnvPool's options, a factory's module-source digest);
-  :func:`open_table` refuses to add rows when the simulator that would write them has another identity,
-  naming what changed. Tables written before the field existed resume unchecked.
+directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``; its fields are in ``docs/evaluation.md``):
+``settings`` (what the rows depend on: checkpoint, policy digest, env spec, base seed, simulator; a manifest that
+calls the simulator ``backend`` still resumes), ``provenance`` (where the inputs came from, e.g. a Hub checkpoint's
+repo and revision; ``{}`` for tables written before it existed) and ``simulator`` (the identity
+:meth:`evaltk.simulators.base.Simulator.check` returns). :func:`open_table` refuses to add rows to a table whose
+settings, provenance or simulator identity differ (resume, never mix), naming what changed; tables written before a
+field existed resume unchecked on it.
 
 Writing: :func:`open_table` creates or reopens the directory (a partial last line left by a killed
 writer is cut off: repair), :class:`TableWriter` appends rows as episodes finish (flushed, fsynced,
