@@ -180,6 +180,8 @@ class SequentialComparison:
                    f"{iv['ci_equivalence'][1]:.4g}] {where} {region}")
         used = self.episodes_used
         unit = f"{used[1]} pairs" if self.paired else f"{used[0]} / {used[1]} episodes (A / B)"
+        if self.outcome is LookDecision.FUTILITY:
+            why += ", stopped early for futility (non-binding)"
         return (f"verdict: {self.verdict.value} (sequential, margin {self.margin:g}, {self.kind}, {design}; {why} at "
                 f"look {iv['look']} of {iv['looks_planned']} after {unit})")
 
