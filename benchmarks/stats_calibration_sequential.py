@@ -24,6 +24,7 @@ from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 from evaltk.scores import read_scores
 from evaltk.stats.boundaries import Spending
@@ -313,3 +314,33 @@ def paired_table(sims: int, seed: int) -> bool:
                   f"{r.different[1.0]:.3f} | {r.episodes[0.0]:.1f} / {r.episodes[0.5]:.1f} / "
                   f"{r.episodes[1.0]:.1f} | {'ok' if not r.misses() else 'MISS'} |", flush=True)
     return ok
+
+
+def design_table(looks: int = SEQ_LOOKS) -> None:
+    """Print each design's budget, power and expected episodes by the recursion (normal approximation, no sampling).
+
+    The former design (O'Brien-Fleming, budget 72 per side planned for 80 % power by one TOST half's
+    power), O'Brien-Fleming at 90 % power, and the default design at 90 % power; the fixed N at each
+    design's own power is the closed-form normal size, ``2 ((z + z_power) / margin)^2``.
+    """
+    print(f"\n## Designs by the recursion ({looks} looks, margin {SEQ_MARGIN} SD, normal approximation)")
+    print("| design | max N | power eq. at 0 | power diff. at 1 SD | false eq. / diff. on the margin | avg N at 0 / "
+          "0.25 / 0.5 / 1.0 SD | fixed N at equal power, 0 / 1 SD | saving at 0 / 1 SD |")
+    print("| --- | ---: | ---: | ---: | --- | --- | --- | --- |")
+    for label, spending, budget in (("O'Brien-Fleming, 80 % (before)", Spending.OBRIEN_FLEMING, 72),
+                                    ("O'Brien-Fleming, 90 %", Spending.OBRIEN_FLEMING, None),
+                                    ("delayed-equivalence, 90 % (now)", Spending.DELAYED_EQUIVALENCE, None)):
+        n = budget or design_max_episodes(SEQ_MARGIN, looks=looks, alpha=ALPHA, beta=1.0 - SEQ_POWER, spending=spending)
+        sizes = look_sizes(n, looks, 10)
+        first = first_deciding_look(sizes) if spending is Spending.DELAYED_EQUIVALENCE else 0
+        design = SequentialDesign.build([s / n for s in sizes], alpha=ALPHA, spending=spending, first_look=first)
+        m = SEQ_MARGIN / math.sqrt(2.0 / n)
+        out = {d: design.outcomes_at(m, m * (1.0 - d / SEQ_MARGIN)) for d in SEQ_DELTAS}
+        p_eq, p_diff = out[0.0].equivalent, out[1.0].different
+        fixed_eq = 2.0 * ((stats.norm.isf(ALPHA) + stats.norm.isf((1.0 - p_eq) / 2.0)) / SEQ_MARGIN) ** 2
+        fixed_diff = 2.0 * ((stats.norm.isf(ALPHA / 2.0) + stats.norm.ppf(p_diff)) / SEQ_MARGIN) ** 2
+        avg = {d: out[d].expected_fraction * n for d in SEQ_DELTAS}
+        print(f"| {label} | {n} | {p_eq:.3f} | {p_diff:.3f} | {out[SEQ_MARGIN].equivalent:.4f} / "
+              f"{out[SEQ_MARGIN].different:.4f} | " + " / ".join(f"{avg[d]:.1f}" for d in SEQ_DELTAS)
+              + f" | {fixed_eq:.1f} / {fixed_diff:.1f} | {1 - avg[0.0] / fixed_eq:.1%} / "
+              f"{1 - avg[1.0] / fixed_diff:.1%} |", flush=True)
