@@ -1,7 +1,7 @@
 """Calibration of evaltk's two-sample tests and of the compare verdict, by simulation.
 
 Run: ``python benchmarks/stats_calibration.py`` (``--sims 2000`` pairs per row by default;
-``--quick`` for 300). Prints three tables:
+``--quick`` for 300). Prints these tables (``--only`` picks one):
 
 1. Type-I error of every difference test on *equal* distributions (alpha = 0.05): the rejection
    rate should lie in [0.03, 0.07]. The reference column is ``scipy.stats.ks_2samp``'s own p-value,
@@ -19,6 +19,8 @@ Run: ``python benchmarks/stats_calibration.py`` (``--sims 2000`` pairs per row b
    margin kinds, each error rate checked against its own bound (``stats_calibration_sequential.py``).
 5. ``--only paired``: paired (per-seed differences) vs unpaired designs when the per-seed scores
    correlate (rho = 0.75, 0.9): error rates and average episodes.
+6. ``--only design``: the former and the current sequential designs by the recursion (normal
+   approximation, no sampling): budget, power, expected episodes and the saving at equal power.
 
 The script exits 1 when a sequential error rate is above its bound plus 3 Monte-Carlo SEs.
 Every row uses its own ``numpy.random.Generator`` seeded from ``--seed`` and the row, so a rerun
@@ -43,7 +45,7 @@ from evaltk.stats import brunner_munzel, ks_test, mann_whitney_u, permutation_te
 from evaltk.verdict import Verdict, decide
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stats_calibration_sequential import SEQ_LOOKS, paired_table, sequential_table  # a sibling script
+from stats_calibration_sequential import SEQ_LOOKS, design_table, paired_table, sequential_table  # a sibling script
 
 ALPHA = 0.05
 KINDS = ["absolute", "relative", "sd", "prob"]
@@ -239,7 +241,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     parser.add_argument("--resamples", type=int, default=499, help="permutation resamples (default 499)")
     parser.add_argument("--quick", action="store_true", help="300 pairs per row")
-    parser.add_argument("--only", choices=["type1", "tost", "verdicts", "sequential", "paired"],
+    parser.add_argument("--only", choices=["type1", "tost", "verdicts", "sequential", "paired", "design"],
                         help="run one table only")
     parser.add_argument("--looks", type=int, default=SEQ_LOOKS,
                         help=f"looks of the sequential design in --only sequential (default {SEQ_LOOKS})")
@@ -260,6 +262,8 @@ def main() -> None:
         ok &= sequential_table(sims, args.seed, args.looks)
     if args.only in (None, "paired"):
         ok &= paired_table(sims, args.seed)
+    if args.only in (None, "design"):
+        design_table(args.looks)
     if not ok:
         print("error: a sequential error rate is above its bound plus 3 Monte-Carlo SEs (rows marked MISS)")
         raise SystemExit(1)

@@ -1,8 +1,9 @@
 """Calibration of the three-outcome sequential comparison (``stats_calibration.py --only sequential / paired``).
 
 Each row runs the design of :mod:`evaltk.stats.group_sequential` (margin 0.5 SD, ``looks`` looks,
-O'Brien-Fleming alpha-spending, budget planned for 80 % power to show equivalence at a true 0)
-on many simulated sequences at true differences 0, 0.25, 0.5 (on the margin) and 1.0 SD, and
+the default ``delayed-equivalence`` spending with its non-binding futility stop, budget planned for
+90 % power to show equivalence at a true 0) on many simulated sequences at true differences 0,
+0.25, 0.5 (on the margin) and 1.0 SD, and
 checks each error rate against its own bound: false "equivalent" on the margin <= alpha, false
 "different" inside or on the margin <= alpha / 2, each within 3 Monte-Carlo SEs (the SE of a
 rate equal to the bound). Score distributions: normal, t3 (heavy tails), an Atari-like bimodal
@@ -19,24 +20,29 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 from evaltk.scores import read_scores
+from evaltk.stats.boundaries import Spending
 from evaltk.stats.group_sequential import (
     LookDecision,
     SequentialDesign,
     decide_look,
     design_max_episodes,
-    look_stats,
+    first_deciding_look,
     simulate,
 )
+from evaltk.stats.look_statistics import look_stats
 from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size
 from evaltk.verdict.sequential import look_sizes
 
 ALPHA = 0.05
+SEQ_POWER = 0.9
+"""Power to show equivalence at a true 0 that the benchmarked budget is planned for."""
 SEQ_LOOKS = 10
 """Looks of the benchmarked sequential design (``evaltk compare --sequential``'s default)."""
 SEQ_MARGIN = 0.5
@@ -103,6 +109,7 @@ class SequentialRow:
     equivalent: dict[float, float]
     different: dict[float, float]
     inconclusive: dict[float, float]
+    futility: dict[float, float]
     episodes: dict[float, float]
     fixed_n_equivalence: int
     fixed_n_difference: int
@@ -161,20 +168,29 @@ def fixed_n_at_power(a: np.ndarray, b: np.ndarray, kind: str, paired: bool, targ
     return lo
 
 
+@cache
+def planned_budget(looks: int, rho: float) -> int:
+    """Episodes per side for :data:`SEQ_POWER` at a true 0 (at least 10): ``design_max_episodes``, computed once."""
+    return max(design_max_episodes(SEQ_MARGIN, looks=looks, alpha=ALPHA, beta=1.0 - SEQ_POWER, rho=rho), 10)
+
+
 def sequential_row(code: int, draw: Draw, kind: str, sims: int, seed: int, *, rho: float = 0.0,
                    paired: bool = False, looks: int = SEQ_LOOKS) -> SequentialRow:
     """Run the three-outcome sequential design at each true difference of :data:`SEQ_DELTAS`.
 
-    The budget is planned for 80 % power to show equivalence at a true 0
-    (:func:`evaltk.stats.group_sequential.design_max_episodes`). The fixed-N comparators have the same
-    power as the design measured here: the closed-form TOST size at the design's power at 0, and the
-    closed-form "beyond the margin" size at its power at twice the margin; their own simulated power
-    on the same sequences is reported next to them. ``code`` numbers the distribution in the seed.
+    The budget is planned for :data:`SEQ_POWER` power to show equivalence at a true 0
+    (:func:`evaltk.stats.group_sequential.design_max_episodes`); looks below 10 episodes are dropped
+    and the interim looks below 20 decide nothing (as ``evaltk compare --sequential``). The fixed-N
+    comparators have the same power as the design measured here: the closed-form TOST size at the
+    design's power at 0, and the closed-form "beyond the margin" size at its power at twice the
+    margin; their own simulated power on the same sequences is reported next to them. ``code``
+    numbers the distribution in the seed.
     """
     plan_rho = rho if paired else 0.0
-    n_max = max(design_max_episodes(SEQ_MARGIN, looks=looks, alpha=ALPHA, rho=plan_rho), 10)
+    n_max = planned_budget(looks, plan_rho)
     sizes = look_sizes(n_max, looks, 10)
-    design = SequentialDesign.build([s / n_max for s in sizes], alpha=ALPHA)
+    design = SequentialDesign.build([s / n_max for s in sizes], alpha=ALPHA, spending=Spending.DELAYED_EQUIVALENCE,
+                                    first_look=first_deciding_look(sizes))
     rates: dict[LookDecision, dict[float, float]] = {o: {} for o in LookDecision}
     episodes: dict[float, float] = {}
     data: dict[float, tuple[np.ndarray, np.ndarray]] = {}
@@ -186,6 +202,7 @@ def sequential_row(code: int, draw: Draw, kind: str, sims: int, seed: int, *, rh
         res = simulate(design, a, b, sizes, kind, SEQ_MARGIN, paired=paired)
         for outcome in LookDecision:
             rates[outcome][delta] = res.rate(outcome)
+        rates[LookDecision.INCONCLUSIVE][delta] += rates[LookDecision.FUTILITY][delta]  # the verdict
         episodes[delta] = float(res.episodes.mean())
         data[delta] = (a, b)
     power_eq = min(max(rates[LookDecision.EQUIVALENT][0.0], 0.05), 0.999)
@@ -198,12 +215,14 @@ def sequential_row(code: int, draw: Draw, kind: str, sims: int, seed: int, *, rh
     sim_eq = fixed_n_at_power(*data[0.0], kind, paired, rates[LookDecision.EQUIVALENT][0.0], 0)
     sim_diff = fixed_n_at_power(*data[1.0], kind, paired, rates[LookDecision.DIFFERENT][1.0], 1)
     return SequentialRow(n_max, sims, rates[LookDecision.EQUIVALENT], rates[LookDecision.DIFFERENT],
-                         rates[LookDecision.INCONCLUSIVE], episodes, n_eq, n_diff, fixed_eq, fixed_diff,
+                         rates[LookDecision.INCONCLUSIVE], rates[LookDecision.FUTILITY], episodes, n_eq, n_diff,
+                         fixed_eq, fixed_diff,
                          sim_eq, sim_diff)
 
 
 def _print_row(label: str, kind: str, r: SequentialRow, cpu: float) -> None:
-    cells = [f"{r.equivalent[d]:.4f} / {r.different[d]:.4f} / {r.inconclusive[d]:.3f}" for d in SEQ_DELTAS]
+    cells = [f"{r.equivalent[d]:.4f} / {r.different[d]:.4f} / {r.inconclusive[d]:.3f} ({r.futility[d]:.3f})"
+             for d in SEQ_DELTAS]
     closed_eq, closed_diff, sim_eq, sim_diff = r.savings()
 
     def pct(v: float | None) -> str:
@@ -220,14 +239,38 @@ def _print_row(label: str, kind: str, r: SequentialRow, cpu: float) -> None:
           f"{closed_eq:.1%} / {closed_diff:.1%} | {pct(sim_eq)} / {pct(sim_diff)} | {check} | {cpu:.1f} |", flush=True)
 
 
+UNCOVERED = {("t3 (heavy tails)", "sd")}
+"""Rows the savings target leaves out (their error checks stay): the sd margin withholds "different" on t3 scores."""
+
+
+def worst_savings(rows: list[tuple[str, str, SequentialRow]]) -> tuple[float, float, float, float, float]:
+    """Worst saving over the rows the target covers, against each comparator.
+
+    Against the simulated fixed N: at 0, at 1.0 SD, at 1.0 SD for the absolute margin only; against
+    the closed form: at 0 (every covered row) and at 1.0 SD (absolute rows, where the closed form is
+    that test's size). A simulated fixed N beyond the searched range counts as the range's end (a
+    lower bound on the saving).
+    """
+    def sim(r: SequentialRow, delta: float) -> float:
+        n = r.simulated_n_equivalence if delta == 0.0 else r.simulated_n_difference
+        return 1.0 - r.episodes[delta] / (n if n is not None else 4 * r.n_max)
+
+    covered = [(kind, r) for label, kind, r in rows if (label, kind) not in UNCOVERED]
+    return (min(sim(r, 0.0) for _, r in covered), min(sim(r, 1.0) for _, r in covered),
+            min(sim(r, 1.0) for kind, r in covered if kind == "absolute"),
+            min(r.savings()[0] for _, r in covered),
+            min(r.savings()[1] for kind, r in covered if kind == "absolute"))
+
+
 def sequential_table(sims: int, seed: int, looks: int = SEQ_LOOKS) -> bool:
     """Print the sequential table (unpaired) next to the fixed-N rule at equal power; True when every rate passes."""
-    print(f"\n## Sequential comparison ({looks} looks, O'Brien-Fleming, margin {SEQ_MARGIN} SD, unpaired) vs "
-          f"fixed N at equal power, {sims} sequences per cell, seed {seed}")
+    print(f"\n## Sequential comparison ({looks} looks, delayed-equivalence spending with its futility stop, margin "
+          f"{SEQ_MARGIN} SD, unpaired, budget for {SEQ_POWER:.0%} power) vs fixed N at equal power, {sims} sequences "
+          f"per cell, seed {seed}")
     se_eq, se_diff = (math.sqrt(b * (1 - b) / sims) for b in (ALPHA, ALPHA / 2))
     print(f"Checks: false equivalent on the margin <= {ALPHA} + {MC_SES:g} x {se_eq:.4f}; false different at "
           f"d = 0, 0.25, 0.5 <= {ALPHA / 2} + {MC_SES:g} x {se_diff:.4f}. Cells: equivalent / different / "
-          "inconclusive.\n")
+          "inconclusive (of which stopped early for futility).\n")
     print("| scores | kind | max N | d = 0 (power eq.) | d = 0.25 | d = 0.5 (margin) | d = 1.0 (power diff.) | "
           "avg N at d = 0 / 0.25 / 0.5 / 1.0 | fixed N eq.: closed form (its power) / simulated | fixed N diff.: "
           "closed form (its power) / simulated | saving at 0 / 1.0 vs closed form | saving at 0 / 1.0 vs simulated | "
@@ -239,13 +282,18 @@ def sequential_table(sims: int, seed: int, looks: int = SEQ_LOOKS) -> bool:
             t0 = time.process_time()
             r = sequential_row(code, draw, kind, sims, seed, looks=looks)
             _print_row(label, kind, r, time.process_time() - t0)
-            rows.append(r)
-    worst_eq = max(r.equivalent[SEQ_MARGIN] for r in rows)
-    worst_diff = max(max(r.different[d] for d in SEQ_DELTAS if d <= SEQ_MARGIN) for r in rows)
-    misses = sum(len(r.misses()) for r in rows)
+            rows.append((label, kind, r))
+    worst_eq = max(r.equivalent[SEQ_MARGIN] for _, _, r in rows)
+    worst_diff = max(max(r.different[d] for d in SEQ_DELTAS if d <= SEQ_MARGIN) for _, _, r in rows)
+    misses = sum(len(r.misses()) for _, _, r in rows)
     print(f"\nworst false equivalent on the margin: {worst_eq:.4f} (bound {ALPHA}, MC SE {se_eq:.4f}); worst false "
           f"different inside or on the margin: {worst_diff:.4f} (bound {ALPHA / 2}, MC SE {se_diff:.4f}); "
           f"{misses} rate(s) over their bound + {MC_SES:g} SE", flush=True)
+    at_0, at_1, at_1_abs, closed_0, closed_1_abs = worst_savings(rows)
+    print(f"worst saving at 0: {at_0:.1%}; worst saving at 1 SD: {at_1:.1%}")
+    print(f"(against the simulated fixed N at equal power, every row but {', '.join(' '.join(u) for u in UNCOVERED)}; "
+          f"absolute margin at 1 SD: {at_1_abs:.1%}; against the closed-form fixed N: {closed_0:.1%} at 0, "
+          f"{closed_1_abs:.1%} at 1 SD for the absolute margin)", flush=True)
     return misses == 0
 
 
@@ -266,3 +314,33 @@ def paired_table(sims: int, seed: int) -> bool:
                   f"{r.different[1.0]:.3f} | {r.episodes[0.0]:.1f} / {r.episodes[0.5]:.1f} / "
                   f"{r.episodes[1.0]:.1f} | {'ok' if not r.misses() else 'MISS'} |", flush=True)
     return ok
+
+
+def design_table(looks: int = SEQ_LOOKS) -> None:
+    """Print each design's budget, power and expected episodes by the recursion (normal approximation, no sampling).
+
+    The former design (O'Brien-Fleming, budget 72 per side planned for 80 % power by one TOST half's
+    power), O'Brien-Fleming at 90 % power, and the default design at 90 % power; the fixed N at each
+    design's own power is the closed-form normal size, ``2 ((z + z_power) / margin)^2``.
+    """
+    print(f"\n## Designs by the recursion ({looks} looks, margin {SEQ_MARGIN} SD, normal approximation)")
+    print("| design | max N | power eq. at 0 | power diff. at 1 SD | false eq. / diff. on the margin | avg N at 0 / "
+          "0.25 / 0.5 / 1.0 SD | fixed N at equal power, 0 / 1 SD | saving at 0 / 1 SD |")
+    print("| --- | ---: | ---: | ---: | --- | --- | --- | --- |")
+    for label, spending, budget in (("O'Brien-Fleming, 80 % (before)", Spending.OBRIEN_FLEMING, 72),
+                                    ("O'Brien-Fleming, 90 %", Spending.OBRIEN_FLEMING, None),
+                                    ("delayed-equivalence, 90 % (now)", Spending.DELAYED_EQUIVALENCE, None)):
+        n = budget or design_max_episodes(SEQ_MARGIN, looks=looks, alpha=ALPHA, beta=1.0 - SEQ_POWER, spending=spending)
+        sizes = look_sizes(n, looks, 10)
+        first = first_deciding_look(sizes) if spending is Spending.DELAYED_EQUIVALENCE else 0
+        design = SequentialDesign.build([s / n for s in sizes], alpha=ALPHA, spending=spending, first_look=first)
+        m = SEQ_MARGIN / math.sqrt(2.0 / n)
+        out = {d: design.outcomes_at(m, m * (1.0 - d / SEQ_MARGIN)) for d in SEQ_DELTAS}
+        p_eq, p_diff = out[0.0].equivalent, out[1.0].different
+        fixed_eq = 2.0 * ((stats.norm.isf(ALPHA) + stats.norm.isf((1.0 - p_eq) / 2.0)) / SEQ_MARGIN) ** 2
+        fixed_diff = 2.0 * ((stats.norm.isf(ALPHA / 2.0) + stats.norm.ppf(p_diff)) / SEQ_MARGIN) ** 2
+        avg = {d: out[d].expected_fraction * n for d in SEQ_DELTAS}
+        print(f"| {label} | {n} | {p_eq:.3f} | {p_diff:.3f} | {out[SEQ_MARGIN].equivalent:.4f} / "
+              f"{out[SEQ_MARGIN].different:.4f} | " + " / ".join(f"{avg[d]:.1f}" for d in SEQ_DELTAS)
+              + f" | {fixed_eq:.1f} / {fixed_diff:.1f} | {1 - avg[0.0] / fixed_eq:.1%} / "
+              f"{1 - avg[1.0] / fixed_diff:.1%} |", flush=True)

@@ -33,8 +33,9 @@ turns it off. Tables of different env ids or env specs are refused unless --allo
 
 --sequential reads both tables in episode order as if they arrived in --looks batches and stops at the first
 look that decides: equivalent (both one-sided tests cross their alpha-spending boundaries) or different (the
-difference is shown beyond the margin, at alpha/2 as the fixed-N rule); inconclusive only when the last look
-is reached undecided. Margin kinds absolute and sd.
+difference is shown beyond the margin, at alpha/2 as the fixed-N rule); inconclusive when the last look is
+reached undecided, or earlier by the non-binding futility stop (the estimate sits on a margin point; the error
+rates hold as if it had gone on). Margin kinds absolute and sd.
 
 Margin kinds (the margin M is in the units of the compared quantity):
   absolute  mean(B) - mean(A) in score units, region (-M, M)     [Welch + bootstrap-t TOST; Welch t]
@@ -71,8 +72,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--sequential", action="store_true",
                         help="group-sequential TOST over the tables in episode order (stops at the deciding look)")
     parser.add_argument("--looks", type=int, default=10, help="number of looks for --sequential (default: 10)")
-    parser.add_argument("--spending", choices=("obrien-fleming", "pocock"), default="obrien-fleming",
-                        help="alpha-spending shape for --sequential (default: obrien-fleming)")
+    parser.add_argument("--spending", choices=("delayed-equivalence", "obrien-fleming", "pocock"),
+                        default="delayed-equivalence",
+                        help="alpha-spending shape for --sequential (default: delayed-equivalence: no equivalence "
+                             "stop before a third of the budget, a non-binding futility stop near a margin point; "
+                             "obrien-fleming, pocock: the classical shapes, no futility stop)")
     parser.add_argument("--out", metavar="DIR", help="write compare.json, compare.md and compare.png here")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line of stdout")
     parser.set_defaults(func=run)

@@ -21,6 +21,7 @@ import numpy as np
 
 from evaltk.atomic import write_bytes_atomic
 from evaltk.report.jsonline import to_json_line
+from evaltk.stats.boundaries import NEVER_Z
 from evaltk.verdict import Comparison
 
 FILE_NAMES = {"json": "compare.json", "markdown": "compare.md", "png": "compare.png"}
@@ -196,9 +197,24 @@ def render_sequential_markdown(payload: dict[str, Any]) -> str:
         b = payload["boundaries"]
         lines += [f"Boundaries: {b['spending']} alpha-spending, alpha {b['alpha']:g} per TOST side and "
                   f"{b['alpha'] / 2:g} for \"beyond the margin\"; equivalence Z boundaries "
-                  + ", ".join(f"{z:.3f}" for z in b["equivalence_z"]) + "; difference Z boundaries "
-                  + ", ".join(f"{z:.3f}" for z in b["difference_z"]) + ". Inconclusive only at the last look.", ""]
+                  + ", ".join(map(_z_text, b["equivalence_z"])) + "; difference Z boundaries "
+                  + ", ".join(map(_z_text, b["difference_z"])) + "; " + _futility_words(b), ""]
     return "\n".join(lines)
+
+
+def _z_text(z: float) -> str:
+    """Return a boundary for people: ``none`` where the look may not stop that way (:data:`NEVER_Z`)."""
+    return "none" if z >= NEVER_Z else f"{z:.3f}"
+
+
+def _futility_words(boundaries: dict[str, Any]) -> str:
+    """How the design ends undecided: only at the last look, or also by its non-binding futility stop."""
+    stops = [k + 1 for k, c in enumerate(boundaries.get("futility_z") or ()) if c > 0]
+    if not stops:
+        return "inconclusive only at the last look."
+    c = max(boundaries["futility_z"])
+    return (f"inconclusive at the last look, or at looks {stops[0]}-{stops[-1]} by the non-binding futility stop "
+            f"(estimate within {c:g} SE of a margin point; the error rates hold as if the design had gone on).")
 
 
 def write_sequential_report(payload: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:

@@ -1,11 +1,12 @@
-"""Group-sequential comparison with three outcomes: equivalent, different, or inconclusive when the budget is spent.
+"""Group-sequential comparison with three outcomes: equivalent, different, or inconclusive.
 
 The quantity ``theta`` (``B - A`` in the margin's units) is compared with the margin region
 ``(low, high)`` at each look. At each margin point (``high``, and ``low`` mirrored) there are two
 one-sided tests: the TOST half "theta < high" at the nominal level ``1 - Phi(u_k)`` and "theta >
 high" at ``1 - Phi(d_k)``, with the boundaries of :func:`evaltk.stats.boundaries.inner_outer_bounds`
-(Lan-DeMets alpha-spending, O'Brien-Fleming shape by default), solved for the rule below. A look
-stops with
+(Lan-DeMets alpha-spending, ``delayed-equivalence`` by default: no equivalence stop before a third
+of the budget, "different" on a power family), solved for the rule below. The interim looks with
+fewer than :data:`MIN_DECISION_EPISODES` per side decide nothing (``first_look``). A look stops with
 
 * ``equivalent`` - both TOST halves reject at the same look. P(equivalent) <= alpha whenever theta
   lies on or outside the margin: the rule says "equivalent" only on a path that has not crossed
@@ -17,31 +18,28 @@ stops with
   crossing the *other* margin point, which matters only when the whole region is about one SE
   wide (:func:`evaltk.stats.boundaries.procedure_rates` computes both rates). With one look the
   boundaries are ``z_{1-alpha}`` and ``z_{1-alpha/2}``, the fixed-N rule. An ``sd`` margin
-  withholds "different" at a look whose pooled sample kurtosis exceeds :data:`SD_KURTOSIS_LIMIT`:
-  the delta-method SE of the standardized difference needs a finite fourth moment, and for
-  heavy-tailed scores (t3) it is too small exactly in the samples that drew no extreme episode;
-* ``inconclusive`` - only at the last look, when neither has happened: the budget is spent.
+  withholds "different" at a look whose pooled sample kurtosis exceeds
+  :data:`evaltk.stats.look_statistics.SD_KURTOSIS_LIMIT`: the delta-method SE of the
+  standardized difference needs a finite fourth moment, and for heavy-tailed scores (t3) it is too
+  small exactly in the samples that drew no extreme episode;
+* ``futility`` (verdict "inconclusive") - the ``delayed-equivalence`` design only, at an interim
+  look from half the budget on that decided nothing: the estimate lies within
+  :data:`evaltk.stats.boundaries.FUTILITY_Z` SEs of a margin point (both one-sided p-values there
+  above ``Phi(-FUTILITY_Z)``), where neither verdict is likely within the budget. The stop is
+  non-binding: the boundaries are solved as if the rule always went on, so both levels hold whether
+  or not it stops (stopping can only lower the rates of "equivalent" and "different");
+* ``inconclusive`` - at the last look, when nothing else has happened: the budget is spent.
 
-There is no futility stop: an interim look that decides nothing continues, so "inconclusive" always
-means "the budget ran out". Boundaries at look ``k`` depend on the fractions ``t_1..t_k`` only.
+Boundaries at look ``k`` depend on the fractions ``t_1..t_k`` only.
 Each look also reports its repeated confidence intervals (:func:`repeated_ci`), dual to its
 decisions; the one at ``d_k`` covers theta at every look at once with probability >= 1 - alpha.
 
-Statistics per look (``x`` = candidate B, ``y`` = reference A), vectorised over a leading axis so
-that the calibration benchmark runs thousands of sequences at once:
-
-* ``absolute``, unpaired: Welch t (as statsmodels ``ttost_ind(usevar="unequal")``);
-* ``absolute``, paired: t on the per-seed differences (statsmodels ``ttost_paired``);
-* ``sd``, unpaired: the larger of the noncentral-t and delta-method p-values, as
-  :func:`evaltk.stats.equivalence.tost_standardized`;
-* ``sd``, paired: the delta-method t of :func:`evaltk.stats.paired.tost_paired_standardized`.
+The statistics of each look are those of :mod:`evaltk.stats.look_statistics`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
@@ -51,15 +49,16 @@ import numpy as np
 from scipy import optimize, stats
 
 from evaltk.stats.boundaries import (
+    ProcedureOutcomes,
     Spending,
     check_fractions,
-    crossing_probability,
+    futility_bounds,
     inner_outer_bounds,
     parse_spending,
+    procedure_outcomes,
 )
 from evaltk.stats.checks import ArrayLike, FloatArray, StatsInputError, check_alpha
-
-SEQUENTIAL_KINDS = ("absolute", "sd")
+from evaltk.stats.look_statistics import LookStats, look_stats
 
 
 class LookDecision(Enum):
@@ -69,6 +68,8 @@ class LookDecision(Enum):
     EQUIVALENT = "equivalent"
     DIFFERENT = "different"
     INCONCLUSIVE = "inconclusive"
+    FUTILITY = "futility"
+    """An interim look stopped (non-binding) near a margin point; the verdict is "inconclusive"."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ class SequentialDesign:
         spending: alpha-spending shape of both boundaries.
         equivalence_z: ``u_k``, each TOST half's inner boundaries (Z scale, level ``alpha``).
         difference_z: ``d_k``, the outer boundaries at each margin point (level ``alpha / 2``).
+        futility_z: per look, the half-width (SEs) around each margin point of the non-binding
+            futility stop (0: none at that look; empty: none at all).
 
     """
 
@@ -89,19 +92,27 @@ class SequentialDesign:
     spending: Spending
     equivalence_z: tuple[float, ...]
     difference_z: tuple[float, ...]
+    futility_z: tuple[float, ...] = ()
 
     @classmethod
     def build(cls, fractions: ArrayLike, *, alpha: float = 0.05,
-              spending: Spending | str = Spending.OBRIEN_FLEMING) -> SequentialDesign:
-        """Compute the boundaries for looks at ``fractions`` (see the module docstring)."""
+              spending: Spending | str = Spending.DELAYED_EQUIVALENCE, first_look: int = 0) -> SequentialDesign:
+        """Compute the boundaries for looks at ``fractions`` (see the module docstring).
+
+        The looks before ``first_look`` (0-based; :func:`first_deciding_look`) decide nothing: their
+        boundaries are never crossed, they make no futility stop, and the level they would spend goes
+        to the first look that decides.
+        """
         check_alpha(alpha)
         if alpha >= 0.5:
             raise StatsInputError(f"alpha must be below 0.5 for a sequential comparison, got {alpha!r}")
         t = check_fractions(fractions)
         shape = parse_spending(spending)
-        inner, outer = inner_outer_bounds(t, alpha, alpha / 2.0, shape)
+        inner, outer = inner_outer_bounds(t, alpha, alpha / 2.0, shape, first_look=first_look)
+        futility = futility_bounds(t, shape)
+        futility[:first_look] = 0.0
         return cls(tuple(float(v) for v in t), float(alpha), shape, tuple(float(v) for v in inner),
-                   tuple(float(v) for v in outer))
+                   tuple(float(v) for v in outer), tuple(float(v) for v in futility))
 
     @property
     def looks(self) -> int:
@@ -116,15 +127,24 @@ class SequentialDesign:
         """One-sided p-value threshold of "beyond the margin" at look ``k`` (0-based)."""
         return float(stats.norm.sf(self.difference_z[k]))
 
-    def power_at(self, drift: float) -> float:
-        """Probability that one TOST half crosses its inner boundary when its statistic has drift ``drift``.
+    def futility_level(self, k: int) -> float:
+        """Look ``k`` (0-based) stops for futility when both one-sided p-values at a margin point exceed this.
 
-        ``drift`` is the half's mean Z at the full budget (``E[Z_k] = drift sqrt(t_k)``); the paths
-        that stop at the outer boundary first do not count.
+        ``Phi(-futility_z[k])``; 1.0 (never) at a look without a futility stop.
         """
-        up, _ = crossing_probability(self.fractions, self.equivalence_z, lower=[-d for d in self.difference_z],
-                                     drift=drift)
-        return up
+        c = self.futility_z[k] if self.futility_z else 0.0
+        return float(stats.norm.sf(c)) if c > 0.0 else 1.0
+
+    def outcomes_at(self, margin_se: float, drift: float) -> ProcedureOutcomes:
+        """Outcome probabilities and expected fraction of the rule, futility stops included (normal approximation).
+
+        ``margin_se``: half-width of the margin region in standard errors at the full budget;
+        ``drift``: the upper TOST half's mean Z at the full budget (``margin_se`` at a true 0, 0 on
+        the margin point, ``-margin_se`` at twice the margin). See
+        :func:`evaltk.stats.boundaries.procedure_outcomes`.
+        """
+        return procedure_outcomes(self.fractions, self.equivalence_z, self.difference_z, margin_se, drift,
+                                  self.futility_z or None)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
@@ -132,170 +152,58 @@ class SequentialDesign:
         d["spending"] = self.spending.value
         d["nominal_alpha"] = [self.nominal_alpha(k) for k in range(self.looks)]
         d["nominal_alpha_beyond"] = [self.nominal_alpha_beyond(k) for k in range(self.looks)]
+        d["futility_level"] = [self.futility_level(k) for k in range(self.looks)]
         return d
 
 
-def design_max_episodes(margin_sd: float, *, looks: int = 5, alpha: float = 0.05, beta: float = 0.2,
-                        spending: Spending | str = Spending.OBRIEN_FLEMING, rho: float = 0.0) -> int:
+MIN_DECISION_EPISODES = 20
+"""Fewest episodes per side (pairs) at which an interim look may decide: below, the studentized statistics'
+tails are far from the normal ones the boundaries assume (for skewed or heavy-tailed scores)."""
+
+
+def first_deciding_look(sizes: Sequence[int]) -> int:
+    """Index of the first look with at least :data:`MIN_DECISION_EPISODES` per side (the last look always decides).
+
+    ``sizes``: each look's episodes per side (the smaller side's, or pairs).
+    """
+    for k, n in enumerate(sizes):
+        if n >= MIN_DECISION_EPISODES:
+            return k
+    return max(len(sizes) - 1, 0)
+
+
+def design_max_episodes(margin_sd: float, *, looks: int = 10, alpha: float = 0.05, beta: float = 0.1,
+                        spending: Spending | str = Spending.DELAYED_EQUIVALENCE, rho: float = 0.0) -> int:
     """Episodes per side (equal looks) so that a true difference of 0 is called equivalent with power ``1 - beta``.
 
     Normal approximation: at a true difference of 0 each TOST half's statistic has drift
-    ``margin / se_K`` at the last look, ``se_K = sd sqrt(2 (1 - rho) / N)`` (``rho`` the per-seed
-    correlation of a paired design, 0 unpaired). The two halves fail on opposite tails, so the power
-    is ``1 - 2 (1 - p)`` for a per-half power ``p``; the drift with ``p = 1 - beta / 2`` gives ``N``.
+    ``M = margin / se_K`` at the last look, ``se_K = sd sqrt(2 (1 - rho) / N)`` (``rho`` the
+    per-seed correlation of a paired design, 0 unpaired). ``M`` is solved so that the rule itself
+    (both halves at the same look, "different" first where it comes first, futility stops included;
+    :meth:`SequentialDesign.outcomes_at`) says "equivalent" with probability
+    ``1 - beta``; ``N = 2 (1 - rho) (M / margin_sd)^2``. With one look this is the fixed-N TOST size
+    ``2 (z_{1-alpha} + z_{1-beta/2})^2 / margin_sd^2``.
     """
     if not (math.isfinite(margin_sd) and margin_sd > 0):
         raise StatsInputError(f"margin_sd must be a positive number, got {margin_sd!r}")
     if not -1.0 < rho < 1.0:
         raise StatsInputError(f"rho must be in (-1, 1), got {rho!r}")
     if not 0.0 < beta < 1.0:
-        raise StatsInputError(f"beta must be in (0, 1), got {beta!r}; 0.2 is the usual choice (80% power)")
+        raise StatsInputError(f"beta must be in (0, 1), got {beta!r}; 0.1 is the default (90% power)")
     design = SequentialDesign.build(np.arange(1, looks + 1) / looks, alpha=alpha, spending=spending)
-    drift = float(optimize.brentq(lambda th: design.power_at(th) - (1.0 - beta / 2.0), 0.0, 20.0, xtol=1e-8))
+    fixed = float(stats.norm.isf(alpha) + stats.norm.isf(beta / 2.0))  # the one-look drift
+    drift = float(optimize.brentq(lambda m: design.outcomes_at(m, m).equivalent - (1.0 - beta), 0.5 * fixed,
+                                  2.0 * fixed, xtol=1e-6))
     return max(2, math.ceil(2.0 * (1.0 - rho) * (drift / margin_sd) ** 2))
 
 
-@dataclass(frozen=True)
-class LookStats:
-    """Per-look statistics, each ``float64[S]`` for ``S`` sequences (``S = 1`` for one comparison).
+def near_margin(st: LookStats) -> FloatArray:
+    """Per sequence, the larger over both margin points of the smaller of the two one-sided p-values there.
 
-    Attributes:
-        estimate: the quantity's estimate.
-        se: its standard error (0 when the data have no variability).
-        p_lower: p-value of the test of "quantity <= low".
-        p_upper: p-value of "quantity >= high".
-        p_above: p-value of "quantity <= high" (small when the quantity exceeds the margin).
-        p_below: p-value of "quantity >= low".
-        heavy_tails: ``sd`` margins only (else ``None``): the pooled sample kurtosis exceeds
-            :data:`SD_KURTOSIS_LIMIT`, so the delta-method SE of the standardized difference
-            cannot be trusted to show "different" (see :func:`decide_look`).
-
+    Large (up to 0.5 and above) when the estimate sits on a margin point: the futility stop's statistic.
     """
-
-    estimate: FloatArray
-    se: FloatArray
-    p_lower: FloatArray
-    p_upper: FloatArray
-    p_above: FloatArray
-    p_below: FloatArray
-    heavy_tails: np.ndarray | None = None
-
-
-SD_KURTOSIS_LIMIT = 5.0
-"""Largest pooled sample kurtosis at which an ``sd`` margin may say "different" (normal scores: 3)."""
-
-
-def pooled_kurtosis(x: FloatArray, y: FloatArray) -> FloatArray:
-    """Sample kurtosis ``m4 / m2^2`` of both sides' deviations from their own means, per row (``float64[S]``)."""
-    c = np.concatenate([x - x.mean(axis=1, keepdims=True), y - y.mean(axis=1, keepdims=True)], axis=1)
-    m2 = np.mean(c**2, axis=1)
-    with np.errstate(all="ignore"):
-        out: FloatArray = np.where(m2 > 0, np.mean(c**4, axis=1) / np.where(m2 > 0, m2, 1.0) ** 2, 0.0)
+    out: FloatArray = np.maximum(np.minimum(st.p_upper, st.p_above), np.minimum(st.p_lower, st.p_below))
     return out
-
-
-def _t_tests(est: FloatArray, se: FloatArray, df: FloatArray, low: float, high: float) -> LookStats:
-    zero = se == 0.0
-    safe = np.where(zero, 1.0, se)
-    with np.errstate(all="ignore"):
-        p_lower = np.where(zero, np.where(est > low, 0.0, 1.0), stats.t.sf((est - low) / safe, df))
-        p_upper = np.where(zero, np.where(est < high, 0.0, 1.0), stats.t.cdf((est - high) / safe, df))
-        p_above = np.where(zero, np.where(est > high, 0.0, 1.0), stats.t.sf((est - high) / safe, df))
-        p_below = np.where(zero, np.where(est < low, 0.0, 1.0), stats.t.cdf((est - low) / safe, df))
-    return LookStats(est, se, p_lower, p_upper, p_above, p_below)
-
-
-def _nct_cdf(t: FloatArray, df: FloatArray, ncp: FloatArray) -> FloatArray:
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = np.asarray(stats.nct.cdf(t, df, ncp), dtype=np.float64)
-    approx = stats.norm.cdf((t * (1.0 - 1.0 / (4.0 * df)) - ncp) / np.sqrt(1.0 + t * t / (2.0 * df)))
-    out: FloatArray = np.clip(np.where(np.isfinite(value), value, approx), 0.0, 1.0)
-    return out
-
-
-def _sd_unpaired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookStats:
-    nx, ny = x.shape[1], y.shape[1]
-    df = float(nx + ny - 2)
-    vx, vy = x.var(axis=1, ddof=1), y.var(axis=1, ddof=1)
-    pooled = ((nx - 1) * vx + (ny - 1) * vy) / df
-    diff = x.mean(axis=1) - y.mean(axis=1)
-    zero = pooled == 0.0
-    s = np.sqrt(np.where(zero, 1.0, pooled))
-    with np.errstate(invalid="ignore"):  # sign(0) * inf in rows that np.where discards
-        d = np.where(zero, np.where(diff == 0.0, 0.0, np.sign(diff) * np.inf), diff / s)
-    scale = math.sqrt(nx * ny / (nx + ny))
-    total = np.zeros_like(d)
-    dd = np.where(np.isfinite(d), d, 0.0)
-    for values, sign, n in ((x, 1.0, nx), (y, -1.0, ny)):
-        centred = values - values.mean(axis=1, keepdims=True)
-        infl = (sign * centred / s[:, None]
-                - dd[:, None] * ((n - 1) / df) * (centred**2 - values.var(axis=1, ddof=1)[:, None])
-                / (2.0 * s[:, None] ** 2))
-        total += np.mean(infl**2, axis=1) / n
-    se = np.where(zero, 0.0, np.sqrt(total))
-    base = _t_tests(d, se, np.full_like(d, df), low, high)
-    if bool(zero.all()):
-        return base
-    t_obs = np.where(zero, 0.0, dd * scale)
-    dfa = np.full_like(d, df)
-
-    def merge(p_t: FloatArray, p_nct: FloatArray) -> FloatArray:
-        out: FloatArray = np.where(zero, p_t, np.maximum(p_t, p_nct))
-        return out
-
-    return LookStats(d, se,
-                     merge(base.p_lower, 1.0 - _nct_cdf(t_obs, dfa, np.full_like(d, low * scale))),
-                     merge(base.p_upper, _nct_cdf(t_obs, dfa, np.full_like(d, high * scale))),
-                     merge(base.p_above, 1.0 - _nct_cdf(t_obs, dfa, np.full_like(d, high * scale))),
-                     merge(base.p_below, _nct_cdf(t_obs, dfa, np.full_like(d, low * scale))))
-
-
-def _sd_paired(x: FloatArray, y: FloatArray, low: float, high: float) -> LookStats:
-    n = x.shape[1]
-    vx, vy = x.var(axis=1, ddof=1), y.var(axis=1, ddof=1)
-    pooled = (vx + vy) / 2.0
-    diff = x - y
-    md = diff.mean(axis=1)
-    zero = pooled == 0.0
-    s = np.sqrt(np.where(zero, 1.0, pooled))
-    with np.errstate(invalid="ignore"):  # sign(0) * inf in rows that np.where discards
-        d = np.where(zero, np.where(md == 0.0, 0.0, np.sign(md) * np.inf), md / s)
-    dd = np.where(np.isfinite(d), d, 0.0)
-    dev = ((x - x.mean(axis=1, keepdims=True)) ** 2 - vx[:, None] + (y - y.mean(axis=1, keepdims=True)) ** 2
-           - vy[:, None]) / 2.0
-    infl = (diff - md[:, None]) / s[:, None] - dd[:, None] * dev / (2.0 * s[:, None] ** 2)
-    se = np.where(zero, 0.0, np.sqrt(np.mean(infl**2, axis=1) / n))
-    return _t_tests(d, se, np.full_like(d, n - 1.0), low, high)
-
-
-def look_stats(a: FloatArray, b: FloatArray, low: float, high: float, kind: str, *, paired: bool) -> LookStats:
-    """Statistics of one look for reference ``a`` and candidate ``b``, each ``float64[S, n]`` (``n >= 2``).
-
-    Paired: row ``j`` of ``a`` and of ``b`` hold the same seeds in the same order.
-    """
-    if kind not in SEQUENTIAL_KINDS:
-        raise StatsInputError(f"sequential tests support margin kinds {list(SEQUENTIAL_KINDS)}, got {kind!r}; "
-                              "use --margin-kind absolute or sd")
-    x, y = np.atleast_2d(np.asarray(b, np.float64)), np.atleast_2d(np.asarray(a, np.float64))
-    if x.shape[1] < 2 or y.shape[1] < 2:
-        raise StatsInputError("each look needs at least 2 episodes per side")
-    if paired and x.shape != y.shape:
-        raise StatsInputError(f"paired looks need equal shapes, got {y.shape} and {x.shape}")
-    if kind == "sd":
-        st = _sd_paired(x, y, low, high) if paired else _sd_unpaired(x, y, low, high)
-        return dataclasses.replace(st, heavy_tails=pooled_kurtosis(x, y) > SD_KURTOSIS_LIMIT)
-    if paired:
-        diff = x - y
-        n = diff.shape[1]
-        return _t_tests(diff.mean(axis=1), diff.std(axis=1, ddof=1) / math.sqrt(n), np.full(diff.shape[0], n - 1.0),
-                        low, high)
-    nx, ny = x.shape[1], y.shape[1]
-    qx, qy = x.var(axis=1, ddof=1) / nx, y.var(axis=1, ddof=1) / ny
-    se = np.sqrt(qx + qy)
-    with np.errstate(all="ignore"):
-        df = np.where(se > 0, (qx + qy) ** 2 / (qx**2 / (nx - 1) + qy**2 / (ny - 1)), nx + ny - 2.0)
-    return _t_tests(x.mean(axis=1) - y.mean(axis=1), se, df, low, high)
 
 
 def decide_look(design: SequentialDesign, k: int, st: LookStats) -> np.ndarray:
@@ -306,6 +214,9 @@ def decide_look(design: SequentialDesign, k: int, st: LookStats) -> np.ndarray:
         different &= ~st.heavy_tails
     undecided = LookDecision.INCONCLUSIVE if k == design.looks - 1 else LookDecision.CONTINUE
     codes = np.full(st.estimate.shape, list(LookDecision).index(undecided))
+    level = design.futility_level(k)
+    if level < 1.0:
+        codes[near_margin(st) > level] = list(LookDecision).index(LookDecision.FUTILITY)
     codes[different] = list(LookDecision).index(LookDecision.DIFFERENT)
     codes[equivalent] = list(LookDecision).index(LookDecision.EQUIVALENT)
     return codes
@@ -333,7 +244,11 @@ class Look:
             (``d_k``): "different" needs it wholly beyond a margin point. Over all looks it covers
             the true quantity with probability at least ``1 - alpha``.
         heavy_tails: an ``sd`` margin's "different" was not allowed at this look (pooled sample
-            kurtosis above :data:`SD_KURTOSIS_LIMIT`).
+            kurtosis above :data:`evaltk.stats.look_statistics.SD_KURTOSIS_LIMIT`).
+        p_near: the futility statistic (:func:`near_margin`): large when the estimate sits on a
+            margin point.
+        futility_level: the look stops for futility when ``p_near`` exceeds this (1: no futility
+            stop at this look).
 
     """
 
@@ -351,14 +266,21 @@ class Look:
     ci_equivalence: tuple[float, float] = (math.nan, math.nan)
     ci_difference: tuple[float, float] = (math.nan, math.nan)
     heavy_tails: bool = False
+    p_near: float = math.nan
+    futility_level: float = 1.0
 
     def summary(self) -> str:
         """One line for people."""
         lo, hi = self.ci_difference
+        tost = (f"needs < {self.nominal_alpha:.3g}" if self.nominal_alpha > 0.0
+                else "no equivalence stop this early")
+        near = (f", near-margin p={self.p_near:.3g} (futility stop if > {self.futility_level:.3g})"
+                if self.futility_level < 1.0 else "")
         return (f"look {self.k}: n_a={self.n_a} n_b={self.n_b} (t={self.fraction:.2f}) estimate={self.estimate:.4g} "
-                f"se={self.se:.3g} TOST p={self.p_tost:.3g} (needs < {self.nominal_alpha:.3g}), beyond-margin "
-                f"p={self.p_beyond:.3g} (needs < {self.nominal_alpha_beyond:.3g}), repeated CI [{lo:.4g}, {hi:.4g}] "
-                f"(level {1 - 2 * self.nominal_alpha_beyond:.4g} at this look) -> {self.outcome.value}")
+                f"se={self.se:.3g} TOST p={self.p_tost:.3g} ({tost}), beyond-margin "
+                f"p={self.p_beyond:.3g} (needs < {self.nominal_alpha_beyond:.3g}){near}, repeated CI "
+                f"[{lo:.4g}, {hi:.4g}] (level {1 - 2 * self.nominal_alpha_beyond:.4g} at this look) -> "
+                f"{self.outcome.value}")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output."""
@@ -377,7 +299,8 @@ def look_once(design: SequentialDesign, k: int, a_k: FloatArray, b_k: FloatArray
                 float(max(st.p_lower[0], st.p_upper[0])), design.nominal_alpha(k),
                 float(min(st.p_above[0], st.p_below[0])), design.nominal_alpha_beyond(k), outcome,
                 repeated_ci(a_k, b_k, kind, design.nominal_alpha(k), paired=paired),
-                repeated_ci(a_k, b_k, kind, design.nominal_alpha_beyond(k), paired=paired), heavy)
+                repeated_ci(a_k, b_k, kind, design.nominal_alpha_beyond(k), paired=paired), heavy,
+                float(near_margin(st)[0]), design.futility_level(k))
 
 
 def repeated_ci(a_k: FloatArray, b_k: FloatArray, kind: str, nominal: float, *,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
-from evaltk.stats.group_sequential import SEQUENTIAL_KINDS
+from evaltk.stats.look_statistics import SEQUENTIAL_KINDS
 from evaltk.verdict.decision import check_margin, margin_kind
 from evaltk.verdict.result import MIN_EPISODES, CompareError
 
@@ -64,8 +64,10 @@ class VerdictRule:
     """Decide at ``looks`` looks with alpha-spending boundaries instead of once (``absolute`` and ``sd`` margins)."""
     looks: int = 10
     """Number of looks of a sequential verdict (``--looks``)."""
-    spending: Spending = Spending.OBRIEN_FLEMING
-    """Alpha-spending shape of a sequential verdict (``--spending``)."""
+    spending: Spending = Spending.DELAYED_EQUIVALENCE
+    """Alpha-spending shape of a sequential verdict (``--spending``): ``delayed-equivalence`` (no equivalence stop
+    before a third of the budget, "different" on a power family, a non-binding futility stop near a margin point);
+    ``obrien-fleming`` or ``pocock`` for the classical shapes with neither."""
     bootstrap_seed: int = 0
     """Base seed of the resampling generator (seed stream ``verdict.bootstrap``; ``--bootstrap-seed``)."""
 
@@ -89,7 +91,7 @@ class VerdictRule:
             spending = Spending(self.spending)
         except ValueError:
             raise CompareError(f"--spending must be one of {[s.value for s in Spending]}, got {self.spending!r}; "
-                               "obrien-fleming is the default") from None
+                               "delayed-equivalence is the default") from None
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "spending", spending)
 

@@ -2,7 +2,8 @@
 
 :func:`compare_sequential` takes two :class:`Source` s (reference A, candidate B) and a sequential
 :class:`~evaltk.verdict.VerdictRule` and makes the looks of a group-sequential design
-(:mod:`evaltk.stats.group_sequential`: equivalent, different, or inconclusive only when the budget is spent). Every
+(:mod:`evaltk.stats.group_sequential`: equivalent, different, or inconclusive when the budget is spent or, by the
+default design's non-binding futility stop, when an interim estimate sits on a margin point). Every
 sequential door is this call with its own sources: ``evaltk compare --sequential`` reads two complete tables as if
 their episodes had arrived in batches (:class:`FixedSource` ``grows=True``), ``evaltk evaluate --until-verdict``
 evaluates B against a complete baseline (``grows=False``), and ``evaltk validate --sequential`` evaluates both
@@ -24,13 +25,14 @@ import numpy as np
 
 from evaltk.stats.checks import FloatArray, StatsInputError
 from evaltk.stats.group_sequential import (
-    SD_KURTOSIS_LIMIT,
     Look,
     LookDecision,
     SequentialDesign,
+    first_deciding_look,
     information_fraction,
     run_sequence,
 )
+from evaltk.stats.look_statistics import SD_KURTOSIS_LIMIT
 from evaltk.stats.paired import pair_by_seed
 from evaltk.verdict.decision import identical_finding, match_episodes
 from evaltk.verdict.differences import Differences, EnvCheck, check_envs, differences
@@ -39,7 +41,8 @@ from evaltk.verdict.rule import VerdictRule, check_looks
 from evaltk.verdict.sample import Sample
 
 DECISION_VERDICT = {LookDecision.EQUIVALENT: Verdict.EQUIVALENT, LookDecision.DIFFERENT: Verdict.DIFFERENT,
-                   LookDecision.INCONCLUSIVE: Verdict.INCONCLUSIVE, LookDecision.CONTINUE: Verdict.INCONCLUSIVE}
+                   LookDecision.INCONCLUSIVE: Verdict.INCONCLUSIVE, LookDecision.CONTINUE: Verdict.INCONCLUSIVE,
+                   LookDecision.FUTILITY: Verdict.INCONCLUSIVE}
 LookFn = Callable[[Look], None]
 
 
@@ -130,8 +133,9 @@ class SequentialComparison:
         if iv is None or self.verdict is Verdict.IDENTICAL:
             return {}
         used = self.episodes_used
-        stop = "the budget was spent: a larger --episodes would decide" if self.outcome is LookDecision.INCONCLUSIVE \
-            else "the design decided"
+        stop = {LookDecision.INCONCLUSIVE: "the budget was spent: a larger --episodes would decide",
+                LookDecision.FUTILITY: "stopped early for futility (non-binding): the estimate sat on a margin point"}\
+            .get(self.outcome, "the design decided")
         return {"ci": iv["ci"], "ci_level": iv["level"], "ci_tost": iv["ci_equivalence"],
                 "ci_method": f"repeated confidence interval at look {iv['look']} of {iv['looks_planned']}",
                 "episodes_needed": None,
@@ -176,6 +180,8 @@ class SequentialComparison:
                    f"{iv['ci_equivalence'][1]:.4g}] {where} {region}")
         used = self.episodes_used
         unit = f"{used[1]} pairs" if self.paired else f"{used[0]} / {used[1]} episodes (A / B)"
+        if self.outcome is LookDecision.FUTILITY:
+            why += ", stopped early for futility (non-binding)"
         return (f"verdict: {self.verdict.value} (sequential, margin {self.margin:g}, {self.kind}, {design}; {why} at "
                 f"look {iv['look']} of {iv['looks_planned']} after {unit})")
 
@@ -204,6 +210,12 @@ def explain(look: Look, total_looks: int, paired: bool, heavy: bool = False) -> 
     if look.outcome is LookDecision.DIFFERENT:
         return (f"different {where}: the difference is shown to lie beyond the margin (p = {look.p_beyond:.3g} < "
                 f"nominal {look.nominal_alpha_beyond:.3g}; estimate {look.estimate:.4g})")
+    if look.outcome is LookDecision.FUTILITY:
+        return (f"inconclusive {where}, stopped early for futility (non-binding): the estimate {look.estimate:.4g} "
+                f"sits on a margin point (both one-sided tests there have p >= {look.p_near:.3g} > "
+                f"{look.futility_level:.3g}), where neither verdict is likely within the budget; the error rates "
+                "are computed as if the design had gone on, so this stop leaves them as stated; the true "
+                "difference is probably close to the margin, where a verdict needs far more episodes")
     text = (f"inconclusive {where}: the budget is spent without a decision (TOST p = {look.p_tost:.3g} needs < "
             f"{look.nominal_alpha:.3g}; beyond-margin p = {look.p_beyond:.3g} needs < "
             f"{look.nominal_alpha_beyond:.3g})")
@@ -335,7 +347,9 @@ def compare_sequential(a: Source, b: Source, rule: VerdictRule, *,
                                     f"least {rule.min_episodes} per side", pairing=pairing, env_check=env_check,
                                     differences=diff)
     try:
-        design = SequentialDesign.build(plan.fractions, alpha=rule.alpha, spending=rule.spending)
+        design = SequentialDesign.build(plan.fractions, alpha=rule.alpha, spending=rule.spending,
+                                        first_look=first_deciding_look(plan.sizes if paired else
+                                                                       [min(na, nb) for na, nb in plan.draws]))
     except StatsInputError as exc:
         raise CompareError(str(exc)) from exc
     state = _LookState(plan, rule.min_episodes)

@@ -10,8 +10,12 @@ import pytest
 from statsmodels.stats.weightstats import ttost_paired
 
 from evaltk.cli.main import main
+from evaltk.margin import MarginKind
+from evaltk.stats.boundaries import Spending
 from evaltk.table_comparison import load_sample
 from evaltk.verdict import CompareError, Verdict, VerdictRule, compare
+from evaltk.verdict.sample import Sample
+from evaltk.verdict.sequential import FixedSource, compare_sequential
 from tests.evaltk.cli_helpers import error_line
 from tests.evaltk.samples import compare_arrays, sequential_arrays
 
@@ -327,3 +331,26 @@ def test_validate_sequential_reports_one_analysis(tmp_path: Path, monkeypatch: p
     html = (out / "report.html").read_text()
     assert "95% repeated CI (the verdict&#x27;s)" in html or "95% repeated CI (the verdict's)" in html
     assert "fixed-N (ignores the stopping rule) 95% CI" in html
+
+
+def test_an_early_inconclusive_is_a_non_binding_futility_stop_and_says_so() -> None:
+    """B one margin above A: the default design stops at half the budget and explains the non-binding stop."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(10.0, 2.0, 300), rng.normal(11.0, 2.0, 300)
+    result = sequential_arrays(a, b, 0.5, "sd", paired=False)
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert result.looks[-1].outcome.value == "futility"
+    assert result.looks[-1].k == 5  # the first look at half the budget
+    assert result.episodes_used == (150, 150)
+    assert "stopped early for futility (non-binding)" in result.reason
+    assert "error rates are computed as if the design had gone on" in result.reason
+    assert "stopped early for futility (non-binding)" in result.verdict_line()
+    assert result.to_dict()["outcome"] == "futility"
+    assert result.report_fields()["episodes_needed_line"].endswith("the estimate sat on a margin point")
+    # the classical design has no futility stop: the same data run to the budget
+    classic = compare_sequential(FixedSource(Sample.of(a)), FixedSource(Sample.of(b)),
+                                 VerdictRule(margin=0.5, kind=MarginKind.SD, sequential=True,
+                                             spending=Spending.OBRIEN_FLEMING))
+    assert classic.verdict is Verdict.INCONCLUSIVE
+    assert classic.looks[-1].k == 10
+    assert "the budget is spent" in classic.reason

@@ -9,11 +9,18 @@ import pytest
 from scipy import optimize, stats
 
 from evaltk.stats.boundaries import (
+    DIFFERENCE_EXPONENT,
+    EQUIVALENCE_EXPONENT,
+    EQUIVALENCE_START,
+    NEVER_Z,
     crossing_probability,
+    futility_bounds,
     inner_outer_bounds,
     one_sided_bounds,
+    procedure_outcomes,
     procedure_rates,
     spent,
+    spent_equivalence,
 )
 from evaltk.stats.checks import StatsInputError
 
@@ -164,3 +171,86 @@ def test_procedure_rates_agree_with_a_direct_simulation_of_the_rule() -> None:
     p_eq, p_diff = procedure_rates(t, inner, outer, margin_se, 0.0)
     assert sim_eq == pytest.approx(p_eq, abs=4 * math.sqrt(p_eq / 200_000) + 1e-4)
     assert sim_diff == pytest.approx(p_diff, abs=4 * math.sqrt(p_diff / 200_000) + 1e-4)
+
+
+def test_delayed_equivalence_spending_by_hand() -> None:
+    shape = "delayed-equivalence"
+    assert (EQUIVALENCE_START, EQUIVALENCE_EXPONENT, DIFFERENCE_EXPONENT) == (1 / 3, 0.4, 2.0)
+    assert spent(0.5, 0.025, shape) == pytest.approx(0.025 * 0.25)  # "different": the power family t^2
+    assert spent(0.0, 0.025, shape) == 0.0
+    assert spent(1.0, 0.025, shape) == 0.025
+    assert spent_equivalence(0.3, 0.05, shape) == 0.0  # nothing before a third of the budget
+    assert spent_equivalence(1 / 3, 0.05, shape) == 0.0
+    assert spent_equivalence(2 / 3, 0.05, shape) == pytest.approx(0.05 * 0.5**0.4)  # half-way through the rest
+    assert spent_equivalence(1.0, 0.05, shape) == 0.05
+    for classic in ("obrien-fleming", "pocock", "linear"):  # one shape for both boundaries
+        assert spent_equivalence(0.3, 0.05, classic) == spent(0.3, 0.05, classic)
+
+
+def test_delayed_equivalence_bounds_spend_each_level() -> None:
+    t = np.arange(1, 11) / 10
+    inner, outer = inner_outer_bounds(t, 0.05, 0.025, "delayed-equivalence")
+    assert np.all(inner[:3] == NEVER_Z)
+    assert outer[0] == pytest.approx(stats.norm.isf(0.025 * 0.01), abs=1e-6)  # first look: a plain normal tail
+    _, down = crossing_probability(t, np.full(t.size, np.inf), lower=-outer)
+    assert down == pytest.approx(0.025, abs=1e-6)
+    up, _ = crossing_probability(t, inner, lower=-outer)
+    assert up == pytest.approx(0.05, abs=1e-6)
+    # the first look that spends on equivalence (t = 0.4) spends f(0.4) on the paths still inside
+    up_04, _ = crossing_probability(t[:4], inner[:4], lower=-outer[:4])
+    assert up_04 == pytest.approx(spent_equivalence(0.4, 0.05, "delayed-equivalence"), abs=1e-7)
+    one_in, one_out = inner_outer_bounds([1.0], 0.05, 0.025, "delayed-equivalence")  # one look: the fixed-N tests
+    assert one_in[0] == pytest.approx(stats.norm.isf(0.05), abs=1e-7)
+    assert one_out[0] == pytest.approx(stats.norm.isf(0.025), abs=1e-7)
+
+
+def test_first_look_moves_the_early_level_to_the_first_look_that_may_stop() -> None:
+    t = [0.1, 0.2, 0.5, 1.0]
+    b = one_sided_bounds(t, 0.025, "pocock", first_look=2)
+    assert b[0] == b[1] == NEVER_Z
+    assert b[2] == pytest.approx(stats.norm.isf(spent(0.5, 0.025, "pocock")), abs=1e-6)
+    up, _ = crossing_probability(t, b)
+    assert up == pytest.approx(0.025, abs=1e-6)
+    only_last = one_sided_bounds([0.5, 1.0], 0.025, "pocock", first_look=5)  # the last look always may stop
+    assert only_last[0] == NEVER_Z
+    assert only_last[1] == pytest.approx(stats.norm.isf(0.025), abs=1e-7)
+
+
+def test_futility_bounds() -> None:
+    t = [0.2, 0.4, 0.5, 0.8, 1.0]
+    assert futility_bounds(t, "delayed-equivalence").tolist() == [0.0, 0.0, 0.5, 0.5, 0.0]
+    assert futility_bounds([0.5, 0.9], "delayed-equivalence").tolist() == [0.5, 0.0]  # the last look never
+    assert futility_bounds(t, "obrien-fleming").tolist() == [0.0] * 5
+
+
+def test_procedure_outcomes_with_futility_against_a_direct_simulation() -> None:
+    """Non-binding futility: the rates only fall; the recursion's rates and expected fraction match 200,000 paths."""
+    t = np.array([0.25, 0.5, 0.75, 1.0])
+    inner, outer = inner_outer_bounds(t, 0.05, 0.025, "delayed-equivalence")
+    futility = np.array([0.0, 0.5, 0.5, 0.0])
+    rng = np.random.default_rng(9)
+    steps = rng.standard_normal((200_000, t.size)) * np.sqrt(np.diff(t, prepend=0.0))
+    for margin_se, drift in ((3.5, 3.5), (3.5, 0.0), (3.5, -3.5)):  # a true 0, the margin point, twice the margin
+        with_stop = procedure_outcomes(t, inner, outer, margin_se, drift, futility)
+        without = procedure_outcomes(t, inner, outer, margin_se, drift)
+        assert with_stop.equivalent <= without.equivalent + 1e-9
+        assert with_stop.different <= without.different + 1e-9
+        assert without.futility == 0.0
+        assert (with_stop.equivalent, with_stop.different) == pytest.approx(
+            procedure_rates(t, inner, outer, margin_se, drift, futility), abs=1e-12)
+        z = (np.cumsum(steps, axis=1) + drift * t) / np.sqrt(t)
+        lower_half = 2 * margin_se * np.sqrt(t) - z
+        eq = (z >= inner) & (lower_half >= inner)
+        diff = (z <= -outer) | (lower_half <= -outer)
+        fut = ~eq & ~diff & ((np.abs(z) < futility) | (np.abs(lower_half) < futility))
+        stop = eq | diff | fut
+        stop[:, -1] = True
+        first = stop.argmax(axis=1)
+        rows = np.arange(z.shape[0])
+        for value, hits in ((with_stop.equivalent, eq), (with_stop.different, diff), (with_stop.futility, fut)):
+            sim = float(np.mean(hits[rows, first]))
+            assert sim == pytest.approx(value, abs=4 * math.sqrt(max(value, 1e-4) / 200_000) + 2e-4)
+        assert float(np.mean(t[first])) == pytest.approx(with_stop.expected_fraction, abs=2e-3)
+    one = procedure_outcomes([1.0], [stats.norm.isf(0.05)], [stats.norm.isf(0.025)], 3.0, 3.0)
+    assert one.expected_fraction == 1.0
+    assert one.equivalent == pytest.approx(1 - 2 * stats.norm.sf(3.0 - stats.norm.isf(0.05)), abs=1e-6)

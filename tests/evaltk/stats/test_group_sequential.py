@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,38 +10,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
-from evaltk.stats.equivalence import tost_standardized
+from evaltk.stats.boundaries import NEVER_Z
 from evaltk.stats.group_sequential import (
-    SD_KURTOSIS_LIMIT,
+    MIN_DECISION_EPISODES,
     LookDecision,
     SequentialDesign,
     design_max_episodes,
+    first_deciding_look,
     information_fraction,
     look_once,
-    look_stats,
-    pooled_kurtosis,
+    near_margin,
     repeated_ci,
     run_sequence,
     simulate,
 )
-
-
-def test_look_stats_match_statsmodels_and_fixed_tests() -> None:
-    rng = np.random.default_rng(0)
-    a, b = rng.normal(0, 1, 30), rng.normal(0.2, 1.5, 40)
-    st = look_stats(a[None], b[None], -0.5, 0.5, "absolute", paired=False)
-    _, lower, upper = ttost_ind(b, a, -0.5, 0.5, usevar="unequal")
-    assert st.p_lower[0] == pytest.approx(float(lower[1]), rel=1e-10)
-    assert st.p_upper[0] == pytest.approx(float(upper[1]), rel=1e-10)
-    sd = look_stats(a[None], b[None], -0.5, 0.5, "sd", paired=False)
-    ref = tost_standardized(b, a, -0.5, 0.5)
-    assert sd.p_lower[0] == pytest.approx(ref.p_lower, rel=1e-6)
-    assert sd.p_upper[0] == pytest.approx(ref.p_upper, rel=1e-6)
-    pa = look_stats(a[None], b[None, :30], -0.5, 0.5, "absolute", paired=True)
-    _, lower, upper = ttost_paired(b[:30], a, -0.5, 0.5)
-    assert pa.p_lower[0] == pytest.approx(float(lower[1]), rel=1e-10)
+from evaltk.stats.look_statistics import SD_KURTOSIS_LIMIT, look_stats, pooled_kurtosis
 
 
 def test_design_max_episodes_and_fractions() -> None:
@@ -48,17 +33,52 @@ def test_design_max_episodes_and_fractions() -> None:
     fixed = SequentialDesign.build([1.0])
     assert fixed.equivalence_z[0] == pytest.approx(stats.norm.isf(0.05), abs=1e-6)
     assert fixed.difference_z[0] == pytest.approx(stats.norm.isf(0.025), abs=1e-6)
-    # hand-computed fixed-N size: 80 % TOST power at a true 0 needs each half at 0.9, so
-    # N = 2 (z_0.95 + z_0.9)^2 / 0.5^2 = 68.5 -> 69 per side
-    assert design_max_episodes(0.5, looks=1) == math.ceil(2 * (stats.norm.isf(0.05) + stats.norm.isf(0.1)) ** 2 / 0.25)
+    assert fixed.futility_z == (0.0,)
+    # hand-computed fixed-N sizes: power 1 - beta at a true 0 needs each half at 1 - beta / 2, so
+    # N = 2 (z_0.95 + z_{1 - beta/2})^2 / 0.5^2: 86.6 -> 87 per side for 90 % (the default), 68.5 -> 69 for 80 %
+    for beta in (0.1, 0.2):
+        expected = math.ceil(2 * (stats.norm.isf(0.05) + stats.norm.isf(beta / 2)) ** 2 / 0.25)
+        assert design_max_episodes(0.5, looks=1, beta=beta) == expected
     n = design_max_episodes(0.5, looks=5)
-    assert 69 < n <= 75  # O'Brien-Fleming costs a few per cent of the fixed size
+    assert 87 < n <= 110  # the sequential design costs a few per cent of the fixed size in budget
     design = SequentialDesign.build([0.2, 0.4, 0.6, 0.8, 1.0])
     drift = 0.5 / math.sqrt(2.0 / n)
-    assert design.power_at(drift) == pytest.approx(0.9, abs=0.01)
+    assert design.outcomes_at(drift, drift).equivalent == pytest.approx(0.9, abs=0.01)
     assert design_max_episodes(0.5, looks=5, rho=0.75) == pytest.approx(n / 4, abs=1)
     assert information_fraction(50, 50, 100, 100, paired=False) == pytest.approx(0.5)
     assert information_fraction(100, 25, 100, 100, paired=False) == pytest.approx(0.4)
+
+
+def test_default_design_has_no_equivalence_stop_before_a_third_and_a_futility_stop_from_half() -> None:
+    design = SequentialDesign.build(np.arange(1, 11) / 10)
+    assert design.spending.value == "delayed-equivalence"
+    assert design.equivalence_z[:3] == (NEVER_Z,) * 3  # t = 0.1, 0.2, 0.3 <= 1/3
+    assert [design.nominal_alpha(k) for k in range(3)] == [0.0] * 3
+    assert all(z < 3.0 for z in design.equivalence_z[3:])
+    assert design.futility_z == (0.0,) * 4 + (0.5,) * 5 + (0.0,)
+    assert design.futility_level(4) == pytest.approx(stats.norm.sf(0.5))
+    assert design.futility_level(9) == 1.0  # the last look ends anyway
+    classic = SequentialDesign.build(np.arange(1, 11) / 10, spending="obrien-fleming")
+    assert classic.futility_z == (0.0,) * 10
+    assert all(classic.futility_level(k) == 1.0 for k in range(10))
+
+
+def test_looks_below_the_minimum_decide_nothing() -> None:
+    assert MIN_DECISION_EPISODES == 20
+    assert first_deciding_look([10, 19, 20, 30]) == 2
+    assert first_deciding_look([10, 15]) == 1  # the last look always decides
+    design = SequentialDesign.build([0.25, 0.5, 1.0], first_look=first_deciding_look([10, 20, 40]))
+    assert design.difference_z[0] == NEVER_Z
+    late = SequentialDesign.build([0.25, 0.5, 0.75, 1.0], first_look=first_deciding_look([10, 15, 30, 40]))
+    assert late.futility_z == (0.0, 0.0, 0.5, 0.0)  # no futility stop at a look that decides nothing
+    assert design.equivalence_z[0] == NEVER_Z
+    # the level of look 1 goes to look 2: its boundary is the one of a first look at t = 0.5
+    assert design.difference_z[1] == pytest.approx(stats.norm.isf(0.025 * 0.5**2), abs=1e-6)
+    rng = np.random.default_rng(4)
+    a = rng.normal(0.0, 1.0, 40)
+    look = look_once(design, 0, a[:10], a[:10] + 5.0, "absolute", 0.5, paired=False)
+    assert look.outcome is LookDecision.CONTINUE  # five SDs apart, but a look of 10 decides nothing
+    assert look_once(design, 1, a[:20], a[:20] + 5.0, "absolute", 0.5, paired=False).outcome is LookDecision.DIFFERENT
 
 
 def test_sequence_stops_at_first_decision_and_names_it() -> None:
@@ -96,8 +116,8 @@ def test_monte_carlo_type_one_error_and_power_small() -> None:
     assert beyond.episodes.mean() < 0.8 * n_max
 
 
-def test_inconclusive_only_when_the_budget_is_spent() -> None:
-    design = SequentialDesign.build([0.25, 0.5, 0.75, 1.0])
+def test_inconclusive_only_when_the_budget_is_spent_without_a_futility_stop() -> None:
+    design = SequentialDesign.build([0.25, 0.5, 0.75, 1.0], spending="obrien-fleming")
     rng = np.random.default_rng(3)
     sims = 400
     a = rng.normal(size=(sims, 100))
@@ -107,10 +127,40 @@ def test_inconclusive_only_when_the_budget_is_spent() -> None:
         inconclusive = res.outcome == list(LookDecision).index(LookDecision.INCONCLUSIVE)
         assert np.all(res.episodes[inconclusive] == 100)
         assert not np.any(res.outcome == list(LookDecision).index(LookDecision.CONTINUE))
+        assert not np.any(res.outcome == list(LookDecision).index(LookDecision.FUTILITY))
     looks = list(run_sequence(design, [(a[0, :n], a[1, :n] + 0.5) for n in (25, 50, 75, 100)], "absolute", 0.5,
                               paired=False))
     on_margin = [LookDecision.CONTINUE] * 3 + [LookDecision.INCONCLUSIVE]
     assert [look.outcome for look in looks] == on_margin
+
+
+def test_futility_stops_only_near_a_margin_point_and_is_non_binding() -> None:
+    """An early "inconclusive" needs the estimate within 0.5 SE of a margin point; ignoring it keeps every decision."""
+    sizes = [25, 50, 75, 100]
+    design = SequentialDesign.build([s / 100 for s in sizes])
+    assert design.futility_z == (0.0, 0.5, 0.5, 0.0)
+    ignored = dataclasses.replace(design, futility_z=())
+    rng = np.random.default_rng(8)
+    sims = 600
+    a = rng.normal(size=(sims, 100))
+    for shift in (0.0, 0.5, 1.0):
+        b = rng.normal(size=(sims, 100)) + shift
+        res = simulate(design, a, b, sizes, "absolute", 0.5, paired=False)
+        full = simulate(ignored, a, b, sizes, "absolute", 0.5, paired=False)
+        futile = res.outcome == list(LookDecision).index(LookDecision.FUTILITY)
+        assert np.all(np.isin(res.episodes[futile], [50, 75]))  # interim looks from half the budget on
+        decided = np.isin(res.outcome, [list(LookDecision).index(o) for o in (LookDecision.EQUIVALENT,
+                                                                               LookDecision.DIFFERENT)])
+        assert np.array_equal(res.outcome[decided], full.outcome[decided])  # a stop never creates a decision
+        for row in np.flatnonzero(futile)[:20]:
+            n = int(res.episodes[row])
+            st = look_stats(a[row : row + 1, :n], b[row : row + 1, :n], -0.5, 0.5, "absolute", paired=False)
+            t_near = min(abs(st.estimate[0] - 0.5), abs(st.estimate[0] + 0.5)) / st.se[0]
+            assert near_margin(st)[0] > stats.norm.sf(0.5)
+            assert t_near < 0.52  # within 0.5 SE of a margin point (t quantiles, df ~ 100)
+        if shift == 0.5:
+            assert futile.mean() > 0.3  # on the margin most sequences stop early
+            assert res.episodes.mean() < 0.8 * full.episodes.mean()
 
 
 def test_sequential_decisions_match_hand_computed_welch_p_values() -> None:
@@ -141,22 +191,26 @@ def test_simulation_repeats_under_a_fixed_generator() -> None:
 
 
 def test_monte_carlo_ten_looks_level_and_power() -> None:
-    # the benchmarked design: 10 looks, budget planned for 80 % power at a true 0 (72 per side at d = 0.5)
+    """The benchmarked design, a small calibration: 10 looks, budget for 90 % power at a true 0 (d = 0.5)."""
     n_max = design_max_episodes(0.5, looks=10)
-    assert n_max == 72
-    sizes = [round(n_max * k / 10) for k in range(2, 11)]  # the first look (7) is below 10 episodes
-    design = SequentialDesign.build([s / n_max for s in sizes])
+    assert 100 <= n_max <= 112
+    sizes = [round(n_max * k / 10) for k in range(1, 11)]
+    design = SequentialDesign.build([s / n_max for s in sizes], first_look=first_deciding_look(sizes))
     sims = 2000
     se = (0.05 * 0.95 / sims) ** 0.5
     rng = np.random.default_rng(2027)
     at_margin = simulate(design, rng.normal(size=(sims, n_max)), rng.normal(size=(sims, n_max)) + 0.5, sizes,
                          "absolute", 0.5, paired=False)
     assert at_margin.rate(LookDecision.EQUIVALENT) <= 0.05 + 3 * se
-    assert at_margin.rate(LookDecision.DIFFERENT) <= 0.025 + 3 * se
+    assert at_margin.rate(LookDecision.DIFFERENT) <= 0.025 + 3 * (0.025 * 0.975 / sims) ** 0.5
     at_zero = simulate(design, rng.normal(size=(sims, n_max)), rng.normal(size=(sims, n_max)), sizes, "absolute", 0.5,
                        paired=False)
-    assert at_zero.rate(LookDecision.EQUIVALENT) > 0.77
-    assert at_zero.episodes.mean() < 69  # the fixed-N TOST needs 69 per side for 80 %
+    assert at_zero.rate(LookDecision.EQUIVALENT) > 0.87
+    assert at_zero.episodes.mean() < 0.8 * 87  # the fixed-N TOST needs 87 per side for 90 %
+    far = simulate(design, rng.normal(size=(sims, n_max)), rng.normal(size=(sims, n_max)) + 1.0, sizes, "absolute",
+                   0.5, paired=False)
+    assert far.rate(LookDecision.DIFFERENT) > 0.9
+    assert far.episodes.mean() < 0.7 * 97  # the fixed-N "beyond the margin" test needs 97 for 93.5 %
 
 
 @settings(max_examples=40, deadline=None)
@@ -189,8 +243,11 @@ def test_repeated_ci_is_dual_to_each_look_decision(kind: str, paired: bool) -> N
                 assert (look.outcome is LookDecision.DIFFERENT) == (lo > 0.5 or hi < -0.5)
             elo, ehi = look.ci_equivalence
             assert (look.outcome is LookDecision.EQUIVALENT) == (elo > -0.5 and ehi < 0.5)
-            assert elo >= lo  # the equivalence boundary is the inner one
-            assert ehi <= hi
+            if design.equivalence_z[k] <= design.difference_z[k]:  # the equivalence boundary is the inner one
+                assert elo >= lo
+                assert ehi <= hi
+            else:  # no equivalence stop this early: no equivalence interval either
+                assert (elo, ehi) == (-math.inf, math.inf)
     # absolute, unpaired: the interval is estimate -+ t quantile x Welch SE
     a, b = rng.normal(0, 1, 30), rng.normal(0.2, 1.5, 40)
     st_ = look_stats(a[None], b[None], 0.0, 0.0, "absolute", paired=False)
