@@ -38,7 +38,7 @@ from evaltk.envs import describe
 from evaltk.envs.atari import atari_env
 from evaltk.seeding import episode_seed
 from evaltk.simulators import get
-from evaltk.simulators.slots import EpisodeRunner, Transition
+from evaltk.simulators.base import EpisodeRunner, Transition
 
 
 def deterministic_env(env_id: str) -> dict[str, Any]:

@@ -49,7 +49,6 @@ the device engine (:mod:`gpu_env.backends.cuda.vec`, imported only then; its opt
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import os
 import time
@@ -68,6 +67,7 @@ from gpu_env.atari_batch import ACTION_NAMES
 from gpu_env.autoreset import autoreset_mode as parse_autoreset_mode
 from gpu_env.autoreset import checked_actions, final_obs_array, refuse_ended
 from gpu_env.backends.host_vec import HostEngine
+from gpu_env.backends.options import VecOptions
 from gpu_env.env_ids import EnvIdSettings, check_frameskip, env_id_settings, rom_id_from_env_id
 from gpu_env.episode_stats import EpisodeStats, Mask, where
 from gpu_env.errors import GpuEnvError
@@ -123,31 +123,6 @@ def _render_fps() -> int:
     from ale_py.env import AtariEnv
 
     return int(AtariEnv.metadata["render_fps"])
-
-
-@dataclasses.dataclass(frozen=True)
-class VecOptions:
-    """The checked options of one :class:`AtariVecEnv`, as its engine reads them.
-
-    ``batch_frameskip``: the batch's own frame skip; ``inner_loops``: ``act`` calls per env step;
-    ``pp``: AtariPreprocessing's options (defaults filled in), ``preprocess``: whether any was given.
-    """
-
-    num_envs: int
-    rom_id: str
-    obs_type: str
-    frameskip: int | tuple[int, int]
-    batch_frameskip: int
-    inner_loops: int
-    repeat_action_probability: float
-    max_frames: int
-    num_threads: int
-    preprocess: bool
-    pp: dict[str, Any]
-    pp_size: tuple[int, int]
-    stack_size: int | None
-    device: torch.device | None
-    cuda: dict[str, int]
 
 
 class AtariVecEnv(VectorEnv):

@@ -4,7 +4,9 @@ Layers, lowest first: ``gpu_env`` (imports nothing from the project); ``evaltk``
 ``trainers`` and ``conformance`` (gpu_env, evaltk); ``evaltk.cli`` on top, the only code that imports
 trainers and conformance (``evaltk/__main__.py``, ``python -m evaltk``, belongs to it). Every import
 counts: module level, inside functions, under ``TYPE_CHECKING``. Packages (folders with an
-``__init__.py``) must also not import each other in a loop.
+``__init__.py``) must also not import each other in a loop, and neither may modules: an import inside a function
+or under ``TYPE_CHECKING`` that closes a circle is a circle (the two modules are one thing, or a third module is
+missing).
 """
 
 from __future__ import annotations
@@ -153,7 +155,36 @@ def test_no_import_loop_between_packages(imports: list[Import]) -> None:
     assert find_cycle(edges) is None
 
 
-def test_find_cycle_finds_loops() -> None:
+def module_edges(imports: list[Import]) -> dict[str, set[str]]:
+    """Return the import graph between modules (a package's ``__init__`` is the package's module)."""
+    edges: dict[str, set[str]] = {}
+    for i in imports:
+        if i.module != i.target:
+            edges.setdefault(i.module, set()).add(i.target)
+    return edges
+
+
+def test_no_import_circle_between_modules(imports: list[Import]) -> None:
+    cycle = find_cycle(module_edges(imports))
+    assert cycle is None, ("modules import each other in a circle (function-level and TYPE_CHECKING imports "
+                           "included): " + " -> ".join(cycle or []))
+
+
+def test_a_function_level_circle_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checker itself: two modules of a scratch tree that import each other, one of them inside a function."""
+    pkg = tmp_path / "evaltk" / "things"
+    pkg.mkdir(parents=True)
+    (tmp_path / "evaltk" / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "a.py").write_text("from evaltk.things import b\n", encoding="utf-8")
+    (pkg / "b.py").write_text("def late() -> None:\n    from evaltk.things.a import late\n", encoding="utf-8")
+    (pkg / "c.py").write_text("from evaltk.things import a\n", encoding="utf-8")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    monkeypatch.setitem(globals(), "PACKAGES", ("evaltk",))
+    assert find_cycle(module_edges(_imports())) == ["evaltk.things.a", "evaltk.things.b", "evaltk.things.a"]
+    (pkg / "b.py").write_text("def late() -> None:\n    import math\n", encoding="utf-8")
+    assert find_cycle(module_edges(_imports())) is None  # c -> a -> b: one way
+
     """The checker itself: a loop is reported as a closed path; a DAG has none."""
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None

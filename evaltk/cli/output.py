@@ -8,7 +8,7 @@ so that report writers and trainers use it without importing the CLI.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from evaltk.tournament.formats import TournamentConfig
     from evaltk.tournament.run import RunOptions
 
-__all__ = ["emit_json", "play_tournament", "print_import_caveats", "to_json_line"]
+__all__ = ["emit_json", "play_tournament", "print_agent_caveats", "print_import_caveats", "to_json_line"]
 
 
 def print_import_caveats(label: str, found: ImportCaveats | None, *, env: Mapping[str, Any] | None = None,
@@ -72,3 +72,21 @@ def play_tournament(config: TournamentConfig, out: Path, options: RunOptions,
     if sched.played == 0 and sched.voided == 0:
         print(f"nothing to play: {sched.already_done} matches already in {summary['results']}")
     return summary
+
+
+def print_agent_caveats(given: Sequence[str], paths: Sequence[str], hub: Mapping[str, str]) -> None:
+    """Print each imported agent's caveats once, before the first match (built-ins and evaltk checkpoints: none).
+
+    ``given``: the agents as typed; ``paths``: as :func:`evaltk.locations.local_checkpoint` resolved them; ``hub``:
+    path to pinned label.
+    """
+    from evaltk.checkpoint import load
+    from evaltk.importers import import_caveats
+    from evaltk.policies import builtin_name
+
+    for path, agent in dict(zip(paths, given, strict=True)).items():
+        if builtin_name(path) is None:
+            spec = load(path).spec
+            print_import_caveats(hub.get(path, agent), import_caveats(spec.provenance),
+                                 where=f" (a match plays it on cig.wad with the match's server options and time limit, "
+                                       f"not on {spec.env.get('env_id')})")

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evaltk.cli import tournament_population
 from evaltk.cli.args import add_actions_option, add_command, add_rules_argument, seed_type
-from evaltk.cli.output import emit_json, play_tournament, print_import_caveats
+from evaltk.cli.output import emit_json, play_tournament, print_agent_caveats
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
 from evaltk.policies import builtin_name
@@ -175,22 +174,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(summary)
     return 0
-
-
-def print_agent_caveats(given: Sequence[str], paths: Sequence[str], hub: Mapping[str, str]) -> None:
-    """Print each imported agent's caveats once, before the first match (built-ins and evaltk checkpoints: none).
-
-    ``given``: the agents as typed; ``paths``: as :func:`agent_path` resolved them; ``hub``: path to pinned label.
-    """
-    from evaltk.checkpoint import load
-    from evaltk.importers import import_caveats
-
-    for path, agent in dict(zip(paths, given, strict=True)).items():
-        if builtin_name(path) is None:
-            spec = load(path).spec
-            print_import_caveats(hub.get(path, agent), import_caveats(spec.provenance),
-                                 where=f" (a match plays it on cig.wad with the match's server options and time limit, "
-                                       f"not on {spec.env.get('env_id')})")
 
 
 def run_verify_demos(args: argparse.Namespace) -> int:

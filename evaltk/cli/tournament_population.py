@@ -71,16 +71,16 @@ def population_agents(run_dir: Path, *, first_snapshots: bool) -> dict[str, str]
 
 def run(args: argparse.Namespace) -> int:
     """Play the population round-robin; print progress, the report with a legend, and (``--json``) the summary."""
-    from evaltk.cli.tournament import agent_path, print_agent_caveats
+    from evaltk.cli.output import print_agent_caveats
     from evaltk.hub import is_hub
-    from evaltk.locations import pin
+    from evaltk.locations import local_checkpoint, pin
     from evaltk.tournament.formats import TournamentConfig
     from evaltk.tournament.report import markdown
     from evaltk.tournament.run import RunOptions
 
     run_dir = args.run_dir.resolve()
     members = population_agents(run_dir, first_snapshots=args.first_snapshots)
-    baselines = [agent_path(b) for b in args.baselines]  # hf:// baselines are named by hf://ORG/REPO@SHA
+    baselines = [local_checkpoint(b).ref for b in args.baselines]  # hf:// baselines are named by hf://ORG/REPO@SHA
     given = {path: pin(b) if is_hub(b) else path for path, b in zip(baselines, args.baselines, strict=True)}
     names = {path: name for name, path in members.items()} | given
     print_agent_caveats(args.baselines, baselines, given)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evaltk.executor.base import EXECUTORS
+from evaltk.executor import EXECUTORS
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser, *, default: str | None = "local") -> None:

@@ -99,8 +99,11 @@ def _is_cleanrl(path: Path) -> bool:
 
 
 def _load_cleanrl(path: Path, env_id: str | None, script: str | None) -> Imported:
-    from evaltk.importers import cleanrl
+    """Load a flax msgpack file (CleanRL's JAX scripts) or a torch state dict (its PyTorch scripts)."""
+    from evaltk.importers import cleanrl, cleanrl_jax
 
+    if cleanrl_jax.is_msgpack_file(path):
+        return cleanrl_jax.load(path, env_id=env_id, script=script)
     return cleanrl.load(path, env_id=env_id, script=script)
 
 

@@ -77,12 +77,9 @@ def script_env(script: str, env_id: str) -> dict[str, object]:
 def load(path: Path, *, env_id: str | None, script: str | None = None) -> Imported:
     """Convert the CleanRL state-dict file at ``path`` (``script``: one of :data:`SCRIPTS`, inferred if None).
 
-    A flax msgpack file (CleanRL's JAX scripts) goes to :func:`evaltk.importers.cleanrl_jax.load`.
+    A torch state dict (CleanRL's PyTorch scripts); a flax msgpack file (its JAX scripts) is
+    :func:`evaltk.importers.cleanrl_jax.load`'s (the ``cleanrl`` importer picks the one the file is).
     """
-    from evaltk.importers import cleanrl_jax
-
-    if cleanrl_jax.is_msgpack_file(path):
-        return cleanrl_jax.load(path, env_id=env_id, script=script)
     where = str(path)
     data = common.read_file(path)
     sd = tensor_dict(read_torch(data, name=where), name=where)

@@ -8,7 +8,8 @@ so episode ``i`` of an evaluation is seeded the same way on every simulator and 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -16,12 +17,34 @@ from evaltk.envs import EnvInfo
 from evaltk.envs.vector import StepResult
 from evaltk.errors import SpecError
 
-if TYPE_CHECKING:
-    from evaltk.simulators.slots import EpisodeRunner
-
 
 class SimulatorError(SpecError):
     """A simulator cannot run as asked: unknown name, missing package, bad factory, env id it does not have."""
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One step of one env: ``obs`` (the checkpoint's shape), reward, flags, episode frames so far, lives."""
+
+    obs: np.ndarray
+    reward: float
+    terminated: bool
+    truncated: bool
+    frames: int
+    lives: int
+
+
+class EpisodeRunner(Protocol):
+    """One slot's env: episodes started with a seed, stepped one action at a time."""
+
+    def start(self, seed: int) -> np.ndarray:
+        """Start an episode seeded with ``seed``; return its first observation."""
+
+    def step(self, action: int) -> Transition:
+        """Apply ``action`` and return what it led to."""
+
+    def close(self) -> None:
+        """Release the env."""
 
 
 class EpisodeSlots(Protocol):

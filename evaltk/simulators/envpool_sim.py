@@ -31,8 +31,8 @@ import numpy as np
 
 from evaltk.envs import EnvInfo, describe
 from evaltk.envs.atari_settings import UNKNOWN, Settings, noop_range
-from evaltk.simulators.base import EpisodeSlots, SimulatorError
-from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
+from evaltk.simulators.base import EpisodeRunner, EpisodeSlots, SimulatorError, Transition
+from evaltk.simulators.slots import SerialSlots
 from gpu_env.envpool import check_version
 from gpu_env.errors import GpuEnvError
 

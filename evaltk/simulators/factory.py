@@ -38,8 +38,8 @@ import numpy as np
 
 from evaltk.envs import EnvInfo
 from evaltk.envs.atari_settings import UNKNOWN
-from evaltk.simulators.base import EpisodeSlots, SimulatorError
-from evaltk.simulators.slots import EpisodeRunner, SerialSlots, Transition
+from evaltk.simulators.base import EpisodeRunner, EpisodeSlots, SimulatorError, Transition
+from evaltk.simulators.slots import SerialSlots
 
 PATTERN = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 """``MODULE:CALLABLE`` (a dotted module path, a colon, a name)."""

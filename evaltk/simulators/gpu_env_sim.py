@@ -15,9 +15,8 @@ from typing import Any
 from evaltk import __version__
 from evaltk.envs import EnvInfo, describe
 from evaltk.envs.gpu_vector import GpuEnvEpisodeVector, make_vec_kwargs
-from evaltk.simulators.base import EpisodeSlots, SimulatorError
+from evaltk.simulators.base import EpisodeRunner, EpisodeSlots, SimulatorError
 from evaltk.simulators.factory import FactoryRunner
-from evaltk.simulators.slots import EpisodeRunner
 
 FULL_ACTIONS = 18
 """The Atari 2600's full action set: ALE's legal actions (``full_action_space``)."""

@@ -17,9 +17,8 @@ from typing import Any
 from evaltk.envs import EnvInfo, describe
 from evaltk.envs.atari import make_env
 from evaltk.envs.vector import EpisodeVector
-from evaltk.simulators.base import EpisodeSlots
+from evaltk.simulators.base import EpisodeRunner, EpisodeSlots
 from evaltk.simulators.factory import FactoryRunner
-from evaltk.simulators.slots import EpisodeRunner
 
 
 def _settings(env: dict[str, Any], settings: dict[str, Any] | None) -> dict[str, Any]:

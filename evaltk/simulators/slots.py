@@ -8,38 +8,11 @@ each of its episodes with the episode's own seed and is stepped alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from evaltk.envs.vector import StepResult
-from evaltk.simulators.base import SimulatorError
-
-
-@dataclass(frozen=True)
-class Transition:
-    """One step of one env: ``obs`` (the checkpoint's shape), reward, flags, episode frames so far, lives."""
-
-    obs: np.ndarray
-    reward: float
-    terminated: bool
-    truncated: bool
-    frames: int
-    lives: int
-
-
-class EpisodeRunner(Protocol):
-    """One slot's env: episodes started with a seed, stepped one action at a time."""
-
-    def start(self, seed: int) -> np.ndarray:
-        """Start an episode seeded with ``seed``; return its first observation."""
-
-    def step(self, action: int) -> Transition:
-        """Apply ``action`` and return what it led to."""
-
-    def close(self) -> None:
-        """Release the env."""
+from evaltk.simulators.base import EpisodeRunner, SimulatorError
 
 
 class SerialSlots:

@@ -10,20 +10,18 @@ and flags are numpy arrays; observations are torch tensors on ``device`` (the CP
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import torch
 
 from gpu_env.atari_batch import AtariBatch
+from gpu_env.backends.options import VecOptions
 from gpu_env.backends.preprocessing import reset_loop, step_loop
 from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess import FrameStack
 from gpu_env.preprocess_cpu import CpuObservation
-
-if TYPE_CHECKING:
-    from gpu_env.vector import VecOptions
 
 BoolArray = npt.NDArray[np.bool_]
 Reseed = Callable[[BoolArray], Any]

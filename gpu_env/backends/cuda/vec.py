@@ -21,7 +21,7 @@ Not on the device (:class:`~gpu_env.errors.NotImplementedYetError`): RGB preproc
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,10 +29,8 @@ import torch
 
 from gpu_env.backends.cuda.backend import CudaAtariBatch, to_torch
 from gpu_env.backends.cuda.preprocess import CudaPreprocessor
+from gpu_env.backends.options import VecOptions
 from gpu_env.errors import GpuEnvError, NotImplementedYetError
-
-if TYPE_CHECKING:
-    from gpu_env.vector import VecOptions
 
 
 class CudaEngine:
