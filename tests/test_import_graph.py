@@ -1,8 +1,9 @@
 """Dependencies point one way (docs/architecture.md): every import of the project's code, checked from its source.
 
 Layers, lowest first: ``gpu_env`` (imports nothing from the project); ``evaltk`` (gpu_env);
-``trainers`` and ``conformance`` (gpu_env, evaltk); ``evaltk.cli`` on top, the only code that imports
-trainers and conformance (``evaltk/__main__.py``, ``python -m evaltk``, belongs to it). Every import
+``trainers`` and ``conformance`` (gpu_env, evaltk); the command line on top: ``evaltk.cli`` (with
+``evaltk/__main__.py``) and the commands trainers and conformance add to it through entry points
+(:data:`FACES`). evaltk's own code, its command line included, imports neither trainers nor conformance. Every import
 counts: module level, inside functions, under ``TYPE_CHECKING``. Packages (folders with an
 ``__init__.py``) must also not import each other in a loop, and neither may modules: an import inside a function
 or under ``TYPE_CHECKING`` that closes a circle is a circle (the two modules are one thing, or a third module is
@@ -22,6 +23,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("gpu_env", "evaltk", "trainers", "conformance")
 CLI = "evaltk.cli"
+FACES = ("conformance.cli", "trainers.cli", "trainers.population_cli")
+"""The commands conformance and trainers register with ``evaltk`` (pyproject's entry points): the CLI layer."""
 ALLOWED: dict[str, frozenset[str]] = {
     "gpu_env": frozenset({"gpu_env"}),
     "evaltk": frozenset({"evaltk", "gpu_env"}),
@@ -88,7 +91,7 @@ def _is_module(dotted: str) -> bool:
 
 def layer(module: str) -> str:
     """Return the layer a dotted module belongs to."""
-    if module in (CLI, "evaltk.__main__") or module.startswith(CLI + "."):
+    if module in (CLI, "evaltk.__main__", *FACES) or module.startswith(CLI + "."):
         return CLI
     return module.split(".")[0]
 
@@ -133,8 +136,26 @@ def test_layers_point_one_way(imports: list[Import]) -> None:
     assert not broken, "imports against the layers of docs/architecture.md:\n" + "\n".join(broken)
 
 
+def test_evaltk_imports_neither_trainers_nor_conformance(imports: list[Import]) -> None:
+    broken = [f"{i.path.relative_to(ROOT)}:{i.line}: {i.module} imports {i.target}" for i in imports
+              if i.module.split(".")[0] == "evaltk" and i.target.split(".")[0] in ("trainers", "conformance")]
+    assert not broken, "evaltk imports trainers or conformance (their commands come by entry points):\n" + "\n".join(
+        broken)
+
+
+def test_the_faces_are_the_entry_points() -> None:
+    """Every module of :data:`FACES` is a command pyproject registers, and every registered command is one."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
+    targets = {value.split(":")[0] for group in ("evaltk.commands", "evaltk.tournament_formats")
+               for value in project[group].values()}
+    assert targets == set(FACES)
+
+
 def test_trainers_do_not_import_the_cli(imports: list[Import]) -> None:
     assert not [i for i in imports if layer(i.module) == "trainers" and layer(i.target) == CLI]
+    assert layer("trainers.cli") == CLI
 
 
 def test_no_import_loop_between_layers(imports: list[Import]) -> None:

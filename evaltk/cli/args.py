@@ -141,3 +141,10 @@ def verdict_rule(args: argparse.Namespace, **fixed: Any) -> VerdictRule:
     if "unpaired" in given:
         fields["paired"] = not given["unpaired"]
     return VerdictRule(**{**fields, **fixed})
+
+
+def command_entry_points(group: str) -> dict[str, Any]:
+    """Return the entry points of ``group`` by name: the commands other packages of evaltk's distribution add."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=group)}

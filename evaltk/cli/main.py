@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from evaltk import __version__, installed_versions
+from evaltk.cli.args import command_entry_points
 from evaltk.errors import CheckpointWarning, EvaltkError
 from evaltk.registry import did_you_mean
 
@@ -29,6 +30,12 @@ _PACKAGES = ("evaltk", "trainers", "conformance", "gpu_env")
 
 SUBCOMMANDS = ("evaluate", "validate", "import_cmd", "compare", "tournament", "conformance", "bench", "train",
                "shipped")
+"""The commands in the order ``evaltk --help`` lists them: evaltk's own modules (``evaltk.cli.NAME``) and the
+commands other packages of the distribution register (:data:`COMMAND_GROUP`); a registered name not listed here
+comes after them."""
+COMMAND_GROUP = "evaltk.commands"
+"""Entry points ``NAME = "module:register"`` through which a package adds a command (``conformance``, ``train``):
+evaltk's own code imports neither conformance nor trainers."""
 # What `evaltk --version` reports besides evaltk: (name shown, the distributions that provide it, first found wins).
 VERSION_REPORT = (("ale-py", ("ale-py",)), ("ViZDoom", ("vizdoom",)), ("torch", ("torch",)),
                   ("CuPy", ("cupy-cuda12x", "cupy-cuda13x", "cupy-cuda11x", "cupy")))
@@ -95,7 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help=f"show the full traceback of an unexpected error (same as {DEBUG_ENV}=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    registered = command_entry_points(COMMAND_GROUP)
+    for name in (*SUBCOMMANDS, *(n for n in registered if n not in SUBCOMMANDS)):
+        if name in registered:
+            registered[name].load()(subparsers)
+            continue
         module_name = f"evaltk.cli.{name}"
         try:
             module = importlib.import_module(module_name)
@@ -105,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         module.register(subparsers)
     return parser
+
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

@@ -15,8 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evaltk.cli import tournament_population
-from evaltk.cli.args import add_actions_option, add_command, add_rules_argument, seed_type
+from evaltk.cli.args import add_actions_option, add_command, add_rules_argument, command_entry_points, seed_type
 from evaltk.cli.output import emit_json, play_tournament, print_agent_caveats
 from evaltk.errors import TournamentError
 from evaltk.executor.options import add_executor_arguments
@@ -25,6 +24,10 @@ from evaltk.tournament.match import SUPPORTED_MAPS
 
 if TYPE_CHECKING:  # formats, report and run import scipy: only when a tournament runs, not at CLI start-up
     from evaltk.tournament.formats import TournamentConfig
+
+
+FORMAT_GROUP = "evaltk.tournament_formats"
+"""Entry points ``NAME = "module:register"`` adding a format to ``evaltk tournament`` (``population``: trainers')."""
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -86,7 +89,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     v.add_argument("--timeout", type=float, default=120.0, help="wall seconds per replay (default 120)")
     v.add_argument("--json", action="store_true", help="print the result as one JSON object on the last line")
     v.set_defaults(func=run_verify_demos)
-    tournament_population.register(formats)
+    for entry in command_entry_points(FORMAT_GROUP).values():  # `population`, from trainers
+        entry.load()(formats)
 
 
 def _agents(args: argparse.Namespace) -> tuple[str, ...]:

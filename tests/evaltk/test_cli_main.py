@@ -16,6 +16,17 @@ def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
     assert "bench" in out
 
 
+def test_the_commands_are_the_same_whoever_registers_them() -> None:
+    """conformance and train come from entry points (pyproject), the rest from evaltk.cli: one list, one order."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command")
+    assert list(commands.choices) == ["evaluate", "validate", "import", "compare", "tournament",  # type: ignore[arg-type]
+                                      "conformance", "bench", "train", "shipped"]
+    tournament = commands.choices["tournament"]  # type: ignore[index]
+    formats = next(a for a in tournament._actions if a.dest == "format")
+    assert "population" in formats.choices  # trainers' format, by entry point
+
+
 def test_every_subcommand_has_help() -> None:
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command")

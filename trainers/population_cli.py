@@ -1,4 +1,4 @@
-"""``evaltk tournament population RUN_DIR``: rate a self-play/PBT population in one command.
+"""``evaltk tournament population RUN_DIR``: rate a self-play/PBT population in one command (trainers' command).
 
 Reads ``RUN_DIR/population.json`` (written by ``evaltk train doom --scenario duel --self-play``), takes
 each member's latest checkpoint (optionally also its first frozen snapshot) and plays a round-robin among
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from evaltk.tournament.run import RunOptions
 
     run_dir = args.run_dir.resolve()
-    members = population_agents(run_dir, first_snapshots=args.first_snapshots)
+    members = population_agents(run_dir, first_snapshots=args.first_snapshots)  # read before any agent is fetched
     baselines = [local_checkpoint(b).ref for b in args.baselines]  # hf:// baselines are named by hf://ORG/REPO@SHA
     given = {path: pin(b) if is_hub(b) else path for path, b in zip(baselines, args.baselines, strict=True)}
     names = {path: name for name, path in members.items()} | given
