@@ -148,7 +148,7 @@ def test_the_faces_are_the_entry_points() -> None:
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
-    targets = {value.split(":")[0] for group in ("evaltk.commands", "evaltk.tournament_formats")
+    targets = {value.split(":")[0] for group in ("evaltk_commands", "evaltk_tournament_formats")
                for value in project[group].values()}
     assert targets == set(FACES)
 

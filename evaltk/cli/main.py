@@ -33,7 +33,7 @@ SUBCOMMANDS = ("evaluate", "validate", "import_cmd", "compare", "tournament", "c
 """The commands in the order ``evaltk --help`` lists them: evaltk's own modules (``evaltk.cli.NAME``) and the
 commands other packages of the distribution register (:data:`COMMAND_GROUP`); a registered name not listed here
 comes after them."""
-COMMAND_GROUP = "evaltk.commands"
+COMMAND_GROUP = "evaltk_commands"
 """Entry points ``NAME = "module:register"`` through which a package adds a command (``conformance``, ``train``):
 evaltk's own code imports neither conformance nor trainers."""
 # What `evaltk --version` reports besides evaltk: (name shown, the distributions that provide it, first found wins).

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # formats, report and run import scipy: only when a tournamen
     from evaltk.tournament.formats import TournamentConfig
 
 
-FORMAT_GROUP = "evaltk.tournament_formats"
+FORMAT_GROUP = "evaltk_tournament_formats"
 """Entry points ``NAME = "module:register"`` adding a format to ``evaltk tournament`` (``population``: trainers')."""
 
 

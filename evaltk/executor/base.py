@@ -171,6 +171,15 @@ UnitsFor = Callable[[bool], Iterable[WorkUnit]]
 """Returns a driver's units, given whether the executor runs them in this process (``Executor.in_process``)."""
 
 
+def run_on(executor: Executor, units: UnitsFor) -> Generator[UnitResult, None, None]:
+    """Run the units ``units`` gives for ``executor`` on it (:func:`stream`), yield their results; then close it.
+
+    It is closed when the results end, cancelled first on an exception or when the caller closes the generator.
+    """
+    with executor:
+        yield from stream(executor, units(executor.in_process))
+
+
 class ExecutorModule(Protocol):
     """What an executor's module provides (:mod:`evaltk.executor.local`, :mod:`evaltk.executor.ray_executor`)."""
 

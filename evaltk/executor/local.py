@@ -18,7 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, Thr
 from concurrent.futures import Executor as FuturesExecutor
 from typing import Any
 
-from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, UnitsFor, WorkUnit, stream
+from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, UnitsFor, WorkUnit, run_on
 
 MODES = ("inline", "threads", "processes")
 
@@ -100,5 +100,4 @@ def make_executor(*, ray_address: str | None = None, workers: int = 1, mode: str
 
 def run_units(units: UnitsFor, *, ray_address: str | None = None) -> Generator[UnitResult, None, None]:
     """Build an inline :class:`LocalExecutor`, run the units ``units`` gives for it, yield their results; close it."""
-    with make_executor(ray_address=ray_address) as executor:
-        yield from stream(executor, units(executor.in_process))
+    yield from run_on(make_executor(ray_address=ray_address), units)

@@ -16,7 +16,7 @@ import os
 from collections.abc import Generator
 from typing import Any
 
-from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, UnitsFor, WorkUnit, stream
+from evaltk.executor.base import ExecutorContext, ExecutorError, UnitResult, UnitsFor, WorkUnit, run_on
 
 INSTALL_HINT = "pip install 'evaltk[ray]'"
 MAX_RETRIES = 3
@@ -162,5 +162,4 @@ def make_executor(*, ray_address: str | None = None, workers: int = 1, mode: str
 
 def run_units(units: UnitsFor, *, ray_address: str | None = None) -> Generator[UnitResult, None, None]:
     """Build a :class:`RayExecutor`, run the units ``units`` gives for it and yield their results; then close it."""
-    with make_executor(ray_address=ray_address) as executor:
-        yield from stream(executor, units(executor.in_process))
+    yield from run_on(make_executor(ray_address=ray_address), units)

@@ -17,7 +17,7 @@ def test_help_lists_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_commands_are_the_same_whoever_registers_them() -> None:
-    """conformance and train come from entry points (pyproject), the rest from evaltk.cli: one list, one order."""
+    """The conformance and train commands come from entry points (pyproject), the rest from evaltk.cli: one order."""
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command")
     assert list(commands.choices) == ["evaluate", "validate", "import", "compare", "tournament",  # type: ignore[arg-type]
