@@ -196,7 +196,7 @@ def test_bench_outside_a_checkout_says_how_to_get_one(tmp_path: Path) -> None:
     # The same installed evaltk, run from inside a checkout, uses that checkout's benchmarks.
     result = _evaltk("bench", "no_such_benchmark", cwd=ROOT, pythonpath=pythonpath)
     assert result.returncode == 2
-    assert f"unknown benchmark 'no_such_benchmark'; available in {ROOT / 'benchmarks'}: " in result.stderr
+    assert f"unknown benchmark 'no_such_benchmark': available in {ROOT / 'benchmarks'}: " in result.stderr
     assert "atari_cpu" in result.stderr
 
 

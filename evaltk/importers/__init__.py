@@ -198,13 +198,15 @@ def recorded_caveats(checkpoint: str | Path) -> ImportCaveats | None:
 
     None for a built-in name, a directory without ``policy.json`` or one that was not imported.
     """
-    import json
+    from evaltk.checkpoint import load_spec
+    from evaltk.errors import CheckpointError
 
-    spec = Path(checkpoint) / "policy.json"
-    try:
-        provenance = json.loads(spec.read_text(encoding="utf-8")).get("provenance") or {}
-    except (OSError, ValueError, AttributeError):
+    if not (Path(checkpoint) / "policy.json").is_file():
         return None
+    try:
+        provenance = load_spec(checkpoint).provenance  # size-limited, depth-safe: the loader's own reader
+    except CheckpointError:
+        return None  # a corrupt spec: loading the checkpoint refuses it with the loader's one line
     return import_caveats(provenance) if isinstance(provenance, Mapping) else None
 
 

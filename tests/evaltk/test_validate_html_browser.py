@@ -67,7 +67,7 @@ def test_page_renders_with_images_and_no_console_output(chromium: str, report_di
     assert verdict.startswith("verdict: identical on 10/10 seeds: fewer than 30% of episodes differ (95%)")
     assert verdict in dom.replace("&amp;", "&")
     assert 'data-images="loaded 2/2"' in dom  # set by the page's script once both plots decoded
-    assert "What differs:" in dom
+    assert "What differs in what each side ran:" in dom
     assert console == []
 
 

@@ -52,7 +52,7 @@ def test_malformed_locations_are_refused(ref: str, says: str) -> None:
 
 @pytest.mark.parametrize("command", [["evaluate", "hf://org/re po", "--out", "OUT"],
                                      ["import", "hf://org/repo@", "--out", "OUT"],
-                                     ["tournament", "gauntlet", "--agent", "hf://org", "--out", "OUT"]])
+                                     ["tournament", "gauntlet", "--agent", "hf://org", "--bots", "1", "--out", "OUT"]])
 def test_malformed_location_is_one_error_line_on_every_command(command: list[str], tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     argv = [str(tmp_path / "o") if a == "OUT" else a for a in command]
