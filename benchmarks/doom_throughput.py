@@ -72,7 +72,7 @@ def encoder_precision(ours_args: str) -> str:
     # Imported here: torch is needed for this line of the table only, the rows run in subprocesses.
     import torch
 
-    from trainers.appo.model import encoder_dtype
+    from trainers.appo.network import encoder_dtype
 
     words = shlex.split(ours_args)
     chosen = words[words.index("--encoder-precision") + 1] if "--encoder-precision" in words[:-1] else "auto"

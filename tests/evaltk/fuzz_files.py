@@ -1,6 +1,6 @@
 """Real files to mutate in the fuzz tests: a tiny trained-format APPO checkpoint and score tables.
 
-The checkpoint is a real :class:`trainers.appo.model.ActorCritic` (hidden and GRU size 8) for the
+The checkpoint is a real :class:`trainers.appo.network.ActorCritic` (hidden and GRU size 8) for the
 ViZDoom ``basic`` scenario, saved with :func:`evaltk.checkpoint.save` as the trainer saves it.
 """
 
@@ -28,7 +28,8 @@ _BASIC_ENV: dict[str, Any] = {
 
 def tiny_policy_checkpoint(directory: Path) -> Path:
     """Save a tiny real APPO policy for Doom ``basic`` under ``directory``; return the checkpoint path."""
-    from trainers.appo.model import MODEL_CLASS, build_model, model_kwargs
+    from trainers.appo.model import MODEL_CLASS
+    from trainers.appo.network import build_model, model_kwargs
 
     torch.manual_seed(0)
     model = build_model({"obs_shape": [3, 72, 128], "action_nvec": [4], "hidden_size": 8, "rnn_size": 8})

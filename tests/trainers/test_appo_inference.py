@@ -14,7 +14,7 @@ import torch
 from trainers.appo.buffers import BufferLayout, SharedBuffers
 from trainers.appo.inference import Inference
 from trainers.appo.learner import gather_batch
-from trainers.appo.model import ActorCritic
+from trainers.appo.network import ActorCritic
 
 OBS = (3, 36, 64)
 

@@ -14,7 +14,7 @@ from tests.evaltk.hub.hub_server import HubServer
 from tests.evaltk.hub.run import error_of, evaltk
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig
-from trainers.appo.model import ActorCritic
+from trainers.appo.network import ActorCritic
 from trainers.appo.runner import build_model, load_initial_weights
 from trainers.appo.scenario import resolve_scenario
 

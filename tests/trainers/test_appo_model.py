@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from trainers.appo import cpu_features
-from trainers.appo.model import ActorCritic, encoder_dtype
+from trainers.appo.network import ActorCritic, encoder_dtype
 
 OBS = (3, 72, 128)
 

@@ -11,7 +11,7 @@ import torch
 from trainers.appo import packed
 from trainers.appo.buffers import BufferLayout, SharedBuffers
 from trainers.appo.inference import Inference
-from trainers.appo.model import ActorCritic, log_prob_entropy
+from trainers.appo.network import ActorCritic, log_prob_entropy
 
 pytestmark = pytest.mark.skipif(not packed.available(), reason="this torch build has no oneDNN operators")
 

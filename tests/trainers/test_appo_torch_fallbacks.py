@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainers.appo import cpu_features, packed
-from trainers.appo import model as model_module
+from trainers.appo import cpu_features, network, packed
 from trainers.appo.config import AppoConfig
 from trainers.appo.learner import Batch, Learner, compute_losses, make_adam
-from trainers.appo.model import ActorCritic, encoder_dtype
+from trainers.appo.network import ActorCritic, encoder_dtype
 
 OBS = (3, 36, 64)
 CPUINFO = Path("/proc/cpuinfo")
@@ -107,7 +106,7 @@ def test_without_tensor_version_counters_the_normaliser_is_recomputed_each_call(
     model, other = _model(0), _model(1)
     obs, _ = _inputs(3)
     cached = model.standardize(obs).clone()
-    monkeypatch.setattr(model_module, "version_key", lambda tensors: None)
+    monkeypatch.setattr(network, "version_key", lambda tensors: None)
     torch.testing.assert_close(model.standardize(obs), cached, rtol=0, atol=0)
     model.obs_mean.copy_(other.obs_mean)  # an in-place change the cache would have caught by its counter
     model.obs_var.copy_(other.obs_var)

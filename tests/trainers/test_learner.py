@@ -7,7 +7,7 @@ import torch
 
 from trainers.appo.config import AppoConfig
 from trainers.appo.learner import Batch, Learner, compute_losses
-from trainers.appo.model import ActorCritic
+from trainers.appo.network import ActorCritic
 
 T, N, OBS = 6, 3, (3, 36, 64)
 

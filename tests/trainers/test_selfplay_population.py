@@ -16,7 +16,7 @@ from evaltk.errors import CheckpointError, SpecError
 from trainers.appo import bc, demos
 from trainers.appo.config import AppoConfig
 from trainers.appo.learner import compute_losses
-from trainers.appo.model import ActorCritic
+from trainers.appo.network import ActorCritic
 from trainers.appo.runner import build_model
 from trainers.appo.scenario import resolve_scenario
 from trainers.appo.selfplay import pbt, trajectory

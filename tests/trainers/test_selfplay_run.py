@@ -18,7 +18,8 @@ from evaltk.tournament.pool import PlayerPool
 from trainers.appo import bc, checkpointing, demos
 from trainers.appo import cli as appo_cli
 from trainers.appo.config import AppoConfig, bc_coefficient
-from trainers.appo.model import AppoPolicy, log_prob_entropy
+from trainers.appo.model import AppoPolicy
+from trainers.appo.network import log_prob_entropy
 from trainers.appo.runner import build_model
 from trainers.appo.selfplay import population as pop
 from trainers.appo.selfplay import trajectory

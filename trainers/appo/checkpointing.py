@@ -22,7 +22,8 @@ from evaltk import checkpoint as evaltk_checkpoint
 from evaltk.envs.doom import DoomScenario, action_spec, env_spec, obs_spec
 from evaltk.errors import CheckpointError
 from trainers.appo.config import AppoConfig
-from trainers.appo.model import MODEL_CLASS, ActorCritic, model_kwargs
+from trainers.appo.model import MODEL_CLASS
+from trainers.appo.network import ActorCritic, model_kwargs
 from trainers.common.state_io import latest_policy_path as latest_policy_path  # re-exported
 from trainers.common.state_io import load_checkpoint_state, save_checkpoint
 

@@ -21,7 +21,7 @@ from trainers.common.config_cli import TrainerConfig, doc_field, trainer_default
 ADVANTAGES = ("vtrace", "gae")
 #: ``--nonlinearity`` values.
 NONLINEARITIES = ("elu", "relu")
-#: ``--encoder-precision`` values (see :func:`trainers.appo.model.encoder_dtype`).
+#: ``--encoder-precision`` values (see :func:`trainers.appo.network.encoder_dtype`).
 ENCODER_PRECISIONS = ("auto", "bf16", "fp32")
 
 

@@ -18,7 +18,7 @@ import torch
 
 from trainers.appo import packed
 from trainers.appo.buffers import SharedBuffers
-from trainers.appo.model import ActorCritic, sample_actions
+from trainers.appo.network import ActorCritic, sample_actions
 from trainers.appo.rollout_worker import Channel
 
 
@@ -32,7 +32,7 @@ class Inference:
     1.2 and 2.9 ms), so a short wait buys fewer, larger passes; ``serve(timeout=0)`` (serial mode) never waits.
     ``packed_weights`` (default): the pass runs on :class:`trainers.appo.packed.PackedStep`, whose weights are
     packed once per published version, not per call. The env and split counts come from ``buffers.layout``.
-    ``encoder_dtype``: the encoder's precision, the learner's (:func:`trainers.appo.model.encoder_dtype`).
+    ``encoder_dtype``: the encoder's precision, the learner's (:func:`trainers.appo.network.encoder_dtype`).
     """
 
     def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,

@@ -15,7 +15,7 @@ import torch
 
 from trainers.appo.buffers import SharedBuffers
 from trainers.appo.config import AppoConfig
-from trainers.appo.model import ActorCritic, encoder_dtype, log_prob_entropy
+from trainers.appo.network import ActorCritic, encoder_dtype, log_prob_entropy
 from trainers.common.gae import gae
 from trainers.common.losses import entropy_bonus, normalize_advantages, ppo_policy_loss, value_loss
 from trainers.common.vtrace import vtrace
@@ -116,7 +116,7 @@ class Learner:
         self.version = 0
         self.aux: Any = None
         if cfg.bc_coef > 0:
-            from trainers.appo.bc import AuxiliaryCloning
+            from trainers.appo.cloning import AuxiliaryCloning
 
             self.aux = AuxiliaryCloning(model, cfg)
 

@@ -28,15 +28,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from trainers.appo import cpu_features
-
-if TYPE_CHECKING:  # model.py imports this module; at run time nothing here needs the class
-    from trainers.appo.model import ActorCritic
+from trainers.appo.network import ActorCritic
 
 _OPS = ("_reorder_linear_weight", "_reorder_convolution_weight", "_linear_pointwise", "_convolution_pointwise")
 _PROBE_OBS = (3, 36, 36)  # the smallest observation the encoder takes
@@ -65,8 +62,6 @@ def _probe(encoder_dtype: torch.dtype | None) -> bool:
     Any error of the private operators (an argument list or a result they no longer have) counts as "not
     available". The global RNG is left as it was (the model's initialisation draws from it).
     """
-    from trainers.appo.model import ActorCritic
-
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         model = ActorCritic(_PROBE_OBS, [3, 2], hidden_size=16, rnn_size=16).eval()

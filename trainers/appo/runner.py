@@ -38,8 +38,8 @@ from trainers.appo.channels import PipeChannel
 from trainers.appo.config import AppoConfig, ConfigError
 from trainers.appo.inference import Inference
 from trainers.appo.learner import Learner, gather_batch
-from trainers.appo.model import ActorCritic, encoder_dtype
 from trainers.appo.monitor import Stats, write_config
+from trainers.appo.network import ActorCritic, encoder_dtype
 from trainers.appo.rollout_worker import Channel, RolloutWorker, WorkerSpec, worker_main
 from trainers.appo.scenario import resolve_scenario
 from trainers.common.run import NO_PROCESS_SETTINGS, MetricsWriter, ProcessSettings, Shutdown, open_run_dir

@@ -15,7 +15,8 @@ def untrained_appo(directory: Path, scenario_name: str, size: int) -> Path:
     torch = pytest.importorskip("torch")
     from evaltk import checkpoint
     from evaltk.envs import doom
-    from trainers.appo.model import MODEL_CLASS, build_model
+    from trainers.appo.model import MODEL_CLASS
+    from trainers.appo.network import build_model
 
     scenario = doom.get_scenario(scenario_name)
     aspec = doom.action_spec(scenario)

@@ -42,7 +42,7 @@ def play_and_record(spec: PlayerSpec, learn: dict[str, Any]) -> PlayerReport:
     if driver.scenario is None:
         raise SystemExit(f"learning slot {spec.slot}: agent {spec.agent} is not a trainable checkpoint")
     from trainers.appo import packed
-    from trainers.appo.model import encoder_dtype, sample_actions
+    from trainers.appo.network import encoder_dtype, sample_actions
 
     model = driver.policy.model
     # The behaviour policy is the one the learner computes its ratios against: the same encoder precision.

@@ -39,7 +39,7 @@ from evaltk.tournament.pool import PlayerPool
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig
 from trainers.appo.learner import Learner
-from trainers.appo.model import ActorCritic
+from trainers.appo.network import ActorCritic
 from trainers.appo.runner import build_model
 from trainers.appo.selfplay import opponents, pbt, trajectory
 from trainers.appo.selfplay import population as pop
