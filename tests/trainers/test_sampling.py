@@ -53,9 +53,16 @@ def test_a_slot_without_an_episode_generator_draws_from_the_batch_generator() ->
     assert gens.sample(logits).tolist() == torch.cat(want).view(-1).tolist()
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
-def test_logits_that_are_not_finite_are_refused(bad: float) -> None:
-    logits = torch.zeros(2, 4)
-    logits[1, 2] = bad
-    with pytest.raises(ValueError, match="NaN or Inf"):
+@pytest.mark.parametrize("bad", [[0.0, float("nan"), 0.0], [0.0, float("inf"), 0.0], [float("-inf")] * 3])
+def test_logits_without_a_distribution_are_refused_as_multinomial_refuses_them(bad: list[float]) -> None:
+    logits = torch.tensor([[0.0, 1.0, 2.0], bad])
+    with pytest.raises(RuntimeError):
+        torch.multinomial(torch.softmax(logits, dim=-1), 1)
+    with pytest.raises(ValueError, match="NaN or \\+Inf, or a row of -Inf"):
         _generators(0, 2).sample(logits)
+
+
+def test_an_action_of_logit_minus_inf_is_never_drawn() -> None:
+    logits = torch.tensor([[0.0, float("-inf"), 0.0]] * 64)
+    actions = _generators(5, 64).sample(logits)
+    assert set(actions.tolist()) == {0, 2}

@@ -59,12 +59,13 @@ class EpisodeGenerators:
         ``slots`` (default: row ``i`` is slot ``i``) names the batch slot of each row when the rows are some
         slots only. The exponential race (module docstring): ``q`` is drawn row by row from each slot's generator
         (:meth:`for_row`; from the batch generator as one ``[B, A]`` draw when no slot has an episode
-        generator), then ``argmax(p / q)`` over the whole batch. Logits that are not finite raise
-        ``ValueError``, as ``multinomial`` refuses them.
+        generator), then ``argmax(p / q)`` over the whole batch. Logits whose softmax is not a distribution (a
+        NaN or +Inf logit, a row of -Inf) raise ``ValueError``, as ``multinomial`` refuses those probabilities;
+        a -Inf logit among finite ones is an action of probability 0, never drawn.
         """
-        if not bool(torch.isfinite(logits).all()):
-            raise ValueError("the action logits contain NaN or Inf")
         probs = torch.softmax(logits, dim=-1)
+        if bool(torch.isnan(probs).any()):
+            raise ValueError("the action logits contain NaN or +Inf, or a row of -Inf: no distribution to draw from")
         race = torch.empty_like(probs)
         if self.per_episode:
             rows = range(race.shape[0]) if slots is None else slots
