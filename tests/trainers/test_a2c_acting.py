@@ -36,9 +36,11 @@ def _obs(batch: int, seed: int) -> torch.Tensor:
 def test_acting_logits_equal_the_model_forward(batch: int) -> None:
     model = _model(batch)
     obs = _obs(batch, batch)
+    acting = ActingForward(model)
     with torch.inference_mode():
         want, _ = model(obs)
-        got = ActingForward(model)(obs)
+        got = acting(obs)
+        assert torch.equal(acting.encode(obs), model.conv(obs.to(torch.float32) * (1.0 / 255.0)).flatten(1))  # bit for bit
     assert got.shape == want.shape
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

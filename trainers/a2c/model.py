@@ -109,12 +109,16 @@ class ActingForward:
             self.fc_bias = model.fc.bias.detach()
             self.actor_weight, self.actor_bias = model.actor.weight.detach(), model.actor.bias.detach()
 
-    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
-        """``obs uint8[B, S, H, W]`` -> logits ``float32[B, A]``."""
+    def encode(self, obs: torch.Tensor) -> torch.Tensor:
+        """``obs uint8[B, S, H, W]`` -> the convolutions' flattened output ``float32[B, C * H' * W']``."""
         x = obs.to(torch.float32).mul_(1.0 / 255.0)
         for weight, bias, stride in self.convs:
             x = functional.conv2d(x, weight, bias, stride).relu_()
-        features = torch.addmm(self.fc_bias, x.flatten(1), self.fc_weight_t).relu_()
+        return x.flatten(1)
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        """``obs uint8[B, S, H, W]`` -> logits ``float32[B, A]``."""
+        features = torch.addmm(self.fc_bias, self.encode(obs), self.fc_weight_t).relu_()
         return functional.linear(features, self.actor_weight, self.actor_bias)
 
 
