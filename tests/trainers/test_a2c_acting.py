@@ -40,7 +40,8 @@ def test_acting_logits_equal_the_model_forward(batch: int) -> None:
     with torch.inference_mode():
         want, _ = model(obs)
         got = acting(obs)
-        assert torch.equal(acting.encode(obs), model.conv(obs.to(torch.float32) * (1.0 / 255.0)).flatten(1))  # bit for bit
+        convolved = model.conv(obs.to(torch.float32) * (1.0 / 255.0)).flatten(1)
+        assert torch.equal(acting.encode(obs), convolved)  # the model's convolutions, bit for bit
     assert got.shape == want.shape
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
