@@ -48,7 +48,7 @@ from evaltk.errors import CheckpointError, SpecError
 from evaltk.executor import Resources, WorkUnit, run_units
 from evaltk.plan import EvalConfig as EvalConfig
 from evaltk.plan import EvaluationPlan, plan, resolve_policy
-from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng
+from evaltk.policies import ActsOnSlots, EpisodeSeeded, Policy, episode_policy_rng
 from evaltk.scores import COLUMNS as COLUMNS
 from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
 from evaltk.scores import TABLE_FILE, TableWriter
@@ -246,6 +246,24 @@ def _check_actions(actions: Any, info: EnvInfo, batch: int) -> np.ndarray:
     return acts.astype(np.int64, copy=False)
 
 
+def _act(policy: Policy, on_slots: ActsOnSlots | None, obs: np.ndarray, first: np.ndarray, active: np.ndarray,
+         info: EnvInfo) -> np.ndarray:
+    """Every slot's action for this step (int64[K], or int64[K, n] multi-discrete), checked against the spec.
+
+    With ``on_slots`` (the policy, when it is :class:`~evaltk.policies.ActsOnSlots`) and some slot idle, the
+    policy acts for the active slots alone and each idle slot gets action 0, which nothing reads (its results
+    are masked out and no digest folds it). Otherwise ``policy.act`` acts on the whole batch.
+    """
+    k = len(active)
+    if on_slots is None or active.all():
+        return _check_actions(policy.act(obs, first), info, k)
+    slots = np.flatnonzero(active)
+    acts = _check_actions(on_slots.act_slots(obs[slots], first[slots], slots), info, len(slots))
+    out = np.zeros((k, *acts.shape[1:]), np.int64)
+    out[slots] = acts
+    return out
+
+
 def episode_units(prep: EvaluationPlan, todo: list[int], *, in_process: bool, writer: TableWriter | None = None,
                   progress: ProgressFn | None = None) -> list[WorkUnit]:
     """Split the episodes ``todo`` of ``prep`` into work units keyed by their episode indices.
@@ -360,9 +378,10 @@ def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvI
         policy.reset(k, seeding.rng(config.seed, "evaluation.policy"))
         start(list(range(k)))
         first = np.ones(k, np.bool_)
+        on_slots = policy if isinstance(policy, ActsOnSlots) else None
         while (active := slot_index >= 0).any():
             digests.observe(vec.obs, active)
-            actions = _check_actions(policy.act(vec.obs, first), info, k)
+            actions = _act(policy, on_slots, vec.obs, first, active, info)
             res = vec.step(actions, active)
             digests.step(actions, res.reward, active)
             returns[active] += res.reward[active]

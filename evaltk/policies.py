@@ -18,6 +18,8 @@ over the action spec and ``scripted`` the Atari paddle tracker.
 Reproducible episodes: a policy may also implement :class:`EpisodeSeeded`. The evaluator then hands
 it, for every slot where a new episode starts, a generator derived from that episode's recorded seed
 (:func:`episode_policy_rng`), so the episode's action stream can be regenerated from the seed alone.
+A policy may implement :class:`ActsOnSlots` too: the evaluator then asks it only for the slots still
+playing once some slots have no episode left (a batch's last episodes).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -63,6 +65,24 @@ class EpisodeSeeded(Protocol):
 
     def begin_episodes(self, slots: np.ndarray, rngs: Sequence[np.random.Generator]) -> None:
         """Take per-episode generators for the slots (int64[k]) where new episodes start, before ``act``."""
+        ...
+
+
+@runtime_checkable
+class ActsOnSlots(Protocol):
+    """Optional extension: actions for some slots of the batch only, from those slots' rows alone.
+
+    The evaluator calls it instead of ``act`` while some of its slots are idle (their episodes are all done),
+    so a batched forward pass covers only the slots whose actions are used. Implement it where a slot's action
+    does not depend on the other slots' rows (a stateless network with per-slot generators).
+    """
+
+    def act_slots(self, obs: np.ndarray, first: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """Return actions for ``slots`` (int64[n], ascending slot indices of the batch ``reset`` made).
+
+        ``obs`` (``[n, *obs_spec.shape]``) and ``first`` (bool[n]) are those slots' rows; returns int64[n]
+        (discrete) or int64[n, k] (multi_discrete), as ``act`` returns for the whole batch.
+        """
         ...
 
 
@@ -219,26 +239,42 @@ def _build(cls: Any, ckpt: Checkpoint, device: str) -> Any:
 
 
 def guard_actions(policy: Policy, where: str) -> None:
-    """Make a failure inside ``policy.act`` a :class:`CheckpointError` naming ``where`` (the checkpoint).
+    """Make a failure inside ``policy.act`` (and ``act_slots``) a :class:`CheckpointError` naming ``where``.
 
     Finite weights can still produce an invalid action distribution at run time (an overflow to
     Inf/NaN logits makes ``torch.multinomial`` raise): the error then names the checkpoint, the
     exception and the fix instead of surfacing as a traceback mid-episode. The policy keeps its type
-    (``act`` is wrapped on the instance).
+    (the methods are wrapped on the instance).
     """
     act = policy.act
 
     def checked_act(obs: np.ndarray, first: np.ndarray) -> np.ndarray:
-        try:
+        with _naming_failures(where):
             return act(obs, first)
-        except (RuntimeError, ValueError, FloatingPointError, OverflowError) as exc:
-            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise CheckpointError(
-                f"checkpoint {where} failed while choosing actions ({type(exc).__name__}: {detail}): its weights "
-                "produce an invalid action distribution (NaN/Inf logits); use an earlier checkpoint") from None
 
     checked_act.__doc__ = act.__doc__
     policy.act = checked_act  # type: ignore[method-assign]
+    if isinstance(policy, ActsOnSlots):
+        act_slots = policy.act_slots
+
+        def checked_act_slots(obs: np.ndarray, first: np.ndarray, slots: np.ndarray) -> np.ndarray:
+            with _naming_failures(where):
+                return act_slots(obs, first, slots)
+
+        checked_act_slots.__doc__ = act_slots.__doc__
+        policy.act_slots = checked_act_slots  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _naming_failures(where: str) -> Iterator[None]:
+    """Re-raise a failure of choosing actions as a :class:`CheckpointError` naming the checkpoint ``where``."""
+    try:
+        yield
+    except (RuntimeError, ValueError, FloatingPointError, OverflowError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise CheckpointError(
+            f"checkpoint {where} failed while choosing actions ({type(exc).__name__}: {detail}): its weights "
+            "produce an invalid action distribution (NaN/Inf logits); use an earlier checkpoint") from None
 
 
 def save_builtin(directory: str | Path, name: str, env: dict[str, Any]) -> Path:

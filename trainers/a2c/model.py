@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec
 from trainers.common.sampling import EpisodeGenerators
@@ -87,6 +88,40 @@ def sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator).squeeze(-1)
 
 
+class ActingForward:
+    """The actor's logits of a trained :class:`NatureActorCritic`, as acting needs them (no value, no gradient).
+
+    The model's layers and fp32 weights, called without ``nn.Module``'s per-layer dispatch: the observation is
+    converted to float once, each ReLU is in place, and the FC layer multiplies by a transposed copy of its
+    weight made here, once (at batch sizes of a few envs ``nn.Linear``'s ``x @ W.T`` on MKL took 1.4x as long:
+    ``docs/benchmarks.md``). The convolutions are the model's, in its NCHW layout, so their outputs are the
+    model's bit for bit; the FC product sums in another order, so the logits equal
+    :meth:`NatureActorCritic.forward`'s to float rounding (``tests/trainers/test_a2c_acting.py``). The weights
+    are read when this is built: build it again after they change.
+    """
+
+    def __init__(self, model: NatureActorCritic) -> None:
+        convs = [layer for layer in model.conv if isinstance(layer, nn.Conv2d)]
+        with torch.no_grad():
+            self.convs = [(conv.weight.detach(), None if conv.bias is None else conv.bias.detach(), conv.stride)
+                          for conv in convs]
+            self.fc_weight_t = model.fc.weight.detach().t().contiguous()
+            self.fc_bias = model.fc.bias.detach()
+            self.actor_weight, self.actor_bias = model.actor.weight.detach(), model.actor.bias.detach()
+
+    def encode(self, obs: torch.Tensor) -> torch.Tensor:
+        """``obs uint8[B, S, H, W]`` -> the convolutions' flattened output ``float32[B, C * H' * W']``."""
+        x = obs.to(torch.float32).mul_(1.0 / 255.0)
+        for weight, bias, stride in self.convs:
+            x = functional.conv2d(x, weight, bias, stride).relu_()
+        return x.flatten(1)
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        """``obs uint8[B, S, H, W]`` -> logits ``float32[B, A]``."""
+        features = torch.addmm(self.fc_bias, self.encode(obs), self.fc_weight_t).relu_()
+        return functional.linear(features, self.actor_weight, self.actor_bias)
+
+
 class A2cPolicy:
     """evaltk :class:`~evaltk.policies.Policy` around a trained :class:`NatureActorCritic` (sampled actions)."""
 
@@ -95,6 +130,7 @@ class A2cPolicy:
         self.model = model.to(device).eval()
         self.device = torch.device(device)
         self._gens = EpisodeGenerators(self.device)
+        self._logits = ActingForward(self.model)  # a policy's weights do not change after it is built
 
     @classmethod
     def from_checkpoint(cls, ckpt: Checkpoint, device: str = "cpu") -> A2cPolicy:
@@ -109,11 +145,19 @@ class A2cPolicy:
         """Take one generator per new episode (:class:`~evaltk.policies.EpisodeSeeded`) for its slot's actions."""
         self._gens.begin(slots, rngs)
 
-    @torch.inference_mode()
     def act(self, obs: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """``obs uint8[B, S, H, W]``, ``first bool[B]`` (unused: no memory) -> ``int64[B]``."""
-        logits, _ = self.model(torch.from_numpy(np.ascontiguousarray(obs)).to(self.device))
-        if not self._gens.per_episode:
-            return sample(logits, self._gens.batch).cpu().numpy().astype(np.int64)
-        rows = [sample(logits[i:i + 1], self._gens.for_row(i)) for i in range(logits.shape[0])]
-        return torch.cat(rows).cpu().numpy().astype(np.int64)
+        """``obs uint8[B, S, H, W]``, ``first bool[B]`` (unused: no memory) -> ``int64[B]``.
+
+        One forward pass over the batch (:class:`ActingForward`), then one draw per row from the row's
+        generator (:meth:`~trainers.common.sampling.EpisodeGenerators.sample`).
+        """
+        return self._act(obs, None)
+
+    def act_slots(self, obs: np.ndarray, first: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """:meth:`act` for the batch slots ``slots`` (int64[n]) alone (:class:`~evaltk.policies.ActsOnSlots`)."""
+        return self._act(obs, np.asarray(slots).tolist())
+
+    @torch.inference_mode()
+    def _act(self, obs: np.ndarray, slots: list[int] | None) -> np.ndarray:
+        logits = self._logits(torch.from_numpy(np.ascontiguousarray(obs)).to(self.device))
+        return self._gens.sample(logits, slots).cpu().numpy()
