@@ -198,15 +198,17 @@ def recorded_caveats(checkpoint: str | Path) -> ImportCaveats | None:
 
     None for a built-in name, a directory without ``policy.json`` or one that was not imported.
     """
-    from evaltk.checkpoint import load_spec
-    from evaltk.errors import CheckpointError
+    import json
 
-    if not (Path(checkpoint) / "policy.json").is_file():
-        return None
+    from evaltk.checkpoint_schema import MAX_SPEC_BYTES
+
+    spec = Path(checkpoint) / "policy.json"
     try:
-        provenance = load_spec(checkpoint).provenance  # size-limited, depth-safe: the loader's own reader
-    except CheckpointError:
-        return None  # a corrupt spec: loading the checkpoint refuses it with the loader's one line
+        if spec.stat().st_size > MAX_SPEC_BYTES:
+            return None  # not a spec: loading the checkpoint refuses it with the loader's one line
+        provenance = json.loads(spec.read_text(encoding="utf-8")).get("provenance") or {}
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None  # no spec, or a corrupt one (the loader refuses it, naming the file)
     return import_caveats(provenance) if isinstance(provenance, Mapping) else None
 
 
