@@ -102,9 +102,14 @@ def test_refusals_equal_ale_pys(calls: list[Call], error: str) -> None:
 def test_partial_reset_in_async_mode_is_refused_as_by_ale_py() -> None:
     outcome = _same_calls([SEEDED, ("reset", ([0, 1], [5, 6]))], batch_size=3)  # sync: a partial reset
     assert outcome[0] == "returned"
-    outcome = _same_calls([("reset", ([0, 1, 2], [5, 6, 7])), ("reset", ([0, 1], [5, 6]))], batch_size=2)
-    assert outcome[0] == "ValueError"
-    assert outcome[1].startswith("Partial reset is not supported for async mode")
+    # Async (batch_size 2 of 3 envs): which two envs the first reset returns depends on the threads on both sides,
+    # so only its kind of outcome is compared; the partial reset after it must fail the same way on both.
+    theirs, ours = AlePyVectorEnv("breakout", 3, batch_size=2).ale, AtariVectorEnv("breakout", 3, batch_size=2).ale
+    assert _outcome(theirs, "reset", ([0, 1, 2], [5, 6, 7]))[0] == _outcome(ours, "reset", ([0, 1, 2], [5, 6, 7]))[0]
+    want, got = _outcome(theirs, "reset", ([0, 1], [5, 6])), _outcome(ours, "reset", ([0, 1], [5, 6]))
+    assert got == want
+    assert got[0] == "ValueError"
+    assert got[1].startswith("Partial reset is not supported for async mode")
 
 
 @pytest.mark.parametrize("options", [{}, {"full_action_space": True, "grayscale": False, "stack_num": 2},
