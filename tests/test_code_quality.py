@@ -54,3 +54,30 @@ def test_the_length_check_names_each_long_file(tmp_path: Path) -> None:
     (tmp_path / "gpu_env").mkdir()
     (tmp_path / "gpu_env" / "longer.py").write_text("x = 1\n" * 600)
     assert long_modules(tmp_path) == ["evaltk/sub/long.py: 501 lines", "gpu_env/longer.py: 600 lines"]
+
+
+def conflict_markers(root: Path, files: list[str]) -> list[str]:
+    """Return ``FILE:LINE`` of each line of ``files`` (paths under ``root``) that is a merge-conflict marker."""
+    found = []
+    for name in files:
+        try:
+            text = (root / name).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # binary, or a submodule / deleted path
+        found += [f"{name}:{n}" for n, line in enumerate(text.splitlines(), 1)
+                  if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "======="]
+    return found
+
+
+def test_no_merge_conflict_markers_are_committed() -> None:
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False).stdout
+    if not tracked:
+        pytest.skip("not a git checkout: no tracked files to read")
+    found = conflict_markers(ROOT, [f for f in tracked.splitlines() if not f.endswith((".png", ".npz", ".bin"))])
+    assert not found, "merge-conflict markers (resolve them):\n" + "\n".join(found)
+
+
+def test_the_conflict_check_names_each_marker(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("x\n<<<<<<< HEAD\none\n=======\ntwo\n>>>>>>> branch\n")
+    (tmp_path / "b.md").write_text("== heading ==\n=======x\n")
+    assert conflict_markers(tmp_path, ["a.md", "b.md"]) == ["a.md:2", "a.md:4", "a.md:6"]
