@@ -27,6 +27,9 @@ Where ale-py would wait for ever or let two requests run on one env, this raises
 of an env whose previous request was not received, ``ValueError`` for an action index outside the
 action set (ale-py's worker thread rejects it and its ``recv`` never returns). ``handle()`` (the
 address ale-py's XLA functions take) raises ``NotImplementedError``: gpu_env has no XLA functions.
+
+The envs run on gpu_env's native thread pool (:class:`gpu_env.backends.native_pool.NativePool`, rules
+``ALE_VECTOR_RULES``): this class converts and checks the arguments and hands each request to the pool.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import Any, NoReturn
 import numpy as np
 import numpy.typing as npt
 
-from gpu_env.backends.env_pool import ALE_VECTOR, REPORT, RESET, STEP, NativeEnvPool
+from gpu_env.backends.native_pool import ALE_VECTOR_RULES, REPORT, RESET, STEP, NativePool
 
 AUTORESET_MODES = ("NextStep", "SameStep")
 """ale-py's ``autoreset_mode`` strings (gymnasium's ``AutoresetMode`` values it accepts)."""
@@ -138,12 +141,11 @@ class ALEVectorInterface:
         self._obs_shape = (stack_num, *frame)
         cores = len(os.sched_getaffinity(0))
         threads = min(self._batch_size, cores) if num_threads <= 0 else min(num_threads, cores)
-        self._pool = NativeEnvPool(batch.native_backend(), ALE_VECTOR, rules, seeds[1], action_set, grayscale,
-                                   (img_height, img_width), stack_num, self._obs_shape, threads,
-                                   same_step=self._same_step, affinity_offset=thread_affinity_offset)
+        self._pool = NativePool(batch.native_backend(), ALE_VECTOR_RULES, rules, seeds[1], action_set, grayscale,
+                                (img_height, img_width), stack_num, self._obs_shape, threads,
+                                same_step=self._same_step, affinity_offset=thread_affinity_offset)
         self.batch = batch
         self._action_set = action_set
-        self._running = np.zeros(num_envs, dtype=np.bool_)  # sent and not yet received
         self._last_ids: npt.NDArray[np.int32] | None = None  # the envs of the last batch received
 
     def reset(self, reset_indices: Any, reset_seeds: Any, /) -> tuple[npt.NDArray[np.uint8], dict[str, Any]]:
@@ -168,10 +170,10 @@ class ALEVectorInterface:
                 raise ValueError("Partial reset is not supported for async mode where batch_size < num_envs (got "
                                  f"batch_size={self._batch_size}, num_envs={self._num_envs})")
         self._refuse_running(np.flatnonzero(chosen), "reset()")
-        self._start(ids.astype(np.int32), RESET, seeds=seeds)
+        self._pool.send(ids.astype(np.int32), RESET, seeds=seeds)
         others = np.flatnonzero(~chosen)
         if len(others):
-            self._start(others.astype(np.int32), REPORT)
+            self._pool.send(others.astype(np.int32), REPORT)
         obs, _, _, _, info = self.recv()
         info.pop("final_obs", None)
         return obs, info
@@ -193,18 +195,17 @@ class ALEVectorInterface:
             raise ValueError(f"Invalid action_id: {bad[0]} (the action set has {n} actions, 0 to {n - 1}; "
                              "ale-py's recv() would never return)")
         self._refuse_running(self._last_ids, "send()")
-        self._start(self._last_ids, STEP, actions.astype(np.int32), strengths)
+        self._pool.send(self._last_ids, STEP, actions.astype(np.int32), strengths)
 
     def recv(self) -> tuple[Any, ...]:
         """Return the next batch: ``(obs, rewards, terminations, truncations, info)``."""
-        running = int(self._running.sum())
+        running = int(self._pool.running.sum())
         if running < self._batch_size:
             raise RuntimeError(f"recv() needs {self._batch_size} envs running but {running} are "
                                "(ale-py's recv() would never return): send(action_ids, paddle_strengths) first")
         ordered = np.arange(self._num_envs) if self._batch_size == self._num_envs else None
         wanted = (*_WANTED, "final_obs") if self._same_step else _WANTED
         out = self._pool.recv(self._batch_size, wanted, ordered)
-        self._running[out["env_id"]] = False
         self._last_ids = out["env_id"]
         info: dict[str, Any] = {k: out[k] for k in _INFO}
         if self._same_step and (out["terminated"] | out["truncated"]).any():
@@ -235,12 +236,7 @@ class ALEVectorInterface:
         self._pool.close()
 
     def _refuse_running(self, ids: npt.NDArray[Any], method: str) -> None:
-        busy = ids[self._running[ids]]
+        busy = ids[self._pool.running[ids]]
         if len(busy):
             raise RuntimeError(f"{method} of env(s) {busy.tolist()} whose last request was not received: recv() "
                                "them first (ale-py would run two requests on one env)")
-
-    def _start(self, ids: npt.NDArray[np.int32], op: int, actions: npt.NDArray[np.int32] | None = None,
-               strengths: npt.NDArray[np.float32] | None = None, seeds: npt.NDArray[np.int64] | None = None) -> None:
-        self._running[ids] = True
-        self._pool.send(ids, op, actions, strengths, seeds)

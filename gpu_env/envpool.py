@@ -12,8 +12,9 @@ outputs, options, defaults and info keys are the same. Where EnvPool is installe
 the installed release and refuses, in one line, a release never tested (:func:`check_version`).
 
 The rules, as EnvPool documents and implements them, are ``pool_reset``/``pool_step`` of
-``gpu_env/core/ale/preprocessing.h``; the pool's worker threads (:mod:`gpu_env.backends.env_pool`) run
-them with the INTER_AREA resize and the frame stack, and hand back whichever envs are done first:
+``gpu_env/core/ale/preprocessing.h``; the worker threads of gpu_env's native thread pool
+(:mod:`gpu_env.backends.native_pool`, the engine of every drop-in) run them with the INTER_AREA resize and the
+frame stack, and hand back whichever envs are done first; this module only adapts EnvPool's API to it:
 
 - sync (``batch_size`` unset or ``== num_envs``): ``reset(env_id=None)`` → ``(obs, info)``,
   ``step(action, env_id=None)`` → ``(obs, reward, terminated, truncated, info)``; an env whose
@@ -46,7 +47,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from gpu_env.backends.env_pool import ENVPOOL, RESET, STEP, NativeEnvPool
+from gpu_env.backends.native_pool import ENVPOOL_RULES, RESET, STEP, NativePool
 from gpu_env.errors import GpuEnvError
 
 ENV_TYPES = ("gymnasium", "gym")
@@ -181,10 +182,9 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
                  env_cfg.reward_clip, env_cfg.zero_discount_on_life_loss, fire_reset]
         threads = int(config["num_threads"]) or min(n, len(os.sched_getaffinity(0)))
         channels = (1 if env_cfg.gray_scale else 3) * env_cfg.stack_num
-        self._pool = NativeEnvPool(batch.native_backend(), ENVPOOL, rules, seeds, action_set, env_cfg.gray_scale,
-                                   (env_cfg.img_height, env_cfg.img_width), env_cfg.stack_num,
-                                   (channels, env_cfg.img_height, env_cfg.img_width), threads)
-        self._pending = np.zeros(n, dtype=np.bool_)  # sent and not yet received
+        self._pool = NativePool(batch.native_backend(), ENVPOOL_RULES, rules, seeds, action_set, env_cfg.gray_scale,
+                                (env_cfg.img_height, env_cfg.img_width), env_cfg.stack_num,
+                                (channels, env_cfg.img_height, env_cfg.img_width), threads)
         obs_space = spaces.Box(0, 255, (channels, env_cfg.img_height, env_cfg.img_width), np.uint8)
         act_space = spaces.Discrete(len(action_set))
         self.observation_space = self.single_observation_space = obs_space
@@ -229,10 +229,9 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
         return ids.astype(np.int32)
 
     def _send(self, ids: npt.NDArray[np.int32], actions: npt.NDArray[np.int32]) -> None:
-        if len(np.unique(ids)) != len(ids) or self._pending[ids].any():
+        if len(np.unique(ids)) != len(ids) or self._pool.running[ids].any():
             raise GpuEnvError(f"env ids {ids.tolist()} repeat or are still running: recv each env's result "
                               "before sending it again")
-        self._pending[ids] = True
         self._pool.send(ids, np.where(actions < 0, RESET, STEP), np.maximum(actions, 0))
 
     def send(self, action: Any, env_id: npt.ArrayLike | None = None) -> None:
@@ -250,12 +249,11 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
         self._send(self.all_env_ids, np.full(self._num_envs, -1, dtype=np.int32))
 
     def _run(self, count: int, order: npt.NDArray[np.int32] | None = None) -> tuple[Any, ...]:
-        waiting = int(self._pending.sum())
+        waiting = int(self._pool.running.sum())
         if waiting < count:
             raise GpuEnvError(f"recv needs {count} pending envs but {waiting} were sent: "
                               "send(action, env_id) (or async_reset()) first")
         out = self._pool.recv(count, _WANTED, order)
-        self._pending[out["env_id"]] = False
         env_ids = out["env_id"]
         info: dict[str, Any] = {
             "env_id": env_ids, "players": {"env_id": env_ids.copy()}, "lives": out["lives"],
@@ -301,7 +299,7 @@ class AtariEnvPool(VectorEnv, gym.Env):  # type: ignore[misc]  # both bases, in 
 
     def _sync_order(self, ids: npt.NDArray[np.int32]) -> npt.NDArray[np.int32] | None:
         """``ids`` when they are all that is outstanding (outputs in their order), else completion order."""
-        return ids if int(self._pending.sum()) == len(ids) else None
+        return ids if int(self._pool.running.sum()) == len(ids) else None
 
     def seed(self, seed: int | None = None) -> None:
         """EnvPool fixes seeds at construction; this raises, naming the fix."""

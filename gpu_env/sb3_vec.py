@@ -21,7 +21,7 @@ import numpy.typing as npt
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
 from gpu_env.autoreset import checked_actions
-from gpu_env.backends.env_pool import RESET, STEP_RESET
+from gpu_env.backends.native_pool import RESET, STEP_RESET
 from gpu_env.errors import GpuEnvError
 from gpu_env.presets import make as make_preset
 from gpu_env.presets.vector_env import PresetVecEnv
@@ -44,7 +44,7 @@ class Sb3VecEnv(VecEnv):
         self._actions: npt.NDArray[np.int64] = np.zeros(self.num_envs, dtype=np.int64)
 
     def _info(self, row: npt.NDArray[np.int32], i: int, now: float) -> dict[str, Any]:
-        """Env ``i``'s info dict from its pool info row (entries 0-6, ``env_pool.cpp``)."""
+        """Env ``i``'s info dict from its pool info row (entries 0-6, ``gpu_env/native/env_pool.cpp``)."""
         if row[0] == 0:
             return {}
         info: dict[str, Any] = {"lives": int(row[4]), "episode_frame_number": int(row[5]), "frame_number": int(row[6])}

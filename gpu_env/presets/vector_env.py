@@ -1,7 +1,7 @@
 """``PresetVecEnv``: SB3's ``AtariWrapper`` or CleanRL's ``make_env`` per env, stepped by the native pool.
 
 Each env's wrapper stack is ``WrapEnv`` of ``gpu_env/core/ale/preprocessing.h`` (the rules, fact by
-fact), run for all envs by the worker threads of :class:`~gpu_env.backends.env_pool.NativeEnvPool`
+fact), run for all envs by the worker threads of :class:`~gpu_env.backends.native_pool.NativePool`
 with the observation of the preset (SB3: max of the two RGB screens, cv2's RGB2GRAY, INTER_AREA to
 84x84, uint8[84, 84, 1]; CleanRL: max, INTER_AREA on RGB, gymnasium's grayscale weights, a stack of 4,
 uint8[4, 84, 84]). Each env's numpy generator (NOOP counts, frame-skip ranges) is numpy's PCG64,
@@ -28,7 +28,7 @@ from gymnasium.vector.utils import batch_space
 from gpu_env.atari_batch import ACTION_NAMES
 from gpu_env.autoreset import autoreset_mode as parse_autoreset_mode
 from gpu_env.autoreset import checked_actions, final_obs_array, refuse_ended
-from gpu_env.backends.env_pool import PRESET, REPORT, RESET, STEP, STEP_RESET, NativeEnvPool, pcg64_words
+from gpu_env.backends.native_pool import PRESET_RULES, RESET, STEP, STEP_RESET, NativePool, pcg64_words
 from gpu_env.env_ids import check_frameskip
 from gpu_env.errors import GpuEnvError
 from gpu_env.vector import spread_seeds
@@ -68,8 +68,8 @@ class PresetVecEnv(VectorEnv):
         fire = "FIRE" in self.get_action_meanings()
         shape = SHAPES[preset]
         rules = [low, high, _NOOP_MAX, _SKIP, int(fire), 0 if preset == "sb3" else 1]
-        self.pool = NativeEnvPool(batch.native_backend(), PRESET, rules, np.zeros(num_envs), self.action_set,
-                                  False, (84, 84), 1 if preset == "sb3" else 4, shape, num_threads)
+        self.pool = NativePool(batch.native_backend(), PRESET_RULES, rules, np.zeros(num_envs), self.action_set,
+                               False, (84, 84), 1 if preset == "sb3" else 4, shape, num_threads)
         self.batch = batch
         self.preset = preset
         self.num_envs = num_envs
@@ -117,11 +117,7 @@ class PresetVecEnv(VectorEnv):
                 ale_seeds[k] = int(ale_seed)
                 words.append(pcg64_words(seeding.np_random(int(np_seed))[0]))
             self.pool.np_random(ids[seeded], words, now=False)
-        self.pool.send(ids, ops, actions, seeds=ale_seeds)
-        others = np.setdiff1d(np.arange(self.num_envs), ids)
-        if len(others):
-            self.pool.send(others, REPORT)
-        out = self.pool.recv(self.num_envs, _OUT, np.arange(self.num_envs))
+        out = self.pool.run_all(ids, ops, _OUT, actions, seeds=ale_seeds)
         rows = out["preset"]
         self.was_real_done = rows[:, 14].astype(np.bool_)
         self.lives = rows[:, 15].astype(np.int64)

@@ -1,11 +1,21 @@
-"""The native pools of :mod:`gpu_env.envpool`, :mod:`gpu_env.ale_vector` and :mod:`gpu_env.presets`.
+"""The native thread pool: the stepping engine of every drop-in door of gpu_env.
 
-:class:`NativeEnvPool` (``gpu_env/native/env_pool.cpp``) holds a pool's worker threads over a
+:class:`NativePool` (``gpu_env/native/env_pool.cpp``) holds a pool's worker threads over a
 :class:`NativeBackend`'s envs; each worker runs one env's request at a time with the client's rules
 (``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``
 or the SB3/CleanRL wrappers' ``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame
-stack. :meth:`~NativeEnvPool.send` queues requests; :meth:`~NativeEnvPool.recv` waits for the next
-``count`` envs the workers complete and returns their outputs.
+stack. :meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next
+``count`` envs the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
+request per env of a set (the others report their current outputs) and returns every env's outputs in
+env order. The pool keeps which envs are running (sent, not yet received: :attr:`~NativePool.running`),
+so each door only checks its own callers' requests against it.
+
+The doors over it, thin adapters each (the table of doors is in ``docs/architecture.md``):
+:class:`gpu_env.envpool.AtariEnvPool` (rules :data:`ENVPOOL_RULES`),
+:class:`gpu_env.ale_vector_interface.ALEVectorInterface` under :class:`gpu_env.ale_vector.AtariVectorEnv`
+(:data:`ALE_VECTOR_RULES`) and :class:`gpu_env.presets.vector_env.PresetVecEnv` under ``gpu_env.presets``'
+``"sb3"``/``"cleanrl"`` and :class:`gpu_env.sb3_vec.Sb3VecEnv` (:data:`PRESET_RULES`). The name says what it
+is: gpu_env's native thread pool, not the EnvPool drop-in (:mod:`gpu_env.envpool`).
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess_cpu import CpuObservation
 
 _I32 = ctypes.c_int32
-ENVPOOL, ALE_VECTOR, PRESET = 0, 1, 2  # the pool's kind
+ENVPOOL_RULES, ALE_VECTOR_RULES, PRESET_RULES = 0, 1, 2  # the pool's kind: whose rules its workers run
 # A request's op (REPORT: the env's current outputs, nothing run; STEP_RESET, presets only: a step, then a
 # reset of an env whose episode ended, keeping its last stack and info as the final ones).
 STEP, RESET, REPORT, STEP_RESET = 0, 1, 2, 3
@@ -47,7 +57,7 @@ def pcg64_words(generator: np.random.Generator) -> list[int]:
     return [state >> 64, state & _M64, inc >> 64, inc & _M64, int(st["has_uint32"]), int(st["uinteger"])]
 
 
-class NativeEnvPool:
+class NativePool:
     """A pool of ``kind``'s rules over ``backend``'s envs (see the module docstring).
 
     ``rules``: the kind's rules (``gpu_env_pool_new`` in ``env_pool.cpp``; padded to 8);
@@ -83,6 +93,9 @@ class NativeEnvPool:
             pointer(self._bufs[0]), pointer(self._bufs[1]), *self._resize.resize_args(), _I32(stack_num),
             _I32(max(1, num_threads)), _I32(affinity_offset)))
         self._backend = backend  # the envs the pool steps must outlive it
+        self.running: npt.NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
+        """bool[num_envs]: the envs sent and not yet received (set by :meth:`send`, cleared by :meth:`recv`)."""
+        self._all_ids = np.arange(n, dtype=np.int32)
 
     def send(self, ids: npt.ArrayLike, ops: npt.ArrayLike, actions: npt.ArrayLike | None = None,
              strengths: npt.ArrayLike | None = None, seeds: npt.ArrayLike | None = None) -> None:
@@ -93,6 +106,7 @@ class NativeEnvPool:
         acts = np.ascontiguousarray(np.zeros(count) if actions is None else actions, dtype=np.int32)
         power = np.ascontiguousarray(np.ones(count) if strengths is None else strengths, dtype=np.float32)
         seed_a = np.ascontiguousarray(np.full(count, -1) if seeds is None else seeds, dtype=np.int64)
+        self.running[ids_a] = True
         self._lib.gpu_env_pool_send(self._pool, pointer(ids_a), pointer(ops_a), pointer(acts), pointer(power),
                                     pointer(seed_a), _I32(count))
 
@@ -105,9 +119,29 @@ class NativeEnvPool:
                 row = self.obs_shape if shape == "obs" else _ROWS[shape]
                 out[name] = np.empty((count, *row), dtype=dtype)
                 pointers[k] = out[name].ctypes.data
+        env_ids = out["env_id"] if "env_id" in wanted else np.empty(count, dtype=np.int32)
+        pointers[0] = env_ids.ctypes.data  # always read: it clears `running`
         order_p = None if order is None else pointer(np.ascontiguousarray(order, dtype=np.int32))
         self._lib.gpu_env_pool_recv(self._pool, _I32(count), order_p, pointers)
+        self.running[env_ids] = False
         return out
+
+    def run_all(self, ids: npt.NDArray[np.integer[Any]], ops: npt.ArrayLike, wanted: tuple[str, ...],
+                actions: npt.ArrayLike | None = None, strengths: npt.ArrayLike | None = None,
+                seeds: npt.ArrayLike | None = None) -> dict[str, Any]:
+        """Run request ``k`` (``ops[k]``, ``actions[k]`` ...) on env ``ids[k]``, REPORT on every other env.
+
+        Returns the ``wanted`` outputs of every env, in env order. Nothing may be running before.
+        """
+        if self.running.any():
+            raise GpuEnvError(f"internal: run_all with envs {np.flatnonzero(self.running).tolist()} still "
+                              "running: recv them first")
+        self.send(ids, ops, actions, strengths, seeds)
+        if len(ids) != self.num_envs:
+            others = np.flatnonzero(~self.running)
+            if len(others):
+                self.send(others, REPORT)
+        return self.recv(self.num_envs, wanted, self._all_ids)
 
     def np_random(self, ids: npt.ArrayLike, words: npt.ArrayLike, now: bool) -> None:
         """Set the numpy generators (presets) of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).
