@@ -109,8 +109,8 @@ def _table(summary: dict[str, Any]) -> Table:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation with a progress bar, then print the summary table (and JSON with --json)."""
-    from evaltk.evaluate import run_plan
-    from evaltk.plan import EvalConfig, plan
+    from evaltk.evaluation.plan import EvalConfig, plan
+    from evaltk.evaluation.run import run_plan
 
     config = EvalConfig(**request_args(args), simulator=args.sim, fast_reset=args.fast_reset,
                         repeat_action_probability=args.repeat_action_probability,
@@ -154,7 +154,7 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
     if missing:
         raise EvaltkError(f"--until-verdict needs {', '.join(missing)}; e.g. --baseline runs/ref/episodes.csv "
                           "--margin 0.5 --margin-kind sd --max-episodes 100")
-    from evaltk.until_verdict import UntilVerdictConfig, evaluate_until_verdict
+    from evaltk.evaluation.until_verdict import UntilVerdictConfig, evaluate_until_verdict
 
     uv = UntilVerdictConfig(baseline=args.baseline, rule=verdict_rule(args, sequential=True),
                             max_episodes=args.max_episodes)
@@ -166,6 +166,12 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
 
     result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True),
                                     on_plan=planned)
+    from evaltk.evaluation.scores import TABLE_FILE
+    from evaltk.report.comparison_report import write_sequential_report
+
+    payload = result.to_dict()
+    payload["inputs"] = {"a": str(uv.baseline), "b": str(config.out / TABLE_FILE)}
+    write_sequential_report(payload, config.out)
     print(f"  {result.reason}")
     if result.interval_line():
         print(f"  {result.interval_line()}")

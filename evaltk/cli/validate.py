@@ -143,8 +143,8 @@ def _print_settings(console: Console, envs: dict[str, Any], section: dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     """Run both sides with a progress bar, compare, write the report, print the summary ending with the verdict."""
+    from evaltk.evaluation.validate import PreparedValidation, ValidateConfig, validate
     from evaltk.report.validate_report import write_report
-    from evaltk.validate import PreparedValidation, ValidateConfig, validate
 
     if args.baseline is not None and args.reference is not None:
         raise EvaltkError("--baseline TABLE replaces the reference run: drop --reference (or drop --baseline)")

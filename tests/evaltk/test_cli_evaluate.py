@@ -15,9 +15,9 @@ import pytest
 from evaltk.checkpoint import SPEC_FILE, WEIGHTS_FILE
 from evaltk.cli.main import main
 from evaltk.envs import env_for_id
-from evaltk.evaluate import episode_seed
+from evaltk.evaluation.run import episode_seed
+from evaltk.evaluation.scores import SETTINGS_FILE, TABLE_FILE, read_table
 from evaltk.policies import save_builtin
-from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
 from tests.evaltk.cli_helpers import error_line, restore_sigint
 
 EVALTK = [sys.executable, "-m", "evaltk"]

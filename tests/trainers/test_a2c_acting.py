@@ -10,8 +10,8 @@ import torch
 
 from evaltk.checkpoint import load
 from evaltk.errors import CheckpointError
-from evaltk.evaluate import run_plan
-from evaltk.plan import EvalConfig, plan
+from evaltk.evaluation.plan import EvalConfig, plan
+from evaltk.evaluation.run import run_plan
 from evaltk.policies import ActsOnSlots, guard_actions
 from trainers.a2c.model import A2cPolicy, ActingForward, NatureActorCritic, sample
 

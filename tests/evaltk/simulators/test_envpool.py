@@ -18,7 +18,7 @@ import pytest
 from evaltk.cli.main import main
 from evaltk.envs import describe
 from evaltk.envs.atari_settings import UNKNOWN
-from evaltk.evaluate import TABLE_FILE, read_table
+from evaltk.evaluation.run import TABLE_FILE, read_table
 from evaltk.simulators import SimulatorError, get
 from evaltk.simulators.align import align_env
 from evaltk.verdict import Sample
@@ -218,7 +218,7 @@ def test_an_untested_envpool_release_is_refused_in_one_line(tmp_path: Path) -> N
 
 def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from evaltk.table_comparison import load_sample
+    from evaltk.evaluation.samples import load_sample
 
     env = describe(_a2c_env()).env
     for name in ("gym", "envpool"):

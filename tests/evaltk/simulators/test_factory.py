@@ -18,7 +18,7 @@ import pytest
 
 from conformance.suite import Outcome, load_suite, run_case
 from evaltk.cli.main import main
-from evaltk.evaluate import TABLE_FILE, read_table
+from evaltk.evaluation.run import TABLE_FILE, read_table
 from tests.evaltk.cli_helpers import error_line
 
 ENV_ID = "ALE/Breakout-v5"

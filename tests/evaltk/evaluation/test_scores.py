@@ -1,4 +1,4 @@
-"""evaltk.scores: column types enforced on read, errors naming file, row and column; fuzzed real tables."""
+"""evaltk.evaluation.scores: column types enforced on read, errors naming file, row and column; fuzzed real tables."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaltk.errors import ScoreTableError
-from evaltk.scores import (
+from evaltk.evaluation.scores import (
     COLUMNS,
     MANIFEST_FORMAT,
     SETTINGS_FILE,

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from evaltk.envs.atari import atari_env
-from evaltk.evaluate import EvalConfig, evaluate
+from evaltk.evaluation.run import EvalConfig, evaluate
 from evaltk.policies import save_builtin
 
 KEYS = ("index", "seed", "return", "frames", "steps", "truncated", "digest", "obs_digest")  # step for step

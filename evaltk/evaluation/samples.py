@@ -1,6 +1,6 @@
 """Score tables as samples: what a comparison reads from disk.
 
-:func:`load_sample` reads a table (:func:`evaltk.scores.read_scores`: an ``evaltk evaluate`` folder, its
+:func:`load_sample` reads a table (:func:`evaltk.evaluation.scores.read_scores`: an ``evaltk evaluate`` folder, its
 ``episodes.csv``, or any CSV/JSONL with a ``return`` column) into a :class:`~evaltk.verdict.Sample`, the same
 kind of value an evaluation produces, so :func:`evaltk.verdict.compare` treats a table and a fresh evaluation
 alike. Besides the returns it reads, where the files next to the table record them:
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.scores import ENVIRONMENT_FILE, SIMULATOR_FILE, ScoreTable, read_scores
+from evaltk.evaluation.scores import ENVIRONMENT_FILE, SIMULATOR_FILE, ScoreTable, read_scores
 from evaltk.verdict.sample import Sample
 
 

@@ -50,7 +50,7 @@ COLUMNS = ("checkpoint", "env_id", "simulator", "index", "seed", "return", "fram
 """Columns of the table ``evaltk evaluate`` writes, in order. ``simulator`` is the simulator's name (``gym``,
 ``gpu_env``, ``envpool``, ``vizdoom``, ``MODULE:CALLABLE``), ``digest`` the episode's step digest (rewards,
 actions, the step and flag that ended it) and ``obs_digest`` the digest of the observations the policy acted on
-(:mod:`evaltk.episode_digest`)."""
+(:mod:`evaltk.evaluation.digests`)."""
 BACKEND_COLUMNS = tuple("backend" if c == "simulator" else c for c in COLUMNS)
 """Columns of tables written when the simulator column was called ``backend``: still read, resumed in this layout."""
 LEGACY_COLUMNS = BACKEND_COLUMNS[:-2]

@@ -5,7 +5,7 @@ turns one :class:`EvalConfig` into an :class:`EvaluationPlan`; :func:`plan_all` 
 comparison (``evaltk validate``'s simulator and reference, a suite's ``transfer`` case) into plans
 together, so the policy is loaded and the env described once for all of them and every simulator is
 checked before any score table is opened. Every bad-input error (:class:`~evaltk.errors.EvaltkError`)
-is raised here; :func:`evaltk.evaluate.run_plan` runs a plan.
+is raised here; :func:`evaltk.evaluation.run.run_plan` runs a plan.
 
 Episode ``i`` of a plan with base seed ``S`` has the recorded seed :func:`evaltk.seeding.episode_seed`
 ``(S, i)``. A Doom env dict runs on ViZDoom under the default simulator (``gym``) and is recorded
@@ -26,12 +26,12 @@ from typing import Any
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, cap_episode_frames, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
+from evaltk.evaluation.scores import SIMULATOR_FILE, TABLE_FILE, TableWriter, open_tables
 from evaltk.executor import EXECUTOR_MODULES
 from evaltk.importers import ImportCaveats
 from evaltk.locations import Resolved, resolve
 from evaltk.policies import EpisodeSeeded, Policy, load_policy
 from evaltk.registry import did_you_mean
-from evaltk.scores import SIMULATOR_FILE, TABLE_FILE, TableWriter, open_tables
 from evaltk.seeding import episode_seed
 from evaltk.simulators import Simulator, resolve_all
 
@@ -48,7 +48,7 @@ class EvalRequest:
 
     A policy location, where the files go, and the episodes to run: how many, from which base seed, on how
     many envs and worker processes. :class:`EvalConfig` (one side, ``evaltk evaluate``) and
-    :class:`evaltk.validate.ValidateConfig` (two sides compared, ``evaltk validate``) are requests.
+    :class:`evaltk.evaluation.validate.ValidateConfig` (two sides compared, ``evaltk validate``) are requests.
     """
 
     checkpoint: str
@@ -99,7 +99,7 @@ class EvalConfig(EvalRequest):
 
 @dataclass(frozen=True)
 class EvaluationPlan:
-    """One side of an evaluation, resolved and checked: what :func:`evaltk.evaluate.run_plan` runs.
+    """One side of an evaluation, resolved and checked: what :func:`evaltk.evaluation.run.run_plan` runs.
 
     Plain values only (no methods): every caller reads its fields.
     """
@@ -272,9 +272,9 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
     returns the caller's own JSON files of a side (validate's ``environment.json``) from its config, simulator
     name, reported settings, env and rows so far; ``doom_fix`` is what to do instead when a side's simulator cannot
     run a Doom env (``{option}`` is replaced by the side's option). Every side's request, simulator, env, table
-    and rows are checked before any file is written; the new tables' manifests, each side's ``simulator.json`` and
-    ``side_files`` are then written in one stage (:func:`evaltk.scores.open_tables`), so a refused side leaves no
-    side's files changed.
+    and rows are checked before any file is written; the new tables' manifests, each side's ``simulator.json``
+    and ``side_files`` are then written in one stage (:func:`evaltk.evaluation.scores.open_tables`), so a refused
+    side leaves no side's files changed.
     """
     options = list(options or ["--sim"] * len(configs))
     first = configs[0]

@@ -3,12 +3,12 @@
 ``evaltk validate CKPT --episodes N --margin M --out DIR`` (documented in ``docs/validate.md``):
 
 * the simulator side (``--sim``, default ``gpu_env``) and the reference side (``--reference``, default
-  ``gym``) are two runs of the :mod:`evaltk.evaluate` engine with the same base seed, so episode ``i``
+  ``gym``) are two runs of the :mod:`evaltk.evaluation.run` engine with the same base seed, so episode ``i``
   has the same recorded seed on both and the rows pair by seed. Each side's score table lives in
   ``DIR/<simulator>/`` (``episodes.csv``, ``evaluation.json``, ``summary.json``) and is resumed on a re-run
   exactly as ``evaltk evaluate`` resumes; a re-run with another margin only re-compares.
 * ``--baseline TABLE`` replaces the reference run by a table of baseline scores (any table
-  :func:`evaltk.table_comparison.load_sample` reads), checked against the checkpoint's env before any episode.
+  :func:`evaltk.evaluation.samples.load_sample` reads), checked against the checkpoint's env before any episode.
 * Each side is a :class:`~evaltk.verdict.Sample` and :func:`evaltk.verdict.compare` gives the verdict (A =
   reference, B = simulator): the same comparison ``evaltk compare`` makes of the two tables. ``--sequential``
   runs :func:`evaltk.verdict.sequential.compare_sequential` on one live plan per side. This module adds the
@@ -29,13 +29,13 @@ from evaltk import package_versions
 from evaltk.envs import EnvInfo
 from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.errors import EvaltkError
-from evaltk.evaluate import EvalResult, PlanSource, ProgressFn, run_plan, summarize
+from evaltk.evaluation.plan import EvalConfig, EvalRequest, EvaluationPlan, plan_all
+from evaltk.evaluation.run import EvalResult, PlanSource, ProgressFn, run_plan, summarize
+from evaltk.evaluation.samples import load_sample
+from evaltk.evaluation.scores import ENVIRONMENT_FILE, TABLE_FILE
 from evaltk.locations import table_provenance
-from evaltk.plan import EvalConfig, EvalRequest, EvaluationPlan, plan_all
-from evaltk.scores import ENVIRONMENT_FILE, TABLE_FILE
 from evaltk.simulators import resolve_all
 from evaltk.simulators.align import Alignment, align_env
-from evaltk.table_comparison import load_sample
 from evaltk.verdict import Comparison, Sample, Verdict, check_envs, compare
 from evaltk.verdict.rule import VerdictRule
 from evaltk.verdict.sequential import FixedSource, SequentialComparison, check_budget, compare_sequential
@@ -104,7 +104,7 @@ class _Environments:
 
     def __call__(self, config: EvalConfig, simulator: str, settings: dict[str, Any], info: EnvInfo,
                  rows: list[dict[str, Any]]) -> dict[Path, Any]:
-        """Return the side's file where it is written (validate's :data:`~evaltk.plan.SideFiles`).
+        """Return the side's file where it is written (validate's :data:`~evaltk.evaluation.plan.SideFiles`).
 
         Its ``package`` is the one the simulator reported running the env with (its settings' ``package``).
         """

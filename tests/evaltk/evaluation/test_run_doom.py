@@ -16,7 +16,7 @@ import pytest
 
 from evaltk.checkpoint import save
 from evaltk.envs import doom
-from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
+from evaltk.evaluation.run import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
 from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng, load_policy, save_builtin
 from tests.evaltk.cli_helpers import error_line, restore_sigint
 
@@ -201,8 +201,8 @@ def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal
 def test_an_episode_whose_engine_is_killed_is_replayed_and_every_row_written_once(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """SIGKILL one real ViZDoom engine mid-episode: its worker is replaced and the slot's episode replayed."""
-    from evaltk.evaluate import run_plan
-    from evaltk.plan import plan
+    from evaltk.evaluation.plan import plan
+    from evaltk.evaluation.run import run_plan
     from tests.evaltk.doom_procs import descendants
 
     config = EvalConfig("builtin:random", tmp_path / "killed", episodes=6, seed=2, num_envs=2, workers=2,

@@ -1,4 +1,4 @@
-"""evaltk.evaluate: rows replay exactly through plain gymnasium, resume, refusal to mix, summaries."""
+"""evaltk.evaluation.run: rows replay exactly through plain gymnasium, resume, refusal to mix, summaries."""
 
 from __future__ import annotations
 
@@ -18,16 +18,24 @@ from hypothesis import strategies as st
 from evaltk.envs import env_for_id
 from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import ScoreTableError, SpecError
-from evaltk.evaluate import EvalConfig, EvalResult, episode_seed, evaluate, mean_ci
+from evaltk.evaluation.run import EvalConfig, EvalResult, episode_seed, evaluate, mean_ci
+from evaltk.evaluation.scores import (
+    BACKEND_COLUMNS,
+    COLUMNS,
+    LEGACY_COLUMNS,
+    SETTINGS_FILE,
+    TABLE_FILE,
+    read_scores,
+    read_table,
+)
 from evaltk.policies import episode_policy_rng, load_policy, save_builtin
-from evaltk.scores import BACKEND_COLUMNS, COLUMNS, LEGACY_COLUMNS, SETTINGS_FILE, TABLE_FILE, read_scores, read_table
 
 
 def _replay_random(env: gym.Env[np.ndarray, int], seed: int,
                    n_actions: int) -> tuple[float, int, int, str, str]:
     """Play one episode in ``env`` with the random policy's documented action stream for ``seed``.
 
-    Also returns the documented digests (``evaltk.episode_digest``), computed here from their definition.
+    Also returns the documented digests (``evaltk.evaluation.digests``), computed here from their definition.
     """
     obs, _ = env.reset(seed=seed)
     rng = episode_policy_rng(seed)

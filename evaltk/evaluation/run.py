@@ -1,7 +1,7 @@
 """Run an evaluation plan: a policy for N episodes on a simulator, rows written to a long-format score table.
 
-:mod:`evaltk.plan` resolves and checks a side of an evaluation into an
-:class:`~evaltk.plan.EvaluationPlan`; :func:`run_plan` runs it and :func:`evaluate` does both.
+:mod:`evaltk.evaluation.plan` resolves and checks a side of an evaluation into an
+:class:`~evaltk.evaluation.plan.EvaluationPlan`; :func:`run_plan` runs it and :func:`evaluate` does both.
 Semantics (documented for users in ``docs/evaluation.md``):
 
 * Episode ``i`` of an evaluation with base seed ``S`` has the recorded seed
@@ -12,7 +12,7 @@ Semantics (documented for users in ``docs/evaluation.md``):
   its row alone and results do not depend on ``num_envs``.
 * Rows are appended to ``OUT/episodes.csv`` as episodes finish, each flushed and fsynced; the
   settings are in ``OUT/evaluation.json``. The table is opened, resumed, repaired and written by
-  :mod:`evaltk.scores` (the one score-table module). Re-running the same command skips finished episodes;
+  :mod:`evaltk.evaluation.scores` (the one score-table module). Re-running the same command skips finished episodes;
   different settings in the same ``OUT`` are refused.
 * Doom (ViZDoom) env dicts run through the same engine with
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
@@ -43,16 +43,16 @@ import numpy as np
 from evaltk import package_versions, seeding
 from evaltk.atomic import write_json_atomic
 from evaltk.envs import EnvInfo
-from evaltk.episode_digest import EpisodeDigests
 from evaltk.errors import CheckpointError, SpecError
+from evaltk.evaluation.digests import EpisodeDigests
+from evaltk.evaluation.plan import EvalConfig as EvalConfig
+from evaltk.evaluation.plan import EvaluationPlan, plan, resolve_policy
+from evaltk.evaluation.scores import COLUMNS as COLUMNS
+from evaltk.evaluation.scores import SETTINGS_FILE as SETTINGS_FILE
+from evaltk.evaluation.scores import TABLE_FILE, TableWriter
+from evaltk.evaluation.scores import read_table as read_table
 from evaltk.executor import Resources, WorkUnit, run_units
-from evaltk.plan import EvalConfig as EvalConfig
-from evaltk.plan import EvaluationPlan, plan, resolve_policy
 from evaltk.policies import ActsOnSlots, EpisodeSeeded, Policy, episode_policy_rng
-from evaltk.scores import COLUMNS as COLUMNS
-from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
-from evaltk.scores import TABLE_FILE, TableWriter
-from evaltk.scores import read_table as read_table
 from evaltk.seeding import episode_seed as episode_seed
 from evaltk.simulators import EpisodeSlots, Simulator, get
 from evaltk.verdict.sample import Sample
@@ -228,7 +228,7 @@ class PlanSource:
 
 
 def evaluate(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResult:
-    """Run (or resume) an evaluation: :func:`evaltk.plan.plan` then :func:`run_plan`."""
+    """Run (or resume) an evaluation: :func:`evaltk.evaluation.plan.plan` then :func:`run_plan`."""
     return run_plan(plan(config), progress)
 
 
