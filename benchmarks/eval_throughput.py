@@ -69,7 +69,7 @@ def run_evaluate(checkpoint: str, env_id: str | None, simulator: str, episodes: 
         w0, c0 = time.perf_counter(), _cpu()
         result = evaluate(config)
         wall, cpu = time.perf_counter() - w0, _cpu() - c0
-    rows = tuple((r["index"], r["seed"], r["return"], r["steps"]) for r in result.rows)
+    rows = tuple((r.index, r.seed, r.episode_return, r.steps) for r in result.rows)
     return Run(result.env_steps, wall, cpu, rows)
 
 

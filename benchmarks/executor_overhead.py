@@ -48,7 +48,7 @@ def _evaluate(name: str, address: str | None, episodes: int, workers: int) -> tu
         result = evaluate(EvalConfig("builtin:random", out, episodes=episodes, seed=5, num_envs=2,
                                      env_id="ALE/Breakout-v5", workers=workers, fast_reset=True, executor=name,
                                      ray_address=address))
-        return time.perf_counter() - start, [(r["index"], r["seed"], r["return"], r["frames"]) for r in result.rows]
+        return time.perf_counter() - start, [(r.index, r.seed, r.episode_return, r.frames) for r in result.rows]
     finally:
         shutil.rmtree(out, ignore_errors=True)
 

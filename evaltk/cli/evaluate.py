@@ -110,6 +110,7 @@ def _table(summary: dict[str, Any]) -> Table:
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation with a progress bar, then print the summary table (and JSON with --json)."""
     from evaltk.evaluation.plan import EvalConfig, plan
+    from evaltk.evaluation.records import ScoreRow
     from evaltk.evaluation.run import run_plan
 
     config = EvalConfig(**request_args(args), simulator=args.sim, fast_reset=args.fast_reset,
@@ -118,19 +119,19 @@ def run(args: argparse.Namespace) -> int:
     if args.until_verdict:
         return _run_until_verdict(args, config)
     prep = plan(config)  # every bad-input error surfaces here, before the progress bar
-    print_import_caveats(prep.settings["checkpoint"], prep.caveats, env=prep.info.env,
+    print_import_caveats(prep.settings.checkpoint, prep.caveats, env=prep.info.env,
                          capped=config.max_episode_frames is not None)
     err = Console(stderr=True)
-    returns: list[float] = [float(r["return"]) for r in prep.old_rows if r["index"] < args.episodes]
+    returns: list[float] = [r.episode_return for r in prep.old_rows if r.index < args.episodes]
     with Progress(TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
                   TimeElapsedColumn(), console=err, transient=False) as bar:
         task = bar.add_task("eval", total=args.episodes, completed=len(returns), stats="")
         steps = [0]
 
-        def progress(row: dict[str, Any] | None, new_steps: int) -> None:
+        def progress(row: ScoreRow | None, new_steps: int) -> None:
             steps[0] += new_steps
             if row is not None:
-                returns.append(float(row["return"]))
+                returns.append(row.episode_return)
                 bar.advance(task)
             mean = f"mean return {sum(returns) / len(returns):.2f}" if returns else ""
             elapsed = bar.tasks[task].elapsed or 0.0
@@ -161,7 +162,7 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
 
     def planned(prep: Any) -> None:
         """Print the policy's import caveats once it is planned, before the first episode."""
-        print_import_caveats(prep.settings["checkpoint"], prep.caveats, env=prep.info.env,
+        print_import_caveats(prep.settings.checkpoint, prep.caveats, env=prep.info.env,
                              capped=config.max_episode_frames is not None)
 
     result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True),

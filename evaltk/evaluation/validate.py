@@ -30,7 +30,8 @@ from evaltk.envs import EnvInfo
 from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.errors import EvaltkError
 from evaltk.evaluation.plan import EvalConfig, EvalRequest, EvaluationPlan, plan_all
-from evaltk.evaluation.run import EvalResult, PlanSource, ProgressFn, run_plan, summarize
+from evaltk.evaluation.records import ScoreRow
+from evaltk.evaluation.run import EvalResult, PlanSource, ProgressFn, run_plan, summarize, summarize_episodes
 from evaltk.evaluation.samples import load_sample
 from evaltk.evaluation.scores import ENVIRONMENT_FILE, TABLE_FILE
 from evaltk.locations import table_provenance
@@ -103,7 +104,7 @@ class _Environments:
         self.specs: dict[Path, dict[str, Any]] = {}
 
     def __call__(self, config: EvalConfig, simulator: str, settings: dict[str, Any], info: EnvInfo,
-                 rows: list[dict[str, Any]]) -> dict[Path, Any]:
+                 rows: list[ScoreRow]) -> dict[Path, Any]:
         """Return the side's file where it is written (validate's :data:`~evaltk.evaluation.plan.SideFiles`).
 
         Its ``package`` is the one the simulator reported running the env with (its settings' ``package``).
@@ -327,9 +328,8 @@ def side_record(role: str, source: str, table: Path, result: EvalResult | None, 
         summary = {**summarize(result.rows), **{k: result.summary[k] for k in ("new_episodes", "resumed_episodes",
                                                                               "wall_s", "env_steps")}}
     else:  # a baseline table: no truncation flags recorded, lengths where the table has them
-        rows = [{"return": float(v), "frames": 0 if sample.frames is None else sample.frames[i], "truncated": False}
-                for i, v in enumerate(sample.returns)]
-        summary = {**summarize(rows), "n_truncated": None}
+        frames = [0] * sample.n if sample.frames is None else list(sample.frames)
+        summary = summarize_episodes([float(v) for v in sample.returns], frames, None)
         summary["mean_frames"] = summary["mean_frames"] if sample.frames is not None else None
     return {"role": role, "source": source, "simulator": sample.simulator or UNKNOWN,
             "env_id": sample.env_id or UNKNOWN, "table": str(table), "summary": summary, "notes": notes}
@@ -394,7 +394,7 @@ def run_validation(prep: PreparedValidation, progress: Mapping[str, ProgressFn] 
                     "settings": list(prep.alignment.aligned),
                     "not_aligned": [{"setting": k, "why": why} for k, why in prep.alignment.not_aligned]}}
     sim_rows = results["sim"].rows
-    checkpoint = str(sim_rows[0]["checkpoint"]) if sim_rows else prep.sim.config.checkpoint
+    checkpoint = sim_rows[0].checkpoint if sim_rows else prep.sim.config.checkpoint
     return Validation(c, samples["sim"], samples["reference"], comparison, pair_rows(samples["reference"],
                       samples["sim"]), sides, checkpoint, environments, settings, sequential=seq)
 

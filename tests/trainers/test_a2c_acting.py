@@ -100,7 +100,7 @@ def test_idle_slots_are_left_out_of_the_forward_pass_and_no_row_changes(tmp_path
 
         prep.policy.act_slots = spy  # type: ignore[attr-defined]
         rows = run_plan(prep).rows
-        return [(r["index"], r["seed"], r["return"], r["steps"], r["frames"], r["digest"], r["obs_digest"])
+        return [(r.index, r.seed, r.episode_return, r.steps, r.frames, r.digest, r.obs_digest)
                 for r in rows]
 
     batched = run("three", 3, "gpu_env")

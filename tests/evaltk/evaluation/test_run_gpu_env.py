@@ -14,7 +14,7 @@ KEYS = ("index", "seed", "return", "frames", "steps", "truncated", "digest", "ob
 def _rows(checkpoint: str, out: Path, simulator: str, env_id: str | None, episodes: int) -> list[tuple[object, ...]]:
     result = evaluate(EvalConfig(checkpoint=checkpoint, out=out, episodes=episodes, seed=7, num_envs=3,
                                  env_id=env_id, simulator=simulator, workers=0))
-    return [tuple(r[k] for k in KEYS) for r in result.rows]
+    return [tuple(r.to_json()[k] for k in KEYS) for r in result.rows]
 
 
 @pytest.mark.parametrize("env_id", ["ALE/Breakout-v5", "ALE/Pong-v5"])

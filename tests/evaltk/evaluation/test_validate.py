@@ -34,10 +34,10 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "val"
     report, text = _run(capsys, _argv(out, "--margin", "5", episodes=10))
-    gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gym" / TABLE_FILE),
-                                                                key=lambda r: r["index"])]
-    sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gpu_env" / TABLE_FILE),
-                                                                key=lambda r: r["index"])]
+    gym_rows = [tuple(r.to_json()[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gym" / TABLE_FILE),
+                                                                key=lambda r: r.index)]
+    sim_rows = [tuple(r.to_json()[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gpu_env" / TABLE_FILE),
+                                                                key=lambda r: r.index)]
     assert len(gym_rows) == 10
     assert sim_rows == gym_rows  # frame-exact simulators on the same seeds
     assert report["verdict"] == "identical"
