@@ -1,6 +1,6 @@
 """Evaluation throughput: ``evaltk evaluate --sim gpu_env`` next to ``--sim gym``, alternated in one run.
 
-Both sides run ``evaltk.evaluate.evaluate`` (the engine behind ``evaltk evaluate``) with the same policy, the
+Both sides run ``evaltk.evaluation.run.evaluate`` (the engine behind ``evaltk evaluate``) with the same policy, the
 same episodes, the same base seed and the same ``--num-envs``, so they play the same seeded episodes
 (every row is checked equal between the two sides); only the env differs:
 
@@ -61,7 +61,7 @@ def _cpu() -> float:
 
 def run_evaluate(checkpoint: str, env_id: str | None, simulator: str, episodes: int, num_envs: int, seed: int) -> Run:
     """One ``evaltk evaluate`` (engine call) into a fresh output directory, timed."""
-    from evaltk.evaluate import EvalConfig, evaluate
+    from evaltk.evaluation.run import EvalConfig, evaluate
 
     with tempfile.TemporaryDirectory() as tmp:
         config = EvalConfig(checkpoint, Path(tmp) / "out", episodes=episodes, seed=seed, num_envs=num_envs,
@@ -69,7 +69,7 @@ def run_evaluate(checkpoint: str, env_id: str | None, simulator: str, episodes: 
         w0, c0 = time.perf_counter(), _cpu()
         result = evaluate(config)
         wall, cpu = time.perf_counter() - w0, _cpu() - c0
-    rows = tuple((r["index"], r["seed"], r["return"], r["steps"]) for r in result.rows)
+    rows = tuple((r.index, r.seed, r.episode_return, r.steps) for r in result.rows)
     return Run(result.env_steps, wall, cpu, rows)
 
 
@@ -80,7 +80,7 @@ def _warm_imports(torch_threads: int) -> None:
     import scipy.stats  # noqa: F401
     import torch
 
-    import evaltk.evaluate  # noqa: F401
+    import evaltk.evaluation.run  # noqa: F401
     import gpu_env.vector  # noqa: F401
 
     torch.set_num_threads(torch_threads)

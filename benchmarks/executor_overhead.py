@@ -5,7 +5,7 @@ Two kinds of work, each run on both executors in turns (local, ray, local, ray, 
 * ``empty``: ``--units`` work units that do nothing (``os.getpid``) through :func:`evaltk.executor.stream`,
   on the local process pool (``--workers`` processes) and as Ray tasks: units/s, and wall time per unit,
   which is the executor's own overhead;
-* ``evaluate``: ``evaltk.evaluate.evaluate`` of ``builtin:random`` on ALE/Breakout-v5 for ``--episodes``
+* ``evaluate``: ``evaltk.evaluation.run.evaluate`` of ``builtin:random`` on ALE/Breakout-v5 for ``--episodes``
   episodes (``--fast-reset``, ``--num-envs`` 2): locally in this process with ``--workers`` env workers, on
   Ray as units of ``num_envs`` episodes; both tables are checked equal. Episodes/s and wall per episode.
 
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaltk.evaluate import EvalConfig, evaluate
+from evaltk.evaluation.run import EvalConfig, evaluate
 from evaltk.executor import WorkUnit, stream
 from evaltk.executor.local import LocalExecutor
 from evaltk.executor.ray_executor import RayExecutor
@@ -48,7 +48,7 @@ def _evaluate(name: str, address: str | None, episodes: int, workers: int) -> tu
         result = evaluate(EvalConfig("builtin:random", out, episodes=episodes, seed=5, num_envs=2,
                                      env_id="ALE/Breakout-v5", workers=workers, fast_reset=True, executor=name,
                                      ray_address=address))
-        return time.perf_counter() - start, [(r["index"], r["seed"], r["return"], r["frames"]) for r in result.rows]
+        return time.perf_counter() - start, [(r.index, r.seed, r.episode_return, r.frames) for r in result.rows]
     finally:
         shutil.rmtree(out, ignore_errors=True)
 

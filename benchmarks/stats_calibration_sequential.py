@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from evaltk.scores import read_scores
+from evaltk.evaluation.scores import read_scores
 from evaltk.stats.boundaries import Spending
 from evaltk.stats.group_sequential import (
     LookDecision,

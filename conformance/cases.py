@@ -181,13 +181,13 @@ def run_transfer_case(case: Case, workdir: Path) -> CaseResult:
     with base seed ``seed``; side B is ``episodes`` episodes on ``simulator_b`` (default ``gpu_env``) with base
     seed ``seed_b`` (default ``seed``). Rows pair by seed unless ``unpaired = true``; episodes that are the same
     step for step on at least 10 shared seeds give ``identical``. Inference runs on the command line's torch
-    threads (the :class:`~evaltk.plan.EvalRequest` default). Passes when the verdict equals ``expect`` (default
-    ``equivalent``).
+    threads (the :class:`~evaltk.evaluation.plan.EvalRequest` default). Passes when the verdict equals ``expect``
+    (default ``equivalent``).
     """
-    from evaltk.evaluate import plan_sample, run_plan
-    from evaltk.plan import EvalConfig, plan_all
-    from evaltk.table_comparison import load_sample
-    from evaltk.validate import side_label
+    from evaltk.evaluation.plan import EvalConfig, plan_all
+    from evaltk.evaluation.run import plan_sample, run_plan
+    from evaltk.evaluation.samples import load_sample
+    from evaltk.evaluation.validate import side_label
     from evaltk.verdict import check_envs, compare
 
     start = time.perf_counter()

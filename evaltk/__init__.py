@@ -1,7 +1,7 @@
 """evaltk: policy-transfer validation and evaluation for reinforcement learning.
 
 Subpackages: :mod:`evaltk.checkpoint` (self-describing checkpoints), :mod:`evaltk.stats`
-(two-sample tests, equivalence, bootstrap, aggregate metrics), :mod:`evaltk.evaluate`
+(two-sample tests, equivalence, bootstrap, aggregate metrics), :mod:`evaltk.evaluation.run`
 (episodes on reference environments), :mod:`evaltk.verdict` (transfer verdicts),
 :mod:`evaltk.tournament` (Doom matches and ratings) and :mod:`evaltk.cli` (the ``evaltk`` command).
 """

@@ -170,7 +170,7 @@ def table_provenance(label: str) -> dict[str, Any]:
     """Return the provenance a score table, its summary and reports record for the checkpoint ``label``.
 
     A Hub label gives ``{"checkpoint": {"source": "hf", "repo": ..., "revision": <commit sha>, "path": ...}}``
-    (the manifest's ``provenance`` field, :func:`evaltk.scores.open_table`); a local path or builtin ``{}``.
+    (the manifest's ``provenance`` field, :func:`evaltk.evaluation.scores.open_table`); a local path or builtin ``{}``.
     """
     if not hub.is_hub(label):
         return {}

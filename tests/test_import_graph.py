@@ -295,13 +295,13 @@ def test_private_module_check_sees_one(tmp_path: Path, monkeypatch: pytest.Monke
     assert private_module_imports(text, "gpu_env.envpool") == [
         (1, "gpu_env.presets._engine"), (2, "gpu_env.presets._engine"), (3, "gpu_env.presets._engine")]
     assert private_module_imports(text, "gpu_env.presets.wrappers") == []
-    assert private_module_imports("from evaltk.scores import read_table\n", "gpu_env.envpool") == []
+    assert private_module_imports("from evaltk.evaluation.scores import read_table\n", "gpu_env.envpool") == []
 
 
 def test_private_import_check_sees_one() -> None:
     """The checker itself: a private name is found, a dunder and a public name are not."""
-    text = "from evaltk.scores import _hidden, __version__, read_table\nfrom . import _sibling\n"
-    assert private_imports(text, "evaltk.probe") == [(1, "evaltk.scores._hidden"), (2, "evaltk._sibling")]
+    text = "from evaltk.evaluation.scores import _hidden, __version__, read_table\nfrom . import _sibling\n"
+    assert private_imports(text, "evaltk.probe") == [(1, "evaltk.evaluation.scores._hidden"), (2, "evaltk._sibling")]
 
 
 #: Notes a clone does not have (the house's documents outside the repository); spelled in pieces so that this file

@@ -5,7 +5,7 @@ Point ``CHECKPOINT`` at your own policy's checkpoint directory (or a ``builtin:`
 
 from pathlib import Path
 
-from evaltk.validate import ValidateConfig, prepare_validation, run_validation
+from evaltk.evaluation.validate import ValidateConfig, prepare_validation, run_validation
 from evaltk.verdict import VerdictRule
 
 CHECKPOINT = "suites/checkpoints/a2c_breakout"

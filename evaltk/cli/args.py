@@ -49,7 +49,7 @@ def add_request_options(parser: argparse.ArgumentParser, *, env_id_help: str, ep
     ``--max-episode-frames``.
 
     With ``CKPT`` (:func:`add_checkpoint_argument`) and ``--out`` they are the fields of an
-    :class:`evaltk.plan.EvalRequest`, which :func:`request_args` reads back.
+    :class:`evaltk.evaluation.plan.EvalRequest`, which :func:`request_args` reads back.
     """
     parser.add_argument("--env-id", default=None, help=env_id_help)
     parser.add_argument("--episodes", type=int, default=20, help=episodes_help)
@@ -80,10 +80,12 @@ def add_actions_option(parser: argparse.ArgumentParser) -> None:
 
 
 def request_args(args: argparse.Namespace) -> dict[str, Any]:
-    """Return the :class:`evaltk.plan.EvalRequest` fields parsed by a command that runs episodes, by field name."""
+    """Return the :class:`evaltk.evaluation.plan.EvalRequest` fields parsed by a command that runs episodes, by name."""
     import dataclasses
 
-    from evaltk.plan import EvalRequest  # here, not at the top: parsing arguments does not import the plan's imports
+    from evaltk.evaluation.plan import (
+        EvalRequest,  # here, not at the top: parsing arguments does not import the plan's imports
+    )
 
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(EvalRequest)}
     return {name: value for name, value in given.items() if value is not None}  # an option not given: the default

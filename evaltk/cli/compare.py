@@ -93,7 +93,7 @@ def _print_sequential(result: Any) -> None:
 
 def _load(path: str, column: str, side: str) -> Any:
     """Read one table as a sample named ``A (gym)`` / ``B (gpu_env)`` (the simulator where the table records one)."""
-    from evaltk.table_comparison import load_sample
+    from evaltk.evaluation.samples import load_sample
 
     sample = load_sample(path, column=column)
     return sample.with_label(f"{side} ({sample.simulator})" if sample.simulator else side)
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         raise EvaltkError("compare has no --seed: --seed is an evaluation's episode base seed; the resampling "
                           "generator's seed is --bootstrap-seed")
     rule = verdict_rule(args)
-    from evaltk.table_comparison import describe
+    from evaltk.evaluation.samples import describe
     from evaltk.verdict import compare
     from evaltk.verdict.sequential import FixedSource, compare_sequential
 

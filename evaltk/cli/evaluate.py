@@ -109,8 +109,9 @@ def _table(summary: dict[str, Any]) -> Table:
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation with a progress bar, then print the summary table (and JSON with --json)."""
-    from evaltk.evaluate import run_plan
-    from evaltk.plan import EvalConfig, plan
+    from evaltk.evaluation.plan import EvalConfig, plan
+    from evaltk.evaluation.records import ScoreRow
+    from evaltk.evaluation.run import run_plan
 
     config = EvalConfig(**request_args(args), simulator=args.sim, fast_reset=args.fast_reset,
                         repeat_action_probability=args.repeat_action_probability,
@@ -118,19 +119,19 @@ def run(args: argparse.Namespace) -> int:
     if args.until_verdict:
         return _run_until_verdict(args, config)
     prep = plan(config)  # every bad-input error surfaces here, before the progress bar
-    print_import_caveats(prep.settings["checkpoint"], prep.caveats, env=prep.info.env,
+    print_import_caveats(prep.settings.checkpoint, prep.caveats, env=prep.info.env,
                          capped=config.max_episode_frames is not None)
     err = Console(stderr=True)
-    returns: list[float] = [float(r["return"]) for r in prep.old_rows if r["index"] < args.episodes]
+    returns: list[float] = [r.episode_return for r in prep.old_rows if r.index < args.episodes]
     with Progress(TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[stats]}"),
                   TimeElapsedColumn(), console=err, transient=False) as bar:
         task = bar.add_task("eval", total=args.episodes, completed=len(returns), stats="")
         steps = [0]
 
-        def progress(row: dict[str, Any] | None, new_steps: int) -> None:
+        def progress(row: ScoreRow | None, new_steps: int) -> None:
             steps[0] += new_steps
             if row is not None:
-                returns.append(float(row["return"]))
+                returns.append(row.episode_return)
                 bar.advance(task)
             mean = f"mean return {sum(returns) / len(returns):.2f}" if returns else ""
             elapsed = bar.tasks[task].elapsed or 0.0
@@ -154,18 +155,24 @@ def _run_until_verdict(args: argparse.Namespace, config: Any) -> int:
     if missing:
         raise EvaltkError(f"--until-verdict needs {', '.join(missing)}; e.g. --baseline runs/ref/episodes.csv "
                           "--margin 0.5 --margin-kind sd --max-episodes 100")
-    from evaltk.until_verdict import UntilVerdictConfig, evaluate_until_verdict
+    from evaltk.evaluation.until_verdict import UntilVerdictConfig, evaluate_until_verdict
 
     uv = UntilVerdictConfig(baseline=args.baseline, rule=verdict_rule(args, sequential=True),
                             max_episodes=args.max_episodes)
 
     def planned(prep: Any) -> None:
         """Print the policy's import caveats once it is planned, before the first episode."""
-        print_import_caveats(prep.settings["checkpoint"], prep.caveats, env=prep.info.env,
+        print_import_caveats(prep.settings.checkpoint, prep.caveats, env=prep.info.env,
                              capped=config.max_episode_frames is not None)
 
     result = evaluate_until_verdict(config, uv, on_look=lambda look: print(look.summary(), flush=True),
                                     on_plan=planned)
+    from evaltk.evaluation.scores import TABLE_FILE
+    from evaltk.report.comparison_report import write_sequential_report
+
+    payload = result.to_dict()
+    payload["inputs"] = {"a": str(uv.baseline), "b": str(config.out / TABLE_FILE)}
+    write_sequential_report(payload, config.out)
     print(f"  {result.reason}")
     if result.interval_line():
         print(f"  {result.interval_line()}")

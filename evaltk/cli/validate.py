@@ -143,8 +143,9 @@ def _print_settings(console: Console, envs: dict[str, Any], section: dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     """Run both sides with a progress bar, compare, write the report, print the summary ending with the verdict."""
+    from evaltk.evaluation.records import ScoreRow
+    from evaltk.evaluation.validate import PreparedValidation, ValidateConfig, validate
     from evaltk.report.validate_report import write_report
-    from evaltk.validate import PreparedValidation, ValidateConfig, validate
 
     if args.baseline is not None and args.reference is not None:
         raise EvaltkError("--baseline TABLE replaces the reference run: drop --reference (or drop --baseline)")
@@ -156,14 +157,14 @@ def run(args: argparse.Namespace) -> int:
         def start(prep: PreparedValidation) -> dict[str, Any]:
             """Print the policy's import caveats and add one bar per evaluated side, once every input is checked."""
             for side in list(prep.evaluations.values())[:1]:  # the sides share one policy: its caveats once
-                print_import_caveats(side.settings["checkpoint"], side.caveats, env=side.info.env,
+                print_import_caveats(side.settings.checkpoint, side.caveats, env=side.info.env,
                                      capped=args.max_episode_frames is not None)
             return {role: progress_for(bar.add_task(f"{role} ({p.simulator_name})", total=args.episodes,
                                                     completed=args.episodes - len(p.todo)))
                     for role, p in prep.evaluations.items()}
 
         def progress_for(task: Any) -> Any:
-            def progress(row: dict[str, Any] | None, new_steps: int) -> None:
+            def progress(row: ScoreRow | None, new_steps: int) -> None:
                 if row is not None:
                     bar.advance(task)
             return progress

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from evaltk.atomic import write_bytes_atomic
-from evaltk.validate import Validation
+from evaltk.evaluation.validate import Validation
 
 FILE_NAMES = {"json": "report.json", "markdown": "report.md", "png": "report.png", "pairs_png": "pairs.png",
               "html": "report.html"}

@@ -75,7 +75,7 @@ class Simulator(Protocol):
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
         """Raise :class:`SimulatorError` if this simulator cannot run ``info``'s env; else return its identity.
 
-        The identity is what a resumed score table must match (:func:`evaltk.scores.open_table`):
+        The identity is what a resumed score table must match (:func:`evaltk.evaluation.scores.open_table`):
         ``{"simulator": name, "settings": effective settings (package and version included), ...}`` and
         whatever else decides its episodes (a factory's module source, EnvPool's options). Runs nothing else:
         the one call an evaluation plan makes before it opens the score table.

@@ -37,7 +37,7 @@ Welch's test, whose verdict tends to the same answer as the variance goes to 0.
 
 Paired designs: when both samples record seeds (:class:`~evaltk.verdict.sample.Sample`) the rows are matched by
 episode seed (:mod:`evaltk.stats.paired`), unless the rule turns pairing off. With the per-episode digests of both
-sides (:mod:`evaltk.episode_digest`: rewards, actions and episode end per step, and the observations) the
+sides (:mod:`evaltk.evaluation.digests`: rewards, actions and episode end per step, and the observations) the
 verdict is ``identical`` when every shared seed's episode is the same step for step on at least
 ``max(min_episodes, MIN_EPISODES)`` shared seeds - a fact about these episodes, stated with the rule of
 three's 95 % upper bound on the rate of differing episodes (3/n): "identical on 30/30 seeds: fewer than

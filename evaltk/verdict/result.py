@@ -127,7 +127,7 @@ class Decision:
 
 
 DIGEST_WORDS = {"steps": "rewards, actions and episode ends", "obs": "observations"}
-"""What each per-episode digest (:mod:`evaltk.episode_digest`) covers, in words."""
+"""What each per-episode digest (:mod:`evaltk.evaluation.digests`) covers, in words."""
 
 
 def upper_bound(n: int) -> float:

@@ -2,8 +2,8 @@
 
 Every door to a verdict (``evaltk compare``, ``evaltk validate``, ``evaltk evaluate --until-verdict``, a suite's
 ``transfer`` case) makes two samples and hands them to :func:`evaltk.verdict.compare`: a score table read from
-disk (:func:`evaltk.table_comparison.load_sample`) or an evaluation's rows
-(:attr:`evaltk.evaluate.EvalResult.sample`) give the same kind of value, so the env check, the pairing, the
+disk (:func:`evaltk.evaluation.samples.load_sample`) or an evaluation's rows
+(:attr:`evaltk.evaluation.run.EvalResult.sample`) give the same kind of value, so the env check, the pairing, the
 ``identical`` finding and the statistics cannot differ by door.
 
 The env spec and the settings are normalised once, here (:func:`normalise_env`, :func:`normalise_settings`):
@@ -70,7 +70,7 @@ class Sample:
     seeds: tuple[int, ...] | None = None
     """Episode seeds (each at most once), or ``None`` when the source records none or repeats one."""
     digests: tuple[dict[str, str], ...] | None = field(default=None, repr=False)
-    """Per episode ``{"steps": hex, "obs": hex}`` (:mod:`evaltk.episode_digest`), or ``None``."""
+    """Per episode ``{"steps": hex, "obs": hex}`` (:mod:`evaltk.evaluation.digests`), or ``None``."""
     frames: tuple[int, ...] | None = field(default=None, repr=False)
     steps: tuple[int, ...] | None = field(default=None, repr=False)
     env_id: str | None = None

@@ -7,7 +7,7 @@ default design's non-binding futility stop, when an interim estimate sits on a m
 sequential door is this call with its own sources: ``evaltk compare --sequential`` reads two complete tables as if
 their episodes had arrived in batches (:class:`FixedSource` ``grows=True``), ``evaltk evaluate --until-verdict``
 evaluates B against a complete baseline (``grows=False``), and ``evaltk validate --sequential`` evaluates both
-(:class:`evaltk.evaluate.PlanSource`: one live plan per side, each look only runs more episodes).
+(:class:`evaltk.evaluation.run.PlanSource`: one live plan per side, each look only runs more episodes).
 
 Pairing (one rule): when the rule pairs and both sources know their seeds, the looks run on the seeds both share,
 in B's episode order (look ``k`` uses the first ``s_k`` shared seeds); else each look takes the first episodes of a

@@ -10,7 +10,8 @@ SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
 # transfer_breakout (100 episodes a side, ~45 s) is slow; the default run checks the transfer case on a
-# smaller one (tests/conformance/test_suite.py) and the same policies gym vs gpu_env in tests/evaltk/test_validate.py.
+# smaller one (tests/conformance/test_suite.py) and the same policies gym vs gpu_env in
+# tests/evaltk/evaluation/test_validate.py.
 # doom.toml (Doom traces, demos, 8 half-minute matches against a bot, an SPRT against random) takes about 90 s
 # on a loaded 2-core machine; docs/conformance.md states its bound. appo_duel.toml (80 four-minute matches of the
 # shipped APPO duel agent against a bot, docs/selfplay.md) is slow.

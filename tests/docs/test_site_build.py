@@ -25,13 +25,14 @@ API = {
     "api/gpu_env/index.html": ("gpu_env.AtariBatch", "gpu_env.AtariBatch.act", "gpu_env.AtariBatch.reset_game",
                                "gpu_env.AtariBatch.get_screen", "gpu_env.AtariBatch.load_ale_state",
                                "gpu_env.make_vec"),
-    "api/evaluate/index.html": ("evaltk.evaluate.evaluate", "evaltk.plan.EvalConfig", "evaltk.plan.EvaluationPlan",
-                                "evaltk.evaluate.EvalResult"),
+    "api/evaluate/index.html": ("evaltk.evaluation.run.evaluate", "evaltk.evaluation.plan.EvalConfig",
+                                "evaltk.evaluation.plan.EvaluationPlan",
+                                "evaltk.evaluation.run.EvalResult"),
     "api/verdict/index.html": ("evaltk.verdict.compare", "evaltk.verdict.Comparison", "evaltk.verdict.Verdict",
                                "evaltk.verdict.VerdictRule"),
-    "api/validate/index.html": ("evaltk.validate.ValidateConfig", "evaltk.validate.validate",
-                                "evaltk.validate.prepare_validation",
-                                "evaltk.validate.run_validation", "evaltk.validate.Validation"),
+    "api/validate/index.html": ("evaltk.evaluation.validate.ValidateConfig", "evaltk.evaluation.validate.validate",
+                                "evaltk.evaluation.validate.prepare_validation",
+                                "evaltk.evaluation.validate.run_validation", "evaltk.evaluation.validate.Validation"),
     "api/suite_format/index.html": ("conformance.suite.load_suite", "conformance.suite.run_suite",
                                     "conformance.suite.Suite"),
 }
@@ -91,14 +92,15 @@ def test_the_site_fetches_nothing_from_other_hosts(built_site: SiteBuild) -> Non
 
 def test_api_reference_documents_the_public_api(built_site: SiteBuild) -> None:
     import conformance.suite
-    import evaltk.evaluate
-    import evaltk.plan
-    import evaltk.validate
+    import evaltk.evaluation.plan
+    import evaltk.evaluation.run
+    import evaltk.evaluation.validate
     import evaltk.verdict
     import gpu_env
 
-    modules = {"gpu_env": gpu_env, "evaltk.evaluate": evaltk.evaluate, "evaltk.plan": evaltk.plan,
-               "evaltk.verdict": evaltk.verdict, "evaltk.validate": evaltk.validate,
+    modules = {"gpu_env": gpu_env, "evaltk.evaluation.run": evaltk.evaluation.run,
+               "evaltk.evaluation.plan": evaltk.evaluation.plan,
+               "evaltk.verdict": evaltk.verdict, "evaltk.evaluation.validate": evaltk.evaluation.validate,
                "conformance.suite": conformance.suite}
     for page, objects in API.items():
         source = (built_site.site / page).read_text(encoding="utf-8")

@@ -15,9 +15,9 @@ import pytest
 from evaltk.checkpoint import SPEC_FILE, WEIGHTS_FILE
 from evaltk.cli.main import main
 from evaltk.envs import env_for_id
-from evaltk.evaluate import episode_seed
+from evaltk.evaluation.run import episode_seed
+from evaltk.evaluation.scores import SETTINGS_FILE, TABLE_FILE, read_table
 from evaltk.policies import save_builtin
-from evaltk.scores import SETTINGS_FILE, TABLE_FILE, read_table
 from tests.evaltk.cli_helpers import error_line, restore_sigint
 
 EVALTK = [sys.executable, "-m", "evaltk"]
@@ -35,7 +35,7 @@ def test_json_last_line(tmp_path: Path) -> None:
     assert last["n_episodes"] == 2
     assert last["out"] == str(tmp_path / TABLE_FILE)
     rows = read_table(tmp_path / TABLE_FILE)
-    assert last["mean_return"] == pytest.approx(sum(r["return"] for r in rows) / 2)
+    assert last["mean_return"] == pytest.approx(sum(r.episode_return for r in rows) / 2)
     assert last["ci"][0] <= last["mean_return"] <= last["ci"][1]
     assert "mean return" in proc.stdout
 
@@ -68,7 +68,7 @@ def test_interrupted_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal.Sign
         assert proc.returncode == -signal.SIGKILL
     assert 2 <= len(kept) < episodes
     for row in kept:
-        assert row["seed"] == episode_seed(4, row["index"])
+        assert row.seed == episode_seed(4, row.index)
     resumed = subprocess.run([*EVALTK, *_args(tmp_path, episodes, "--json")], capture_output=True, text=True,
                              timeout=180)
     assert resumed.returncode == 0, resumed.stderr
@@ -76,7 +76,7 @@ def test_interrupted_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal.Sign
     assert summary["resumed_episodes"] == len(kept)
     assert summary["new_episodes"] == episodes - len(kept)
     rows = read_table(tmp_path / TABLE_FILE)
-    assert sorted(r["index"] for r in rows) == list(range(episodes))
+    assert sorted(r.index for r in rows) == list(range(episodes))
     assert rows[: len(kept)] == kept
 
 

@@ -1,4 +1,4 @@
-"""`evaltk compare` end to end, and reading score tables (evaltk.scores)."""
+"""`evaltk compare` end to end, and reading score tables (evaltk.evaluation.scores)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from evaltk.cli.main import main
 from evaltk.errors import ScoreTableError
-from evaltk.scores import read_scores
+from evaltk.evaluation.scores import read_scores
 
 EVALUATE_HEADER = "checkpoint,env_id,backend,index,seed,return,frames,steps,truncated"
 

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.lockstep import action_rng, ale_seeds
 from evaltk import seeding
-from evaltk.evaluate import episode_seed
+from evaltk.evaluation.run import episode_seed
 from trainers.appo.config import AppoConfig
 from trainers.appo.selfplay.population import Member
 from trainers.appo.selfplay.runner import member_config
@@ -28,7 +28,8 @@ RESUMES, ENVS, GENERATIONS, MEMBERS, EPISODES, DRAWS, DEMO_EPISODES = 4, 64, 4, 
 CALLED_STREAMS = {"a2c.weights", "a2c.actions", "a2c.env", "appo.weights", "appo.inference", "appo.resume",
                   "appo.env", "selfplay.population", "selfplay.matches", "selfplay.member", "lockstep.ale",
                   "lockstep.actions", "bc.weights", "bc.demos", "demos.episode", "evaluation.policy"}
-RULED_SOURCES = ("conformance/lockstep.py", "conformance/sim_lockstep.py", "evaltk/evaluate.py", "evaltk/policies.py")
+RULED_SOURCES = ("conformance/lockstep.py", "conformance/sim_lockstep.py", "evaltk/evaluation/run.py",
+                 "evaltk/policies.py")
 """Beyond the trainers: the lockstep engine and evaluation, whose every stream comes from :mod:`evaltk.seeding`."""
 SEEDED_BY_A_DRAW = {
     ("trainers/appo/demos.py", "np.random.default_rng(spec.policy_seed)"):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evaltk.cli.main import main
-from evaltk.scores import COLUMNS, LEGACY_COLUMNS, read_scores
+from evaltk.evaluation.scores import COLUMNS, LEGACY_COLUMNS, read_scores
 from evaltk.verdict import MIN_EPISODES, Comparison, Verdict
 from tests.evaltk.samples import compare_arrays
 

@@ -10,9 +10,9 @@ import pytest
 from statsmodels.stats.weightstats import ttost_paired
 
 from evaltk.cli.main import main
+from evaltk.evaluation.samples import load_sample
 from evaltk.margin import MarginKind
 from evaltk.stats.boundaries import Spending
-from evaltk.table_comparison import load_sample
 from evaltk.verdict import CompareError, Verdict, VerdictRule, compare
 from evaltk.verdict.sample import Sample
 from evaltk.verdict.sequential import FixedSource, compare_sequential

@@ -10,8 +10,8 @@ import torch
 
 from evaltk.checkpoint import load
 from evaltk.errors import CheckpointError
-from evaltk.evaluate import run_plan
-from evaltk.plan import EvalConfig, plan
+from evaltk.evaluation.plan import EvalConfig, plan
+from evaltk.evaluation.run import run_plan
 from evaltk.policies import ActsOnSlots, guard_actions
 from trainers.a2c.model import A2cPolicy, ActingForward, NatureActorCritic, sample
 
@@ -100,7 +100,7 @@ def test_idle_slots_are_left_out_of_the_forward_pass_and_no_row_changes(tmp_path
 
         prep.policy.act_slots = spy  # type: ignore[attr-defined]
         rows = run_plan(prep).rows
-        return [(r["index"], r["seed"], r["return"], r["steps"], r["frames"], r["digest"], r["obs_digest"])
+        return [(r.index, r.seed, r.episode_return, r.steps, r.frames, r.digest, r.obs_digest)
                 for r in rows]
 
     batched = run("three", 3, "gpu_env")

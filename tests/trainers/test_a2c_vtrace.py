@@ -199,7 +199,7 @@ def test_sigterm_ends_the_run_with_a_final_checkpoint(tmp_path: Path) -> None:
 
 def test_checkpoint_rows_do_not_depend_on_the_batch(first_run: tuple[Path, RunResult], tmp_path: Path) -> None:
     """A2cPolicy takes evaltk's per-episode generators: batch size and workers change no row."""
-    from evaltk.evaluate import SETTINGS_FILE, EvalConfig, evaluate
+    from evaltk.evaluation.run import SETTINGS_FILE, EvalConfig, evaluate
 
     ckpt = checkpointing.latest_policy_path(first_run[0])
     assert ckpt is not None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evaltk.scores import read_scores
+from evaltk.evaluation.scores import read_scores
 from tests.evaltk.hub.hub_server import HubServer
 from tests.evaltk.hub.repos import EMPTY_REPO, ENV_ID, EVIL_REPO, SB3_REPO, SF_DOOM_REPO, SF_REPO
 from tests.evaltk.hub.run import error_of, evaltk, rows, snapshot

@@ -18,7 +18,7 @@ import pytest
 from evaltk.cli.main import main
 from evaltk.envs import describe
 from evaltk.envs.atari_settings import UNKNOWN
-from evaltk.evaluate import TABLE_FILE, read_table
+from evaltk.evaluation.run import TABLE_FILE, read_table
 from evaltk.simulators import SimulatorError, get
 from evaltk.simulators.align import align_env
 from evaltk.verdict import Sample
@@ -108,8 +108,8 @@ def test_evaluate_on_envpool_writes_rows_and_resumes(cleanrl_checkpoint: Path, t
     assert summary["simulator"] == "envpool"
     assert summary["new_episodes"] == 3
     rows = read_table(out / TABLE_FILE)
-    assert {r["simulator"] for r in rows} == {"envpool"}
-    assert all(r["steps"] > 0 for r in rows)
+    assert {r.simulator for r in rows} == {"envpool"}
+    assert all(r.steps > 0 for r in rows)
     assert main(argv) == 0  # the same command again: every episode resumed, none re-run
     again = json.loads((out / "summary.json").read_text())
     assert again["new_episodes"] == 0
@@ -135,7 +135,7 @@ def test_validate_shows_envpool_options_and_resume_refuses_another_configuration
     assert any("max_episode_frames" in line and "160" in line for line in lines)  # the printed settings table
     rows = read_table(out / "envpool" / TABLE_FILE)
     assert len(rows) == 2
-    assert all(r["steps"] <= 40 for r in rows)
+    assert all(r.steps <= 40 for r in rows)
     manifest = json.loads((out / "envpool" / "evaluation.json").read_text())
     assert manifest["simulator"]["options"] == {"max_episode_steps": 40}
 
@@ -218,7 +218,7 @@ def test_an_untested_envpool_release_is_refused_in_one_line(tmp_path: Path) -> N
 
 def test_compare_prints_the_settings_recorded_next_to_each_table(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    from evaltk.table_comparison import load_sample
+    from evaltk.evaluation.samples import load_sample
 
     env = describe(_a2c_env()).env
     for name in ("gym", "envpool"):

@@ -18,7 +18,7 @@ import pytest
 
 from conformance.suite import Outcome, load_suite, run_case
 from evaltk.cli.main import main
-from evaltk.evaluate import TABLE_FILE, read_table
+from evaltk.evaluation.run import TABLE_FILE, read_table
 from tests.evaltk.cli_helpers import error_line
 
 ENV_ID = "ALE/Breakout-v5"
@@ -123,10 +123,10 @@ def test_factory_wrapping_gymnasium_is_identical_to_gym(factory_module: str, cal
                                 "compared step for step: rewards, actions and episode ends, and observations")
     assert report["identical"]["upper_bound"] == pytest.approx(0.3)
     assert report["pairs"]["same"]["episode"] == 10
-    sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)]
-    gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in read_table(out / "gym" / TABLE_FILE)]
+    sim_rows = [tuple(r.to_json()[k] for k in ROW_KEYS) for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)]
+    gym_rows = [tuple(r.to_json()[k] for k in ROW_KEYS) for r in read_table(out / "gym" / TABLE_FILE)]
     assert sorted(sim_rows) == sorted(gym_rows)
-    assert {r["simulator"] for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)} == {sim}
+    assert {r.simulator for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)} == {sim}
     call = my_sim.CALLS[0]
     assert call["env_id"] == ENV_ID
     assert call["num_envs"] == 1
@@ -173,10 +173,11 @@ def test_delayed_rewards_are_not_identical(factory_module: str, tmp_path: Path,
     assert main([*_validate(out, sim, episodes=10), "--json"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     report = json.loads(lines[-1])
-    sim_rows = {r["seed"]: r for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)}
-    gym_rows = {r["seed"]: r for r in read_table(out / "gym" / TABLE_FILE)}
-    assert all((sim_rows[s]["return"], sim_rows[s]["steps"]) == (g["return"], g["steps"]) for s, g in gym_rows.items())
-    rewarded = sum(g["return"] != 0 for g in gym_rows.values())  # an episode without rewards is not changed by a delay
+    sim_rows = {r.seed: r for r in read_table(out / sim.replace(":", "_") / TABLE_FILE)}
+    gym_rows = {r.seed: r for r in read_table(out / "gym" / TABLE_FILE)}
+    assert all((sim_rows[s].episode_return, sim_rows[s].steps) == (g.episode_return, g.steps)
+               for s, g in gym_rows.items())
+    rewarded = sum(g.episode_return != 0 for g in gym_rows.values())  # a delay does not change a rewardless episode
     assert rewarded >= 1
     assert report["verdict"] != "identical"
     assert report["identical"] is None

@@ -20,7 +20,7 @@ from conformance.lockstep import action_rng
 from conformance.sim_lockstep import SimLockstepConfig, deterministic_env, run_sim_lockstep
 from evaltk.cli.main import main
 from evaltk.envs import describe
-from evaltk.evaluate import episode_seed
+from evaltk.evaluation.run import episode_seed
 from evaltk.simulators import get
 from tests.evaltk.cli_helpers import error_line
 

@@ -1,8 +1,9 @@
-"""evaltk.scores: column types enforced on read, errors naming file, row and column; fuzzed real tables."""
+"""evaltk.evaluation.scores: column types enforced on read, errors naming file, row and column; fuzzed real tables."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,11 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaltk.errors import ScoreTableError
-from evaltk.scores import (
+from evaltk.evaluation.records import ScoreRow
+from evaltk.evaluation.scores import (
     COLUMNS,
     MANIFEST_FORMAT,
     SETTINGS_FILE,
     TABLE_FILE,
+    EvalSettings,
     TableWriter,
     open_table,
     open_tables,
@@ -109,13 +112,18 @@ def test_mutated_tables_long(tmp_path: Path, data: st.DataObject) -> None:
     _fuzz_table(tmp_path, data)
 
 
-def _row(index: int, ret: float) -> dict[str, object]:
-    return {"checkpoint": "hf://org/repo", "env_id": "ALE/Pong-v5", "simulator": "gym", "index": index,
-            "seed": 100 + index, "return": ret, "frames": 40, "steps": 10, "truncated": index == 1}
+def _row(index: int, ret: float) -> ScoreRow:
+    return ScoreRow(checkpoint="hf://org/repo", env_id="ALE/Pong-v5", simulator="gym", index=index, seed=100 + index,
+                    episode_return=ret, frames=40, steps=10, truncated=index == 1)
+
+
+def _settings(checkpoint: str, seed: int) -> EvalSettings:
+    return EvalSettings(checkpoint=checkpoint, policy_digest="ab" * 16, env={"env_id": "ALE/Pong-v5"}, seed=seed,
+                        simulator="gym", policy_seeding="per-episode")
 
 
 def test_written_table_reads_back_with_its_provenance_and_resumes(tmp_path: Path) -> None:
-    settings = {"checkpoint": "hf://org/repo", "seed": 100, "env": {"env_id": "ALE/Pong-v5"}}
+    settings = _settings("hf://org/repo", 100)
     provenance = {"checkpoint": {"source": "hf", "repo": "org/repo", "revision": "0123abcd", "path": ""}}
     assert open_table(tmp_path, settings, provenance=provenance) == []
     writer = TableWriter(tmp_path / TABLE_FILE, set())
@@ -128,31 +136,31 @@ def test_written_table_reads_back_with_its_provenance_and_resumes(tmp_path: Path
     assert table.seeds.tolist() == [100, 101]
     assert table.provenance == provenance
     assert table.settings == settings
-    assert read_manifest(tmp_path / TABLE_FILE) == {"format": MANIFEST_FORMAT, "settings": settings,
+    assert read_manifest(tmp_path / TABLE_FILE) == {"format": MANIFEST_FORMAT, "settings": settings.to_json(),
                                                     "columns": list(COLUMNS), "provenance": provenance}
-    assert [r["truncated"] for r in read_table(tmp_path / TABLE_FILE)] == [False, True]
+    assert read_table(tmp_path / TABLE_FILE) == [_row(0, -21.0), _row(1, -20.5)]
     with (tmp_path / TABLE_FILE).open("a") as fh:
         fh.write("hf://org/repo,ALE/Pong-v5,gym,2,10")  # a killed writer's partial line
     with pytest.raises(ScoreTableError, match="partial row"):
         read_table(tmp_path / TABLE_FILE)
     resumed = open_table(tmp_path, settings, provenance=provenance)  # repairs, returns the finished rows
-    assert [r["index"] for r in resumed] == [0, 1]
+    assert [r.index for r in resumed] == [0, 1]
     other = {"checkpoint": {**provenance["checkpoint"], "revision": "fedc9876"}}
     with pytest.raises(ScoreTableError, match="different provenance"):
         open_table(tmp_path, settings, provenance=other)
     with pytest.raises(ScoreTableError, match="different settings"):
-        open_table(tmp_path, {**settings, "seed": 1}, provenance=provenance)
+        open_table(tmp_path, replace(settings, seed=1), provenance=provenance)
 
 
 
 def test_open_tables_checks_every_table_before_writing_any_file(tmp_path: Path) -> None:
-    settings = {"checkpoint": "builtin:random", "seed": 0, "env": {"env_id": "ALE/Pong-v5"}}
+    settings = _settings("builtin:random", 0)
     first, second = tmp_path / "a", tmp_path / "b"
     second.mkdir()
     (second / SETTINGS_FILE).write_text("{not json")
     asked: list[object] = []
 
-    def files(rows: list[list[dict[str, object]]]) -> dict[Path, object]:
+    def files(rows: list[list[ScoreRow]]) -> dict[Path, object]:
         asked.append(rows)
         return {first / "side.json": {"rows": len(rows[0])}}
 
@@ -166,7 +174,7 @@ def test_open_tables_checks_every_table_before_writing_any_file(tmp_path: Path) 
     assert [rows for rows, _ in opened] == [[], []]
     assert json.loads((first / "side.json").read_text()) == {"rows": 0}
     for out in (first, second):
-        assert read_manifest(out / TABLE_FILE) == {"format": MANIFEST_FORMAT, "settings": settings,
+        assert read_manifest(out / TABLE_FILE) == {"format": MANIFEST_FORMAT, "settings": settings.to_json(),
                                                    "columns": list(COLUMNS), "provenance": {}}
         assert (out / TABLE_FILE).read_text() == ",".join(COLUMNS) + "\n"
 

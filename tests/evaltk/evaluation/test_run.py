@@ -1,4 +1,4 @@
-"""evaltk.evaluate: rows replay exactly through plain gymnasium, resume, refusal to mix, summaries."""
+"""evaltk.evaluation.run: rows replay exactly through plain gymnasium, resume, refusal to mix, summaries."""
 
 from __future__ import annotations
 
@@ -18,16 +18,24 @@ from hypothesis import strategies as st
 from evaltk.envs import env_for_id
 from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import ScoreTableError, SpecError
-from evaltk.evaluate import EvalConfig, EvalResult, episode_seed, evaluate, mean_ci
+from evaltk.evaluation.run import EvalConfig, EvalResult, episode_seed, evaluate, mean_ci
+from evaltk.evaluation.scores import (
+    BACKEND_COLUMNS,
+    COLUMNS,
+    LEGACY_COLUMNS,
+    SETTINGS_FILE,
+    TABLE_FILE,
+    read_scores,
+    read_table,
+)
 from evaltk.policies import episode_policy_rng, load_policy, save_builtin
-from evaltk.scores import BACKEND_COLUMNS, COLUMNS, LEGACY_COLUMNS, SETTINGS_FILE, TABLE_FILE, read_scores, read_table
 
 
 def _replay_random(env: gym.Env[np.ndarray, int], seed: int,
                    n_actions: int) -> tuple[float, int, int, str, str]:
     """Play one episode in ``env`` with the random policy's documented action stream for ``seed``.
 
-    Also returns the documented digests (``evaltk.episode_digest``), computed here from their definition.
+    Also returns the documented digests (``evaltk.evaluation.digests``), computed here from their definition.
     """
     obs, _ = env.reset(seed=seed)
     rng = episode_policy_rng(seed)
@@ -55,26 +63,26 @@ def test_random_breakout_rows_replay_in_plain_gymnasium(tmp_path: Path, episodes
     result = evaluate(EvalConfig("builtin:random", tmp_path, episodes=episodes, seed=0, num_envs=4,
                                  env_id="ALE/Breakout-v5", fast_reset=fast_reset))
     rows = read_table(tmp_path / TABLE_FILE)
-    assert sorted(r["index"] for r in rows) == list(range(episodes))
-    assert result.rows == sorted(rows, key=lambda r: r["index"])
+    assert sorted(r.index for r in rows) == list(range(episodes))
+    assert result.rows == sorted(rows, key=lambda r: r.index)
     plain = gym.make("ALE/Breakout-v5")
     for row in result.rows:
-        assert row["seed"] == episode_seed(0, row["index"])
-        replay = _replay_random(plain, row["seed"], 4)
-        assert (row["return"], row["steps"], row["frames"], row["digest"], row["obs_digest"]) == replay
-        assert row["checkpoint"] == "builtin:random"
-        assert row["simulator"] == "gym"
-        assert row["truncated"] is False
+        assert row.seed == episode_seed(0, row.index)
+        replay = _replay_random(plain, row.seed, 4)
+        assert (row.episode_return, row.steps, row.frames, row.digest, row.obs_digest) == replay
+        assert row.checkpoint == "builtin:random"
+        assert row.simulator == "gym"
+        assert row.truncated is False
     assert result.summary["n_episodes"] == episodes
-    assert result.summary["mean_return"] == pytest.approx(np.mean([r["return"] for r in rows]))
+    assert result.summary["mean_return"] == pytest.approx(np.mean([r.episode_return for r in rows]))
 
 
 def test_results_do_not_depend_on_num_envs_or_workers(tmp_path: Path) -> None:
     a = evaluate(EvalConfig("random", tmp_path / "a", episodes=4, seed=3, num_envs=1, env_id="ALE/Breakout-v5"))
     b = evaluate(EvalConfig("random", tmp_path / "b", episodes=4, seed=3, num_envs=3, workers=0,
                             env_id="ALE/Breakout-v5"))
-    assert [r["return"] for r in a.rows] == [r["return"] for r in b.rows]
-    assert [r["frames"] for r in a.rows] == [r["frames"] for r in b.rows]
+    assert [r.episode_return for r in a.rows] == [r.episode_return for r in b.rows]
+    assert [r.frames for r in a.rows] == [r.frames for r in b.rows]
 
 
 def test_scripted_rows_replay_with_the_policy_in_plain_gymnasium(tmp_path: Path) -> None:
@@ -82,7 +90,7 @@ def test_scripted_rows_replay_with_the_policy_in_plain_gymnasium(tmp_path: Path)
     policy = load_policy("scripted", env=env_for_id("ALE/Breakout-v5"))
     plain = gym.make("ALE/Breakout-v5")
     for row in result.rows:
-        obs, _ = plain.reset(seed=row["seed"])
+        obs, _ = plain.reset(seed=row.seed)
         total, first = 0.0, np.ones(1, bool)
         while True:
             obs, r, term, trunc, _ = plain.step(int(policy.act(obs[None], first)[0]))
@@ -90,7 +98,7 @@ def test_scripted_rows_replay_with_the_policy_in_plain_gymnasium(tmp_path: Path)
             total += float(r)
             if term or trunc:
                 break
-        assert total == row["return"]
+        assert total == row.episode_return
 
 
 def test_preprocessed_checkpoint_replays_in_the_gymnasium_pipeline(tmp_path: Path) -> None:
@@ -100,8 +108,8 @@ def test_preprocessed_checkpoint_replays_in_the_gymnasium_pipeline(tmp_path: Pat
     ref = gym.wrappers.FrameStackObservation(
         gym.wrappers.AtariPreprocessing(gym.make("ALE/Breakout-v5", frameskip=1), noop_max=30), 4)
     for row in result.rows:
-        assert (row["return"], row["steps"], row["frames"], row["digest"], row["obs_digest"]) == \
-            _replay_random(ref, row["seed"], 4)
+        assert (row.episode_return, row.steps, row.frames, row.digest, row.obs_digest) == \
+            _replay_random(ref, row.seed, 4)
     assert make_env(env).observation_space.shape == (4, 84, 84)
 
 
@@ -118,7 +126,7 @@ def test_resume_skips_finished_episodes_and_matches_a_fresh_run(tmp_path: Path) 
     alias = evaluate(EvalConfig("builtin:random", tmp_path / "r", episodes=2, seed=5, num_envs=1, workers=0,
                                 env_id="ALE/Breakout-v5"))
     assert alias.new_episodes == 0
-    assert {r["checkpoint"] for r in alias.rows} == {"builtin:random"}
+    assert {r.checkpoint for r in alias.rows} == {"builtin:random"}
     more = run("r", 4, 3)
     assert more.new_episodes == 2
     fresh = run("f", 4, 2)
@@ -160,8 +168,8 @@ def test_a_table_without_digests_resumes_in_its_own_layout(tmp_path: Path) -> No
     assert all(len(line.split(",")) == len(LEGACY_COLUMNS) for line in lines)
     rows = read_table(table)
     assert len(rows) == 4
-    assert {r["digest"] for r in rows} == {""}
-    assert {r["simulator"] for r in rows} == {"gym"}
+    assert {r.digest for r in rows} == {""}
+    assert {r.simulator for r in rows} == {"gym"}
 
 
 def test_a_table_with_a_backend_column_resumes_in_its_own_layout(tmp_path: Path) -> None:
@@ -195,8 +203,8 @@ def test_a_table_with_a_backend_column_resumes_in_its_own_layout(tmp_path: Path)
     assert all(line.split(",")[2] == "gym" for line in lines[1:])
     assert len(lines) == 5
     rows = read_table(table)
-    assert [r["simulator"] for r in rows] == ["gym"] * 4
-    assert all(r["digest"] for r in rows)
+    assert [r.simulator for r in rows] == ["gym"] * 4
+    assert all(r.digest for r in rows)
     assert read_scores(tmp_path).labels["simulator"] == ["gym"]
 
 

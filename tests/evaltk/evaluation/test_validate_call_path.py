@@ -1,6 +1,8 @@
-"""``evaltk validate``, from its first call into :mod:`evaltk.validate` to its first episode, enters each module once.
+"""``evaltk validate``, from its first call into validate to its first episode, enters each module once.
 
-The path is recorded by :mod:`tests.evaltk.call_path` on a real run (the shipped A2C Breakout checkpoint,
+The path starts at the first call into :mod:`evaltk.evaluation.validate`.
+
+The path is recorded by :mod:`tests.evaltk.evaluation.call_path` on a real run (the shipped A2C Breakout checkpoint,
 ``--sim gpu_env`` against the ``gym`` reference), stopped where the episode loop starts. No module is
 exempt: the checkpoint's model class checks its tensors with :func:`evaltk.policies.check_tensor_shapes`,
 a call back into the loader still on the stack, which does not start a stay.
@@ -10,19 +12,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.evaltk import call_path
+from tests.evaltk.evaluation import call_path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_validate_enters_each_module_once_up_to_its_first_episode(tmp_path: Path) -> None:
     found = call_path.validate_path([str(ROOT / "suites" / "checkpoints" / "a2c_breakout"), "--episodes", "2",
                                      "--num-envs", "2", "--workers", "0", "--margin", "2", "--out",
                                      str(tmp_path / "val")])
-    assert found.stays[0] == ("evaltk/validate.py", "validate"), found.render()
+    assert found.stays[0] == ("evaltk/evaluation/validate.py", "validate"), found.render()
     modules = found.modules
-    for module in ("evaltk/plan.py", "evaltk/simulators/__init__.py", "evaltk/locations.py", "evaltk/policies.py",
-                   "evaltk/checkpoint.py", "evaltk/scores.py", "evaltk/evaluate.py"):
+    for module in ("evaltk/evaluation/plan.py", "evaltk/simulators/__init__.py", "evaltk/locations.py",
+                   "evaltk/policies.py", "evaltk/checkpoint.py", "evaltk/evaluation/scores.py",
+                   "evaltk/evaluation/run.py"):
         assert module in modules, f"{module} is not on the path:\n{found.render()}"
     returns = found.returns()
     assert not returns, (f"{len(returns)} return(s) to a module already left ({found.counts()}), first "

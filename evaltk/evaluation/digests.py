@@ -1,6 +1,6 @@
 """Per-episode digests: what "the same episode, step for step" is checked against.
 
-Every simulator evaltk evaluates on hands the evaluation loop (:func:`evaltk.evaluate.run_plan`) the
+Every simulator evaltk evaluates on hands the evaluation loop (:func:`evaltk.evaluation.run.run_plan`) the
 same things per step: the observation the policy acts on (the checkpoint's observation, ``[K, *obs_shape]``),
 the action, the reward and the end flags. :class:`EpisodeDigests` folds them, per slot, into two digests
 (BLAKE2b, 128 bits, hex) written to each score-table row:

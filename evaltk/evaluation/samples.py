@@ -1,6 +1,6 @@
 """Score tables as samples: what a comparison reads from disk.
 
-:func:`load_sample` reads a table (:func:`evaltk.scores.read_scores`: an ``evaltk evaluate`` folder, its
+:func:`load_sample` reads a table (:func:`evaltk.evaluation.scores.read_scores`: an ``evaltk evaluate`` folder, its
 ``episodes.csv``, or any CSV/JSONL with a ``return`` column) into a :class:`~evaltk.verdict.Sample`, the same
 kind of value an evaluation produces, so :func:`evaltk.verdict.compare` treats a table and a fresh evaluation
 alike. Besides the returns it reads, where the files next to the table record them:
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.scores import ENVIRONMENT_FILE, SIMULATOR_FILE, ScoreTable, read_scores
+from evaltk.evaluation.scores import ENVIRONMENT_FILE, SIMULATOR_FILE, ScoreTable, read_scores
 from evaltk.verdict.sample import Sample
 
 
@@ -48,14 +48,13 @@ def load_sample(path: str | Path, *, column: str = "return", label: str | None =
     returns, seeds, digests, order = _ordered(table)
     env_ids = table.labels.get("env_id")
     simulators = table.labels.get("simulator")
-    manifest = table.settings or {}
-    env = manifest.get("env")
+    settings = table.settings
+    env = None if settings is None else settings.env
     environment = side_file(table.path, ENVIRONMENT_FILE)
     versions = environment.get("versions") if environment is not None else None
     sample = Sample.of(returns, seeds=seeds, digests=digests,
-                       env_id=",".join(env_ids) if env_ids else (env.get("env_id") if isinstance(env, dict) else None),
-                       env=env if isinstance(env, dict) else None,
-                       simulator=",".join(simulators) if simulators else manifest.get("simulator"),
+                       env_id=",".join(env_ids) if env_ids else (None if env is None else env.get("env_id")),
+                       env=env, simulator=",".join(simulators) if simulators else (settings and settings.simulator),
                        settings=side_file(table.path, SIMULATOR_FILE),
                        versions=dict(versions) if isinstance(versions, dict) else None,
                        provenance=table.provenance, label=str(table.path) if label is None else label)

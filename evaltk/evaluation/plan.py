@@ -5,7 +5,7 @@ turns one :class:`EvalConfig` into an :class:`EvaluationPlan`; :func:`plan_all` 
 comparison (``evaltk validate``'s simulator and reference, a suite's ``transfer`` case) into plans
 together, so the policy is loaded and the env described once for all of them and every simulator is
 checked before any score table is opened. Every bad-input error (:class:`~evaltk.errors.EvaltkError`)
-is raised here; :func:`evaltk.evaluate.run_plan` runs a plan.
+is raised here; :func:`evaltk.evaluation.run.run_plan` runs a plan.
 
 Episode ``i`` of a plan with base seed ``S`` has the recorded seed :func:`evaltk.seeding.episode_seed`
 ``(S, i)``. A Doom env dict runs on ViZDoom under the default simulator (``gym``) and is recorded
@@ -26,12 +26,13 @@ from typing import Any
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
 from evaltk.envs import EnvInfo, cap_episode_frames, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
+from evaltk.evaluation.records import ScoreRow
+from evaltk.evaluation.scores import SIMULATOR_FILE, TABLE_FILE, EvalSettings, TableWriter, open_tables
 from evaltk.executor import EXECUTOR_MODULES
 from evaltk.importers import ImportCaveats
 from evaltk.locations import Resolved, resolve
 from evaltk.policies import EpisodeSeeded, Policy, load_policy
 from evaltk.registry import did_you_mean
-from evaltk.scores import SIMULATOR_FILE, TABLE_FILE, TableWriter, open_tables
 from evaltk.seeding import episode_seed
 from evaltk.simulators import Simulator, resolve_all
 
@@ -48,7 +49,7 @@ class EvalRequest:
 
     A policy location, where the files go, and the episodes to run: how many, from which base seed, on how
     many envs and worker processes. :class:`EvalConfig` (one side, ``evaltk evaluate``) and
-    :class:`evaltk.validate.ValidateConfig` (two sides compared, ``evaltk validate``) are requests.
+    :class:`evaltk.evaluation.validate.ValidateConfig` (two sides compared, ``evaltk validate``) are requests.
     """
 
     checkpoint: str
@@ -99,7 +100,7 @@ class EvalConfig(EvalRequest):
 
 @dataclass(frozen=True)
 class EvaluationPlan:
-    """One side of an evaluation, resolved and checked: what :func:`evaltk.evaluate.run_plan` runs.
+    """One side of an evaluation, resolved and checked: what :func:`evaltk.evaluation.run.run_plan` runs.
 
     Plain values only (no methods): every caller reads its fields.
     """
@@ -114,10 +115,10 @@ class EvaluationPlan:
     policy: Policy
     info: EnvInfo
     """The env spec: the resolved env dict and its spaces."""
-    settings: dict[str, Any]
+    settings: EvalSettings
     """The score table's settings (``evaluation.json``): checkpoint label, policy digest, env, seed, simulator."""
     provenance: dict[str, Any]
-    old_rows: list[dict[str, Any]]
+    old_rows: list[ScoreRow]
     """Rows already in the table (a resumed evaluation), in file order."""
     todo: list[int]
     """The episode indices still to run, ascending."""
@@ -256,7 +257,7 @@ def _check_family(config: EvalConfig, info: EnvInfo, option: str, doom_fix: str)
                           "checkpoint")
 
 
-SideFiles = Callable[[EvalConfig, str, dict[str, Any], EnvInfo, list[dict[str, Any]]], Mapping[Path, Any]]
+SideFiles = Callable[[EvalConfig, str, dict[str, Any], EnvInfo, list[ScoreRow]], Mapping[Path, Any]]
 """A caller's JSON files of one side (path: object), from its config, recorded simulator name, the settings the
 simulator reported (its identity's), env and the rows already in its table."""
 
@@ -272,9 +273,9 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
     returns the caller's own JSON files of a side (validate's ``environment.json``) from its config, simulator
     name, reported settings, env and rows so far; ``doom_fix`` is what to do instead when a side's simulator cannot
     run a Doom env (``{option}`` is replaced by the side's option). Every side's request, simulator, env, table
-    and rows are checked before any file is written; the new tables' manifests, each side's ``simulator.json`` and
-    ``side_files`` are then written in one stage (:func:`evaltk.scores.open_tables`), so a refused side leaves no
-    side's files changed.
+    and rows are checked before any file is written; the new tables' manifests, each side's ``simulator.json``
+    and ``side_files`` are then written in one stage (:func:`evaltk.evaluation.scores.open_tables`), so a refused
+    side leaves no side's files changed.
     """
     options = list(options or ["--sim"] * len(configs))
     first = configs[0]
@@ -297,7 +298,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         settings = _settings(config, loaded, info, name)
         sides.append((dataclasses.replace(config, checkpoint=where.label), sim, name, info, settings, identity))
 
-    def files(rows: list[list[dict[str, Any]]]) -> dict[Path, Any]:
+    def files(rows: list[list[ScoreRow]]) -> dict[Path, Any]:
         written: dict[Path, Any] = {}
         for (config, _, name, info, settings, identity), found in zip(sides, rows, strict=True):
             _check_rows(config.out, settings, found)
@@ -310,7 +311,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
                          files=files)
     plans = []
     for (config, sim, name, info, settings, identity), (rows, writer) in zip(sides, opened, strict=True):
-        done = {r["index"] for r in rows}
+        done = {r.index for r in rows}
         plans.append(EvaluationPlan(config, sim, name, identity["settings"], loaded.policy, info, settings,
                                     where.provenance, rows,
                                     [i for i in range(config.episodes) if i not in done], writer, where.caveats))
@@ -322,22 +323,18 @@ def plan(config: EvalConfig) -> EvaluationPlan:
     return plan_all([config])[0]
 
 
-def _settings(config: EvalConfig, loaded: _Policy, info: EnvInfo, simulator: str) -> dict[str, Any]:
+def _settings(config: EvalConfig, loaded: _Policy, info: EnvInfo, simulator: str) -> EvalSettings:
     """Return the score table's settings; a batch-seeded policy's actions depend on how episodes share the batch."""
     seeded = isinstance(loaded.policy, EpisodeSeeded)
-    settings: dict[str, Any] = {
-        "checkpoint": loaded.location.label, "policy_digest": loaded.digest,
-        "env": json.loads(json.dumps(info.env)),  # as stored in evaluation.json (Doom scenarios hold tuples)
-        "seed": config.seed, "simulator": simulator, "policy_seeding": "per-episode" if seeded else "per-batch",
-    }
-    if not seeded:
-        settings["num_envs"] = config.num_envs
-    return settings
+    return EvalSettings(checkpoint=loaded.location.label, policy_digest=loaded.digest,
+                        env=json.loads(json.dumps(info.env)),  # as evaluation.json stores it (Doom: tuples as lists)
+                        seed=config.seed, simulator=simulator, policy_seeding="per-episode" if seeded else "per-batch",
+                        num_envs=None if seeded else config.num_envs)
 
 
-def _check_rows(out: Path, settings: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def _check_rows(out: Path, settings: EvalSettings, rows: list[ScoreRow]) -> None:
     """Refuse rows of another evaluation (other seeds or env) in a resumed table."""
     for row in rows:
-        if row["seed"] != episode_seed(settings["seed"], row["index"]) or row["env_id"] != settings["env"]["env_id"]:
-            raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row['index']} does not belong to this "
+        if row.seed != episode_seed(settings.seed, row.index) or row.env_id != settings.env["env_id"]:
+            raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row.index} does not belong to this "
                                   "evaluation (seed/env differ): use another --out or delete that directory")

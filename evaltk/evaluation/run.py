@@ -1,7 +1,7 @@
 """Run an evaluation plan: a policy for N episodes on a simulator, rows written to a long-format score table.
 
-:mod:`evaltk.plan` resolves and checks a side of an evaluation into an
-:class:`~evaltk.plan.EvaluationPlan`; :func:`run_plan` runs it and :func:`evaluate` does both.
+:mod:`evaltk.evaluation.plan` resolves and checks a side of an evaluation into an
+:class:`~evaltk.evaluation.plan.EvaluationPlan`; :func:`run_plan` runs it and :func:`evaluate` does both.
 Semantics (documented for users in ``docs/evaluation.md``):
 
 * Episode ``i`` of an evaluation with base seed ``S`` has the recorded seed
@@ -12,7 +12,7 @@ Semantics (documented for users in ``docs/evaluation.md``):
   its row alone and results do not depend on ``num_envs``.
 * Rows are appended to ``OUT/episodes.csv`` as episodes finish, each flushed and fsynced; the
   settings are in ``OUT/evaluation.json``. The table is opened, resumed, repaired and written by
-  :mod:`evaltk.scores` (the one score-table module). Re-running the same command skips finished episodes;
+  :mod:`evaltk.evaluation.scores` (the one score-table module). Re-running the same command skips finished episodes;
   different settings in the same ``OUT`` are refused.
 * Doom (ViZDoom) env dicts run through the same engine with
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
@@ -33,7 +33,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,16 +43,17 @@ import numpy as np
 from evaltk import package_versions, seeding
 from evaltk.atomic import write_json_atomic
 from evaltk.envs import EnvInfo
-from evaltk.episode_digest import EpisodeDigests
 from evaltk.errors import CheckpointError, SpecError
+from evaltk.evaluation.digests import EpisodeDigests
+from evaltk.evaluation.plan import EvalConfig as EvalConfig
+from evaltk.evaluation.plan import EvaluationPlan, plan, resolve_policy
+from evaltk.evaluation.records import ScoreRow
+from evaltk.evaluation.scores import COLUMNS as COLUMNS
+from evaltk.evaluation.scores import SETTINGS_FILE as SETTINGS_FILE
+from evaltk.evaluation.scores import TABLE_FILE, TableWriter
+from evaltk.evaluation.scores import read_table as read_table
 from evaltk.executor import Resources, WorkUnit, run_units
-from evaltk.plan import EvalConfig as EvalConfig
-from evaltk.plan import EvaluationPlan, plan, resolve_policy
 from evaltk.policies import ActsOnSlots, EpisodeSeeded, Policy, episode_policy_rng
-from evaltk.scores import COLUMNS as COLUMNS
-from evaltk.scores import SETTINGS_FILE as SETTINGS_FILE
-from evaltk.scores import TABLE_FILE, TableWriter
-from evaltk.scores import read_table as read_table
 from evaltk.seeding import episode_seed as episode_seed
 from evaltk.simulators import EpisodeSlots, Simulator, get
 from evaltk.verdict.sample import Sample
@@ -68,7 +69,7 @@ class EvalResult:
     simulator and the settings it reported, the package versions): what a comparison reads.
     """
 
-    rows: list[dict[str, Any]]
+    rows: list[ScoreRow]
     summary: dict[str, Any]
     out: Path
     new_episodes: int
@@ -90,12 +91,19 @@ def mean_ci(returns: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     return mean - half, mean + half
 
 
-def summarize(rows: list[dict[str, Any]], level: float = 0.95) -> dict[str, Any]:
+def summarize(rows: Sequence[ScoreRow], level: float = 0.95) -> dict[str, Any]:
     """Summary of episode rows: n, mean/std/median/min/max return, t-CI of the mean, frames, truncations."""
-    returns = np.array([r["return"] for r in rows], dtype=np.float64)
-    frames = np.array([r["frames"] for r in rows], dtype=np.float64)
+    return summarize_episodes([r.episode_return for r in rows], [r.frames for r in rows],
+                              sum(r.truncated for r in rows), level)
+
+
+def summarize_episodes(episode_returns: Sequence[float], episode_frames: Sequence[float], n_truncated: int | None,
+                       level: float = 0.95) -> dict[str, Any]:
+    """:func:`summarize` of episodes given as their returns and lengths in frames (``n_truncated``: None if unknown)."""
+    returns = np.array(episode_returns, dtype=np.float64)
+    frames = np.array(episode_frames, dtype=np.float64)
     low, high = mean_ci(returns, level)
-    n = len(rows)
+    n = len(returns)
     return {
         "n_episodes": n,
         "mean_return": float(returns.mean()) if n else None,
@@ -107,11 +115,11 @@ def summarize(rows: list[dict[str, Any]], level: float = 0.95) -> dict[str, Any]
         "ci_level": level,
         "ci_method": "student-t on the mean",
         "mean_frames": float(frames.mean()) if n else None,
-        "n_truncated": int(sum(r["truncated"] for r in rows)),
+        "n_truncated": n_truncated,
     }
 
 
-ProgressFn = Callable[[dict[str, Any] | None, int], None]
+ProgressFn = Callable[[ScoreRow | None, int], None]
 """Called with (row, env steps since the last call) after each finished episode, and (None, steps) periodically."""
 
 
@@ -130,9 +138,9 @@ def torch_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def plan_sample(prep: EvaluationPlan, rows: list[dict[str, Any]], label: str = "") -> Sample:
+def plan_sample(prep: EvaluationPlan, rows: list[ScoreRow], label: str = "") -> Sample:
     """Return ``rows`` of ``prep`` (sorted by index) as a sample, with the plan's env, simulator and settings."""
-    return Sample.from_rows(rows, env_id=str(prep.info.env["env_id"]), env=prep.info.env,
+    return Sample.from_rows([r.to_json() for r in rows], env_id=str(prep.info.env["env_id"]), env=prep.info.env,
                             simulator=prep.simulator_name, settings=prep.simulator_settings,
                             versions=package_versions(), provenance=prep.provenance, label=label)
 
@@ -153,9 +161,9 @@ def run_plan(prep: EvaluationPlan, progress: ProgressFn | None = None, *, episod
             steps_total = _run_units(prep, todo, progress)
     wall = time.perf_counter() - t0
     new_rows = prep.writer.rows[before:]
-    rows = sorted((r for r in prep.old_rows + prep.writer.rows if r["index"] < limit), key=lambda r: r["index"])
+    rows = sorted((r for r in prep.old_rows + prep.writer.rows if r.index < limit), key=lambda r: r.index)
     summary = summarize(rows)
-    summary.update({"checkpoint": prep.settings["checkpoint"], "provenance": prep.provenance,
+    summary.update({"checkpoint": prep.settings.checkpoint, "provenance": prep.provenance,
                     "env_id": info.env["env_id"], "simulator": prep.simulator_name, "seed": config.seed,
                     "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),
@@ -228,7 +236,7 @@ class PlanSource:
 
 
 def evaluate(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResult:
-    """Run (or resume) an evaluation: :func:`evaltk.plan.plan` then :func:`run_plan`."""
+    """Run (or resume) an evaluation: :func:`evaltk.evaluation.plan.plan` then :func:`run_plan`."""
     return run_plan(plan(config), progress)
 
 
@@ -274,7 +282,7 @@ def episode_units(prep: EvaluationPlan, todo: list[int], *, in_process: bool, wr
     per-batch-seeded policy (whose actions depend on how episodes share a batch) gets one unit.
     """
     config = prep.config
-    labels = (str(prep.settings["checkpoint"]), prep.simulator_name)
+    labels = (prep.settings.checkpoint, prep.simulator_name)
     if in_process:
         if writer is None:
             raise ValueError("episode_units(in_process=True) needs the table writer")
@@ -289,12 +297,12 @@ def episode_units(prep: EvaluationPlan, todo: list[int], *, in_process: bool, wr
         chunk = todo[start:start + size]
         resources = Resources(num_cpus=1, custom={"vizdoom_engine": float(len(chunk))} if doom else {})
         units.append(WorkUnit(f"episodes:{chunk[0]}..{chunk[-1]}", run_episode_unit,
-                              (remote, chunk, prep.settings["policy_digest"], labels), resources=resources))
+                              (remote, chunk, prep.settings.policy_digest, labels), resources=resources))
     return units
 
 
 def run_episode_unit(config: EvalConfig, indices: list[int], digest: str,
-                     labels: tuple[str, str]) -> tuple[list[dict[str, Any]], int]:
+                     labels: tuple[str, str]) -> tuple[list[ScoreRow], int]:
     """Run episodes ``indices`` of ``config`` in this process (a Ray task); return ``(rows, env_steps)``.
 
     ``digest`` is the policy digest the driver recorded: a node whose copy of the checkpoint differs refuses.
@@ -309,7 +317,7 @@ def run_episode_unit(config: EvalConfig, indices: list[int], digest: str,
     if here != digest:
         raise CheckpointError(f"{config.checkpoint} on node {socket.gethostname()} is not the checkpoint the driver "
                               "loaded (policy digests differ): give every node the same files (a shared filesystem)")
-    rows: list[dict[str, Any]] = []
+    rows: list[ScoreRow] = []
     _, steps = _run_episodes(config, get(config.simulator), policy, info, indices, None, on_row=rows.append,
                              labels=labels)
     return rows, steps
@@ -336,8 +344,8 @@ def _run_units(prep: EvaluationPlan, todo: list[int], progress: ProgressFn | Non
 
 
 def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvInfo, todo: list[int],
-                  progress: ProgressFn | None, *, on_row: Callable[[dict[str, Any]], Any],
-                  labels: tuple[str, str]) -> tuple[list[dict[str, Any]], int]:
+                  progress: ProgressFn | None, *, on_row: Callable[[ScoreRow], Any],
+                  labels: tuple[str, str]) -> tuple[list[ScoreRow], int]:
     """Step ``todo`` episodes through one batch of ``num_envs`` slots; ``on_row`` gets each finished row.
 
     ``labels``: the checkpoint label and simulator name each row records.
@@ -401,11 +409,11 @@ def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvI
             for slot in finished:
                 digest, obs_digest = digests.finish(slot, int(steps[slot]), bool(res.terminated[slot]),
                                                     bool(res.truncated[slot]))
-                row = {"checkpoint": label, "env_id": info.env["env_id"], "simulator": simulator,
-                       "index": int(slot_index[slot]), "seed": int(slot_seed[slot]), "return": float(returns[slot]),
-                       "frames": int(res.frames[slot]), "steps": int(steps[slot]),
-                       "truncated": bool(res.truncated[slot] and not res.terminated[slot]),
-                       "digest": digest, "obs_digest": obs_digest}
+                row = ScoreRow(checkpoint=label, env_id=info.env["env_id"], simulator=simulator,
+                               index=int(slot_index[slot]), seed=int(slot_seed[slot]),
+                               episode_return=float(returns[slot]), frames=int(res.frames[slot]),
+                               steps=int(steps[slot]), truncated=bool(res.truncated[slot] and not res.terminated[slot]),
+                               digest=digest, obs_digest=obs_digest)
                 on_row(row)
                 if progress is not None:
                     progress(row, pending_steps)

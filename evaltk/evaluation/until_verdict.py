@@ -1,11 +1,11 @@
 """``evaltk evaluate --until-verdict``: evaluate in batches against a baseline table and stop once decided.
 
-The candidate (B, this evaluation) is one live plan (:class:`evaltk.evaluate.PlanSource`) of ``max_episodes``
+The candidate (B, this evaluation) is one live plan (:class:`evaltk.evaluation.run.PlanSource`) of ``max_episodes``
 episodes; the baseline table (A, complete) is a fixed sample. :func:`evaltk.verdict.sequential.compare_sequential`,
 the one sequential comparison, makes the looks: paired by seed when the baseline holds the seeds this evaluation
-runs (same base ``--seed``), each look running only the episodes it lacks. Every look is written to
-``OUT/sequential.json`` and ``OUT/sequential.md``; the score table is the usual resumable ``OUT/episodes.csv``
-(a rerun resumes and re-decides).
+runs (same base ``--seed``), each look running only the episodes it lacks. The score table is the usual resumable
+``OUT/episodes.csv`` (a rerun resumes and re-decides); the command (:mod:`evaltk.cli.evaluate`) writes every look to
+``OUT/sequential.json`` and ``OUT/sequential.md`` (:func:`evaltk.report.comparison_report.write_sequential_report`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaltk.evaluate import PlanSource
-from evaltk.plan import EvalConfig, EvaluationPlan, plan
-from evaltk.scores import TABLE_FILE
-from evaltk.table_comparison import load_sample
+from evaltk.evaluation.plan import EvalConfig, EvaluationPlan, plan
+from evaltk.evaluation.run import PlanSource
+from evaltk.evaluation.samples import load_sample
 from evaltk.verdict import CompareError, check_envs
 from evaltk.verdict.rule import VerdictRule
 from evaltk.verdict.sequential import FixedSource, LookFn, SequentialComparison, check_budget, compare_sequential
@@ -60,10 +59,4 @@ def evaluate_until_verdict(config: EvalConfig, uv: UntilVerdictConfig, on_look: 
     check_envs(baseline.header(), candidate.header(), allow_different_envs=rule.allow_different_envs)
     if on_plan is not None:
         on_plan(candidate.plan)
-    seq = compare_sequential(baseline, candidate, rule, on_look=on_look)
-    from evaltk.report.comparison_report import write_sequential_report
-
-    payload = seq.to_dict()
-    payload["inputs"] = {"a": str(uv.baseline), "b": str(config.out / TABLE_FILE)}
-    write_sequential_report(payload, config.out)
-    return seq
+    return compare_sequential(baseline, candidate, rule, on_look=on_look)

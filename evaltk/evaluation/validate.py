@@ -3,12 +3,12 @@
 ``evaltk validate CKPT --episodes N --margin M --out DIR`` (documented in ``docs/validate.md``):
 
 * the simulator side (``--sim``, default ``gpu_env``) and the reference side (``--reference``, default
-  ``gym``) are two runs of the :mod:`evaltk.evaluate` engine with the same base seed, so episode ``i``
+  ``gym``) are two runs of the :mod:`evaltk.evaluation.run` engine with the same base seed, so episode ``i``
   has the same recorded seed on both and the rows pair by seed. Each side's score table lives in
   ``DIR/<simulator>/`` (``episodes.csv``, ``evaluation.json``, ``summary.json``) and is resumed on a re-run
   exactly as ``evaltk evaluate`` resumes; a re-run with another margin only re-compares.
 * ``--baseline TABLE`` replaces the reference run by a table of baseline scores (any table
-  :func:`evaltk.table_comparison.load_sample` reads), checked against the checkpoint's env before any episode.
+  :func:`evaltk.evaluation.samples.load_sample` reads), checked against the checkpoint's env before any episode.
 * Each side is a :class:`~evaltk.verdict.Sample` and :func:`evaltk.verdict.compare` gives the verdict (A =
   reference, B = simulator): the same comparison ``evaltk compare`` makes of the two tables. ``--sequential``
   runs :func:`evaltk.verdict.sequential.compare_sequential` on one live plan per side. This module adds the
@@ -29,13 +29,14 @@ from evaltk import package_versions
 from evaltk.envs import EnvInfo
 from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.errors import EvaltkError
-from evaltk.evaluate import EvalResult, PlanSource, ProgressFn, run_plan, summarize
+from evaltk.evaluation.plan import EvalConfig, EvalRequest, EvaluationPlan, plan_all
+from evaltk.evaluation.records import ScoreRow
+from evaltk.evaluation.run import EvalResult, PlanSource, ProgressFn, run_plan, summarize, summarize_episodes
+from evaltk.evaluation.samples import load_sample
+from evaltk.evaluation.scores import ENVIRONMENT_FILE, TABLE_FILE
 from evaltk.locations import table_provenance
-from evaltk.plan import EvalConfig, EvalRequest, EvaluationPlan, plan_all
-from evaltk.scores import ENVIRONMENT_FILE, TABLE_FILE
 from evaltk.simulators import resolve_all
 from evaltk.simulators.align import Alignment, align_env
-from evaltk.table_comparison import load_sample
 from evaltk.verdict import Comparison, Sample, Verdict, check_envs, compare
 from evaltk.verdict.rule import VerdictRule
 from evaltk.verdict.sequential import FixedSource, SequentialComparison, check_budget, compare_sequential
@@ -103,8 +104,8 @@ class _Environments:
         self.specs: dict[Path, dict[str, Any]] = {}
 
     def __call__(self, config: EvalConfig, simulator: str, settings: dict[str, Any], info: EnvInfo,
-                 rows: list[dict[str, Any]]) -> dict[Path, Any]:
-        """Return the side's file where it is written (validate's :data:`~evaltk.plan.SideFiles`).
+                 rows: list[ScoreRow]) -> dict[Path, Any]:
+        """Return the side's file where it is written (validate's :data:`~evaltk.evaluation.plan.SideFiles`).
 
         Its ``package`` is the one the simulator reported running the env with (its settings' ``package``).
         """
@@ -327,9 +328,8 @@ def side_record(role: str, source: str, table: Path, result: EvalResult | None, 
         summary = {**summarize(result.rows), **{k: result.summary[k] for k in ("new_episodes", "resumed_episodes",
                                                                               "wall_s", "env_steps")}}
     else:  # a baseline table: no truncation flags recorded, lengths where the table has them
-        rows = [{"return": float(v), "frames": 0 if sample.frames is None else sample.frames[i], "truncated": False}
-                for i, v in enumerate(sample.returns)]
-        summary = {**summarize(rows), "n_truncated": None}
+        frames = [0] * sample.n if sample.frames is None else list(sample.frames)
+        summary = summarize_episodes([float(v) for v in sample.returns], frames, None)
         summary["mean_frames"] = summary["mean_frames"] if sample.frames is not None else None
     return {"role": role, "source": source, "simulator": sample.simulator or UNKNOWN,
             "env_id": sample.env_id or UNKNOWN, "table": str(table), "summary": summary, "notes": notes}
@@ -394,7 +394,7 @@ def run_validation(prep: PreparedValidation, progress: Mapping[str, ProgressFn] 
                     "settings": list(prep.alignment.aligned),
                     "not_aligned": [{"setting": k, "why": why} for k, why in prep.alignment.not_aligned]}}
     sim_rows = results["sim"].rows
-    checkpoint = str(sim_rows[0]["checkpoint"]) if sim_rows else prep.sim.config.checkpoint
+    checkpoint = sim_rows[0].checkpoint if sim_rows else prep.sim.config.checkpoint
     return Validation(c, samples["sim"], samples["reference"], comparison, pair_rows(samples["reference"],
                       samples["sim"]), sides, checkpoint, environments, settings, sequential=seq)
 

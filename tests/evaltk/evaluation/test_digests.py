@@ -1,4 +1,4 @@
-"""Per-episode digests (evaltk.episode_digest) equal their definition, computed here step by step, slot by slot."""
+"""Per-episode digests (evaltk.evaluation.digests) equal their definition, computed here step by step, slot by slot."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hashlib import blake2b
 import numpy as np
 import pytest
 
-from evaltk.episode_digest import LOG_ROWS, EpisodeDigests
+from evaltk.evaluation.digests import LOG_ROWS, EpisodeDigests
 
 
 class Definition:
@@ -117,9 +117,9 @@ def test_the_observation_crc_is_zlibs_crc32() -> None:
     """Whichever implementation is installed (zlib-ng's or the standard library's), the values are zlib's."""
     import zlib
 
-    from evaltk import episode_digest
+    from evaltk.evaluation import digests
 
     rng = np.random.default_rng(1)
     for size in (0, 1, 15, 64, 1000, 28_224, 100_800):
         data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
-        assert episode_digest.crc32(data) == zlib.crc32(data)
+        assert digests.crc32(data) == zlib.crc32(data)

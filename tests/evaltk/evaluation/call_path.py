@@ -9,7 +9,7 @@ module is being imported (a ``<module>`` frame on the stack) is not recorded: an
 step of the request.
 
 ``PYTHONPATH=. python tests/evaltk/call_path.py CKPT OUT`` prints the path of ``evaltk validate`` on
-CKPT (from its first call into :mod:`evaltk.validate` to its first episode) and the counts.
+CKPT (from its first call into :mod:`evaltk.evaluation.validate` to its first episode) and the counts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("evaltk", "conformance")
 IMPORTING = "<module>"
 
@@ -117,12 +117,14 @@ def record(run: Callable[[], Any], stop: Callable[[FrameType], bool]) -> CallPat
 
 
 def first_episode(frame: FrameType) -> bool:
-    """Return True at the stop point: the episode loop (``evaltk.evaluate._run_episodes``) is called."""
-    return frame.f_code.co_name == "_run_episodes" and frame.f_code.co_filename.endswith("evaltk/evaluate.py")
+    """Return True at the stop point: the episode loop (``evaltk.evaluation.run._run_episodes``) is called."""
+    return frame.f_code.co_name == "_run_episodes" and frame.f_code.co_filename.endswith("evaltk/evaluation/run.py")
 
 
 def validate_path(argv: list[str]) -> CallPath:
-    """Return the path of ``evaltk validate ARGV``, from its first call into evaltk/validate.py to its first episode.
+    """Return the path of ``evaltk validate ARGV``, from its first call into validate to its first episode.
+
+    The path starts at the first call into evaltk/evaluation/validate.py.
 
     The stays before (the CLI) are dropped.
     """
@@ -130,9 +132,9 @@ def validate_path(argv: list[str]) -> CallPath:
 
     whole = record(lambda: main(["validate", *argv]), first_episode)
     for i, (module, _) in enumerate(whole.stays):
-        if module == "evaltk/validate.py":
+        if module == "evaltk/evaluation/validate.py":
             return CallPath(whole.stays[i:])
-    raise AssertionError("evaltk/validate.py was never entered:\n" + whole.render())
+    raise AssertionError("evaltk/evaluation/validate.py was never entered:\n" + whole.render())
 
 
 if __name__ == "__main__":

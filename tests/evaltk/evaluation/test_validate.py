@@ -10,8 +10,8 @@ import pytest
 
 from evaltk.cli.main import main
 from evaltk.envs.atari_settings import UNKNOWN
-from evaltk.scores import ENVIRONMENT_FILE, SETTINGS_FILE, SIMULATOR_FILE, TABLE_FILE, read_table
-from evaltk.validate import pair_rows
+from evaltk.evaluation.scores import ENVIRONMENT_FILE, SETTINGS_FILE, SIMULATOR_FILE, TABLE_FILE, read_table
+from evaltk.evaluation.validate import pair_rows
 from evaltk.verdict import Sample
 from tests.evaltk.cli_helpers import error_line
 
@@ -34,10 +34,10 @@ def test_gpu_env_vs_gym_rows_are_reported_identical_and_resume(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "val"
     report, text = _run(capsys, _argv(out, "--margin", "5", episodes=10))
-    gym_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gym" / TABLE_FILE),
-                                                                key=lambda r: r["index"])]
-    sim_rows = [tuple(r[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gpu_env" / TABLE_FILE),
-                                                                key=lambda r: r["index"])]
+    gym_rows = [tuple(r.to_json()[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gym" / TABLE_FILE),
+                                                                key=lambda r: r.index)]
+    sim_rows = [tuple(r.to_json()[k] for k in ROW_KEYS) for r in sorted(read_table(out / "gpu_env" / TABLE_FILE),
+                                                                key=lambda r: r.index)]
     assert len(gym_rows) == 10
     assert sim_rows == gym_rows  # frame-exact simulators on the same seeds
     assert report["verdict"] == "identical"
@@ -226,8 +226,8 @@ def test_each_side_runs_the_validation_request(tmp_path: Path) -> None:
     """Both planned sides take every request field (checkpoint, episodes, seed, envs, workers) from the config."""
     import dataclasses
 
-    from evaltk.plan import EvalRequest
-    from evaltk.validate import ValidateConfig, prepare_validation
+    from evaltk.evaluation.plan import EvalRequest
+    from evaltk.evaluation.validate import ValidateConfig, prepare_validation
     from evaltk.verdict import VerdictRule
 
     config = ValidateConfig(checkpoint="builtin:scripted", out=tmp_path / "val", rule=VerdictRule(margin=2.0),
@@ -256,7 +256,7 @@ def test_sequential_looks_run_on_one_plan_per_side(tmp_path: Path, capsys: pytes
     import sys
 
     sys.addaudithook(_count_weight_reads)  # a hook cannot be removed; it records only while a list is open
-    a2c = Path(__file__).resolve().parents[2] / "suites" / "checkpoints" / "a2c_breakout"
+    a2c = Path(__file__).resolve().parents[3] / "suites" / "checkpoints" / "a2c_breakout"
     _WEIGHT_READS.append([])
     try:
         report, _ = _run(capsys, ["validate", str(a2c), "--episodes", "12", "--num-envs", "4", "--seed", "0",

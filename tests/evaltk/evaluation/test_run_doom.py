@@ -16,7 +16,7 @@ import pytest
 
 from evaltk.checkpoint import save
 from evaltk.envs import doom
-from evaltk.evaluate import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
+from evaltk.evaluation.run import SETTINGS_FILE, TABLE_FILE, EvalConfig, episode_seed, evaluate, read_table
 from evaltk.policies import EpisodeSeeded, Policy, episode_policy_rng, load_policy, save_builtin
 from tests.evaltk.cli_helpers import error_line, restore_sigint
 
@@ -64,8 +64,8 @@ def _replay(scenario: doom.DoomScenario, seed: int, policy: Policy | None, rng: 
 
 def _check_rows_replay(rows: list[dict[str, Any]], scenario: doom.DoomScenario) -> None:
     for row in rows:
-        ret, steps, timeout, tics = _replay(scenario, row["seed"], None, episode_policy_rng(row["seed"]))
-        assert (row["return"], row["steps"], row["truncated"], row["frames"]) == (ret, steps, timeout, tics), row
+        ret, steps, timeout, tics = _replay(scenario, row.seed, None, episode_policy_rng(row.seed))
+        assert (row.episode_return, row.steps, row.truncated, row.frames) == (ret, steps, timeout, tics), row
 
 
 def test_random_basic_rows_replay_in_a_fresh_doom_env(tmp_path: Path) -> None:
@@ -73,18 +73,18 @@ def test_random_basic_rows_replay_in_a_fresh_doom_env(tmp_path: Path) -> None:
     result = evaluate(EvalConfig("builtin:random", tmp_path, episodes=6, seed=0, num_envs=3, workers=2,
                                  env_id="basic"))
     rows = read_table(tmp_path / TABLE_FILE)
-    assert sorted(r["index"] for r in rows) == list(range(6))
-    assert {(r["env_id"], r["simulator"], r["checkpoint"]) for r in rows} == {("basic", "vizdoom", "builtin:random")}
-    assert all(r["seed"] == episode_seed(0, r["index"]) for r in rows)
-    assert any(r["truncated"] for r in rows)
-    assert not all(r["truncated"] for r in rows)
+    assert sorted(r.index for r in rows) == list(range(6))
+    assert {(r.env_id, r.simulator, r.checkpoint) for r in rows} == {("basic", "vizdoom", "builtin:random")}
+    assert all(r.seed == episode_seed(0, r.index) for r in rows)
+    assert any(r.truncated for r in rows)
+    assert not all(r.truncated for r in rows)
     _check_rows_replay(result.rows, doom.SCENARIOS["basic"])
     settings = json.loads((tmp_path / SETTINGS_FILE).read_text())["settings"]
     assert settings["policy_seeding"] == "per-episode"
     assert settings["env"] == json.loads(json.dumps(doom.env_spec(doom.SCENARIOS["basic"])))
     same = evaluate(EvalConfig("random", tmp_path / "one", episodes=6, seed=0, num_envs=1, workers=0,
                                env_id="basic"))
-    assert [(r["return"], r["frames"]) for r in same.rows] == [(r["return"], r["frames"]) for r in result.rows]
+    assert [(r.episode_return, r.frames) for r in same.rows] == [(r.episode_return, r.frames) for r in result.rows]
 
 
 def test_bot_scenario_rows_replay(tmp_path: Path) -> None:
@@ -93,8 +93,8 @@ def test_bot_scenario_rows_replay(tmp_path: Path) -> None:
                                                          obs_size=(36, 64))
     ckpt = save_builtin(tmp_path / "ckpt", "random", doom.env_spec(scenario))
     result = evaluate(EvalConfig(str(ckpt), tmp_path / "out", episodes=2, seed=3, num_envs=1, workers=0))
-    assert [r["index"] for r in result.rows] == [0, 1]
-    assert all(r["truncated"] for r in result.rows)  # deathmatch episodes end at the time limit
+    assert [r.index for r in result.rows] == [0, 1]
+    assert all(r.truncated for r in result.rows)  # deathmatch episodes end at the time limit
     _check_rows_replay(result.rows, scenario)
 
 
@@ -126,9 +126,9 @@ def test_appo_checkpoint_rows_are_reproducible(tmp_path: Path) -> None:
         policy = load_policy(ckpt)
         policy.reset(1, np.random.default_rng(0))
         assert isinstance(policy, EpisodeSeeded)
-        policy.begin_episodes(np.zeros(1, np.int64), [episode_policy_rng(row["seed"])])
-        ret, steps, timeout, tics = _replay(scenario, row["seed"], policy, np.random.default_rng())
-        assert (row["return"], row["steps"], row["truncated"], row["frames"]) == (ret, steps, timeout, tics), row
+        policy.begin_episodes(np.zeros(1, np.int64), [episode_policy_rng(row.seed)])
+        ret, steps, timeout, tics = _replay(scenario, row.seed, policy, np.random.default_rng())
+        assert (row.episode_return, row.steps, row.truncated, row.frames) == (ret, steps, timeout, tics), row
 
 
 def test_doom_refuses_gpu_env_and_fast_reset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,21 +188,21 @@ def test_interrupted_doom_run_keeps_rows_and_resumes(tmp_path: Path, sig: signal
                              timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout.strip().splitlines()[-1])["summary"]
-    kept_below = [r for r in kept if r["index"] < target]
+    kept_below = [r for r in kept if r.index < target]
     assert summary["resumed_episodes"] == len(kept_below)
     rows = read_table(table)
     assert [r for r in rows if r in kept] == kept
     fresh = evaluate(EvalConfig("random", tmp_path / "fresh", episodes=target, seed=4, num_envs=1, workers=0,
                                 env_id="basic"))
-    by_index = {r["index"]: r for r in rows}
+    by_index = {r.index: r for r in rows}
     assert [by_index[i] for i in range(target)] == fresh.rows
 
 
 def test_an_episode_whose_engine_is_killed_is_replayed_and_every_row_written_once(
         tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """SIGKILL one real ViZDoom engine mid-episode: its worker is replaced and the slot's episode replayed."""
-    from evaltk.evaluate import run_plan
-    from evaltk.plan import plan
+    from evaltk.evaluation.plan import plan
+    from evaltk.evaluation.run import run_plan
     from tests.evaltk.doom_procs import descendants
 
     config = EvalConfig("builtin:random", tmp_path / "killed", episodes=6, seed=2, num_envs=2, workers=2,
@@ -227,12 +227,12 @@ def test_an_episode_whose_engine_is_killed_is_replayed_and_every_row_written_onc
     err = capfd.readouterr().err
     assert "evaluation worker: the ViZDoom engine" in err, err[-2000:]
     rows = read_table(tmp_path / "killed" / TABLE_FILE)
-    assert sorted(r["index"] for r in rows) == list(range(6))  # every row once
+    assert sorted(r.index for r in rows) == list(range(6))  # every row once
     undisturbed = evaluate(EvalConfig("builtin:random", tmp_path / "calm", episodes=6, seed=2, num_envs=2,
                                       workers=2, env_id="basic"))
     key = ("index", "seed", "return", "frames", "steps", "truncated")
-    assert sorted(tuple(r[k] for k in key) for r in rows) == sorted(tuple(r[k] for k in key)
-                                                                    for r in undisturbed.rows)
+    assert sorted(tuple(r.to_json()[k] for k in key) for r in rows) == sorted(
+        tuple(r.to_json()[k] for k in key) for r in undisturbed.rows)
     assert len(result.rows) == 6
 
 

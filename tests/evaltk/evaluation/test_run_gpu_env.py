@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from evaltk.envs.atari import atari_env
-from evaltk.evaluate import EvalConfig, evaluate
+from evaltk.evaluation.run import EvalConfig, evaluate
 from evaltk.policies import save_builtin
 
 KEYS = ("index", "seed", "return", "frames", "steps", "truncated", "digest", "obs_digest")  # step for step
@@ -14,7 +14,7 @@ KEYS = ("index", "seed", "return", "frames", "steps", "truncated", "digest", "ob
 def _rows(checkpoint: str, out: Path, simulator: str, env_id: str | None, episodes: int) -> list[tuple[object, ...]]:
     result = evaluate(EvalConfig(checkpoint=checkpoint, out=out, episodes=episodes, seed=7, num_envs=3,
                                  env_id=env_id, simulator=simulator, workers=0))
-    return [tuple(r[k] for k in KEYS) for r in result.rows]
+    return [tuple(r.to_json()[k] for k in KEYS) for r in result.rows]
 
 
 @pytest.mark.parametrize("env_id", ["ALE/Breakout-v5", "ALE/Pong-v5"])

@@ -14,8 +14,9 @@ file, the line and the fix.
 
 The table ``evaltk evaluate`` writes (schema :data:`COLUMNS`, file :data:`TABLE_FILE`) lives in a
 directory with a manifest, :data:`SETTINGS_FILE` (``evaluation.json``; its fields are in ``docs/evaluation.md``):
-``settings`` (what the rows depend on: checkpoint, policy digest, env spec, base seed, simulator; a manifest that
-calls the simulator ``backend`` still resumes), ``provenance`` (where the inputs came from, e.g. a Hub checkpoint's
+``settings`` (what the rows depend on: checkpoint, policy digest, env spec, base seed, simulator; an
+:class:`EvalSettings` in code, its :meth:`~EvalSettings.to_json` in the file; a manifest that calls the simulator
+``backend`` still resumes), ``provenance`` (where the inputs came from, e.g. a Hub checkpoint's
 repo and revision; ``{}`` for tables written before it existed) and ``simulator`` (the identity
 :meth:`evaltk.simulators.base.Simulator.check` returns). :func:`open_table` refuses to add rows to a table whose
 settings, provenance or simulator identity differ (resume, never mix), naming what changed; tables written before a
@@ -31,11 +32,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +43,14 @@ import numpy.typing as npt
 
 from evaltk.atomic import write_json_files
 from evaltk.errors import ScoreTableError
+from evaltk.evaluation.records import OLD_COLUMN_NAMES, ScoreRow, check_csv_row, check_json_row
 
 COLUMNS = ("checkpoint", "env_id", "simulator", "index", "seed", "return", "frames", "steps", "truncated", "digest",
            "obs_digest")
 """Columns of the table ``evaltk evaluate`` writes, in order. ``simulator`` is the simulator's name (``gym``,
 ``gpu_env``, ``envpool``, ``vizdoom``, ``MODULE:CALLABLE``), ``digest`` the episode's step digest (rewards,
 actions, the step and flag that ended it) and ``obs_digest`` the digest of the observations the policy acted on
-(:mod:`evaltk.episode_digest`)."""
+(:mod:`evaltk.evaluation.digests`)."""
 BACKEND_COLUMNS = tuple("backend" if c == "simulator" else c for c in COLUMNS)
 """Columns of tables written when the simulator column was called ``backend``: still read, resumed in this layout."""
 LEGACY_COLUMNS = BACKEND_COLUMNS[:-2]
@@ -58,8 +58,6 @@ LEGACY_COLUMNS = BACKEND_COLUMNS[:-2]
 LAYOUTS = (COLUMNS, BACKEND_COLUMNS, LEGACY_COLUMNS)
 """Every layout of ``episodes.csv`` that is read and resumed; rows read from any of them have the keys of
 :data:`COLUMNS` (an old table's ``backend`` is its rows' ``simulator``)."""
-OLD_COLUMN_NAMES = {"backend": "simulator"}
-"""Column names of older layouts and the row key each one holds; also an older manifest's setting names."""
 DIGEST_KEYS = {"digest": "steps", "obs_digest": "obs"}
 """Digest columns and the key each one has in :attr:`ScoreTable.digests`."""
 TABLE_FILE = "episodes.csv"
@@ -77,6 +75,76 @@ LABEL_COLUMNS = ("checkpoint", "env_id", "simulator")
 FIX = "give a CSV/JSONL with one row per episode and a numeric 'return' column (as `evaltk evaluate` writes)"
 
 
+POLICY_SEEDINGS = ("per-episode", "per-batch")
+"""How a policy's randomness is seeded: from each episode's seed, or once per batch of ``num_envs`` episodes."""
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """The settings of one score table (``evaluation.json``'s ``settings``): what its rows depend on.
+
+    A resumed table must have been written with equal settings (:func:`evaltk.evaluation.scores.open_table`).
+    """
+
+    checkpoint: str
+    """The checkpoint's label: a folder, ``builtin:NAME``, or a Hub location pinned to its commit."""
+    policy_digest: str
+    """The digest of the policy's weights and spec (:func:`evaltk.evaluation.plan.resolve_policy`)."""
+    env: dict[str, Any]
+    """The env spec as JSON stores it (the resolved env dict of :class:`evaltk.envs.EnvInfo`)."""
+    seed: int
+    """The base seed: episode ``i`` has the recorded seed :func:`evaltk.seeding.episode_seed` ``(seed, i)``."""
+    simulator: str
+    """The simulator as the rows record it (``gym``, ``gpu_env``, ``envpool``, ``vizdoom``, ``MODULE:CALLABLE``)."""
+    policy_seeding: str
+    """One of :data:`POLICY_SEEDINGS`."""
+    num_envs: int | None = None
+    """Episodes per batch: recorded for a per-batch-seeded policy only, whose actions depend on it."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON object ``evaluation.json`` holds as ``settings`` (``num_envs`` only when recorded)."""
+        found: dict[str, Any] = {"checkpoint": self.checkpoint, "policy_digest": self.policy_digest, "env": self.env,
+                                 "seed": self.seed, "simulator": self.simulator,
+                                 "policy_seeding": self.policy_seeding}
+        if self.num_envs is not None:
+            found["num_envs"] = self.num_envs
+        return found
+
+    @classmethod
+    def from_json(cls, found: Mapping[str, Any], where: str) -> EvalSettings:
+        """Read a manifest's ``settings`` (``where`` names it in errors); an older one's ``backend`` is its simulator.
+
+        Raises:
+            ScoreTableError: a field missing or of the wrong JSON type, or a key no evaltk version wrote.
+
+        """
+        fields = {("simulator" if key == "backend" else key): value for key, value in found.items()}
+        unknown = sorted(set(fields) - set(_TYPES))
+        if unknown:
+            raise ScoreTableError(f"{where}: settings has unknown field(s) {unknown}; it was not written by evaltk "
+                                  "evaluate: use another --out directory")
+        for key, kinds in _TYPES.items():
+            value = fields.get(key)
+            if value is None and key == "num_envs":
+                continue
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                raise ScoreTableError(f"{where}: settings field {key!r} is {value!r}, expected "
+                                      f"{' or '.join(k.__name__ for k in kinds)}; delete that directory and re-run")
+        if fields["policy_seeding"] not in POLICY_SEEDINGS:
+            raise ScoreTableError(f"{where}: settings field 'policy_seeding' is {fields['policy_seeding']!r}, "
+                                  f"expected one of {POLICY_SEEDINGS}; delete that directory and re-run")
+        if (fields.get("num_envs") is None) != (fields["policy_seeding"] == "per-episode"):
+            raise ScoreTableError(f"{where}: settings field 'num_envs' is recorded for a per-batch-seeded policy, and "
+                                  "only for one; delete that directory and re-run")
+        return cls(**fields)
+
+
+_TYPES: dict[str, tuple[type, ...]] = {"checkpoint": (str,), "policy_digest": (str,), "env": (dict,),
+                                       "seed": (int,), "simulator": (str,), "policy_seeding": (str,),
+                                       "num_envs": (int,)}
+"""Each settings field's JSON type."""
+
+
 @dataclass(frozen=True)
 class ScoreTable:
     """The returns read from one score table.
@@ -88,7 +156,7 @@ class ScoreTable:
         labels: distinct values of identifying columns present in the file (e.g. ``checkpoint``).
         seeds: ``int64[n_episodes]`` episode seeds in file order (``None`` unless every row has one).
         index: ``int64[n_episodes]`` episode indices in file order (``None`` unless every row has one).
-        settings: the manifest's ``settings`` when the table has one (``None`` otherwise).
+        settings: the manifest's ``settings`` when the table has an evaltk evaluation's (``None`` otherwise).
         provenance: the manifest's ``provenance`` (``{}`` when none was recorded; module docstring).
         digests: per row, ``{"steps": hex, "obs": hex}`` from the digest columns (:data:`DIGEST_KEYS`), in file
             order; ``None`` unless every row has a ``digest`` (tables of older evaltk versions have none).
@@ -103,7 +171,7 @@ class ScoreTable:
     labels: dict[str, list[str]]
     seeds: npt.NDArray[np.int64] | None = field(default=None, repr=False)
     index: npt.NDArray[np.int64] | None = field(default=None, repr=False)
-    settings: dict[str, Any] | None = None
+    settings: EvalSettings | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     digests: list[dict[str, str]] | None = field(default=None, repr=False)
     frames: npt.NDArray[np.int64] | None = field(default=None, repr=False)
@@ -138,63 +206,10 @@ def _resolve(path: Path) -> Path:
     raise ScoreTableError(f"directory {str(path)!r} holds several score tables ({names}); pass one file instead")
 
 
-COLUMN_TYPES: dict[str, str] = {"return": "number", "index": "int", "seed": "int", "frames": "int", "steps": "int",
-                                "truncated": "bool", "checkpoint": "str", "env_id": "str", "simulator": "str",
-                                "backend": "str", "digest": "str", "obs_digest": "str"}
-"""Types of the columns ``evaltk evaluate`` writes, enforced wherever such a column appears; the
-score column itself (``--column``) is always a number."""
-
-
 def _names(names: Any) -> str:
     """Column names for a message: quoted (so odd characters stay on one line), at most 200 characters."""
     text = ", ".join(repr(str(n)) for n in names)
     return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _bad(where: str, column: str, kind: str, raw: Any, hint: str) -> ScoreTableError:
-    return ScoreTableError(f"{where}, column {column!r}: expected {kind}, got {raw!r}{hint}; fix or delete that row")
-
-
-def _to_float(raw: Any, where: str, column: str) -> float:
-    if isinstance(raw, bool) or raw is None or (isinstance(raw, str) and not raw.strip()):
-        raise ScoreTableError(f"{where}, column {column!r}: empty or not a number ({raw!r}); fix or delete that row")
-    try:
-        value = float(raw)
-    except (TypeError, ValueError, OverflowError):
-        raise _bad(where, column, "a number", raw, "") from None
-    if not math.isfinite(value):
-        raise ScoreTableError(f"{where}, column {column!r}: value {raw!r} is not finite; fix or delete that row")
-    return value
-
-
-def _check_json_types(row: dict[str, Any], where: str, score_column: str) -> float:
-    """Check a JSONL row's known columns have JSON types (``"5"`` is not a number); return the score."""
-    for column, kind in {**COLUMN_TYPES, score_column: "number"}.items():
-        if column not in row or (row[column] is None and kind == "str"):
-            continue
-        raw = row[column]
-        ok = {"number": isinstance(raw, int | float) and not isinstance(raw, bool),
-              "int": isinstance(raw, int) and not isinstance(raw, bool),
-              "bool": isinstance(raw, bool), "str": isinstance(raw, str)}[kind]
-        if not ok:
-            quoted = " (a quoted string: write the bare JSON value)" if isinstance(raw, str) else ""
-            raise _bad(where, column, f"a JSON {'number' if kind == 'number' else kind}", raw, quoted)
-    return _to_float(row[score_column], where, score_column)
-
-
-def _check_csv_types(row: dict[str, Any], where: str, score_column: str) -> float:
-    """Check a CSV row's known columns parse as their type (ints, true/false); return the score."""
-    for column, kind in COLUMN_TYPES.items():
-        if column == score_column or column not in row or kind == "str":
-            continue
-        raw = str(row[column]).strip()
-        if kind == "int" and re.fullmatch(r"[+-]?\d{1,18}", raw) is None:
-            raise _bad(where, column, "an integer", row[column], "")
-        if kind == "bool" and raw.lower() not in ("true", "false", "0", "1"):
-            raise _bad(where, column, "true or false", row[column], "")
-        if kind == "number":
-            _to_float(row[column], where, column)
-    return _to_float(row[score_column], where, score_column)
 
 
 def _read_csv(path: Path, column: str) -> tuple[list[float], list[dict[str, Any]]]:
@@ -218,7 +233,7 @@ def _read_csv(path: Path, column: str) -> tuple[list[float], list[dict[str, Any]
                     raise ScoreTableError(f"{where}: the row has {'more' if None in row else 'fewer'} fields than the "
                                           f"header ({len(header)}); delete that row, or re-run the `evaltk evaluate` "
                                           "command that wrote it to repair a cut-off last line")
-                values.append(_check_csv_types(row, where, column))
+                values.append(check_csv_row(row, where, column))
                 rows.append(row)
         except csv.Error as exc:
             raise ScoreTableError(f"{path}: line {reader.line_num} is not valid CSV ({exc}); "
@@ -242,7 +257,7 @@ def _read_jsonl(path: Path, column: str) -> tuple[list[float], list[dict[str, An
                 raise ScoreTableError(f"{where}: expected a JSON object per line, got {type(row).__name__}")
             if column not in row:
                 raise ScoreTableError(f"{where}: no {column!r} key (keys: {_names(row)}); {FIX}")
-            values.append(_check_json_types(row, where, column))
+            values.append(check_json_row(row, where, column))
             rows.append(row)
     return values, rows
 
@@ -285,9 +300,17 @@ def read_scores(path: str | Path, *, column: str = "return") -> ScoreTable:
             labels[key] = seen
     manifest = read_manifest(table)
     return ScoreTable(table, column, np.asarray(values, dtype=np.float64), labels, _int_column(rows, "seed"),
-                      _int_column(rows, "index"), None if manifest is None else manifest.get("settings"),
+                      _int_column(rows, "index"), _settings_of(manifest, table),
                       {} if manifest is None else dict(manifest.get("provenance") or {}), row_digests(rows),
                       _int_column(rows, "frames"), _int_column(rows, "steps"))
+
+
+def _settings_of(manifest: dict[str, Any] | None, table: Path) -> EvalSettings | None:
+    """Return the manifest's settings; ``None`` when there are none or they are not an evaltk evaluation's."""
+    try:
+        return None if manifest is None else EvalSettings.from_json(manifest["settings"], str(table.parent))
+    except ScoreTableError:
+        return None
 
 
 def row_digests(rows: list[dict[str, Any]]) -> list[dict[str, str]] | None:
@@ -318,36 +341,6 @@ def read_manifest(table: str | Path) -> dict[str, Any] | None:
     return manifest
 
 
-def format_row(row: dict[str, Any], columns: tuple[str, ...] = COLUMNS) -> str:
-    """One CSV line of ``columns`` for ``row`` (``truncated`` as ``true``/``false``, a missing digest empty).
-
-    ``row`` has the keys of :data:`COLUMNS`; an older layout's column takes its row key (:data:`OLD_COLUMN_NAMES`).
-    """
-    buf = io.StringIO()
-    keys = [OLD_COLUMN_NAMES.get(c, c) for c in columns]
-    csv.writer(buf, lineterminator="\n").writerow(
-        [("true" if row[k] else "false") if k == "truncated" else row.get(k, "") if k in DIGEST_KEYS else row[k]
-         for k in keys])
-    return buf.getvalue()
-
-
-def _parse_row(raw: dict[str, str], where: str) -> dict[str, Any]:
-    try:
-        row: dict[str, Any] = {"checkpoint": raw["checkpoint"], "env_id": raw["env_id"],
-                               "simulator": raw["simulator"] if "simulator" in raw else raw["backend"],
-                               "index": int(raw["index"]), "seed": int(raw["seed"]), "return": float(raw["return"]),
-                               "frames": int(raw["frames"]), "steps": int(raw["steps"])}
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ScoreTableError(f"{where} is malformed ({exc}): delete that line (or the file) and re-run") from None
-    if raw.get("truncated") not in ("true", "false"):
-        raise ScoreTableError(f"{where} has truncated={raw.get('truncated')!r}, expected true/false: "
-                              "delete that line (or the file) and re-run")
-    row["truncated"] = raw["truncated"] == "true"
-    for column in DIGEST_KEYS:
-        row[column] = raw.get(column) or ""
-    return row
-
-
 def table_columns(path: Path) -> tuple[str, ...]:
     """Return the columns of the ``episodes.csv`` at ``path`` (one of :data:`LAYOUTS`).
 
@@ -363,8 +356,8 @@ def table_columns(path: Path) -> tuple[str, ...]:
     return header
 
 
-def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """Read the typed rows of an ``episodes.csv``; ``repair`` cuts off a partial last line (a killed writer's)."""
+def read_table(path: Path, *, repair: bool = False) -> list[ScoreRow]:
+    """Read the rows of an ``episodes.csv``; ``repair`` cuts off a partial last line (a killed writer's)."""
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         if not repair:
@@ -381,7 +374,7 @@ def read_table(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     if tuple(reader.fieldnames or ()) not in LAYOUTS:
         raise ScoreTableError(f"{path} has columns {reader.fieldnames}, expected {list(COLUMNS)}: it was not written "
                               "by evaltk evaluate; use another --out directory")
-    return [_parse_row(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
+    return [ScoreRow.from_csv(raw, f"{path} line {n}") for n, raw in enumerate(reader, start=2)]
 
 
 def _refuse_change(out: Path, what: str, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -407,18 +400,18 @@ def _refuse_simulator(out: Path, old: Any, new: dict[str, Any]) -> None:
                           "this one's; use a new --out (or delete that directory)")
 
 
-def open_table(out: Path, settings: dict[str, Any], *, provenance: dict[str, Any] | None = None,
-               simulator: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def open_table(out: Path, settings: EvalSettings, *, provenance: dict[str, Any] | None = None,
+               simulator: dict[str, Any] | None = None) -> list[ScoreRow]:
     """Create or reopen the table directory ``out`` (:func:`open_tables` of one); return the rows already there."""
     return open_tables([(out, settings, provenance or {}, simulator)])[0][0]
 
 
-TableRequest = tuple[Path, dict[str, Any], dict[str, Any], dict[str, Any] | None]  # out, settings, provenance, identity
-FilesFor = Callable[[list[list[dict[str, Any]]]], Mapping[Path, Any]]  # each table's rows -> {path: JSON object}
+TableRequest = tuple[Path, EvalSettings, dict[str, Any], dict[str, Any] | None]  # out, settings, provenance, identity
+FilesFor = Callable[[list[list[ScoreRow]]], Mapping[Path, Any]]  # each table's rows -> {path: JSON object}
 
 
 def open_tables(tables: Sequence[TableRequest], *, files: FilesFor | None = None,
-                ) -> list[tuple[list[dict[str, Any]], TableWriter]]:
+                ) -> list[tuple[list[ScoreRow], TableWriter]]:
     """Create or reopen each table directory; return each one's rows so far (resume) and its writer.
 
     A manifest of other settings, provenance or simulator identity (module docstring), a table without a manifest
@@ -434,12 +427,12 @@ def open_tables(tables: Sequence[TableRequest], *, files: FilesFor | None = None
     manifests = {out / SETTINGS_FILE: manifest for (out, *_), (manifest, _) in zip(tables, found, strict=True)
                  if manifest is not None}
     write_json_files({**manifests, **extra})
-    return [(rows, TableWriter(out / TABLE_FILE, {r["index"] for r in rows}))
+    return [(rows, TableWriter(out / TABLE_FILE, {r.index for r in rows}))
             for (out, *_), (_, rows) in zip(tables, found, strict=True)]
 
 
-def _check_table(out: Path, settings: dict[str, Any], provenance: dict[str, Any],
-                 simulator: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+def _check_table(out: Path, settings: EvalSettings, provenance: dict[str, Any],
+                 simulator: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[ScoreRow]]:
     """Check the table directory ``out`` (module docstring); return (a new table's manifest or None, its rows)."""
     manifest_path, table, recorded = out / SETTINGS_FILE, out / TABLE_FILE, dict(provenance)
     new: dict[str, Any] | None = None
@@ -447,23 +440,23 @@ def _check_table(out: Path, settings: dict[str, Any], provenance: dict[str, Any]
         if (manifest := read_manifest(table)) is None:
             raise ScoreTableError(f"{manifest_path} is corrupt: delete {out} (or choose another --out) and re-run")
         old = {OLD_COLUMN_NAMES.get(k, k): v for k, v in manifest["settings"].items()}  # backend: simulator
-        _refuse_change(out, "settings", old, settings)
+        _refuse_change(out, "settings", old, settings.to_json())
         _refuse_change(out, "provenance", manifest.get("provenance", {}), recorded)
         if simulator is not None:
             _refuse_simulator(out, manifest.get("simulator"), json.loads(json.dumps(simulator)))
     elif table.exists() and table.stat().st_size > 0:
         raise ScoreTableError(f"{table} exists without {SETTINGS_FILE}: use another --out or delete it")
     else:
-        new = {"format": MANIFEST_FORMAT, "settings": settings, "columns": list(COLUMNS), "provenance": recorded,
-               **({} if simulator is None else {"simulator": simulator})}
+        new = {"format": MANIFEST_FORMAT, "settings": settings.to_json(), "columns": list(COLUMNS),
+               "provenance": recorded, **({} if simulator is None else {"simulator": simulator})}
     if not table.exists() or table.stat().st_size == 0:
         return new, []
     rows = read_table(table, repair=True)
     seen: set[int] = set()
     for row in rows:
-        if row["index"] in seen:
-            raise ScoreTableError(f"{table} has episode {row['index']} twice: delete the duplicate line and re-run")
-        seen.add(row["index"])
+        if row.index in seen:
+            raise ScoreTableError(f"{table} has episode {row.index} twice: delete the duplicate line and re-run")
+        seen.add(row.index)
     return new, rows
 
 
@@ -478,7 +471,7 @@ class TableWriter:
     def __init__(self, path: Path, done: set[int]) -> None:
         self.path, self.done = path, set(done)
         self.columns = table_columns(path)
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[ScoreRow] = []
         if not path.exists() or path.stat().st_size == 0:
             self._append(",".join(COLUMNS) + "\n")
 
@@ -488,11 +481,11 @@ class TableWriter:
             table.flush()
             os.fsync(table.fileno())
 
-    def write(self, row: dict[str, Any]) -> bool:
+    def write(self, row: ScoreRow) -> bool:
         """Write ``row`` unless its episode is already in the table; return whether it was written."""
-        if row["index"] in self.done:
+        if row.index in self.done:
             return False
-        self._append(format_row(row, self.columns))
-        self.done.add(row["index"])
-        self.rows.append(row if "digest" in self.columns else {**row, "digest": "", "obs_digest": ""})
+        self._append(row.csv_line(self.columns))
+        self.done.add(row.index)
+        self.rows.append(row if "digest" in self.columns else replace(row, digest="", obs_digest=""))
         return True
