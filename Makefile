@@ -35,6 +35,8 @@ pyenv_python = $(shell ls -d $(PYENV_ROOT)/versions/$(1).*/bin/python$(1) 2>/dev
 # The EnvPool drop-in against EnvPool 1.2.7, the newer tested release (`make test` runs the same tests against
 # 1.2.5 in .venv). 1.2.7 has wheels for CPython 3.12 and 3.13 only, so a CPython 3.12 venv holds it with what
 # the tests import, and runs them on this checkout, whose ctypes library serves any CPython (docs/packaging.md).
+# The suite plugin stays off: the checkout's evaltk.egg-info (from `make install`) registers it, and it needs
+# evaltk's own dependencies (scipy, ...), which this venv does not hold.
 ENVPOOL_LATEST ?= 1.2.7
 ENVPOOL_PYTHON ?= $(call pyenv_python,3.12)
 ENVPOOL_VENV ?= build/envpool-$(ENVPOOL_LATEST)
@@ -43,7 +45,8 @@ test-envpool: install
 	test -x $(ENVPOOL_VENV)/bin/python || $(ENVPOOL_PYTHON) -m venv $(ENVPOOL_VENV)
 	$(ENVPOOL_VENV)/bin/python -m pip install -q "envpool==$(ENVPOOL_LATEST)" "ale-py==0.12.1" "gymnasium>=1.0,<2" \
 		"opencv-python-headless>=4.8" pytest pytest-timeout hypothesis
-	$(ENVPOOL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/gpu_env/test_envpool_api.py
+	$(ENVPOOL_VENV)/bin/python -m pytest -q -p no:cacheprovider -p no:conformance.pytest_plugin \
+		tests/gpu_env/test_envpool_api.py
 
 # The default set plus every `slow` test (long locksteps, 10,000-step make_vec comparisons, learning runs).
 test-all: install

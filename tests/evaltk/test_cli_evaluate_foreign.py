@@ -12,16 +12,15 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
 
 from evaltk.cli.output import print_import_caveats
 from evaltk.importers import import_caveats
+from tests.evaltk.hub.repos import ENV_ID, sb3_zip
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV_ID = "BreakoutNoFrameskip-v4"
 NOOP_BIAS = [50.0, 0.0, 0.0, 0.0]
 
 
@@ -29,24 +28,7 @@ NOOP_BIAS = [50.0, 0.0, 0.0, 0.0]
 def noop_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Return an SB3 A2C CnnPolicy zip for Breakout whose greedy action is NOOP."""
     pytest.importorskip("stable_baselines3", reason="needs stable-baselines3 (pip install stable-baselines3)")
-    import ale_py
-    import gymnasium as gym
-    import stable_baselines3 as sb3
-    import torch
-    from stable_baselines3.common.env_util import make_atari_env
-    from stable_baselines3.common.vec_env import VecFrameStack
-
-    gym.register_envs(ale_py)
-    env = VecFrameStack(make_atari_env(ENV_ID, n_envs=1, seed=0), n_stack=4)
-    model = sb3.A2C("CnnPolicy", env, n_steps=16, seed=0, device="cpu")
-    with warnings.catch_warnings(action="ignore"):
-        model.learn(total_timesteps=32)
-    with torch.no_grad():
-        model.policy.action_net.bias.copy_(torch.tensor(NOOP_BIAS))
-    path = tmp_path_factory.mktemp("sb3") / "noop.zip"
-    model.save(path)
-    env.close()
-    return path
+    return sb3_zip(tmp_path_factory.mktemp("sb3") / "noop.zip", NOOP_BIAS)
 
 
 def _evaltk(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:

@@ -54,8 +54,11 @@ def _card(library: str, algo: str, env: str) -> bytes:
             f"# {algo} playing {env}\n").encode()
 
 
-def sb3_zip_bytes(tmp: Path) -> bytes:
-    """Return a real SB3 A2C CnnPolicy on Breakout (32 steps of ``learn``, greedy action FIRE), as SB3 saves it."""
+def sb3_zip(path: Path, bias: list[float]) -> Path:
+    """Write a real SB3 A2C CnnPolicy on Breakout (32 steps of ``learn``) to ``path``, as SB3 saves it.
+
+    ``bias`` replaces the action head's bias, so its greedy action is the one with the large entry.
+    """
     import ale_py
     import gymnasium as gym
     import stable_baselines3 as sb3
@@ -68,11 +71,15 @@ def sb3_zip_bytes(tmp: Path) -> bytes:
     with warnings.catch_warnings(action="ignore"):
         model.learn(total_timesteps=32)
     with torch.no_grad():
-        model.policy.action_net.bias.copy_(torch.tensor(FIRE_BIAS))
-    path = tmp / "model.zip"
+        model.policy.action_net.bias.copy_(torch.tensor(bias))
     model.save(path)
     env.close()
-    return path.read_bytes()
+    return path
+
+
+def sb3_zip_bytes(tmp: Path) -> bytes:
+    """Return the bytes of :func:`sb3_zip` whose greedy action is FIRE."""
+    return sb3_zip(tmp / "model.zip", FIRE_BIAS).read_bytes()
 
 
 def sb3_repo(tmp: Path) -> dict[str, bytes]:
