@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -15,58 +17,50 @@ _N = 4
 _RULES = [4, 30, 108000, 1, 0, 0, 0, 1]
 
 
-def _pool(num_threads: int = 2) -> NativePool:
+@pytest.fixture
+def pool() -> Iterator[NativePool]:
+    """Yield a pool of ale-py's vector rules over 4 Pong envs on 2 threads; close it after the test."""
     batch = AtariBatch("pong", _N, seeds=np.arange(_N))
-    return NativePool(batch.native_backend(), ALE_VECTOR_RULES, _RULES, np.arange(_N), batch.minimal_action_set(),
-                      True, (84, 84), 4, (4, 84, 84), num_threads)
+    made = NativePool(batch.native_backend(), ALE_VECTOR_RULES, _RULES, np.arange(_N), batch.minimal_action_set(),
+                      True, (84, 84), 4, (4, 84, 84), 2)
+    yield made
+    made.close()
 
 
-def test_send_marks_envs_running_and_recv_clears_those_it_returns() -> None:
-    pool = _pool()
-    try:
-        pool.send(np.arange(_N), RESET)
-        assert pool.running.tolist() == [True] * _N
-        first = pool.recv(2, ("obs",))  # the first two envs the workers complete, env_id not asked for
-        assert "env_id" not in first
-        still = np.flatnonzero(pool.running)
-        assert len(still) == 2
-        rest = pool.recv(2, ("env_id",))
-        assert sorted(rest["env_id"].tolist()) == still.tolist()
-        assert not pool.running.any()
-        pool.send([1, 3], STEP, actions=[0, 1])
-        assert pool.running.tolist() == [False, True, False, True]
-        out = pool.recv(2, ("env_id", "obs"), order=[1, 3])
-        assert out["env_id"].tolist() == [1, 3]
-        assert not pool.running.any()
-    finally:
-        pool.close()
+def test_send_marks_envs_running_and_recv_clears_those_it_returns(pool: NativePool) -> None:
+    pool.send(np.arange(_N), RESET)
+    assert pool.running.tolist() == [True] * _N
+    first = pool.recv(2, ("obs",))  # the first two envs the workers complete, env_id not asked for
+    assert "env_id" not in first
+    still = np.flatnonzero(pool.running)
+    assert len(still) == 2
+    rest = pool.recv(2, ("env_id",))
+    assert sorted(rest["env_id"].tolist()) == still.tolist()
+    assert not pool.running.any()
+    pool.send([1, 3], STEP, actions=[0, 1])
+    assert pool.running.tolist() == [False, True, False, True]
+    out = pool.recv(2, ("env_id", "obs"), order=[1, 3])
+    assert out["env_id"].tolist() == [1, 3]
+    assert not pool.running.any()
 
 
-def test_run_all_runs_the_given_envs_reports_the_others_in_env_order() -> None:
-    pool = _pool()
-    try:
-        reset = pool.run_all(np.arange(_N), RESET, ("env_id", "obs", "frame_number"))
-        assert reset["env_id"].tolist() == list(range(_N))
-        stepped = pool.run_all(np.array([2]), STEP, ("env_id", "obs", "frame_number"), actions=[0])
-        assert stepped["env_id"].tolist() == list(range(_N))
-        frames = stepped["frame_number"]
-        assert frames[2] == reset["frame_number"][2] + 4  # one step of 4 frames
-        others = [0, 1, 3]
-        assert frames[others].tolist() == reset["frame_number"][others].tolist()  # REPORT: nothing run
-        assert np.array_equal(stepped["obs"][others], reset["obs"][others])
-        assert not pool.running.any()
-    finally:
-        pool.close()
+def test_run_all_runs_the_given_envs_reports_the_others_in_env_order(pool: NativePool) -> None:
+    reset = pool.run_all(np.arange(_N), RESET, ("env_id", "obs", "frame_number"))
+    assert reset["env_id"].tolist() == list(range(_N))
+    stepped = pool.run_all(np.array([2]), STEP, ("env_id", "obs", "frame_number"), actions=[0])
+    assert stepped["env_id"].tolist() == list(range(_N))
+    frames = stepped["frame_number"]
+    assert frames[2] == reset["frame_number"][2] + 4  # one step of 4 frames
+    others = [0, 1, 3]
+    assert frames[others].tolist() == reset["frame_number"][others].tolist()  # REPORT: nothing run
+    assert np.array_equal(stepped["obs"][others], reset["obs"][others])
+    assert not pool.running.any()
 
 
-def test_run_all_refuses_while_envs_are_running() -> None:
-    pool = _pool()
-    try:
-        pool.send(np.arange(_N), RESET)
-        pool.recv(_N, ("env_id",))
-        pool.send([0], REPORT)
-        with pytest.raises(GpuEnvError, match=r"run_all with envs \[0\] still running"):
-            pool.run_all(np.arange(_N), STEP, ("obs",), actions=np.zeros(_N))
-        pool.recv(1, ("env_id",))
-    finally:
-        pool.close()
+def test_run_all_refuses_while_envs_are_running(pool: NativePool) -> None:
+    pool.send(np.arange(_N), RESET)
+    pool.recv(_N, ("env_id",))
+    pool.send([0], REPORT)
+    with pytest.raises(GpuEnvError, match=r"run_all with envs \[0\] still running"):
+        pool.run_all(np.arange(_N), STEP, ("obs",), actions=np.zeros(_N))
+    pool.recv(1, ("env_id",))
