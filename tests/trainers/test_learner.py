@@ -25,7 +25,7 @@ def _batch(gen: torch.Generator, n: int, version: int = 0) -> Batch:
 
 
 def _splice(a: Batch, b: Batch) -> Batch:
-    return Batch(*(torch.cat([x, y], dim=1 if x.dim() > 1 and x is not a.rnn0 else 0)
+    return Batch(*(None if x is None else torch.cat([x, y], dim=1 if x.dim() > 1 and x is not a.rnn0 else 0)
                    for x, y in zip(vars(a).values(), vars(b).values(), strict=True)))
 
 
