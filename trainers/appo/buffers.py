@@ -22,7 +22,7 @@ A DAgger run (``teacher_logits > 0``, :mod:`trainers.appo.dagger`) adds what its
 
 - ``teacher_obs`` ``uint8[E, C, H, W]``      the teacher's (marked) observation of each env's current frame, stored
   channels-last like ``obs``; ``players_now`` ``uint8[E, G]`` the players-position grid of that frame
-- ``teacher_rnn`` ``float32[E, R]``          the teacher's GRU state per env (inference owns it)
+- ``teacher_rnn`` ``float32[E, R']``         the teacher's GRU state per env (inference owns it)
 - ``teacher_logits`` ``float32[S, T, A]``, ``teacher_value`` ``float32[S, T]``, ``players`` ``uint8[S, T, G]``: the
   teacher's logits and value and the grid at every step of a trajectory (written by inference with the actions)
 
@@ -52,6 +52,7 @@ class BufferLayout:
     num_heads: int
     rnn_size: int
     teacher_logits: int = 0
+    teacher_rnn_size: int = 0
     players_cells: int = 0
 
     @property
@@ -70,7 +71,7 @@ class BufferLayout:
         teacher: dict[str, tuple[tuple[int, ...], Any]] = {} if not self.teacher_logits else {
             "teacher_obs": ((e, *self.obs_shape[1:], self.obs_shape[0]), np.uint8),  # HWC storage
             "players_now": ((e, self.players_cells), np.uint8),
-            "teacher_rnn": ((e, self.rnn_size), np.float32),
+            "teacher_rnn": ((e, self.teacher_rnn_size), np.float32),
             "teacher_logits": ((s, t, self.teacher_logits), np.float32),
             "teacher_value": ((s, t), np.float32),
             "players": ((s, t, self.players_cells), np.uint8),

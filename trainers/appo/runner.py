@@ -140,6 +140,7 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
                           obs_shape=tuple(obs_spec(scenario)["shape"]),
                           num_heads=1 if spec["type"] == "discrete" else len(spec["nvec"]), rnn_size=cfg.rnn_size,
                           teacher_logits=sum(model.action_nvec) if teacher else 0,
+                          teacher_rnn_size=teacher.model.rnn_size if teacher else 0,
                           players_cells=PLAYERS_CELLS if teacher else 0)
     buffers = SharedBuffers(layout)
     new_channel: Callable[[], Channel]
