@@ -44,6 +44,7 @@ STREAMS = (
     "appo.inference",  # APPO: the inference server's (or a member's) action sampling
     "appo.resume",  # APPO: the base of the components of one resume (path: resume)
     "appo.env",  # APPO: env seeds (path: worker generation, env)
+    "appo.teacher",  # APPO DAgger: the teacher's action sampling and the choice of whose action a step executes
     "selfplay.population",  # self-play/PBT: the members' initial hyperparameters
     "selfplay.matches",  # self-play/PBT: match seeds and pairings (path: resume)
     "selfplay.member",  # self-play/PBT: the base seed of one member (path: member id)

@@ -187,6 +187,24 @@ def inputs(scenario: DoomScenario) -> DoomInputs:
     return DoomInputs(screen=scenario.resolution, labels=scenario.mark_players, game_variables=variables)
 
 
+def privileged_view(state: vizdoom.GameState | None, teacher: DoomScenario, *, obs_out: np.ndarray,
+                    players_out: np.ndarray) -> None:
+    """Fill what a privileged teacher sees of ``state`` and where the other players are, from the labels buffer.
+
+    ``obs_out``: :func:`observation` of ``state`` for ``teacher`` (a scenario that marks players); ``players_out``:
+    :func:`evaltk.envs.doom_labels.players_grid` of the other players' pixels (``uint8[rows * cols]``). ``state``
+    None (the episode is over) gives zeros. The game must render the labels buffer (``DoomEnv(..., labels=True)``).
+    """
+    observation(state, teacher, out=obs_out)
+    if state is None:
+        players_out[:] = 0
+        return
+    mask = doom_labels.enemy_mask(state)
+    if mask is None:
+        raise SpecError("privileged_view needs the labels buffer; build the env with DoomEnv(..., labels=True)")
+    doom_labels.players_grid(mask, out=players_out)
+
+
 def _mark_players(state: vizdoom.GameState, picture: np.ndarray) -> None:
     """Paint other players' pixels (the labels buffer, resized like the screen but nearest) into ``picture``."""
     mask = doom_labels.enemy_mask(state)
@@ -317,11 +335,17 @@ class DoomEnv:
     ``step`` returns ``(obs, reward, done, info)``; when ``done`` the returned ``obs`` is already the
     first observation of the next episode and ``info`` holds ``episode_reward`` (scaled game reward plus
     shaping), ``episode_length`` (agent steps), ``timeout`` and, if the scenario has one, ``true_objective``.
+    ``state`` is the ``GameState`` the last returned observation was made from. ``labels``: the game also
+    renders the labels buffer, for :func:`privileged_view` of ``state``; the observation is the scenario's
+    whatever ``labels`` is.
     """
 
-    def __init__(self, scenario: DoomScenario, *, seed: int, extra_game_args: str = "") -> None:
+    def __init__(self, scenario: DoomScenario, *, seed: int, extra_game_args: str = "", labels: bool = False) -> None:
         self.scenario = scenario
         self.game = make_game(scenario, seed=seed, extra_game_args=extra_game_args)
+        if labels:  # for privileged_view: the observation stays the scenario's
+            self.game.set_labels_buffer_enabled(True)
+        self.state: vizdoom.GameState | None = None
         self._button_cache: dict[tuple[int, ...], list[float]] = {}
         self._scale = scenario.reward_scale
         self._frameskip = scenario.frameskip
@@ -346,7 +370,8 @@ class DoomEnv:
             self._begin(first=True)
         else:
             self._begin(first=False)
-        return observation(self.game.get_state(), self.scenario, out=out)
+        self.state = self.game.get_state()
+        return observation(self.state, self.scenario, out=out)
 
     @property
     def engines(self) -> set[int]:
@@ -373,14 +398,16 @@ class DoomEnv:
         if self._has_bots and not finished and game.is_player_dead():
             game.respawn_player()
         if not finished:
-            return observation(game.get_state(), self.scenario, out=out), reward, False, _NO_INFO
+            self.state = game.get_state()
+            return observation(self.state, self.scenario, out=out), reward, False, _NO_INFO
         info = {"episode_reward": self._episode_reward, "episode_length": float(self._episode_length),
                 "timeout": float(game.is_episode_timeout_reached())}
         if self.scenario.true_objective is not None:
             info["true_objective"] = game.get_game_variable(getattr(vizdoom.GameVariable,
                                                                     self.scenario.true_objective))
         self._begin(first=False)
-        return observation(game.get_state(), self.scenario, out=out), reward, True, info
+        self.state = game.get_state()
+        return observation(self.state, self.scenario, out=out), reward, True, info
 
     def close(self) -> None:
         """Shut the engine process down (its shared memory goes with it)."""

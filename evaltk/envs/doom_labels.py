@@ -18,6 +18,8 @@ PLAYER_LABEL = "DoomPlayer"
 SELF_LABEL_VALUE = 255
 #: The colour (RGB) other players' pixels are painted in a marked observation (pure magenta, chosen to stand out).
 MARK_RGB = (255, 0, 255)
+#: Rows and columns of :func:`players_grid`, the players-position target of a pixel-only student's auxiliary head.
+PLAYERS_GRID = (6, 16)
 
 
 def visible_labels(labels: Any) -> list[tuple[str, int, int, int, int]]:
@@ -40,3 +42,21 @@ def enemy_mask(state: Any) -> np.ndarray | None:
     if not values:
         return np.zeros(buffer.shape, dtype=bool)
     return np.isin(buffer, values)
+
+
+def players_grid(mask: np.ndarray, grid: tuple[int, int] = PLAYERS_GRID, *, out: np.ndarray | None = None
+                 ) -> np.ndarray:
+    """Return ``uint8[rows * cols]``, row-major: 1 where a cell of the frame holds a pixel of ``mask``, else 0.
+
+    ``mask`` is :func:`enemy_mask`'s ``bool[H, W]``; the frame is cut into ``grid = (rows, cols)`` cells of equal
+    size (pixel ``(y, x)`` falls in cell ``(y * rows // H, x * cols // W)``). ``out``, if given, is filled and returned.
+    """
+    rows, cols = grid
+    if out is None:
+        out = np.empty(rows * cols, dtype=np.uint8)
+    out[:] = 0
+    ys, xs = np.nonzero(mask)
+    if ys.size:
+        height, width = mask.shape
+        out[(ys * rows // height) * cols + xs * cols // width] = 1
+    return out

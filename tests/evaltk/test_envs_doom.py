@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evaltk.envs import doom
+from evaltk.envs import doom, doom_labels
 from evaltk.errors import SpecError
 
 pytestmark = pytest.mark.vizdoom
@@ -166,3 +166,52 @@ def test_self_play_scenarios_are_in_the_one_registry() -> None:
     assert (duel.bots, deathmatch.bots) == (0, 4)
     assert duel.buttons == doom.SCENARIOS["deathmatch_bots_map01"].buttons
     assert dict(duel.reward_shaping) == doom.DUEL_SHAPING
+
+
+def test_players_grid_marks_the_cells_that_hold_a_players_pixel() -> None:
+    mask = np.zeros((120, 160), dtype=bool)
+    assert not doom_labels.players_grid(mask).any()
+    mask[0, 0] = mask[119, 159] = mask[60, 85] = True  # cells (0, 0), (5, 15) and (3, 8) of 6 x 16
+    grid = doom_labels.players_grid(mask).reshape(doom_labels.PLAYERS_GRID)
+    assert sorted(zip(*np.nonzero(grid), strict=True)) == [(0, 0), (3, 8), (5, 15)]
+
+
+def test_privileged_view_is_the_marked_frame_and_the_players_grid_of_the_labels_buffer() -> None:
+    """A screen-only env with the labels buffer on: its observation never holds a mark.
+
+    The teacher's view of the same frame is that observation with the other player painted, and the grid is the
+    labels buffer's.
+    """
+    student, teacher = doom.SCENARIOS["duel_bots"], doom.SCENARIOS["duel_bots_marked"]
+    env = doom.DoomEnv(student, seed=1, labels=True)
+    marked = np.zeros((3, *teacher.obs_size), dtype=np.uint8)
+    grid = np.zeros(doom_labels.PLAYERS_GRID[0] * doom_labels.PLAYERS_GRID[1], dtype=np.uint8)
+    mark = np.array(doom_labels.MARK_RGB, dtype=np.uint8)[:, None, None]
+    try:
+        obs = env.reset()
+        for _ in range(2000):  # walk and turn until the bot is in view (seed 1: within 150 steps)
+            obs, _, _, _ = env.step(np.array([1, 0, 0, 0, 0, 9]))
+            doom.privileged_view(env.state, teacher, obs_out=marked, players_out=grid)
+            if grid.any():
+                break
+        assert grid.any(), "the bot never came into view"
+        assert env.state is not None
+        mask = doom_labels.enemy_mask(env.state)
+        assert mask is not None
+        assert mask.any()
+        np.testing.assert_array_equal(grid, doom_labels.players_grid(mask))
+        np.testing.assert_array_equal(obs, doom.observation(env.state, student))
+        painted = (marked == mark).all(axis=0)
+        changed = (obs != marked).any(axis=0)
+        assert painted.any()
+        assert not (changed & ~painted).any()
+        assert not (obs == mark).all(axis=0).any()
+    finally:
+        env.close()
+    plain = doom.DoomEnv(student, seed=1)
+    try:
+        plain.reset()
+        with pytest.raises(SpecError, match="labels"):
+            doom.privileged_view(plain.state, teacher, obs_out=marked, players_out=grid)
+    finally:
+        plain.close()

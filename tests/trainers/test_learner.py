@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -25,8 +27,10 @@ def _batch(gen: torch.Generator, n: int, version: int = 0) -> Batch:
 
 
 def _splice(a: Batch, b: Batch) -> Batch:
-    return Batch(*(torch.cat([x, y], dim=1 if x.dim() > 1 and x is not a.rnn0 else 0)
-                   for x, y in zip(vars(a).values(), vars(b).values(), strict=True)))
+    fields: dict[str, Any] = {
+        key: None if x is None else torch.cat([x, y], dim=1 if x.dim() > 1 and x is not a.rnn0 else 0)
+        for (key, x), y in zip(vars(a).items(), vars(b).values(), strict=True)}
+    return Batch(**fields)
 
 
 def _losses_and_grads(model: ActorCritic, batch: Batch, valid: torch.Tensor, cfg: AppoConfig

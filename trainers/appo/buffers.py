@@ -18,6 +18,14 @@ tensors without copies. Layout (``S = num_envs * slots_per_env`` trajectory slot
 - ``rnn``      ``float32[E, R]``             current GRU state per env (inference owns it)
 - ``heartbeat`` ``float64[W]``               last ``time.monotonic()`` each worker was alive
 
+A DAgger run (``teacher_logits > 0``, :mod:`trainers.appo.dagger`) adds what its teacher sees and says:
+
+- ``teacher_obs`` ``uint8[E, C, H, W]``      the teacher's (marked) observation of each env's current frame, stored
+  channels-last like ``obs``; ``players_now`` ``uint8[E, G]`` the players-position grid of that frame
+- ``teacher_rnn`` ``float32[E, R']``         the teacher's GRU state per env (inference owns it)
+- ``teacher_logits`` ``float32[S, T, A]``, ``teacher_value`` ``float32[S, T]``, ``players`` ``uint8[S, T, G]``: the
+  teacher's logits and value and the grid at every step of a trajectory (written by inference with the actions)
+
 Env ``e`` owns slots ``e * slots_per_env ... e * slots_per_env + slots_per_env - 1`` and cycles through them.
 """
 
@@ -43,6 +51,9 @@ class BufferLayout:
     obs_shape: tuple[int, int, int]
     num_heads: int
     rnn_size: int
+    teacher_logits: int = 0
+    teacher_rnn_size: int = 0
+    players_cells: int = 0
 
     @property
     def num_envs(self) -> int:
@@ -57,6 +68,14 @@ class BufferLayout:
     def arrays(self) -> dict[str, tuple[tuple[int, ...], Any]]:
         """Name -> (shape, numpy dtype) of every shared array."""
         s, t, e = self.num_slots, self.rollout, self.num_envs
+        teacher: dict[str, tuple[tuple[int, ...], Any]] = {} if not self.teacher_logits else {
+            "teacher_obs": ((e, *self.obs_shape[1:], self.obs_shape[0]), np.uint8),  # HWC storage
+            "players_now": ((e, self.players_cells), np.uint8),
+            "teacher_rnn": ((e, self.teacher_rnn_size), np.float32),
+            "teacher_logits": ((s, t, self.teacher_logits), np.float32),
+            "teacher_value": ((s, t), np.float32),
+            "players": ((s, t, self.players_cells), np.uint8),
+        }
         return {
             "obs": ((s, t + 1, *self.obs_shape[1:], self.obs_shape[0]), np.uint8),  # HWC storage
             "actions": ((s, t, self.num_heads), np.int64),
@@ -71,6 +90,7 @@ class BufferLayout:
             "env_first": ((e,), np.uint8),
             "rnn": ((e, self.rnn_size), np.float32),
             "heartbeat": ((self.num_workers,), np.float64),
+            **teacher,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,6 +121,9 @@ class SharedBuffers:
             self.np[key] = array
         self.np["obs_hwc"] = self.np["obs"]
         self.np["obs"] = np.moveaxis(self.np["obs_hwc"], -1, -3)
+        if "teacher_obs" in self.np:
+            self.np["teacher_obs_hwc"] = self.np["teacher_obs"]
+            self.np["teacher_obs"] = np.moveaxis(self.np["teacher_obs_hwc"], -1, -3)
         if self.owner:
             self.np["env_slot"][:] = np.arange(layout.num_envs, dtype=np.int32) * layout.slots_per_env
 

@@ -12,7 +12,7 @@ Layout under ``<run>/checkpoints/``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from trainers.common.state_io import load_checkpoint_state, save_checkpoint
 
 @dataclass(frozen=True)
 class TrainState:
-    """Everything besides the weights that ``--resume`` restores."""
+    """Everything besides the weights that ``--resume`` restores (``extra``: the learner's other tensors)."""
 
     train_step: int
     env_frames: int
@@ -39,6 +39,7 @@ class TrainState:
     optimizer: dict[str, Any]
     torch_rng: torch.Tensor
     sampler_rng: torch.Tensor
+    extra: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 def policy_spec(cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, env_frames: int, train_step: int
@@ -63,7 +64,8 @@ def save(run_dir: Path, cfg: AppoConfig, scenario: DoomScenario, model: ActorCri
             "resumes": state.resumes}
     return save_checkpoint(run_dir, name, policy_spec(cfg, scenario, model, state.env_frames, state.train_step),
                            model.state_dict(), state.optimizer,
-                           {"rng.torch": state.torch_rng, "rng.sampler": state.sampler_rng}, meta,
+                           {"rng.torch": state.torch_rng, "rng.sampler": state.sampler_rng,
+                            **{f"extra.{k}": v for k, v in state.extra.items()}}, meta,
                            keep=cfg.keep_checkpoints)
 
 
@@ -74,7 +76,8 @@ def load_latest(run_dir: Path) -> tuple[evaltk_checkpoint.Checkpoint, TrainState
         state = TrainState(
             train_step=int(meta["train_step"]), env_frames=int(meta["env_frames"]),
             train_seconds=float(meta["train_seconds"]), resumes=int(meta["resumes"]), optimizer=optimizer,
-            torch_rng=tensors["rng.torch"], sampler_rng=tensors["rng.sampler"])
+            torch_rng=tensors["rng.torch"], sampler_rng=tensors["rng.sampler"],
+            extra={k.removeprefix("extra."): v for k, v in tensors.items() if k.startswith("extra.")})
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"--resume: the training state of {run_dir} lacks or mangles a field ({exc}); "
                               "start a new run in another --out") from None

@@ -64,7 +64,8 @@ def run_from_args(args: argparse.Namespace) -> int:
         return run_population(cfg, selfplay_config.config_from_args(args), as_json=getattr(args, "json", False),
                               process=process_settings(args))
     print(f"appo: scenario {cfg.scenario}, {cfg.num_workers} workers x {cfg.envs_per_worker} envs"
-          f"{' (serial)' if cfg.serial else ''}, batch {cfg.batch_size}, out {cfg.out}", flush=True)
+          f"{' (serial)' if cfg.serial else ''}, batch {cfg.batch_size}"
+          f"{f', DAgger from {cfg.dagger_teacher}' if cfg.dagger_teacher else ''}, out {cfg.out}", flush=True)
     result = run(cfg, log=lambda line: print(line, flush=True), process=process_settings(args))
     print(f"done: {result.env_frames} frames in {result.seconds:.1f} s ({result.fps:.0f} fps), mean episode reward "
           f"{result.mean_episode_reward:.3f}, checkpoint {result.checkpoint}", flush=True)

@@ -101,6 +101,21 @@ class AppoConfig(TrainerConfig, error=ConfigError, label="APPO"):
     bc_streams: int = doc_field(
         "demonstration streams per batch of cloning (--bc) and of the auxiliary loss, each --rollout steps long",
         default=16)
+    dagger_teacher: str = doc_field(
+        "DAgger: an evaltk checkpoint of a privileged teacher (its scenario marks players, e.g. "
+        "suites/checkpoints/appo_duel) that relabels every step of the student's own rollouts from the marked "
+        "observation of the same frame; the student (--scenario, which must not mark players) learns the teacher's "
+        "action probabilities and value and, with an auxiliary head, where the other players are ('' = APPO)",
+        default="")
+    dagger_beta: float = doc_field(
+        "DAgger: probability that a step executes the teacher's sampled action instead of the student's", default=0.0)
+    dagger_beta_steps: int = doc_field(
+        "DAgger: SGD steps over which --dagger-beta falls linearly to 0 (0 = it stays)", default=0)
+    dagger_epochs: int = doc_field("DAgger: SGD steps the learner takes on each batch", default=1)
+    dagger_value_coef: float = doc_field("DAgger: weight of the squared error to the teacher's value", default=0.5)
+    dagger_players_coef: float = doc_field(
+        "DAgger: weight of the auxiliary players-position head's binary cross-entropy (labels buffer, training only)",
+        default=1.0)
 
     # -- derived (computed from the fields above, never set directly) -------------------------------------
     @property
@@ -140,6 +155,13 @@ class AppoConfig(TrainerConfig, error=ConfigError, label="APPO"):
         self.check_finite("inference_wait_ms", positive=False)
         if self.bc_coef < 0 or self.bc_decay_steps < 0 or self.bc_streams < 1:
             raise ConfigError("--bc-coef and --bc-decay-steps must be >= 0 and --bc-streams >= 1")
+        if not 0.0 <= self.dagger_beta <= 1.0 or self.dagger_beta_steps < 0 or self.dagger_epochs < 1:
+            raise ConfigError(f"--dagger-beta {self.dagger_beta} must be in [0, 1], --dagger-beta-steps >= 0 and "
+                              f"--dagger-epochs >= 1 (got {self.dagger_epochs})")
+        if self.dagger_value_coef < 0 or self.dagger_players_coef < 0:
+            raise ConfigError("--dagger-value-coef and --dagger-players-coef must be >= 0")
+        if self.dagger_teacher and self.bc_coef > 0:
+            raise ConfigError("--dagger-teacher trains on the teacher's labels only; drop --bc-coef")
         if self.bc_coef > 0 and not self.bc_demos:
             raise ConfigError(f"--bc-coef {self.bc_coef} needs --bc-demos DIR (a folder written by --record-demos)")
         shaping_from_json(self.reward_shaping)
@@ -158,6 +180,13 @@ def shaping_from_json(text: str) -> dict[str, float] | None:
     if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
         raise ConfigError("--reward-shaping must be a JSON object of numbers, e.g. '{\"FRAGCOUNT\": 1}'")
     return {str(k): float(v) for k, v in data.items()}
+
+
+def dagger_beta(cfg: AppoConfig, step: int) -> float:
+    """Return the probability of executing the teacher's action at SGD step ``step``: ``dagger_beta`` falling to 0."""
+    if cfg.dagger_beta_steps == 0:
+        return cfg.dagger_beta
+    return cfg.dagger_beta * max(0.0, 1.0 - step / cfg.dagger_beta_steps)
 
 
 def bc_coefficient(cfg: AppoConfig, step: int) -> float:

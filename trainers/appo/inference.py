@@ -18,6 +18,7 @@ import torch
 
 from trainers.appo import packed
 from trainers.appo.buffers import SharedBuffers
+from trainers.appo.dagger import Teacher
 from trainers.appo.network import ActorCritic, sample_actions
 from trainers.appo.rollout_worker import Channel
 
@@ -33,12 +34,15 @@ class Inference:
     ``packed_weights`` (default): the pass runs on :class:`trainers.appo.packed.PackedStep`, whose weights are
     packed once per published version, not per call. The env and split counts come from ``buffers.layout``.
     ``encoder_dtype``: the encoder's precision, the learner's (:func:`trainers.appo.network.encoder_dtype`).
+    ``teacher`` (a DAgger run): after each pass it relabels the served steps (:meth:`trainers.appo.dagger.Teacher.
+    relabel`); ``teacher_actions`` counts the steps that executed the teacher's action.
     """
 
     def __init__(self, model: ActorCritic, buffers: SharedBuffers, requests: Channel,
                  replies: Callable[[int], Channel], current_generation: Callable[[int], int],
                  worker_splits: int, seed: int, random_actions: bool = False, wait_s: float = 0.0,
-                 packed_weights: bool = True, encoder_dtype: torch.dtype | None = None) -> None:
+                 packed_weights: bool = True, encoder_dtype: torch.dtype | None = None,
+                 teacher: Teacher | None = None) -> None:
         self.model = copy.deepcopy(model).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -55,6 +59,8 @@ class Inference:
         self._lock = threading.Lock()
         self._gen = torch.Generator().manual_seed(seed)
         self.samples = 0
+        self.teacher = teacher
+        self.teacher_actions = 0
         self.random_actions = random_actions
         self._np_rng = np.random.default_rng(seed)
         self._packed = (packed.PackedStep(self.model, buffers.layout.num_workers * self.envs_per_worker,
@@ -132,5 +138,7 @@ class Inference:
             b["actions"][slots, steps] = actions.numpy()
             b["logp"][slots, steps] = logp.numpy()
             b["rnn"][envs] = h_new.numpy()
+            if self.teacher is not None:
+                self.teacher_actions += self.teacher.relabel(b, envs, slots, steps, self.version)
         b["version"][slots, steps] = self.version
         self.samples += len(envs)

@@ -15,6 +15,7 @@ import torch
 
 from trainers.appo.buffers import SharedBuffers
 from trainers.appo.config import AppoConfig
+from trainers.appo.dagger import DaggerLoss
 from trainers.appo.network import ActorCritic, encoder_dtype, log_prob_entropy
 from trainers.common.gae import gae
 from trainers.common.losses import entropy_bonus, normalize_advantages, ppo_policy_loss, value_loss
@@ -26,7 +27,9 @@ class Batch:
     """A training batch, time-major (``N`` trajectories of ``T`` steps).
 
     ``obs uint8[T+1, N, C, H, W]``, ``actions int64[T, N, K]``, ``behaviour_logp``/``rewards float32[T, N]``,
-    ``dones bool[T, N]``, ``version int64[T, N]``, ``rnn0 float32[N, R]``.
+    ``dones bool[T, N]``, ``version int64[T, N]``, ``rnn0 float32[N, R]``. A DAgger run's batches also carry the
+    teacher's ``teacher_logits float32[T, N, A]`` and ``teacher_value float32[T, N]`` and the players grid
+    ``players uint8[T, N, G]`` (:mod:`trainers.appo.dagger`); None otherwise.
     """
 
     obs: torch.Tensor
@@ -36,6 +39,9 @@ class Batch:
     dones: torch.Tensor
     version: torch.Tensor
     rnn0: torch.Tensor
+    teacher_logits: torch.Tensor | None = None
+    teacher_value: torch.Tensor | None = None
+    players: torch.Tensor | None = None
 
 
 def gather_batch(buffers: SharedBuffers, slots: list[int]) -> Batch:
@@ -52,6 +58,8 @@ def gather_batch(buffers: SharedBuffers, slots: list[int]) -> Batch:
         dones=torch.from_numpy(b["dones"][idx].astype(bool)).transpose(0, 1),
         version=torch.from_numpy(b["version"][idx].astype(np.int64)).transpose(0, 1),
         rnn0=torch.from_numpy(b["rnn0"][idx]),
+        **({} if "teacher_logits" not in b else {key: torch.from_numpy(b[key][idx]).transpose(0, 1)
+                                                  for key in ("teacher_logits", "teacher_value", "players")}),
     )
     b["slot_ready"][idx] = 0
     return batch
@@ -111,7 +119,12 @@ class Learner:
     def __init__(self, model: ActorCritic, cfg: AppoConfig) -> None:
         self.model = model
         self.cfg = cfg
-        self.optimizer = make_adam(list(model.parameters()), cfg.learning_rate, cfg.adam_eps)
+        self.dagger: DaggerLoss | None = None
+        extra: list[torch.nn.Parameter] = []
+        if cfg.dagger_teacher:
+            self.dagger = DaggerLoss(model, cfg)
+            extra = self.dagger.parameters()
+        self.optimizer = make_adam(list(model.parameters()) + extra, cfg.learning_rate, cfg.adam_eps)
         self.fused = bool(self.optimizer.defaults.get("fused"))
         self.version = 0
         self.aux: Any = None
@@ -119,6 +132,15 @@ class Learner:
             from trainers.appo.cloning import AuxiliaryCloning
 
             self.aux = AuxiliaryCloning(model, cfg)
+
+    def state_tensors(self) -> dict[str, torch.Tensor]:
+        """Tensors the training state saves besides the model and Adam: a DAgger run's auxiliary head."""
+        return self.dagger.state_tensors() if self.dagger is not None else {}
+
+    def load_state_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Load :meth:`state_tensors` from a training state's tensors (other names are ignored)."""
+        if self.dagger is not None:
+            self.dagger.load_state_tensors(tensors)
 
     def load_optimizer_state(self, state: dict[str, Any]) -> None:
         """Load an Adam ``state_dict`` (a checkpoint's or another learner's) and keep this learner's implementation.
@@ -132,7 +154,10 @@ class Learner:
             group["fused"] = self.fused
 
     def train(self, batch: Batch) -> dict[str, float]:
-        """One SGD step on ``batch``; returns scalar metrics (losses, lag, grad norm, valid fraction)."""
+        """SGD on ``batch``; returns scalar metrics (losses, lag, grad norm, valid fraction) of the last step.
+
+        One step in APPO; ``dagger_epochs`` steps on the same batch in a DAgger run (each counts as a version).
+        """
         lag = self.version - batch.version
         valid = lag <= self.cfg.max_policy_lag
         if self.cfg.normalize_obs:
@@ -140,14 +165,8 @@ class Learner:
             # Every 16th valid sample, picked before copying: a boolean mask would copy the whole batch first.
             picked = valid.flatten().nonzero().squeeze(1)[::16]
             self.model.update_normalizer(batch.obs[:steps].reshape(-1, *batch.obs.shape[2:])[picked])
-        terms = compute_losses(self.model, batch, valid, self.cfg)
-        if self.aux is not None:
-            terms = self.aux.add_to(terms, self.version)
-        self.optimizer.zero_grad(set_to_none=True)
-        terms["loss"].backward()  # type: ignore[no-untyped-call]
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.max_grad_norm)
-        self.optimizer.step()
-        self.version += 1
+        for _ in range(self.cfg.dagger_epochs if self.dagger is not None else 1):
+            terms, grad_norm = self._step(batch, valid)
         metrics = {f"losses/{k}": float(v.detach()) for k, v in terms.items()}
         metrics.update({
             "train/grad_norm": float(grad_norm),
@@ -156,3 +175,17 @@ class Learner:
             "train/lag_max": float(lag.max()),
         })
         return metrics
+
+    def _step(self, batch: Batch, valid: torch.Tensor) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """One SGD step on the ``valid`` samples of ``batch``; returns the loss terms and the gradient norm."""
+        terms = (self.dagger.losses(self.model, batch, valid) if self.dagger is not None
+                 else compute_losses(self.model, batch, valid, self.cfg))
+        if self.aux is not None:
+            terms = self.aux.add_to(terms, self.version)
+        self.optimizer.zero_grad(set_to_none=True)
+        terms["loss"].backward()  # type: ignore[no-untyped-call]
+        grad_norm = torch.nn.utils.clip_grad_norm_(
+            [p for group in self.optimizer.param_groups for p in group["params"]], self.cfg.max_grad_norm)
+        self.optimizer.step()
+        self.version += 1
+        return terms, grad_norm

@@ -8,6 +8,11 @@ Protocol (all messages are small tuples of indices):
   complete; ``frames`` = env frames in them, ``episodes`` = ``(episode_reward, episode_length,
   true_objective)`` of the episodes that ended since the last message.
 
+In a DAgger run (``WorkerSpec.teacher_env``, :mod:`trainers.appo.dagger`) each game also renders the labels buffer,
+and after every reset and step the worker writes the teacher's observation of the env's current frame and its players
+grid (:func:`evaltk.envs.doom.privileged_view`) before it requests actions; the observation it writes for the
+student is the run's scenario's, as in any run.
+
 While inference computes actions for one split the worker steps the other (Sample Factory's double
 buffering). A worker never blocks for long: every wait has a timeout, re-checks the stop event, the parent
 process and refreshes its heartbeat.
@@ -26,7 +31,7 @@ from typing import Any, Protocol
 import cv2
 
 from evaltk import seeding
-from evaltk.envs.doom import DoomEnv, scenario_from_env_spec
+from evaltk.envs.doom import DoomEnv, privileged_view, scenario_from_env_spec
 from trainers.appo.buffers import SharedBuffers
 
 
@@ -50,6 +55,7 @@ class WorkerSpec:
     envs_per_worker: int
     worker_splits: int
     seed: int
+    teacher_env: dict[str, Any] | None = None
 
 
 class RolloutWorker:
@@ -68,6 +74,7 @@ class RolloutWorker:
                        for s in range(spec.worker_splits)]
         self.envs: dict[int, DoomEnv] = {}
         self._episodes: list[tuple[float, float, float]] = []
+        self.teacher = scenario_from_env_spec(spec.teacher_env) if spec.teacher_env is not None else None
 
     def start(self) -> None:
         """Create and reset every env, write first observations, and request actions for every split."""
@@ -75,15 +82,22 @@ class RolloutWorker:
         for split in self.splits:
             for e in split:
                 seed = seeding.seed(self.spec.seed, "appo.env", self.spec.generation, e, bits=31)
-                env = DoomEnv(self.scenario, seed=seed)
+                env = DoomEnv(self.scenario, seed=seed, labels=self.teacher is not None)
                 self.envs[e] = env
                 slot = int(b["env_slot"][e])
                 b["slot_ready"][slot] = 0
                 env.reset(out=b["obs"][slot, 0])
+                self._privileged(e)
                 b["env_t"][e] = 0
                 b["env_first"][e] = 1
         for s in range(len(self.splits)):
             self.requests.put((self.spec.worker, s, self.spec.generation))
+
+    def _privileged(self, e: int) -> None:
+        """In a DAgger run, write the teacher's view of env ``e``'s current frame and its players grid."""
+        if self.teacher is not None:
+            privileged_view(self.envs[e].state, self.teacher, obs_out=self.buffers.np["teacher_obs"][e],
+                            players_out=self.buffers.np["players_now"][e])
 
     def _next_slot(self, e: int) -> int:
         slots = self.buffers.env_slots(e)
@@ -109,6 +123,7 @@ class RolloutWorker:
             t = int(b["env_t"][e])
             env = self.envs[e]
             _, reward, done, info = env.step(b["actions"][slot, t], out=b["obs"][slot, t + 1])
+            self._privileged(e)
             b["rewards"][slot, t] = reward
             b["dones"][slot, t] = done
             if done:

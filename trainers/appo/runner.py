@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from evaltk import seeding
@@ -36,9 +35,10 @@ from trainers.appo import checkpointing
 from trainers.appo.buffers import BufferLayout, SharedBuffers
 from trainers.appo.channels import PipeChannel
 from trainers.appo.config import AppoConfig, ConfigError
+from trainers.appo.dagger import PLAYERS_CELLS, load_teacher
 from trainers.appo.inference import Inference
 from trainers.appo.learner import Learner, gather_batch
-from trainers.appo.monitor import Stats, write_config
+from trainers.appo.monitor import Stats, console_line, record_metrics, write_config
 from trainers.appo.network import ActorCritic, encoder_dtype
 from trainers.appo.rollout_worker import Channel, RolloutWorker, WorkerSpec, worker_main
 from trainers.appo.scenario import resolve_scenario
@@ -95,9 +95,10 @@ class System:
 
     def worker_spec(self, w: int) -> WorkerSpec:
         """Return the spec of worker ``w``'s current generation."""
+        teacher = self.inference.teacher
         return WorkerSpec(worker=w, generation=self.generations[w], env=env_spec(self.scenario),
                           envs_per_worker=self.cfg.envs_per_worker, worker_splits=self.cfg.worker_splits,
-                          seed=self.cfg.seed)
+                          seed=self.cfg.seed, teacher_env=env_spec(teacher.scenario) if teacher is not None else None)
 
     def start_worker(self, w: int) -> None:
         """Start worker ``w`` (a process, or an in-process object in serial mode)."""
@@ -127,12 +128,20 @@ class System:
 
 def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, *,
                        fault_crash_after_s: float = 0.0, log: Callable[[str], None] = print) -> System:
-    """Create buffers, channels, learner, inference and (not yet started) workers, wired together."""
+    """Create buffers, channels, learner, inference and (not yet started) workers, wired together.
+
+    With ``cfg.dagger_teacher`` the teacher is loaded and checked first (:func:`trainers.appo.dagger.load_teacher`):
+    inference runs it, workers write its view, the buffers hold its labels and the learner distils them.
+    """
     spec = action_spec(scenario)
+    teacher = load_teacher(cfg, scenario, seeding.seed(cfg.seed, "appo.teacher")) if cfg.dagger_teacher else None
     layout = BufferLayout(num_workers=cfg.num_workers, envs_per_worker=cfg.envs_per_worker,
                           slots_per_env=cfg.slots_per_env, rollout=cfg.rollout,
                           obs_shape=tuple(obs_spec(scenario)["shape"]),
-                          num_heads=1 if spec["type"] == "discrete" else len(spec["nvec"]), rnn_size=cfg.rnn_size)
+                          num_heads=1 if spec["type"] == "discrete" else len(spec["nvec"]), rnn_size=cfg.rnn_size,
+                          teacher_logits=sum(model.action_nvec) if teacher else 0,
+                          teacher_rnn_size=teacher.model.rnn_size if teacher else 0,
+                          players_cells=PLAYERS_CELLS if teacher else 0)
     buffers = SharedBuffers(layout)
     new_channel: Callable[[], Channel]
     if cfg.serial:
@@ -151,7 +160,7 @@ def connect_components(cfg: AppoConfig, scenario: DoomScenario, model: ActorCrit
                           cfg.worker_splits, seed=seeding.seed(cfg.seed, "appo.inference"),
                           random_actions=cfg.sampler_only,
                           wait_s=cfg.inference_wait_ms / 1000.0, packed_weights=cfg.packed_inference,
-                          encoder_dtype=encoder_dtype(cfg.encoder_precision))
+                          encoder_dtype=encoder_dtype(cfg.encoder_precision), teacher=teacher)
     system = System(cfg=cfg, scenario=scenario, buffers=buffers, learner=learner, inference=inference,
                     requests=requests, ready=ready, replies=replies, generations=generations, stop=stop,
                     new_channel=new_channel, processes=[None] * cfg.num_workers, started_at=[0.0] * cfg.num_workers,
@@ -235,6 +244,7 @@ class AppoRun:
         self.learner.version = self.inference.version = start_step
         if restored is not None:
             self.learner.load_optimizer_state(restored.optimizer)
+            self.learner.load_state_tensors(restored.extra)
             self.inference.set_generator_state(restored.sampler_rng)
         self.inference.publish(self.model.state_dict(), self.learner.version)
         self.stats = Stats(cfg.stats_window, self.start_frames)
@@ -324,7 +334,7 @@ class AppoRun:
 
     def record(self, now: float) -> dict[str, Any]:
         """Return the metrics record at ``now`` (worker CPU included as last measured)."""
-        return _record(self.stats, self.learner.version, now - self.t0 + self.prior_seconds,
+        return record_metrics(self.stats, self.learner.version, now - self.t0 + self.prior_seconds,
                        time.process_time() - self.cpu0 + self.worker_cpu, self.restarts, self.last_metrics)
 
     def write_metrics(self, now: float) -> dict[str, Any]:
@@ -333,7 +343,7 @@ class AppoRun:
             self.worker_cpu = max(self.worker_cpu, group_cpu_seconds(self.system.worker_pgids()))
         record = self.record(now)
         self.metrics.write(record, self.stats.env_frames)
-        self.log(_console_line(record))
+        self.log(console_line(record))
         return record
 
     def save(self) -> str:
@@ -342,7 +352,7 @@ class AppoRun:
             train_step=self.learner.version, env_frames=self.stats.env_frames,
             train_seconds=self.prior_seconds + time.monotonic() - self.t0, resumes=self.resumes,
             optimizer=self.learner.optimizer.state_dict(), torch_rng=torch.get_rng_state(),
-            sampler_rng=self.inference.generator_state())
+            sampler_rng=self.inference.generator_state(), extra=self.learner.state_tensors())
         return str(checkpointing.save(self.run_dir, self.cfg, self.scenario, self.model, state))
 
     def stop(self) -> None:
@@ -358,7 +368,7 @@ class AppoRun:
         record = self.record(now)
         self.metrics.write(record, self.stats.env_frames)
         self.metrics.close()
-        self.log(_console_line(record) + f"  [stopped by {stopped_by}]")
+        self.log(console_line(record) + f"  [stopped by {stopped_by}]")
         return RunResult(env_frames=self.stats.env_frames, train_step=self.learner.version, seconds=seconds,
                          cpu_seconds=record["perf/cpu_seconds"],
                          fps=(self.stats.env_frames - self.start_frames) / max(seconds, 1e-9),
@@ -473,27 +483,3 @@ def _stop_everything(system: System, serve_thread: threading.Thread) -> None:
         if isinstance(channel, PipeChannel):
             channel.close()
     system.buffers.close()
-
-
-def _record(stats: Stats, train_step: int, seconds: float, cpu_seconds: float, restarts: int,
-            last: dict[str, float]) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "env_frames": stats.env_frames, "seconds": round(seconds, 3), "train_step": train_step,
-        "perf/fps": stats.fps(), "perf/cpu_seconds": round(cpu_seconds, 2),
-        "charts/mean_episode_reward": stats.mean_reward(), "charts/episodes": stats.episodes,
-        "perf/worker_restarts": restarts,
-    }
-    if stats.lengths:
-        record["charts/mean_episode_length"] = float(np.mean(stats.lengths))
-    if stats.objectives:
-        record["charts/true_objective"] = float(np.mean(stats.objectives))
-    record.update(last)
-    return record
-
-
-def _console_line(r: dict[str, Any]) -> str:
-    lag = (f"lag {r['train/lag_min']:.0f}/{r['train/lag_avg']:.1f}/{r['train/lag_max']:.0f}"
-           if "train/lag_avg" in r else "lag -")
-    return (f"[{r['seconds']:7.1f}s] frames {r['env_frames']:>9d}  fps {r['perf/fps']:7.0f}  "
-            f"reward {r['charts/mean_episode_reward']:7.3f} ({r['charts/episodes']} ep)  step {r['train_step']}  "
-            f"{lag}  cpu {r['perf/cpu_seconds']:.0f}s  restarts {r['perf/worker_restarts']}")
