@@ -14,12 +14,15 @@ SUITES = Path(__file__).resolve().parents[2] / "suites"
 # tests/evaltk/evaluation/test_validate.py.
 # doom.toml (Doom traces, demos, 8 half-minute matches against a bot, an SPRT against random) takes about 90 s
 # on a loaded 2-core machine; docs/conformance.md states its bound. appo_duel.toml (80 four-minute matches of the
-# shipped APPO duel agent against a bot, docs/selfplay.md) is slow.
+# shipped APPO duel agent against a bot, docs/selfplay.md) and appo_duel_pixels.toml (the same 80 matches of the
+# pixel-only agent under rules screen-only) are slow.
 @pytest.mark.parametrize("name", ["reference_drift.toml", "gpu_env_traces.toml",
                                   pytest.param("doom.toml", marks=pytest.mark.vizdoom),
                                   pytest.param("transfer_breakout.toml", marks=pytest.mark.slow),
                                   pytest.param("simulators.toml", marks=pytest.mark.slow),
-                                  pytest.param("appo_duel.toml", marks=[pytest.mark.slow, pytest.mark.vizdoom])])
+                                  pytest.param("appo_duel.toml", marks=[pytest.mark.slow, pytest.mark.vizdoom]),
+                                  pytest.param("appo_duel_pixels.toml",
+                                               marks=[pytest.mark.slow, pytest.mark.vizdoom])])
 def test_shipped_suite_passes(name: str, tmp_path: Path) -> None:
     suite = load_suite(SUITES / name)
     results = run_suite(suite, tmp_path)

@@ -15,6 +15,7 @@ from evaltk.tournament import agents, rules
 from tests.data_paths import data_path
 
 APPO_DUEL = Path(__file__).resolve().parents[3] / "suites" / "checkpoints" / "appo_duel"
+APPO_DUEL_PIXELS = APPO_DUEL.with_name("appo_duel_pixels")
 SCRIPTED = DoomInputs(labels=True, depth=True, game_variables=("HEALTH", "SELECTED_WEAPON_AMMO"))
 
 
@@ -38,6 +39,8 @@ def test_what_each_kind_of_agent_declares(tmp_path: Path) -> None:
     assert agents.builtin_inputs("scripted") == agents.ScriptedDoomAgent.INPUTS == SCRIPTED
     assert rules.agent_inputs(str(APPO_DUEL)) == (DoomInputs(screen="RES_160X120", labels=True),
                                                   "its env spec, scenario duel_bots_marked")
+    assert rules.agent_inputs(str(APPO_DUEL_PIXELS)) == (DoomInputs(screen="RES_160X120"),
+                                                         "its env spec, scenario duel_bots")
     saved = save_builtin(tmp_path / "scripted", "scripted", agents.builtin_env())  # a built-in as a checkpoint
     assert rules.agent_inputs(str(saved)) == (SCRIPTED, "built-in scripted")
     assert BOT_INPUTS.engine_state
@@ -46,6 +49,8 @@ def test_what_each_kind_of_agent_declares(tmp_path: Path) -> None:
 def test_check_agents_refuses_the_first_forbidden_agent_in_one_line() -> None:
     assert rules.check_agents(["random", str(APPO_DUEL)], "open")[str(APPO_DUEL)].labels
     assert rules.check_agents(["random"], "screen-only") == {"random": DoomInputs()}
+    assert rules.check_agents([str(APPO_DUEL_PIXELS)], "screen-only") == {
+        str(APPO_DUEL_PIXELS): DoomInputs(screen="RES_160X120")}  # the DAgger student sees the screen alone
     with pytest.raises(TournamentError) as caught:
         rules.check_agents(["random", str(APPO_DUEL)], "screen-only")
     message = str(caught.value)
@@ -90,3 +95,13 @@ def test_screen_only_refuses_before_any_match(tmp_path: Path, tag: str, args: tu
     assert len(lines) == 1, run.stderr
     assert lines[0].startswith(f"error: rules 'screen-only' refuse agent {agent}: it reads {reads} ")
     assert not (tmp_path / "t").exists()  # no manifest, results, logs or demos: nothing was played
+
+
+@pytest.mark.vizdoom
+def test_screen_only_plays_the_shipped_pixel_agent(tmp_path: Path) -> None:
+    run = _tournament(tmp_path, "gauntlet", "--agent", str(APPO_DUEL_PIXELS), "--bots", "1", "--matches", "1",
+                      "--timelimit", "0.25")
+    assert run.returncode == 0, run.stderr
+    rows = (tmp_path / "t" / "results.jsonl").read_text().splitlines()
+    assert len(rows) == 1
+    assert f"| {APPO_DUEL_PIXELS} | screen 160x120 |" in run.stdout  # the inputs table: what the agent sees
