@@ -241,9 +241,12 @@ class NativeBackend:
         return out
 
     def frame_counts(self) -> npt.NDArray[np.uint32]:
-        """Per env, since its last ``loadROM`` (``core/frames.h``), uint32[n, 5]: TIA updates run drawing their
-        picture, run without drawing it (nobody observed them), and frames drawn again from their start because
-        their picture was read, for the part of the buffer a shorter frame left, and interrupted frames."""
+        """Per env, the TIA updates of ``core/frames.h`` counted since the env's memory was zeroed: uint32[n, 5].
+
+        Columns: updates run drawing their picture, run without drawing it (nobody observed them), and frames
+        drawn again from their start because their picture was read, for the part of the buffer a shorter
+        frame left, and because they were interrupted.
+        """
         out = np.zeros((self.num_envs, 5), dtype=np.uint32)
         self._lib.gpu_env_ale_frame_counts(self._envs_p, self._n_c, self._p(out))
         return out

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gymnasium.spaces import Discrete
 
 from conformance.lockstep import LockstepConfig, run_lockstep
 from conformance.report import playable_roms
@@ -52,6 +53,8 @@ def _dqn_run(monkeypatch: pytest.MonkeyPatch, game: str, every: bool, steps: int
                        repeat_action_probability=0.25)
     try:
         obs, _ = env.reset(seed=3)
+        assert isinstance(env.single_action_space, Discrete)
+        assert isinstance(env.batch, AtariBatch)
         rng = np.random.default_rng(5)
         record: list[Any] = [obs.copy()]
         for _ in range(steps):
@@ -102,8 +105,10 @@ def _act_run(monkeypatch: pytest.MonkeyPatch, game: str, every: bool, acts: int,
 
 @pytest.mark.parametrize("game", ROMS)
 def test_every_rom_observes_the_same_with_ale_frameskip(monkeypatch: pytest.MonkeyPatch, game: str) -> None:
-    """ALE's own frame skip (3): only the last frame of each act is drawn; every screen after an act, lives
-    count and console state, on all 104 ROMs, as when every frame is drawn."""
+    """ALE's own frame skip (3): only the last frame of each act is drawn.
+
+    Every screen after an act, lives count and console state, on all 104 ROMs, as when every frame is drawn.
+    """
     acts = 60
     shipped, counts = _act_run(monkeypatch, game, every=False, acts=acts, frameskip=3)
     every, every_counts = _act_run(monkeypatch, game, every=True, acts=acts, frameskip=3)
@@ -114,8 +119,10 @@ def test_every_rom_observes_the_same_with_ale_frameskip(monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize("game", ROMS)
 def test_every_rom_in_lockstep_with_ale_py_at_frameskip_4(game: str) -> None:
-    """ale-py's act with frame_skip 4 against ours, which draws only each act's last frame: reward, RAM,
-    screen, lives, game over and frame counters after every act, on all 104 ROMs."""
+    """ale-py's act with frame_skip 4 against ours, which draws only each act's last frame.
+
+    Reward, RAM, screen, lives, game over and frame counters after every act, on all 104 ROMs.
+    """
     config = LockstepConfig(game, 80, seed=4, start="boot", actions="full", repeat_action_probability=0.25,
                             frameskip=4)
     result = run_lockstep(config)
