@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from gpu_env.errors import BackendError
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 LIBRARY = "_native.so"
 """The library's file name in ``gpu_env/``: no interpreter suffix, it is loaded by ctypes, not imported (setup.py)."""
 

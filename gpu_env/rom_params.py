@@ -8,6 +8,7 @@ and the CUDA backend (:mod:`gpu_env.backends.cuda.backend`) both build them here
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,8 @@ from gpu_env.errors import GpuEnvError
 from gpu_env.games import GameInfo
 
 PADDLE_MIN = 27450  # ALE's default paddle_min (ale_state.hpp PADDLE_MIN)
-PARAM_COUNT = 15  # core/ale/params.h kParamCount
+PARAM_COUNT = 16  # core/ale/params.h kParamCount
+DRAW_EVERY_FRAME_VARIABLE = "GPU_ENV_DRAW_EVERY_FRAME"  # "1": draw the frames nobody observes too
 _PROGRAM_OPS = {"select": 1, "select_until": 2, "soft_reset": 3, "hook_begin": 4, "hook_end": 5, "act": 6,
                 "act_until": 7, "act_until_changed": 8, "select_random_until": 9}
 
@@ -28,7 +30,10 @@ def rom_params(info: GameInfo, scheme: int, frameskip: int, max_frames: int) -> 
     """Return the int32[PARAM_COUNT] block of ``core/ale/params.h`` for one ROM and its settings.
 
     ``scheme`` is the detected :class:`gpu_env.roms.CartScheme`; ``frameskip`` ALE's ``frame_skip``
-    (>= 1); ``max_frames`` ALE's ``max_num_frames_per_episode`` (0 disables truncation).
+    (>= 1); ``max_frames`` ALE's ``max_num_frames_per_episode`` (0 disables truncation). The last word
+    is 1 when the environment variable ``GPU_ENV_DRAW_EVERY_FRAME`` is ``1`` at the call: the core then
+    draws the pictures of frames nobody observes too (``core/frames.h``; the same observations, slower),
+    for comparisons.
     """
     if frameskip < 1:
         raise GpuEnvError(f"frameskip={frameskip} must be >= 1")
@@ -40,6 +45,7 @@ def rom_params(info: GameInfo, scheme: int, frameskip: int, max_frames: int) -> 
         info.game_id, int(scheme), info.ystart, info.height_prop, int(info.hmove_blanks),
         int(left == "PADDLES"), int(right == "PADDLES"), int(info.swap_ports), int(info.swap_paddles),
         a_props, PADDLE_MIN, info.paddle_max, info.default_mode, int(frameskip), int(max_frames),
+        int(os.environ.get(DRAW_EVERY_FRAME_VARIABLE, "") == "1"),
     ]
     if len(words) != PARAM_COUNT:
         raise GpuEnvError(f"rom_params built {len(words)} words, core/ale/params.h reads {PARAM_COUNT}")

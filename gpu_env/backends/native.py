@@ -240,6 +240,27 @@ class NativeBackend:
         self._lib.gpu_env_ale_ram(self._p(self._envs), self._ct.c_int32(self.num_envs), self._p(out))
         return out
 
+    def frame_counts(self) -> npt.NDArray[np.uint32]:
+        """Per env, the TIA updates of ``core/frames.h`` counted since the env's memory was zeroed: uint32[n, 5].
+
+        Columns: updates run drawing their picture, run without drawing it (nobody observed them), and frames
+        drawn again from their start because their picture was read, for the part of the buffer a shorter
+        frame left, and because they were interrupted.
+        """
+        out = np.zeros((self.num_envs, 5), dtype=np.uint32)
+        self._lib.gpu_env_ale_frame_counts(self._envs_p, self._n_c, self._p(out))
+        return out
+
+    def export_console(self, i: int) -> dict[str, list[int]]:
+        """Env ``i``'s CPU, RAM, RIOT and TIA in ale-py's cloneState layout (``gpu_env_console_export_ale``)."""
+        ct = self._ct
+        cycles = ct.c_int32()
+        cpu, ram = (ct.c_int32 * 14)(), (ct.c_int32 * 128)()
+        riot, tia = (ct.c_int32 * 7)(), (ct.c_int32 * 54)()
+        self._lib.gpu_env_console_export_ale(self._envs[i:].ctypes.data_as(ct.c_void_p), ct.addressof(cycles), cpu, ram,
+                                             riot, tia)
+        return {"cycles": [cycles.value], "cpu": list(cpu), "ram": list(ram), "riot": list(riot), "tia": list(tia)}
+
     def _screens(self, fmt: int, channels: tuple[int, ...], out: U8Array | None) -> U8Array:
         """Every env's screen in format ``fmt`` (native/screen_format.h), written into ``out`` (or a new array)."""
         if out is None:

@@ -336,8 +336,10 @@ GPU_ENV_RUN_CPU_INSTANCE(extern, kCartFE)
 GPU_ENV_RUN_CPU_INSTANCE(extern, kCartAnyScheme)
 #endif
 
-// One ALE TIA::update(). `buffers` = the environment's two 160 x height frame buffers.
-HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* buffers) {
+// One ALE TIA::update() up to, not including, the grey-out of an interrupted frame; returns true when the
+// frame was interrupted (console_frame_grey then completes the update). `buffers` = the environment's two
+// 160 x height frame buffers; what is written into them is c.tia.draw_mode's choice (frames.h).
+HD bool console_frame_run(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* buffers) {
   if (!c.tia.partial_frame) {
     const uint32_t phase = tia_line_phase(c.tia, c.cycles);
     console_reset_cycles(c);
@@ -358,12 +360,22 @@ HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t
   if (c.tia.partial_frame) {
     // The picture as far as ALE had drawn it: up to the last write, even one whose update tia_poke deferred.
     tia_update_frame(c.tia, fb, c.tia.deferred_clock);
-    if (!c.tia.frame_greyed) tia_grey_out(c.tia, fb, c.cycles);
-    c.tia.frame_greyed = 1;
-  } else {
-    c.tia.scanline_count_last_frame = c.tia.current_scanline;
-    c.tia.frame_greyed = 0;
+    return true;
   }
+  c.tia.scanline_count_last_frame = c.tia.current_scanline;
+  c.tia.frame_greyed = 0;
+  return false;
+}
+
+// The end of an interrupted TIA::update(): the rows the frame has not reached are greyed out, once.
+HD void console_frame_grey(Console& c, uint8_t* buffers) {
+  if (!c.tia.frame_greyed) tia_grey_out(c.tia, tia_buffer(c.tia, buffers), c.cycles);
+  c.tia.frame_greyed = 1;
+}
+
+// One ALE TIA::update(). `buffers` = the environment's two 160 x height frame buffers.
+HD void console_frame(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* buffers) {
+  if (console_frame_run(c, rom, rom_size, buffers)) console_frame_grey(c, buffers);
 }
 
 // One frame of ALE's StellaEnvironment::emulate for players A and B: inputs, TIA::update(), then

@@ -82,13 +82,15 @@ GPU_ENV_EXPORT void gpu_env_ale_reset(const void* handle, AleEnv* envs, int32_t 
 }
 
 // ALEInterface::act(actions[i], strengths[i]) on the masked envs; rewards[i] = the summed reward (0 elsewhere).
+// The screen each act leaves is drawn (a getScreen may follow); with ALE's frameskip > 1 the frames before
+// the last one are not (core/frames.h).
 GPU_ENV_EXPORT void gpu_env_ale_act(const void* handle, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
                                     const int32_t* actions, const float* strengths, const uint8_t* mask,
                                     int32_t* rewards, int32_t num_threads) {
   const AleRom& r = static_cast<const RomHandle*>(handle)->rom;
   parallel_for(n, num_threads, [&](int32_t i) {
     rewards[i] = mask[i] ? gpu_env::ale::ale_act(envs[i], r, env_buffers(buffers, stride, i), actions[i],
-                                                  kActionNoop, strengths[i], 0.0f)
+                                                  kActionNoop, strengths[i], 0.0f, true)
                          : 0;
   });
 }
@@ -120,6 +122,21 @@ GPU_ENV_EXPORT void gpu_env_ale_query(const void* handle, const AleEnv* envs, in
     o[3] = e.frame_number;
     o[4] = e.episode_frame_number;
     o[5] = e.pal;
+  }
+}
+
+// Per env (core/frames.h FrameRecord): TIA updates run drawing their picture and run without drawing it;
+// frames drawn again because their picture was read, for the part a shorter frame left, and interrupted
+// frames (uint32[n][5]).
+GPU_ENV_EXPORT void gpu_env_ale_frame_counts(const AleEnv* envs, int32_t n, uint32_t* out) {
+  for (int32_t i = 0; i < n; ++i) {
+    const FrameRecord& f = envs[i].frames;
+    uint32_t* o = out + 5 * i;
+    o[0] = f.drawn;
+    o[1] = f.skipped;
+    o[2] = f.redrawn_read;
+    o[3] = f.redrawn_part;
+    o[4] = f.redrawn_interrupted;
   }
 }
 
@@ -263,6 +280,7 @@ GPU_ENV_EXPORT void gpu_env_ale_import_extra(AleEnv* envs, int32_t i, const int3
                                              int32_t program, int32_t difficulty, const uint32_t* system_rng,
                                              int32_t system_rng_index, const uint32_t* env_rng, int32_t env_rng_index) {
   AleEnv& e = envs[i];
+  frames_forget(e.frames);  // the caller wrote the frame buffers (gpu_env/backends/native.py load_ale_state)
   if (num_words >= gpu_env::games::kGameStateWords) {
     e.game.reward = words[0];
     e.game.score = words[1];

@@ -3,7 +3,8 @@
 //
 // The portable code paints one object code per pixel, looks each pixel's colour up through two tables
 // and collects the set of codes seen for the collision latches. Here each object is a 160-bit
-// occupancy bitmap of the line (three 64-bit words, bit x = pixel x), built from its copies:
+// occupancy bitmap of the line (core/tia/line_bits.h: three 64-bit words, bit x = pixel x), built from its
+// copies:
 // * the collision latches are pairwise ANDs of the bitmaps (a latch is set when some pixel shows both
 //   objects, which is what the set of codes seen tells the portable code);
 // * 64 pixels at a time, the code bytes are the masked ORs of the object bits, the colour table
@@ -18,81 +19,6 @@
 #if GPU_ENV_HAVE_AVX512
 
 namespace gpu_env_native {
-
-// The occupancy bitmap of one line: pixel x is bit x of w0 (x < 64), of w1 (x - 64) or of w2 (x - 128).
-// Three named words, not an array: the compiler keeps them in registers (an array on the stack, written
-// and read in different widths, cost store-forwarding stalls).
-struct LineBits {
-  uint64_t w0, w1, w2;
-};
-
-// `pattern` moved to start at bit `at` of a 64-bit word (at may be negative or past the word).
-inline uint64_t place(uint64_t pattern, int32_t at) {
-  if (at >= 64 || at <= -64) return 0;
-  return at >= 0 ? pattern << at : pattern >> -at;
-}
-
-// OR the pixels of `pattern` (bit k = pixel x0 + k, at most 32 pixels) into `b`, wrapping at 160.
-inline void line_bits_add(LineBits& b, int32_t x0, uint64_t pattern) {
-  b.w0 |= place(pattern, x0) | place(pattern, x0 - 160);
-  b.w1 |= place(pattern, x0 - 64);
-  b.w2 |= place(pattern, x0 - 128);
-}
-
-// GRP bits as pixels: pixel k of a copy shows GRP bit 7 - (k >> scale).
-inline uint64_t player_pattern(uint8_t grp, uint32_t scale) {
-  uint64_t x = tia_reverse8(grp);  // bit k = pixel k for single width
-  if (scale == 0) return x;
-  if (scale == 1) {
-    x = (x | (x << 4)) & 0x0F0Fu;
-    x = (x | (x << 2)) & 0x3333u;
-    x = (x | (x << 1)) & 0x5555u;
-    return x | (x << 1);
-  }
-  x = (x | (x << 12)) & 0x000F000Fu;
-  x = (x | (x << 6)) & 0x03030303u;
-  x = (x | (x << 3)) & 0x11111111u;
-  return x * 0xFu;
-}
-
-inline LineBits copies_bits(const TiaCopies& c, int32_t pos, uint64_t pattern) {
-  LineBits b{0, 0, 0};
-  uint32_t groups = c.groups;
-  while (groups) {
-    const uint32_t g = tia_lowest_bit(groups);
-    groups &= groups - 1;
-    line_bits_add(b, tia_copy_start(c, pos, g), pattern);
-  }
-  return b;
-}
-
-// Bits [lo, hi) of the word whose bit 0 is pixel `base`.
-inline uint64_t span_word(int32_t lo, int32_t hi, int32_t base) {
-  const int32_t a = lo - base, z = hi - base;
-  const uint64_t below_z = z >= 64 ? ~0ull : (z <= 0 ? 0ull : (1ull << z) - 1);
-  const uint64_t below_a = a >= 64 ? ~0ull : (a <= 0 ? 0ull : (1ull << a) - 1);
-  return below_z & ~below_a;
-}
-
-// The playfield's pixels of one word from its 16 cells there (cell c covers 4 pixels).
-inline uint64_t playfield_word(uint64_t cells16) {
-  uint64_t x = cells16 & 0xFFFFu;
-  x = (x | (x << 24)) & 0x000000FF000000FFull;
-  x = (x | (x << 12)) & 0x000F000F000F000Full;
-  x = (x | (x << 6)) & 0x0303030303030303ull;
-  x = (x | (x << 3)) & 0x1111111111111111ull;
-  return x * 0xFu;
-}
-
-inline void line_bits_mask(LineBits& b, const LineBits& span) {
-  b.w0 &= span.w0;
-  b.w1 &= span.w1;
-  b.w2 &= span.w2;
-}
-
-inline bool line_bits_meet(const LineBits& a, const LineBits& b) {
-  return ((a.w0 & b.w0) | (a.w1 & b.w1) | (a.w2 & b.w2)) != 0;
-}
 
 // 64 pixels from the object words of one line word: codes as masked ORs, colours by permutes.
 GPU_ENV_AVX512 inline void overlay_word(uint8_t* p, uint64_t span, uint64_t right_half, uint64_t bp0, uint64_t bm0,
@@ -110,39 +36,29 @@ GPU_ENV_AVX512 inline void overlay_word(uint8_t* p, uint64_t span, uint64_t righ
 }
 
 // Write pixels [olo, ohi) of the line at p (p[x] = pixel x) and return the collision latches they set.
-// The objects' flags, copies and widths are those tia_draw_span computed for this span.
+// The objects' flags, copies and widths are those tia_draw_span computed for this span; the bitmaps and
+// latches are core/tia/line_bits.h's.
 GPU_ENV_AVX512 inline uint16_t tia_overlay_avx512(const Tia& t, uint8_t* p, int32_t olo, int32_t ohi,
                                                   uint64_t cells, bool bl_on, int32_t bl_width, bool p0_on,
                                                   const TiaCopies& p0, bool p1_on, const TiaCopies& p1,
                                                   bool m0_on, const TiaCopies& m0, bool m1_on,
                                                   const TiaCopies& m1) {
-  const LineBits span{span_word(olo, ohi, 0), span_word(olo, ohi, 64), span_word(olo, ohi, 128)};
-  const LineBits none{0, 0, 0};
-  LineBits bp0 = p0_on ? copies_bits(p0, t.posp0, player_pattern(t.current_grp0, p0.scale)) : none;
-  LineBits bm0 = m0_on ? copies_bits(m0, t.posm0, (1ull << m0.width) - 1) : none;
-  LineBits bp1 = p1_on ? copies_bits(p1, t.posp1, player_pattern(t.current_grp1, p1.scale)) : none;
-  LineBits bm1 = m1_on ? copies_bits(m1, t.posm1, (1ull << m1.width) - 1) : none;
-  LineBits bbl = none;
-  if (bl_on) line_bits_add(bbl, t.posbl, (1ull << bl_width) - 1);
-  LineBits bpf{playfield_word(cells), playfield_word(cells >> 16), playfield_word(cells >> 32)};
-  line_bits_mask(bp0, span);
-  line_bits_mask(bm0, span);
-  line_bits_mask(bp1, span);
-  line_bits_mask(bm1, span);
-  line_bits_mask(bbl, span);
-  line_bits_mask(bpf, span);
-
-  // Every pair of the six objects has a latch; which one is tia_collisions_of's (collisions.h), folded to a
-  // constant here.
-  const auto latch = [](const LineBits& a, const LineBits& b, uint8_t pair) -> uint16_t {
-    return line_bits_meet(a, b) ? tia_collisions_of(pair) : 0;
-  };
-  const uint16_t cx = static_cast<uint16_t>(
-      latch(bp0, bm0, kTiaP0 | kTiaM0) | latch(bp0, bp1, kTiaP0 | kTiaP1) | latch(bp0, bm1, kTiaP0 | kTiaM1) |
-      latch(bp0, bbl, kTiaP0 | kTiaBL) | latch(bp0, bpf, kTiaP0 | kTiaPF) | latch(bm0, bp1, kTiaM0 | kTiaP1) |
-      latch(bm0, bm1, kTiaM0 | kTiaM1) | latch(bm0, bbl, kTiaM0 | kTiaBL) | latch(bm0, bpf, kTiaM0 | kTiaPF) |
-      latch(bp1, bm1, kTiaP1 | kTiaM1) | latch(bp1, bbl, kTiaP1 | kTiaBL) | latch(bp1, bpf, kTiaP1 | kTiaPF) |
-      latch(bm1, bbl, kTiaM1 | kTiaBL) | latch(bm1, bpf, kTiaM1 | kTiaPF) | latch(bbl, bpf, kTiaBL | kTiaPF));
+  const TiaLineBits span = tia_span_bits(olo, ohi);
+  const TiaLineBits none{0, 0, 0};
+  TiaLineBits bp0 = p0_on ? tia_copies_bits(p0, t.posp0, tia_player_pattern(t.current_grp0, p0.scale)) : none;
+  TiaLineBits bm0 = m0_on ? tia_copies_bits(m0, t.posm0, (1ull << m0.width) - 1) : none;
+  TiaLineBits bp1 = p1_on ? tia_copies_bits(p1, t.posp1, tia_player_pattern(t.current_grp1, p1.scale)) : none;
+  TiaLineBits bm1 = m1_on ? tia_copies_bits(m1, t.posm1, (1ull << m1.width) - 1) : none;
+  TiaLineBits bbl = none;
+  if (bl_on) tia_line_bits_add(bbl, t.posbl, (1ull << bl_width) - 1);
+  TiaLineBits bpf = tia_playfield_bits(cells);
+  tia_line_bits_mask(bp0, span);
+  tia_line_bits_mask(bm0, span);
+  tia_line_bits_mask(bp1, span);
+  tia_line_bits_mask(bm1, span);
+  tia_line_bits_mask(bbl, span);
+  tia_line_bits_mask(bpf, span);
+  const uint16_t cx = tia_line_latches(bp0, bm0, bp1, bm1, bbl, bpf);
 
   // colour[lut[half][code]] for the 64 codes: the four colour registers permuted by each half's table.
   uint32_t registers;

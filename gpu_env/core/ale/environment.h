@@ -14,6 +14,7 @@
 #pragma once
 
 #include "../console.h"
+#include "../frames.h"
 #include "../games/registry.h"
 #include "../hd.h"
 #include "mt19937.h"
@@ -73,6 +74,7 @@ struct AleRom {
   int32_t frameskip;
   float repeat_action_probability;
   int32_t max_num_frames_per_episode;  // 0: no truncation
+  uint8_t draw_every_frame;  // draw frames nobody observes too (frames.h; for checks and comparisons)
 };
 
 struct AleEnv {
@@ -87,6 +89,7 @@ struct AleEnv {
   int32_t program;  // offset of this env's setMode stream in AleRom::programs, -1 if none
   int32_t pal;      // the probe's decision
   int32_t last_reward;
+  FrameRecord frames;  // which frames the buffers hold undrawn (frames.h)
 };
 
 // Memory seen by the game logic and the setMode conditions: ALE's readRam = System::peek.
@@ -111,6 +114,7 @@ HD void ale_system_reset(AleEnv& e, const AleRom& r, uint8_t* buffers) {
   tia_reset(c.tia, c.cycles);
   const uint32_t bytes = 2u * 160u * static_cast<uint32_t>(c.tia.height);
   for (uint32_t i = 0; i < bytes; ++i) buffers[i] = 0;
+  frames_forget(e.frames);
   uint32_t draws[kSuperchipDraws];
   const int n = cart_reset_random_draws(c.cart.scheme);
   for (int i = 0; i < n; ++i) draws[i] = mt_next(e.system_rng);
@@ -119,15 +123,27 @@ HD void ale_system_reset(AleEnv& e, const AleRom& r, uint8_t* buffers) {
   m6502_reset_from_bus(c.cpu, bus);
 }
 
+// One TIA::update(), its picture drawn when `observed` (or when the ROM's settings draw every frame);
+// frames.h says why the frames nobody observes stay exact.
+HD void ale_update(AleEnv& e, const AleRom& r, uint8_t* buffers, bool observed) {
+  frames_update(e.console, e.frames, r.rom, r.rom_size, buffers, observed || r.draw_every_frame != 0);
+}
+
+// Make the current buffer hold its frame's picture: before anything reads the screen.
+HD void ale_observe(AleEnv& e, const AleRom& r, uint8_t* buffers) {
+  frames_observe(e.console, e.frames, r.rom, r.rom_size, buffers);
+}
+
 // ALE's emulate(a, b, strength_a, strength_b, frames): inputs (resetKeys re-asserts the difficulty
-// switches), one TIA::update(), RomSettings::step, per frame; then the RAM copy's bus value.
+// switches), one TIA::update(), RomSettings::step, per frame; then the RAM copy's bus value. The last
+// frame's picture is drawn when `observed`, the others' never (ALE shows only the last one).
 HD void ale_emulate(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t a, int32_t b, float sa, float sb,
-                    int32_t frames) {
+                    int32_t frames, bool observed) {
   Console& c = e.console;
   for (int32_t f = 0; f < frames; ++f) {
     c.events.difficulty = static_cast<uint8_t>(e.difficulty & 3);
     console_apply_actions(c, a, b, sa, sb);
-    console_frame(c, r.rom, r.rom_size, buffers);
+    ale_update(e, r, buffers, observed && f == frames - 1);
     AleMem mem = ale_mem(e, r, buffers);
     games::game_step(static_cast<uint16_t>(r.game_id), e.game, mem);
   }
@@ -146,8 +162,10 @@ HD int32_t ale_lives(const AleEnv& e, const AleRom& r) {
   return games::game_lives(static_cast<uint16_t>(r.game_id), e.game);
 }
 
-// oneStepAct: nothing once terminal (or truncated); RESET and illegal actions become NOOP.
-HD int32_t ale_one_step(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t a, int32_t b, float sa, float sb) {
+// oneStepAct: nothing once terminal (or truncated); RESET and illegal actions become NOOP. The frame's
+// picture is drawn when `observed`.
+HD int32_t ale_one_step(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t a, int32_t b, float sa, float sb,
+                        bool observed) {
   if (ale_game_over(e, r)) return 0;
   const uint16_t id = static_cast<uint16_t>(r.game_id);
   if (a < kNumJoystickActions) {
@@ -160,15 +178,18 @@ HD int32_t ale_one_step(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t a,
   } else if (b == kActionReset) {
     b = kActionNoop;
   }
-  ale_emulate(e, r, buffers, a, b, sa, sb, 1);
+  ale_emulate(e, r, buffers, a, b, sa, sb, 1, observed);
   e.frame_number += 1;
   e.episode_frame_number += 1;
   return e.game.reward;
 }
 
 // StellaEnvironment::act: per skipped frame, two sticky draws (A then B; the new action is taken
-// when the draw is >= p), then oneStepAct. Returns the summed reward.
-HD int32_t ale_act(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t a, int32_t b, float sa, float sb) {
+// when the draw is >= p), then oneStepAct. Returns the summed reward. `observed`: someone reads the
+// screen this act leaves (ALE's getScreen after act): its last frame's picture is drawn; the frames
+// before it never are (frames.h keeps them exact for what reads them anyway).
+HD int32_t ale_act(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t a, int32_t b, float sa, float sb,
+                   bool observed) {
   const double p = static_cast<double>(r.repeat_action_probability);
   int32_t sum = 0;
   for (int32_t i = 0; i < r.frameskip; ++i) {
@@ -180,14 +201,16 @@ HD int32_t ale_act(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t a, int3
       e.action_b = b;
       e.strength_b = sb;
     }
-    sum += ale_one_step(e, r, buffers, e.action_a, e.action_b, e.strength_a, e.strength_b);
+    sum += ale_one_step(e, r, buffers, e.action_a, e.action_b, e.strength_a, e.strength_b,
+                        observed && i == r.frameskip - 1);
   }
+  if (observed) ale_observe(e, r, buffers);  // a game over stops the frames before the last one
   e.last_reward = sum;
   return sum;
 }
 
-HD void ale_soft_reset(AleEnv& e, const AleRom& r, uint8_t* buffers) {
-  ale_emulate(e, r, buffers, kActionReset, kActionNoop, 1.0f, 1.0f, kSoftResetFrames);
+HD void ale_soft_reset(AleEnv& e, const AleRom& r, uint8_t* buffers, bool observed) {
+  ale_emulate(e, r, buffers, kActionReset, kActionNoop, 1.0f, 1.0f, kSoftResetFrames, observed);
   e.action_a = kActionNoop;
   e.action_b = kActionNoop;
 }
@@ -201,8 +224,8 @@ HD void ale_press_select(AleEnv& e, const AleRom& r, uint8_t* buffers, int32_t n
   c.events.console_select = 1;
   c.events.difficulty = static_cast<uint8_t>(e.difficulty & 3);
   console_refresh_io(c);
-  for (int32_t t = 0; t < n; ++t) console_frame(c, r.rom, r.rom_size, buffers);
-  ale_emulate(e, r, buffers, kActionNoop, kActionNoop, 1.0f, 1.0f, 1);
+  for (int32_t t = 0; t < n; ++t) ale_update(e, r, buffers, false);
+  ale_emulate(e, r, buffers, kActionNoop, kActionNoop, 1.0f, 1.0f, 1, false);
   e.frame_number += 1;
   e.episode_frame_number += 1;
 }
@@ -257,7 +280,7 @@ HD void ale_run_set_mode(AleEnv& e, const AleRom& r, uint8_t* buffers) {
         break;
       }
       case kOpSoftReset:
-        ale_soft_reset(e, r, buffers);
+        ale_soft_reset(e, r, buffers, false);
         break;
       case kOpHookBegin:
         games::game_set_mode_begin(id, e.game, e.mode);
@@ -268,7 +291,7 @@ HD void ale_run_set_mode(AleEnv& e, const AleRom& r, uint8_t* buffers) {
         break;
       }
       case kOpAct:
-        ale_act(e, r, buffers, *p++, kActionNoop, 1.0f, 1.0f);
+        ale_act(e, r, buffers, *p++, kActionNoop, 1.0f, 1.0f, false);
         break;
       case kOpActUntil: {
         const int32_t n = *p++;
@@ -280,7 +303,7 @@ HD void ale_run_set_mode(AleEnv& e, const AleRom& r, uint8_t* buffers) {
           const bool done = ale_condition(e, r, buffers, q);
           p = q;
           if (done || loops >= kMaxProgramLoops) break;
-          for (int32_t k = 0; k < n; ++k) ale_act(e, r, buffers, acts[k], kActionNoop, 1.0f, 1.0f);
+          for (int32_t k = 0; k < n; ++k) ale_act(e, r, buffers, acts[k], kActionNoop, 1.0f, 1.0f, false);
         }
         break;
       }
@@ -294,7 +317,7 @@ HD void ale_run_set_mode(AleEnv& e, const AleRom& r, uint8_t* buffers) {
         for (int32_t loops = 0; loops < kMaxProgramLoops; ++loops) {
           AleMem now = ale_mem(e, r, buffers);
           if (now.peek(addr) != before) break;
-          for (int32_t k = 0; k < n; ++k) ale_act(e, r, buffers, acts[k], kActionNoop, 1.0f, 1.0f);
+          for (int32_t k = 0; k < n; ++k) ale_act(e, r, buffers, acts[k], kActionNoop, 1.0f, 1.0f, false);
         }
         break;
       }
@@ -309,7 +332,7 @@ HD void ale_run_set_mode(AleEnv& e, const AleRom& r, uint8_t* buffers) {
           if (done || loops >= kMaxProgramLoops) break;
           const uint32_t extra = mt_next(e.env_rng) % static_cast<uint32_t>(modulo);
           ale_press_select(e, r, buffers, base + static_cast<int32_t>(extra));
-          ale_act(e, r, buffers, then_act, kActionNoop, 1.0f, 1.0f);
+          ale_act(e, r, buffers, then_act, kActionNoop, 1.0f, 1.0f, false);
         }
         break;
       }
@@ -322,7 +345,7 @@ HD void ale_run_set_mode(AleEnv& e, const AleRom& r, uint8_t* buffers) {
 // ------------------------------------------------------------------------------------------------
 // reset_game and loadROM.
 
-// StellaEnvironment::reset().
+// StellaEnvironment::reset(); its last frame's picture is drawn (the screen a reset leaves).
 HD void ale_reset_game(AleEnv& e, const AleRom& r, uint8_t* buffers) {
   Console& c = e.console;
   e.episode_frame_number = 0;
@@ -330,14 +353,15 @@ HD void ale_reset_game(AleEnv& e, const AleRom& r, uint8_t* buffers) {
   c.paddle[0] = c.paddle[1] = mid;
   c.events.paddle_resistance[0] = c.events.paddle_resistance[1] = mid;
   ale_system_reset(e, r, buffers);
-  ale_emulate(e, r, buffers, kActionNoop, kActionNoop, 1.0f, 1.0f, kResetNoopFrames);
-  ale_soft_reset(e, r, buffers);
+  ale_emulate(e, r, buffers, kActionNoop, kActionNoop, 1.0f, 1.0f, kResetNoopFrames, false);
+  ale_soft_reset(e, r, buffers, false);
   games::game_reset(static_cast<uint16_t>(r.game_id), e.game);
   ale_run_set_mode(e, r, buffers);
-  ale_soft_reset(e, r, buffers);
+  ale_soft_reset(e, r, buffers, r.num_starting_actions == 0);
   for (int32_t i = 0; i < r.num_starting_actions; ++i) {
-    ale_emulate(e, r, buffers, r.starting_actions[i], kActionNoop, 1.0f, 1.0f, 1);
+    ale_emulate(e, r, buffers, r.starting_actions[i], kActionNoop, 1.0f, 1.0f, 1, i == r.num_starting_actions - 1);
   }
+  ale_observe(e, r, buffers);
 }
 
 // The screen height getScreen() reports for this ROM after the probe.
@@ -386,7 +410,7 @@ HD void ale_load_rom(AleEnv& e, const AleRom& r, uint8_t* buffers, uint32_t seed
   ale_system_reset(e, r, buffers);
   int32_t pal_frames = 0;
   for (int32_t i = 0; i < kProbeFrames; ++i) {
-    console_frame(c, r.rom, r.rom_size, buffers);
+    ale_update(e, r, buffers, false);
     if (i >= kProbeFirstCounted && tia_scanlines(c.tia, c.cycles) > kProbePalScanlines) ++pal_frames;
   }
   e.pal = pal_frames >= kProbePalFrames ? 1 : 0;

@@ -25,6 +25,7 @@ enum : int {
   kParamDefaultMode,
   kParamFrameskip,
   kParamMaxFrames,
+  kParamDrawEveryFrame,
   kParamCount,
 };
 
@@ -54,6 +55,7 @@ HD AleRom rom_from_params(const int32_t* params, const uint8_t* rom, uint32_t ro
   r.frameskip = params[kParamFrameskip];
   r.repeat_action_probability = repeat_action_probability;
   r.max_num_frames_per_episode = params[kParamMaxFrames];
+  r.draw_every_frame = static_cast<uint8_t>(params[kParamDrawEveryFrame] != 0);
   return r;
 }
 

@@ -35,14 +35,25 @@ struct NoScreens {
   HD void clear(int32_t) {}
 };
 
+// The screen the last act left into `slot` (its picture drawn first if it was not: frames.h). Every
+// wrapper below marks the acts whose screens it captures as observed, so that drawing is the exception
+// (after a reset's no-ops); a wrapper's step also leaves the current screen drawn (ale_observe) for a
+// getScreen after it.
+template <class Screens>
+HD void ale_capture(AleEnv& e, const AleRom& r, uint8_t* fb, Screens& screens, int32_t slot) {
+  ale_observe(e, r, fb);
+  screens.capture(e, fb, slot);
+}
+
 // reset_game, then `noops` acts of noop_action, with reset_game again after any act that ends the
-// game or reaches the frame limit.
+// game or reaches the frame limit; the screen it leaves is drawn.
 HD void ale_reset_with_noops(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t noops, int32_t noop_action) {
   ale_reset_game(e, r, fb);
   for (int32_t t = 0; t < noops; ++t) {
-    ale_act(e, r, fb, noop_action, kActionNoop, 1.0f, 0.0f);
+    ale_act(e, r, fb, noop_action, kActionNoop, 1.0f, 0.0f, false);
     if (ale_game_over(e, r)) ale_reset_game(e, r, fb);
   }
+  ale_observe(e, r, fb);
 }
 
 // AtariPreprocessing.step(action): up to frame_skip ALE acts; `lives` (in/out) is the wrapper's last
@@ -52,7 +63,7 @@ HD PreprocessedStep preprocessed_step(AleEnv& e, const AleRom& r, uint8_t* fb, i
                                       bool terminal_on_life_loss, int32_t& lives, Screens& screens) {
   PreprocessedStep out{0, 0, 0};
   for (int32_t t = 0; t < frame_skip; ++t) {
-    out.reward += ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f);
+    out.reward += ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f, t >= frame_skip - 2);
     bool terminated = ale_terminal(e);
     const bool truncated = ale_truncated(e, r);
     if (terminal_on_life_loss) {
@@ -63,9 +74,10 @@ HD PreprocessedStep preprocessed_step(AleEnv& e, const AleRom& r, uint8_t* fb, i
     out.terminated = terminated ? 1 : 0;
     out.truncated = truncated ? 1 : 0;
     if (terminated || truncated) break;
-    if (t == frame_skip - 2) screens.capture(e, fb, 1);
-    if (t == frame_skip - 1) screens.capture(e, fb, 0);
+    if (t == frame_skip - 2) ale_capture(e, r, fb, screens, 1);
+    if (t == frame_skip - 1) ale_capture(e, r, fb, screens, 0);
   }
+  ale_observe(e, r, fb);
   return out;
 }
 
@@ -75,7 +87,7 @@ HD void preprocessed_reset(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t noop
                            int32_t& lives, Screens& screens) {
   ale_reset_with_noops(e, r, fb, noops, noop_action);
   lives = ale_lives(e, r);
-  screens.capture(e, fb, 0);
+  ale_capture(e, r, fb, screens, 0);
   screens.clear(1);
 }
 
@@ -165,14 +177,14 @@ HD PoolStep pool_reset(AleEnv& e, const AleRom& r, uint8_t* fb, const PoolRules&
     push_all = true;
   }
   for (int32_t t = 0; t < noop; ++t) {
-    ale_act(e, r, fb, kActionNoop, kActionNoop, 1.0f, 0.0f);
+    ale_act(e, r, fb, kActionNoop, kActionNoop, 1.0f, 0.0f, false);
     if (ale_game_over(e, r)) {
       ale_reset_game(e, r, fb);
       push_all = true;
     }
   }
-  if (rules.fire_reset) ale_act(e, r, fb, kActionFire, kActionNoop, 1.0f, 0.0f);
-  screens.capture(e, fb, 0);
+  if (rules.fire_reset) ale_act(e, r, fb, kActionFire, kActionNoop, 1.0f, 0.0f, true);
+  ale_capture(e, r, fb, screens, 0);
   s.done = 0;
   s.lives = ale_lives(e, r);
   PoolStep out = pool_output(e, r, rules, s);
@@ -188,11 +200,12 @@ HD PoolStep pool_step(AleEnv& e, const AleRom& r, uint8_t* fb, const PoolRules& 
   bool done = false;
   int32_t skip = rules.frame_skip;
   while (skip > 0 && !done) {
-    reward = reward + static_cast<float>(ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f));
+    reward = reward + static_cast<float>(ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f, skip <= 2));
     done = ale_game_over(e, r);
-    if (skip <= 2) screens.capture(e, fb, 2 - skip);
+    if (skip <= 2) ale_capture(e, r, fb, screens, 2 - skip);
     --skip;
   }
+  ale_observe(e, r, fb);
   s.elapsed_step += 1;
   done = done || s.elapsed_step >= rules.max_episode_steps;
   const int32_t lives = ale_lives(e, r);
@@ -262,13 +275,13 @@ template <class Screens>
 HD void vec_reset(AleEnv& e, const AleRom& r, uint8_t* fb, const VecRules& rules, Mt19937& gen, VecEnvState& s,
                   Screens& screens) {
   ale_reset_game(e, r, fb);
-  if (rules.fire_reset) ale_act(e, r, fb, kActionFire, kActionNoop, 1.0f, 0.0f);
+  if (rules.fire_reset) ale_act(e, r, fb, kActionFire, kActionNoop, 1.0f, 0.0f, false);
   int32_t noops = mt_uniform_int(gen, 0, rules.noop_max > 0 ? rules.noop_max - 1 : 0) - rules.fire_reset;
   for (; noops > 0; --noops) {
-    ale_act(e, r, fb, kActionNoop, kActionNoop, 1.0f, 0.0f);
+    ale_act(e, r, fb, kActionNoop, kActionNoop, 1.0f, 0.0f, false);
     if (ale_game_over(e, r)) ale_reset_game(e, r, fb);
   }
-  screens.capture(e, fb, 0);
+  ale_capture(e, r, fb, screens, 0);
   screens.clear(1);
   s = VecEnvState{0, ale_lives(e, r), 0, 0, 0};
 }
@@ -278,14 +291,15 @@ HD void vec_step(AleEnv& e, const AleRom& r, uint8_t* fb, const VecRules& rules,
                  VecEnvState& s, Screens& screens) {
   int32_t reward = 0;
   for (int32_t skip = rules.frame_skip; skip > 0; --skip) {
-    reward += ale_act(e, r, fb, action, kActionNoop, strength, 0.0f);
+    reward += ale_act(e, r, fb, action, kActionNoop, strength, 0.0f, skip <= 2);
     s.game_over = ale_game_over(e, r) ? 1 : 0;
     s.elapsed += 1;
     const int32_t lives = ale_lives(e, r);
     s.life_lost = (lives < s.lives && lives > 0) ? 1 : 0;
     if (s.game_over || s.elapsed >= rules.max_episode_steps || (rules.episodic_life && s.life_lost)) break;
-    if (skip <= 2) screens.capture(e, fb, skip - 1);
+    if (skip <= 2) ale_capture(e, r, fb, screens, skip - 1);
   }
+  ale_observe(e, r, fb);
   s.lives = ale_lives(e, r);
   if (rules.reward_clipping) reward = reward > 1 ? 1 : (reward < -1 ? -1 : reward);
   s.reward = reward;
@@ -357,11 +371,14 @@ struct WrapEnv {
   Rng& rng;
   int32_t default_program;
 
-  HD WrapStep base_step(int32_t action) {
+  // AtariEnv.step; `observed`: a wrapper reads the screen it leaves.
+  HD WrapStep base_step(int32_t action, bool observed) {
     const int32_t frames = rules.frameskip_high > 0 ? rng.integers(rules.frameskip_low, rules.frameskip_high)
                                                     : rules.frameskip_low;
     WrapStep out{0, 0, 0};
-    for (int32_t f = 0; f < frames; ++f) out.reward += ale_act(e, r, fb, action_set[action], kActionNoop, 1.0f, 0.0f);
+    for (int32_t f = 0; f < frames; ++f) {
+      out.reward += ale_act(e, r, fb, action_set[action], kActionNoop, 1.0f, 0.0f, observed && f == frames - 1);
+    }
     out.terminated = ale_terminal(e) ? 1 : 0;
     out.truncated = ale_truncated(e, r) ? 1 : 0;
     s.ep_return += out.reward;
@@ -391,7 +408,7 @@ struct WrapEnv {
     base_reset(seeded, ale_seed);
     const int32_t noops = rng.integers(1, rules.noop_max + 1);
     for (int32_t t = 0; t < noops; ++t) {
-      const WrapStep st = base_step(0);
+      const WrapStep st = base_step(0, false);
       if (st.terminated || st.truncated) base_reset(seeded, ale_seed);
     }
   }
@@ -399,9 +416,9 @@ struct WrapEnv {
   HD WrapStep max_and_skip(int32_t action) {
     WrapStep total{0, 0, 0};
     for (int32_t i = 0; i < rules.skip; ++i) {
-      const WrapStep st = base_step(action);
-      if (i == rules.skip - 2) screens.capture(e, fb, 0);
-      if (i == rules.skip - 1) screens.capture(e, fb, 1);
+      const WrapStep st = base_step(action, i >= rules.skip - 2);
+      if (i == rules.skip - 2) ale_capture(e, r, fb, screens, 0);
+      if (i == rules.skip - 1) ale_capture(e, r, fb, screens, 1);
       total.reward += st.reward;
       total.terminated = st.terminated;
       total.truncated = st.truncated;
@@ -440,6 +457,7 @@ struct WrapEnv {
   HD void reset(bool seeded, uint32_t ale_seed) {
     if (!rules.fire_reset) {
       const bool pooled = life_reset(seeded, ale_seed);
+      ale_observe(e, r, fb);
       screens.emit(e, fb, pooled);
       return;
     }
@@ -447,6 +465,7 @@ struct WrapEnv {
     WrapStep st = life_step(1);
     if (st.terminated || st.truncated) life_reset(seeded, ale_seed);
     st = life_step(2);
+    ale_observe(e, r, fb);
     screens.emit(e, fb, true);
     if (st.terminated || st.truncated) life_reset(seeded, ale_seed);
     s.info_kind = 0;
@@ -456,6 +475,7 @@ struct WrapEnv {
   // The outermost step: emits its observation; the reward is unclipped (the caller takes its sign).
   HD WrapStep step(int32_t action) {
     const WrapStep st = life_step(action);
+    ale_observe(e, r, fb);
     screens.emit(e, fb, true);
     return st;
   }

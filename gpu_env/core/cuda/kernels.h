@@ -207,7 +207,7 @@ extern "C" __global__ void gpu_env_act(GPU_ENV_ROM_PARAMS, gpu_env::ale::AleEnv*
   const AleRom r = make_rom(GPU_ENV_ROM_ARGS);
   uint8_t* b = env_buffers(buffers, stride, i);
   with_env(envs, i, [&](AleEnv& e) {
-    rewards[i] = gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, strengths[i], 0.0f);
+    rewards[i] = gpu_env::ale::ale_act(e, r, b, actions[i], kActionNoop, strengths[i], 0.0f, true);
     write_status(e, r, status, i, n);
   });
 }

@@ -47,3 +47,8 @@ HD uint8_t tia_collision_read(uint16_t latches, uint8_t reg) {
   }
   return static_cast<uint8_t>((hi << 7) | (lo << 6));
 }
+
+// The latches object `object` (one kTia* bit) is part of.
+HD uint16_t tia_latches_of(uint8_t object) {
+  return static_cast<uint16_t>(tia_collisions_of(0x3F) & ~tia_collisions_of(static_cast<uint8_t>(0x3F & ~object)));
+}

@@ -5,6 +5,7 @@
 #include "../hd.h"
 #include "ball.h"
 #include "collisions.h"
+#include "line_bits.h"
 #include "missile.h"
 #include "playfield.h"
 #include "player.h"
@@ -147,6 +148,18 @@ HD void tia_paint_copies(uint8_t* code, const TiaCopies& c, int32_t pos, int32_t
   }
 }
 
+// The occupancy bitmap of every copy of an object at `pos` whose copy pixels are `pattern` (line_bits.h).
+HD_FORCEINLINE TiaLineBits tia_copies_bits(const TiaCopies& c, int32_t pos, uint64_t pattern) {
+  TiaLineBits b{0, 0, 0};
+  uint32_t groups = c.groups;
+  while (groups) {
+    const uint32_t g = tia_lowest_bit(groups);
+    groups &= groups - 1;
+    tia_line_bits_add(b, tia_copy_start(c, pos, g), pattern);
+  }
+  return b;
+}
+
 // The CPU library's build (setup.py defines GPU_ENV_SPLIT_CPU) has an AVX-512 path for the object overlay
 // below, used when the CPU has AVX-512 (gpu_env/native/tia_overlay.h); other builds and the device use
 // the portable code only. The header is found on the library's include path (-Igpu_env/native); the angle
@@ -158,14 +171,11 @@ HD void tia_paint_copies(uint8_t* code, const TiaCopies& c, int32_t pos, int32_t
 #define GPU_ENV_TIA_OVERLAY_AVX512 0
 #endif
 
-// Draw `count` pixels of the current scanline starting at pixel `hpos` (ALE updateFrameScanline).
+// Draw pixels [lo, hi) of the current scanline into p (p[x] = pixel x; ALE updateFrameScanline).
 // The playfield/background is drawn per 4-pixel cell; where objects reach, they are painted into a
 // per-pixel code buffer (kTia* bits), a table lookup per pixel gives the colour register, and the
 // set of codes seen gives the collision latches.
-HD void tia_draw_span(Tia& t, uint8_t* fb, int32_t count, int32_t hpos) {
-  uint8_t* p = fb + t.frame_pointer - hpos;  // indexed by pixel x
-  t.frame_pointer += count;
-  const int32_t lo = hpos, hi = hpos + count;
+HD void tia_draw_span(Tia& t, uint8_t* p, int32_t lo, int32_t hi) {
   if (t.vblank & 0x02) {
     tia_fill(p, lo, hi, 0);
     return;
@@ -277,4 +287,56 @@ HD void tia_draw_span(Tia& t, uint8_t* fb, int32_t count, int32_t hpos) {
     seen &= seen - 1;
   }
   t.collision |= cx;
+}
+
+// The collision latches of pixels [lo, hi) of the current scanline, without drawing them (a frame whose
+// picture nobody reads): the latches tia_draw_span sets for the same span, from the objects' occupancy
+// bitmaps (line_bits.h). Only the latches not set yet are looked for: nothing to do when VBLANK hides the
+// line (no latches either way) or when the enabled objects can set no new one; an object none of whose
+// missing latches it is part of is left out; when no pixel shows two of the others, none is set.
+HD void tia_span_collisions(Tia& t, int32_t lo, int32_t hi) {
+  if (t.vblank & 0x02) return;
+  const uint8_t objects = t.enabled;
+  const uint16_t missing = static_cast<uint16_t>(tia_collisions_of(objects) & ~t.collision);
+  if (missing == 0) return;
+  const TiaLineBits span = tia_span_bits(lo, hi);
+  const TiaLineBits none{0, 0, 0};
+  TiaLineBits bp0 = none, bm0 = none, bp1 = none, bm1 = none, bbl = none, bpf = none;
+  if ((missing & tia_latches_of(kTiaP0)) && t.current_grp0) {
+    const TiaCopies c = tia_player_copies(t.nusiz0, t.p0_skip_first);
+    bp0 = tia_copies_bits(c, t.posp0, tia_player_pattern(t.current_grp0, c.scale));
+    tia_line_bits_mask(bp0, span);
+  }
+  if ((missing & tia_latches_of(kTiaP1)) && t.current_grp1) {
+    const TiaCopies c = tia_player_copies(t.nusiz1, t.p1_skip_first);
+    bp1 = tia_copies_bits(c, t.posp1, tia_player_pattern(t.current_grp1, c.scale));
+    tia_line_bits_mask(bp1, span);
+  }
+  if ((missing & tia_latches_of(kTiaM0)) && (objects & kTiaM0)) {
+    const TiaCopies c = tia_missile_copies(t.nusiz0, t.m0_mask_kind);
+    bm0 = tia_copies_bits(c, t.posm0, (1ull << c.width) - 1);
+    tia_line_bits_mask(bm0, span);
+  }
+  if ((missing & tia_latches_of(kTiaM1)) && (objects & kTiaM1)) {
+    const TiaCopies c = tia_missile_copies(t.nusiz1, kMissileMaskNormal);
+    bm1 = tia_copies_bits(c, t.posm1, (1ull << c.width) - 1);
+    tia_line_bits_mask(bm1, span);
+  }
+  if ((missing & tia_latches_of(kTiaBL)) && (objects & kTiaBL)) {
+    tia_line_bits_add(bbl, t.posbl, (1ull << (1 << ((t.ctrlpf >> 4) & 3))) - 1);
+    tia_line_bits_mask(bbl, span);
+  }
+  // The pixels some object shows, and those two or more show.
+  TiaLineBits any = bp0, two = none;
+  tia_line_bits_accumulate(any, two, bm0);
+  tia_line_bits_accumulate(any, two, bp1);
+  tia_line_bits_accumulate(any, two, bm1);
+  tia_line_bits_accumulate(any, two, bbl);
+  if ((any.w0 | any.w1 | any.w2) == 0) return;  // the playfield alone sets no latch
+  if ((missing & tia_latches_of(kTiaPF)) && t.pf) {
+    bpf = tia_playfield_bits(tia_pf_cells(t.pf, t.pf_mask_reflect));
+    tia_line_bits_mask(bpf, span);
+  }
+  if ((two.w0 | two.w1 | two.w2) == 0 && !tia_line_bits_meet(any, bpf)) return;
+  t.collision |= tia_line_latches(bp0, bm0, bp1, bm1, bbl, bpf);
 }

@@ -9,6 +9,11 @@
 
 enum : int32_t { kTiaHBlank = 68, kTiaLineClocks = 228, kTiaNoVsyncEnd = 0x7FFFFFFF, kTiaNoDeferredClock = -0x7FFFFFFF - 1 };
 
+// Which pixels a frame writes into its buffer (Tia::draw_mode): every one (the default, and what a zeroed
+// Tia does), none (only the collision latches are computed: a frame nobody observes), or only the buffer
+// bytes in [draw_lo, draw_hi) (a frame drawn again to restore the part of it a later frame left).
+enum : uint8_t { kTiaDrawAll = 0, kTiaDrawNone = 1, kTiaDrawWindow = 2 };
+
 struct TiaInputs {
   int32_t pot[4];           // resistance read by INPT0..INPT3 (0 = always charged, 0x7FFFFFFF = never)
   uint32_t pot_charge[4];   // tia_pot_charge_cycles(pot[i]), computed once per frame
@@ -46,6 +51,10 @@ struct Tia {
   // Clock of the last write whose picture update was deferred (tia_poke), kTiaNoDeferredClock when none
   // in this console_frame call; only an interrupted frame still needs it (console_frame).
   int32_t deferred_clock;
+  // What the frame writes into its buffer: kTiaDraw*, the window of kTiaDrawWindow, and the end of the
+  // bytes [0, draw_extent) the frame's updates have covered (drawn or not) since it began.
+  uint8_t draw_mode;
+  int32_t draw_lo, draw_hi, draw_extent;
   // ---- per-ROM configuration ----
   int32_t ystart, height, max_scanlines;
   uint8_t color_loss, allow_hmove_blanks;

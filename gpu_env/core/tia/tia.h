@@ -25,16 +25,19 @@
 #include "state.h"
 #include "write_delay.h"
 
-// TIA::reset + frameReset at system cycle `cycles` (registers zeroed; the caller clears both buffers).
+// TIA::reset + frameReset at system cycle `cycles` (registers zeroed, the draw mode kept; the caller clears
+// both buffers).
 HD void tia_reset(Tia& t, uint32_t cycles) {
   const int32_t ystart = t.ystart, height = t.height, max_lines = t.max_scanlines;
   const uint8_t loss = t.color_loss, blanks = t.allow_hmove_blanks, partial = t.partial_frame;
-  const uint8_t greyed = t.frame_greyed, buffer = t.current_buffer;
+  const uint8_t greyed = t.frame_greyed, buffer = t.current_buffer, mode = t.draw_mode;
+  const int32_t draw_lo = t.draw_lo, draw_hi = t.draw_hi;
   uint8_t* raw = reinterpret_cast<uint8_t*>(&t);
   for (uint32_t i = 0; i < sizeof(Tia); ++i) raw[i] = 0;
   t.ystart = ystart; t.height = height; t.max_scanlines = max_lines;
   t.color_loss = loss; t.allow_hmove_blanks = blanks;
   t.partial_frame = partial; t.frame_greyed = greyed; t.current_buffer = buffer;
+  t.draw_mode = mode; t.draw_lo = draw_lo; t.draw_hi = draw_hi;
   t.clock_when_frame_started = static_cast<int32_t>(cycles * 3);
   t.clock_start_display = t.clock_when_frame_started + kTiaLineClocks * ystart;
   t.clock_stop_display = t.clock_start_display + kTiaLineClocks * height;
@@ -60,7 +63,27 @@ HD void tia_end_of_line(Tia& t) {
   }
 }
 
-// Bring the picture up to colour clock `clock` (ALE updateFrame).
+// Pixels [lo, hi) of the current line, `blanks` HMOVE-blank bytes at its first one (`at`: its byte in the
+// frame buffer, `reach`: the end of what the update writes), as t.draw_mode says: drawn into the buffer,
+// only their collision latches computed, or drawn into a line of its own and copied where the buffer bytes
+// lie in the window.
+HD void tia_draw_part(Tia& t, uint8_t* fb, int32_t at, int32_t reach, int32_t lo, int32_t hi, int32_t blanks) {
+  const uint8_t mode = t.draw_mode;
+  const bool inside = mode == kTiaDrawAll || (mode == kTiaDrawWindow && at >= t.draw_lo && reach <= t.draw_hi);
+  if (!inside && (mode == kTiaDrawNone || reach <= t.draw_lo || at >= t.draw_hi)) {
+    if (hi > lo) tia_span_collisions(t, lo, hi);
+    return;
+  }
+  uint8_t line[kTiaHBlank + 160];  // pixel x at line[68 + x], x from -68 (an update ending inside HBLANK)
+  uint8_t* p = inside ? fb + at - lo : line + kTiaHBlank;  // indexed by pixel x
+  if (hi > lo) tia_draw_span(t, p, lo, hi);
+  if (blanks) tia_fill(p + lo, 0, blanks, 0);  // up to 76 bytes when the update ends inside HBLANK
+  if (inside) return;
+  const int32_t from = at > t.draw_lo ? at : t.draw_lo, to = reach < t.draw_hi ? reach : t.draw_hi;
+  for (int32_t b = from; b < to; ++b) fb[b] = p[lo + (b - at)];
+}
+
+// Bring the picture up to colour clock `clock` (ALE updateFrame), drawing as t.draw_mode says.
 HD void tia_update_frame(Tia& t, uint8_t* fb, int32_t clock) {
   if (clock < t.clock_start_display || t.clock_at_last_update >= t.clock_stop_display ||
       t.clock_at_last_update >= clock) {
@@ -84,13 +107,17 @@ HD void tia_update_frame(Tia& t, uint8_t* fb, int32_t clock) {
       from_line_start += skip;
       count -= skip;
     }
-    const int32_t old_pointer = t.frame_pointer;
-    if (count != 0) tia_draw_span(t, fb, count, from_line_start - kTiaHBlank);
-    if (t.hmove_blank_enabled && from_line_start < kTiaHBlank + 8) {
-      const int32_t blanks = kTiaHBlank + 8 - from_line_start;
-      tia_fill(fb + old_pointer, 0, blanks, 0);  // up to 76 bytes when the update ends inside HBLANK
-      if (count + from_line_start >= kTiaHBlank + 8) t.hmove_blank_enabled = 0;
+    const int32_t at = t.frame_pointer;
+    t.frame_pointer += count;
+    const bool blanking = t.hmove_blank_enabled && from_line_start < kTiaHBlank + 8;
+    const int32_t blanks = blanking ? kTiaHBlank + 8 - from_line_start : 0;
+    const int32_t reach = at + (count > blanks ? count : blanks);
+    if (reach > at) {
+      if (reach > t.draw_extent) t.draw_extent = reach;
+      const int32_t lo = from_line_start - kTiaHBlank;
+      tia_draw_part(t, fb, at, reach, lo, lo + count, blanks);
     }
+    if (blanking && count + from_line_start >= kTiaHBlank + 8) t.hmove_blank_enabled = 0;
     if (t.clocks_to_end_of_scanline == kTiaLineClocks) tia_end_of_line(t);
   } while (t.clock_at_last_update < clock);
 }
@@ -124,6 +151,7 @@ HD void tia_begin_frame(Tia& t, uint32_t phase) {
   t.clock_at_last_update = t.clock_start_display;
   t.clocks_to_end_of_scanline = kTiaLineClocks;
   t.frame_pointer = 0;
+  t.draw_extent = 0;
   if (t.color_loss) {
     const uint8_t odd = static_cast<uint8_t>(t.scanline_count_last_frame & 1);
     for (int i = 0; i < 4; ++i) t.color[i] = static_cast<uint8_t>((t.color[i] & 0xFE) | odd);
@@ -135,14 +163,21 @@ HD uint32_t tia_scanlines(const Tia& t, uint32_t cycles) {
   return (cycles * 3 - static_cast<uint32_t>(t.clock_when_frame_started)) / 228u;
 }
 
-// ALE greyOutFrame: rows not drawn yet in an interrupted frame become (pixel & 0x0F) >> 1.
+// ALE greyOutFrame: rows not drawn yet in an interrupted frame become (pixel & 0x0F) >> 1 (the bytes
+// t.draw_mode lets the frame write).
 HD void tia_grey_out(const Tia& t, uint8_t* fb, uint32_t cycles) {
+  if (t.draw_mode == kTiaDrawNone) return;
   uint32_t c = tia_scanlines(t, cycles);
   const uint32_t ystart = static_cast<uint32_t>(t.ystart), end = ystart + static_cast<uint32_t>(t.height);
   if (c < ystart) c = ystart;
+  const bool window = t.draw_mode == kTiaDrawWindow;
   for (uint32_t s = c; s < end; ++s) {
-    uint8_t* row = fb + (s - ystart) * 160u;
-    for (uint32_t i = 0; i < 160; ++i) row[i] = static_cast<uint8_t>((row[i] & 0x0F) >> 1);
+    const int32_t row_at = static_cast<int32_t>((s - ystart) * 160u);
+    uint8_t* row = fb + row_at;
+    for (int32_t i = 0; i < 160; ++i) {
+      if (window && (row_at + i < t.draw_lo || row_at + i >= t.draw_hi)) continue;
+      row[i] = static_cast<uint8_t>((row[i] & 0x0F) >> 1);
+    }
   }
 }
 
@@ -245,12 +280,26 @@ HD_FORCEINLINE bool tia_write_keeps_state(const Tia& t, uint8_t reg, uint8_t val
   }
 }
 
+// True when the write to `reg` changes nothing a frame drawn without pixels (kTiaDrawNone) computes from
+// here to the next update: such a frame computes only the collision latches (and the line bookkeeping), so
+// a colour register never enters it, and a playfield register only enters the latches the playfield is part
+// of, which no enabled object can set now (none is on, or they are set already; a latch is only cleared by
+// CXCLR, whose write updates first). The update that follows computes the pending span with the new value
+// and sets the same latches.
+HD_FORCEINLINE bool tia_write_unseen(const Tia& t, uint8_t reg) {
+  if (t.draw_mode != kTiaDrawNone) return false;
+  if (reg >= 0x06 && reg <= 0x09) return true;
+  return reg >= 0x0D && reg <= 0x0F &&
+         (tia_collisions_of(static_cast<uint8_t>(t.enabled | kTiaPF)) & tia_latches_of(kTiaPF) & ~t.collision) == 0;
+}
+
 // A CPU write. Returns true when the write ends the frame (the CPU must stop after this instruction).
 // `cycles` is the system cycle counter (WSYNC advances it); `last_access_was_read` is the CPU's flag.
 //
 // ALE brings the picture up to date at every write (to the write's clock plus its delay). A write to a
-// kTiaNoPictureRegisters register, or one that leaves its register's fields as they are
-// (tia_write_keeps_state), leaves that to the next update (the next other write, a read, or console_frame
+// kTiaNoPictureRegisters register, one that leaves its register's fields as they are
+// (tia_write_keeps_state), or one a frame drawn without pixels does not see (tia_write_unseen), leaves that
+// to the next update (the next other write, a read, or console_frame
 // for an interrupted frame) and records the clock in `deferred_clock`: the pixels, latches and end-of-line
 // steps are the same, because nothing they depend on changes in between and drawing a line in one span or
 // in two gives the same pixels. It does so only while no HMOVE blank is pending (the blank's fill depends on
@@ -277,7 +326,7 @@ GPU_ENV_TIA_POKE bool tia_poke(Tia& t, uint8_t* fb, uint16_t address, uint8_t va
   }
   const int32_t update_clock = clock + tia_write_delay(reg, hpos);
   if (!t.hmove_blank_enabled && !stop &&
-      (((kTiaNoPictureRegisters >> reg) & 1u) || tia_write_keeps_state(t, reg, value, hpos))) {
+      (((kTiaNoPictureRegisters >> reg) & 1u) || tia_write_unseen(t, reg) || tia_write_keeps_state(t, reg, value, hpos))) {
     if (update_clock > t.deferred_clock) t.deferred_clock = update_clock;
   } else {
     tia_update_frame(t, fb, update_clock);
