@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from evaltk.checkpoint import SPEC_FILE, CheckpointSpec, save
-from evaltk.envs import env_for_id
+from evaltk.envs import EnvSpec, env_for_id
 from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import CheckpointError, SpecError
 from evaltk.policies import (
@@ -37,7 +37,7 @@ def test_builtins_load_with_env(ref: str) -> None:
     assert policy.spec.model_class == "builtin:" + ref.removeprefix("builtin:")
     assert policy.spec.obs_spec == {"shape": [210, 160, 3], "dtype": "uint8", "layout": "HWC"}
     assert policy.spec.action_spec == {"type": "discrete", "n": 4}
-    assert policy.spec.env == BREAKOUT
+    assert policy.spec.env == BREAKOUT.to_json()
 
 
 def test_builtin_needs_env_and_unknown_names() -> None:
@@ -139,7 +139,7 @@ def test_scripted_rejects_ram_observations() -> None:
         load_policy("scripted", env=atari_env("ALE/Breakout-v5", kwargs={"obs_type": "ram"}))
 
 
-def _play(policy: Policy, seed: int, env_dict: dict[str, Any] = BREAKOUT) -> float:
+def _play(policy: Policy, seed: int, env_dict: EnvSpec = BREAKOUT) -> float:
     env = make_env(env_dict)
     obs, _ = env.reset(seed=seed)
     policy.reset(1, np.random.default_rng(seed))
@@ -168,7 +168,7 @@ def test_save_builtin_round_trip_and_tamper(tmp_path: Path) -> None:
     out = save_builtin(tmp_path / "rand", "random", BREAKOUT)
     policy = load_policy(out)
     assert policy.spec.model_class == "builtin:random"
-    assert policy.spec.env == BREAKOUT
+    assert policy.spec.env == BREAKOUT.to_json()
     data = json.loads((out / SPEC_FILE).read_text())
     data["action_spec"]["n"] = 6
     (out / SPEC_FILE).write_text(json.dumps(data))
@@ -211,7 +211,7 @@ def test_register_builtin() -> None:
 def test_random_builtin_for_a_doom_scenario() -> None:
     from evaltk.envs import doom
 
-    policy = load_policy("random", env={"family": "doom", "env_id": "basic"})
+    policy = load_policy("random", env=EnvSpec("doom", "basic"))
     scenario = doom.get_scenario("basic")
     assert policy.spec.action_spec == doom.action_spec(scenario)
     assert policy.spec.obs_spec == doom.obs_spec(scenario)
