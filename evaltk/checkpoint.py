@@ -73,6 +73,9 @@ class CheckpointSpec:
     format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:
+        if not isinstance(self.env, Mapping):
+            raise CheckpointError(f"CheckpointSpec env is of type {type(self.env).__name__}, not the env JSON object: "
+                                  "pass env=ENV.to_json() (an EnvSpec's JSON form)")
         check_spec(self.to_dict(), weights_required=False)
         _ = self.env_spec  # read here, where the document is checked: later reads of the attribute call nothing
 

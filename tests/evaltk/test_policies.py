@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -183,17 +182,17 @@ def test_save_builtin_round_trip_and_tamper(tmp_path: Path) -> None:
 ])
 def test_model_class_resolution_errors(tmp_path: Path, model_class: str, message: str) -> None:
     spec = CheckpointSpec(model_class=model_class, model_kwargs={}, obs_spec={"shape": [4], "dtype": "uint8"},
-                          action_spec={"type": "discrete", "n": 2}, env=BREAKOUT)
+                          action_spec={"type": "discrete", "n": 2}, env=BREAKOUT.to_json())
     save(tmp_path / "c", spec, {})
     with pytest.raises(CheckpointError, match=message):
         load_policy(tmp_path / "c")
 
 
 def test_register_builtin() -> None:
-    def factory(env: dict[str, Any]) -> Policy:
+    def factory(env: EnvSpec) -> Policy:
         return RandomPolicy(CheckpointSpec(model_class="builtin:coin", model_kwargs={},
                                            obs_spec={"shape": [1], "dtype": "uint8"},
-                                           action_spec={"type": "discrete", "n": 2}, env=env))
+                                           action_spec={"type": "discrete", "n": 2}, env=env.to_json()))
 
     register_builtin("coin", factory)
     try:
@@ -226,7 +225,8 @@ def test_check_tensor_shapes_names_tensor_and_shapes(tmp_path: Path) -> None:
 
     spec = CheckpointSpec(model_class="trainers.models:AtariCnn", model_kwargs={"hidden": 8},
                           obs_spec={"shape": [4, 84, 84], "dtype": "uint8", "layout": "SHW"},
-                          action_spec={"type": "discrete", "n": 4}, env=BREAKOUT, provenance={"trainer": "test"})
+                          action_spec={"type": "discrete", "n": 4}, env=BREAKOUT.to_json(),
+                          provenance={"trainer": "test"})
     ckpt = load(save(tmp_path / "c", spec, {"fc.weight": torch.zeros(8, 16), "fc.bias": torch.zeros(8)}))
     check_tensor_shapes(ckpt, {"fc.weight": (8, 16), "fc.bias": (8,)})
     with pytest.raises(CheckpointError, match=r"'fc\.weight' has shape \[8, 16\], expected \[8, 32\]"):
