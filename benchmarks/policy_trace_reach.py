@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--checkpoint", default=str(ROOT / "suites/checkpoints/a2c_breakout"))
     args = parser.parse_args()
     start = time.perf_counter()
-    env = dict(load_checkpoint(args.checkpoint).spec.env)
+    env = load_checkpoint(args.checkpoint).spec.env_spec
     rows = []
     for seed in range(args.seeds):
         rows.append(reach(record_play(make_builtin("random", env), env, frames=args.frames, seed=seed)))

@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from conformance.doom_trace import Decide, DoomGameTics
@@ -81,9 +79,9 @@ def _checkpoint(ref: str, scenario: str, rng: np.random.Generator) -> Decide:
     from evaltk.policies import load_policy
 
     policy = load_policy(resolve(ref).ref)  # a location: a directory, another library's file or hf://
-    env: dict[str, Any] = dict(policy.spec.env)
-    if env.get("family") != "doom":
-        raise TraceError(f"checkpoint {ref} plays {env.get('env_id')!r} ({env.get('family')}), not a Doom scenario")
+    env = policy.spec.env_spec
+    if env.family != "doom":
+        raise TraceError(f"checkpoint {ref} plays {env.env_id!r} ({env.family}), not a Doom scenario")
     theirs = scenario_from_env_spec(env)
     if theirs.name != scenario:
         raise TraceError(f"checkpoint {ref} plays scenario {theirs.name!r}: record it with --scenario {theirs.name}")

@@ -27,6 +27,7 @@ from conformance.frames import screen_md5
 from conformance.trace import Trace, TraceError, cached, trace_header
 
 if TYPE_CHECKING:
+    from evaltk.envs.spec import EnvSpec
     from evaltk.locations import Resolved
 
 
@@ -93,12 +94,12 @@ def record_resolved(where: Resolved, *, frames: int, seed: int) -> Trace:
     from evaltk.policies import load_policy
 
     ckpt = load(where.ref)
-    trace = record_play(load_policy(where.ref), dict(ckpt.spec.env), frames=frames, seed=seed)
+    trace = record_play(load_policy(where.ref), ckpt.spec.env_spec, frames=frames, seed=seed)
     trace.header["actions"].update({"checkpoint": where.label, "weights_sha256": weights_digest(Path(where.ref))})
     return trace
 
 
-def record_play(policy: Any, env: dict[str, Any], *, frames: int, seed: int) -> Trace:
+def record_play(policy: Any, env: EnvSpec, *, frames: int, seed: int) -> Trace:
     """Record ``frames`` frames of ``policy`` (an :class:`evaltk.policies.Policy`) on the reference env ``env``."""
     from evaltk.envs.atari import make_env, resolve_env
     from gpu_env.env_ids import rom_id_from_env_id
@@ -106,9 +107,9 @@ def record_play(policy: Any, env: dict[str, Any], *, frames: int, seed: int) -> 
     if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
         raise TraceError(f"frames={frames!r}: record at least one frame")
     spec = resolve_env(env)
-    if spec.get("family") != "atari" or int(spec["kwargs"]["frameskip"]) != 1:
+    if spec.family != "atari" or int(spec.kwargs["frameskip"]) != 1:
         raise TraceError(f"a policy trace needs an Atari env stepping ALE one frame at a time (kwargs frameskip = 1, "
-                         f"skipping in AtariPreprocessing); this env has {spec['kwargs']}")
+                         f"skipping in AtariPreprocessing); this env has {spec.kwargs}")
     gym_env = make_env(spec)
     recorder = RecordingAle(vars(gym_env.unwrapped)["ale"], frames)
     _install(gym_env, recorder)
@@ -123,13 +124,13 @@ def record_play(policy: Any, env: dict[str, Any], *, frames: int, seed: int) -> 
         if first:
             obs, _ = gym_env.reset()
     gym_env.close()
-    rom = rom_id_from_env_id(str(spec["env_id"]))
+    rom = rom_id_from_env_id(spec.env_id)
     header = trace_header(
         rom, seed=random_seed, frames=frames, initial_reset=recorder.resets_before_first,
-        settings={"repeat_action_probability": float(spec["kwargs"]["repeat_action_probability"]), "frameskip": 1,
-                  "mode": spec["kwargs"]["mode"], "difficulty": spec["kwargs"]["difficulty"]},
+        settings={"repeat_action_probability": float(spec.kwargs["repeat_action_probability"]), "frameskip": 1,
+                  "mode": spec.kwargs["mode"], "difficulty": spec.kwargs["difficulty"]},
         actions={"kind": "policy", "model_class": str(policy.spec.model_class), "env_seed": int(seed),
-                 "policy_seed": int(seed), "env": spec},
+                 "policy_seed": int(seed), "env": spec.to_json()},
         reset_rule="gymnasium reset (reset_game, then AtariPreprocessing no-ops) after every game over")
     return Trace(header=header, **recorder.rows)
 

@@ -34,14 +34,14 @@ import numpy as np
 from conformance.frames import write_diff_png
 from conformance.lockstep import LockstepError, action_rng, run_pair
 from conformance.sim_profile import FIELDS, EpisodeEnds, Profile, compare_problem
-from evaltk.envs import describe
+from evaltk.envs import EnvSpec, describe
 from evaltk.envs.atari import atari_env
 from evaltk.seeding import episode_seed
 from evaltk.simulators import get
 from evaltk.simulators.base import EpisodeRunner, Transition
 
 
-def deterministic_env(env_id: str) -> dict[str, Any]:
+def deterministic_env(env_id: str) -> EnvSpec:
     """Return the env both sides run: ``env_id``, no sticky actions, one NOOP per reset, 84x84 gray, skip 4."""
     return atari_env(env_id, kwargs={"frameskip": 1, "repeat_action_probability": 0.0},
                      atari_preprocessing={"noop_max": 1, "frame_skip": 4, "screen_size": 84}, frame_stack=1)

@@ -29,10 +29,12 @@ import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaltk.checkpoint_schema import MAX_SPEC_BYTES, MAX_WEIGHTS_BYTES, SUPPORTED_VERSIONS, check_spec
+from evaltk.envs.spec import ENV_KEYS, EnvSpec
 from evaltk.errors import CheckpointError, CheckpointWarning
 
 if TYPE_CHECKING:  # torch is imported lazily: built-in policies and the CLI start faster without it
@@ -56,9 +58,10 @@ class CheckpointSpec:
     or ``trainers.``; the class provides ``from_checkpoint(ckpt, device) -> Policy``.
     ``obs_spec``: ``{"shape": [...], "dtype": "uint8", "layout": "SHW"}`` (the batch dim is not
     included). ``action_spec``: ``{"type": "discrete", "n": 4}`` or
-    ``{"type": "multi_discrete", "nvec": [3, 3, 2]}``. ``env``: ``{"family", "env_id", "kwargs",
-    "preprocessing"}`` (see :mod:`evaltk.envs.atari`). ``provenance``: free-form (trainer, git hash,
-    versions, env_frames, created, seed, ...).
+    ``{"type": "multi_discrete", "nvec": [3, 3, 2]}``. ``env``: the env spec's JSON form, ``{"family", "env_id",
+    "kwargs", "preprocessing"}`` (:attr:`env_spec` reads it; see :mod:`evaltk.envs.atari`), with notes such as an
+    imported checkpoint's ``not_equivalent`` beside it. ``provenance``: free-form (trainer, git hash, versions,
+    env_frames, created, seed, ...).
     """
 
     model_class: str
@@ -70,7 +73,19 @@ class CheckpointSpec:
     format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:
+        if not isinstance(self.env, Mapping):
+            raise CheckpointError(f"CheckpointSpec env is of type {type(self.env).__name__}, not the env JSON object: "
+                                  "pass env=ENV.to_json() (an EnvSpec's JSON form)")
         check_spec(self.to_dict(), weights_required=False)
+        _ = self.env_spec  # read here, where the document is checked: later reads of the attribute call nothing
+
+    @cached_property
+    def env_spec(self) -> EnvSpec:
+        """The env the policy was trained on: ``env`` as an :class:`~evaltk.envs.spec.EnvSpec`, notes dropped.
+
+        Read once, when the spec is built or loaded; not a field (``to_dict`` and equality are the JSON's).
+        """
+        return EnvSpec.from_json({k: v for k, v in self.env.items() if k in ENV_KEYS}, "policy.json env")
 
     @property
     def is_builtin(self) -> bool:
@@ -101,6 +116,7 @@ def _checked_spec(data: Mapping[str, Any]) -> CheckpointSpec:
     spec = object.__new__(CheckpointSpec)
     for name in _SPEC_FIELDS:
         object.__setattr__(spec, name, data[name])
+    _ = spec.env_spec  # as the constructor does: read at the JSON edge, once
     return spec
 
 

@@ -10,7 +10,7 @@ Built-ins (``random``, ``scripted`` and whatever other packages add with :func:`
 carry a :class:`~evaltk.checkpoint.CheckpointSpec` like any checkpoint, without tensors, so every
 command accepts them; :func:`save_builtin` writes one to disk. This is the one registry of built-in
 agents: evaluation, tournaments and suites all resolve ``builtin:NAME`` here (:func:`builtin_name`,
-:func:`make_builtin`). A built-in's factory gets the env dict and picks the agent for it: for the
+:func:`make_builtin`). A built-in's factory gets the env spec and picks the agent for it: for the
 tournament's Doom feature view (:func:`evaltk.tournament.agents.builtin_env`) ``random`` and
 ``scripted`` are the Doom agents of :mod:`evaltk.tournament.agents`; elsewhere ``random`` is uniform
 over the action spec and ``scripted`` the Atari paddle tracker.
@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec, load
+from evaltk.envs.spec import EnvSpec
 from evaltk.errors import CheckpointError, SpecError
 from evaltk.registry import Registry
 from evaltk.seeding import episode_rng
@@ -94,14 +95,14 @@ def episode_policy_rng(seed: int) -> np.random.Generator:
     return episode_rng(seed, "policy")
 
 
-BuiltinFactory = Callable[[dict[str, Any]], Policy]
+BuiltinFactory = Callable[[EnvSpec], Policy]
 BUILTINS: Registry[BuiltinFactory] = Registry("built-in policy", CheckpointError,
                                               other_forms="a checkpoint directory")
 """The built-in policies by name (``builtin:NAME``); :func:`register_builtin` adds one."""
 
 
 def register_builtin(name: str, factory: BuiltinFactory, *, replace: bool = False) -> None:
-    """Register a built-in policy ``name``; ``factory(env)`` gets the env dict (as in ``CheckpointSpec.env``)."""
+    """Register a built-in policy ``name``; ``factory(env)`` gets the env spec."""
     BUILTINS.register(name, factory, replace=replace)
 
 
@@ -122,7 +123,7 @@ def builtin_name(ref: str) -> str | None:
     return None
 
 
-def make_builtin(name: str, env: dict[str, Any]) -> Policy:
+def make_builtin(name: str, env: EnvSpec) -> Policy:
     """Instantiate the built-in ``name`` for ``env``; :class:`CheckpointError` (with the close names) if unknown."""
     return BUILTINS[name](env)
 
@@ -144,11 +145,11 @@ def _import_model_class(model_class: str) -> Any:
     return cls
 
 
-def load_policy(ref: str | Path, *, env: dict[str, Any] | None = None, device: str = "cpu",
-                builtin_env: Callable[[], dict[str, Any]] | None = None) -> Policy:
+def load_policy(ref: str | Path, *, env: EnvSpec | None = None, device: str = "cpu",
+                builtin_env: Callable[[], EnvSpec] | None = None) -> Policy:
     """Load a checkpoint directory, or a builtin (``random``, ``builtin:scripted``, ...).
 
-    Builtins need ``env`` (same dict layout as ``CheckpointSpec.env``). A builtin saved to disk with
+    Builtins need ``env`` (an env spec, as ``CheckpointSpec.env_spec`` gives). A builtin saved to disk with
     :func:`save_builtin` is rebuilt for the env stored in its ``policy.json``; its recorded obs/action
     spec must match what the builtin gives for that env. ``builtin_env`` is called for a builtin's
     env when ``env`` is None (and only for builtins: a caller learns that ``ref`` named one).
@@ -165,12 +166,12 @@ def load_policy(ref: str | Path, *, env: dict[str, Any] | None = None, device: s
     spec = ckpt.spec
     saved = builtin_name(spec.model_class)  # a builtin saved with save_builtin
     if saved is not None:
-        policy = make_builtin(saved, spec.env)
+        policy = make_builtin(saved, spec.env_spec)
         for key in ("obs_spec", "action_spec", "model_kwargs"):
             if getattr(policy.spec, key) != getattr(spec, key):
                 raise CheckpointError(
                     f"{ckpt.path}: {key} {getattr(spec, key)} does not match {spec.model_class} for "
-                    f"env {spec.env.get('env_id')} ({getattr(policy.spec, key)}): re-save it with save_builtin")
+                    f"env {spec.env_spec.env_id} ({getattr(policy.spec, key)}): re-save it with save_builtin")
         return policy
     cls = _import_model_class(spec.model_class)
     _build(cls, ckpt, "meta")
@@ -277,20 +278,20 @@ def _naming_failures(where: str) -> Iterator[None]:
             "produce an invalid action distribution (NaN/Inf logits); use an earlier checkpoint") from None
 
 
-def save_builtin(directory: str | Path, name: str, env: dict[str, Any]) -> Path:
+def save_builtin(directory: str | Path, name: str, env: EnvSpec) -> Path:
     """Write the builtin ``name`` for ``env`` as a checkpoint directory (spec only, no tensors)."""
     from evaltk.checkpoint import save
 
     return save(directory, make_builtin(name, env).spec, {})
 
 
-def _builtin_spec(name: str, env: dict[str, Any], model_kwargs: dict[str, Any]) -> CheckpointSpec:
+def _builtin_spec(name: str, env: EnvSpec, model_kwargs: dict[str, Any]) -> CheckpointSpec:
     from evaltk.checkpoint import default_provenance
     from evaltk.envs import describe
 
     info = describe(env)
     return CheckpointSpec(model_class=f"builtin:{name}", model_kwargs=model_kwargs, obs_spec=info.obs_spec,
-                          action_spec=info.action_spec, env=info.env,
+                          action_spec=info.action_spec, env=info.env.to_json(),
                           provenance=default_provenance(trainer=None, note=f"builtin {name} policy, no weights"))
 
 
@@ -330,7 +331,7 @@ class RandomPolicy:
         return np.stack([rng.integers(0, self._nvec) for rng in self._rngs]).astype(np.int64)
 
 
-def _random_factory(env: dict[str, Any]) -> Policy:
+def _random_factory(env: EnvSpec) -> Policy:
     from evaltk.tournament import agents
 
     if agents.is_feature_env(env):
@@ -427,7 +428,7 @@ def tracker_kwargs(layout: str, meanings: Sequence[str] | None) -> dict[str, Any
             "memory_steps": 3}
 
 
-def _scripted_factory(env: dict[str, Any]) -> Policy:
+def _scripted_factory(env: EnvSpec) -> Policy:
     from evaltk.envs import describe
     from evaltk.tournament import agents
 

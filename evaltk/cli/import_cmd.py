@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                                       origin=where.source)
     src = imported.source
     print(f"imported {where.label} ({src['format']}) -> {out}")
-    print(f"  env {imported.env['env_id']}: obs {imported.obs_spec['dtype']}{imported.obs_spec['shape']}, "
+    print(f"  env {imported.env.env_id}: obs {imported.obs_spec['dtype']}{imported.obs_spec['shape']}, "
           f"{imported.action_spec.get('n', imported.action_spec.get('nvec'))} actions, {len(imported.tensors)} tensors")
     for caveat in imported.caveats:
         print(f"  not equivalent: {caveat}")

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evaltk.envs.spec import EnvSpec
 from evaltk.importers import ImportCaveats
 from evaltk.report.jsonline import emit_json, to_json_line
 
@@ -22,12 +23,12 @@ if TYPE_CHECKING:
 __all__ = ["emit_json", "play_tournament", "print_agent_caveats", "print_import_caveats", "to_json_line"]
 
 
-def print_import_caveats(label: str, found: ImportCaveats | None, *, env: Mapping[str, Any] | None = None,
+def print_import_caveats(label: str, found: ImportCaveats | None, *, env: EnvSpec | None = None,
                          capped: bool = False, where: str = "") -> bool:
     """Print to stderr, once before the first episode, what another library's checkpoint ``label`` needs.
 
     ``found`` is the checkpoint's recorded import (:class:`evaltk.importers.ImportCaveats`, from the plan or
-    :func:`evaltk.importers.import_caveats`). ``env`` (the env dict the episodes run) without a frame cap
+    :func:`evaltk.importers.import_caveats`). ``env`` (the env spec the episodes run) without a frame cap
     (``capped``: ``--max-episode-frames`` given) adds how long an episode the policy never ends runs. ``where``
     ends the heading (a tournament's own setting). Prints nothing and returns False for an evaltk checkpoint
     or a built-in.
@@ -38,8 +39,8 @@ def print_import_caveats(label: str, found: ImportCaveats | None, *, env: Mappin
         return False
     lines = [f"note: {label} was imported from {found.fmt}; what evaltk plays differently from its library{where}:"]
     lines += [f"  - {caveat}" for caveat in found.caveats]
-    limit = dict(env or {}).get("kwargs", {}).get("max_num_frames_per_episode")
-    if not capped and dict(env or {}).get("family") == "atari":
+    limit = None if env is None else env.kwargs.get("max_num_frames_per_episode")
+    if not capped and env is not None and env.family == "atari":
         length = f"{limit:,} frames (the env's limit)" if isinstance(limit, int) else "no frame limit"
         lines.append(f"  an episode the policy never ends runs to {length}: --max-episode-frames N cuts it earlier")
     print("\n".join(lines), file=sys.stderr, flush=True)
@@ -89,4 +90,4 @@ def print_agent_caveats(given: Sequence[str], paths: Sequence[str], hub: Mapping
             spec = load(path).spec
             print_import_caveats(hub.get(path, agent), import_caveats(spec.provenance),
                                  where=f" (a match plays it on cig.wad with the match's server options and time limit, "
-                                       f"not on {spec.env.get('env_id')})")
+                                       f"not on {spec.env_spec.env_id})")

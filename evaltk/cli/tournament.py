@@ -151,7 +151,7 @@ def _check_checkpoint(agent: str, path: str) -> None:
         raise not_a_checkpoint(agent, what="agent")
     from evaltk.checkpoint import load
 
-    family = load(path).spec.env.get("family")
+    family = load(path).spec.env_spec.family
     if family != "doom":
         raise TournamentError(f"checkpoint {agent} was made for env family {family!r}; tournaments play Doom: "
                               "pass a Doom checkpoint (e.g. from trainers.appo)")

@@ -1,6 +1,7 @@
 """The gymnasium + ale-py reference environment, rebuilt exactly from a checkpoint's env spec.
 
-Env dict layout (the ``env`` field of :class:`~evaltk.checkpoint.CheckpointSpec`)::
+Env spec layout (:class:`~evaltk.envs.spec.EnvSpec`; its JSON form is the ``env`` field of
+:class:`~evaltk.checkpoint.CheckpointSpec`)::
 
     {"family": "atari",
      "env_id": "ALE/Breakout-v5",                      # any gymnasium id served by ale_py.env:AtariEnv
@@ -30,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from evaltk.envs.atari_settings import settings_of
+from evaltk.envs.spec import EnvSpec
 from evaltk.errors import SpecError
 from evaltk.registry import did_you_mean
 from gpu_env import mt19937
@@ -122,28 +124,21 @@ def _check_preprocessing(pre: dict[str, Any], kwargs: dict[str, Any]) -> None:
                         "use obs_type 'rgb' or drop atari_preprocessing")
 
 
-def resolve_env(env: dict[str, Any]) -> dict[str, Any]:
-    """Check an Atari env dict and return it with every setting explicit (defaults filled in).
+def resolve_env(env: EnvSpec) -> EnvSpec:
+    """Check an Atari env spec and return it with every setting explicit (defaults filled in).
 
     Missing ALE kwargs take the registered defaults of ``env_id``; a given ``atari_preprocessing``
     dict takes :data:`PREPROCESSING_DEFAULTS` for missing options. Raises :class:`SpecError`.
     """
-    if env.get("family", "atari") != "atari":
-        raise SpecError(f"env family {env.get('family')!r} is not 'atari'")
-    env_id = env.get("env_id")
-    if not isinstance(env_id, str):
-        raise SpecError(f"env.env_id must be a string such as 'ALE/Breakout-v5', got {env_id!r}")
+    if env.family != "atari":
+        raise SpecError(f"env family {env.family!r} is not 'atari'")
+    env_id = env.env_id
     registered = check_env_id(env_id)
-    given = env.get("kwargs") or {}
-    if not isinstance(given, dict):
-        raise SpecError(f"env.kwargs must be a JSON object, got {given!r}")
     kwargs = {k: registered.get(k, v) for k, v in ALE_KWARGS.items()}
-    kwargs.update(given)
+    kwargs.update(env.kwargs)
     _check_kwargs(kwargs)
     kwargs["repeat_action_probability"] = float(kwargs["repeat_action_probability"])
-    pre_in = env.get("preprocessing") or {}
-    if not isinstance(pre_in, dict):
-        raise SpecError(f"env.preprocessing must be a JSON object, got {pre_in!r}")
+    pre_in = env.preprocessing
     unknown = sorted(set(pre_in) - {"atari_preprocessing", "frame_stack"})
     if unknown:
         raise SpecError(f"unknown env.preprocessing key(s) {', '.join(unknown)}: allowed are "
@@ -157,58 +152,57 @@ def resolve_env(env: dict[str, Any]) -> dict[str, Any]:
     stack = pre_in.get("frame_stack", 1)
     if not (_is_int(stack) and stack >= 1):
         raise SpecError(f"env.preprocessing.frame_stack must be an int >= 1, got {stack!r}")
-    return {"family": "atari", "env_id": env_id, "kwargs": kwargs,
-            "preprocessing": {"atari_preprocessing": ap, "frame_stack": stack}}
+    return EnvSpec("atari", env_id, kwargs, {"atari_preprocessing": ap, "frame_stack": stack})
 
 
 def atari_env(env_id: str, *, kwargs: dict[str, Any] | None = None,
-              atari_preprocessing: dict[str, Any] | None = None, frame_stack: int = 1) -> dict[str, Any]:
-    """Build a resolved Atari env dict (what trainers store in ``CheckpointSpec.env``).
+              atari_preprocessing: dict[str, Any] | None = None, frame_stack: int = 1) -> EnvSpec:
+    """Build a resolved Atari env spec (trainers store its JSON form in ``CheckpointSpec.env``).
 
     Example (the usual DQN-style pipeline)::
 
         atari_env("ALE/Breakout-v5", kwargs={"frameskip": 1},
                   atari_preprocessing={"noop_max": 30, "frame_skip": 4}, frame_stack=4)
     """
-    return resolve_env({"family": "atari", "env_id": env_id, "kwargs": kwargs or {},
-                        "preprocessing": {"atari_preprocessing": atari_preprocessing, "frame_stack": frame_stack}})
+    return resolve_env(EnvSpec("atari", env_id, kwargs or {},
+                               {"atari_preprocessing": atari_preprocessing, "frame_stack": frame_stack}))
 
 
-def make_env(env: dict[str, Any], *, fast_reset: bool = False) -> gym.Env[Any, Any]:
-    """Build the gymnasium env an env dict describes (checked first; :class:`SpecError` on bad input).
+def make_env(env: EnvSpec, *, fast_reset: bool = False) -> gym.Env[Any, Any]:
+    """Build the gymnasium env an env spec describes (checked first; :class:`SpecError` on bad input).
 
     ``fast_reset`` (opt-in) installs :class:`FastSeededReset` on the ALE env: same states, no ROM reload.
     """
     spec = resolve_env(env)
-    kwargs = dict(spec["kwargs"])
+    kwargs = dict(spec.kwargs)
     try:
-        base = gym.make(spec["env_id"], **kwargs)
+        base = gym.make(spec.env_id, **kwargs)
     except (gym.error.Error, RuntimeError, ValueError) as exc:
-        raise SpecError(f"gymnasium could not build {spec['env_id']} with {kwargs}: {exc}; check mode/difficulty "
+        raise SpecError(f"gymnasium could not build {spec.env_id} with {kwargs}: {exc}; check mode/difficulty "
                         "against the game's available modes (ale.getAvailableModes())") from None
     if fast_reset:
         FastSeededReset(base)
     out: gym.Env[Any, Any] = base
-    ap = spec["preprocessing"]["atari_preprocessing"]
+    ap = spec.preprocessing["atari_preprocessing"]
     if ap is not None:
         ap = dict(ap)
         if isinstance(ap["screen_size"], list):
             ap["screen_size"] = tuple(ap["screen_size"])
         out = gym.wrappers.AtariPreprocessing(out, **ap)
-    if spec["preprocessing"]["frame_stack"] > 1:
-        out = gym.wrappers.FrameStackObservation(out, spec["preprocessing"]["frame_stack"])
+    if spec.preprocessing["frame_stack"] > 1:
+        out = gym.wrappers.FrameStackObservation(out, spec.preprocessing["frame_stack"])
     return out
 
 
-def _layout(spec: dict[str, Any], shape: tuple[int, ...]) -> str:
-    ap = spec["preprocessing"]["atari_preprocessing"]
-    if spec["kwargs"]["obs_type"] == "ram":
+def _layout(spec: EnvSpec, shape: tuple[int, ...]) -> str:
+    ap = spec.preprocessing["atari_preprocessing"]
+    if spec.kwargs["obs_type"] == "ram":
         base = "N"
     elif ap is not None:
         base = "HW" if ap["grayscale_obs"] and not ap["grayscale_newaxis"] else "HWC"
     else:
-        base = "HW" if spec["kwargs"]["obs_type"] == "grayscale" else "HWC"
-    layout = ("S" if spec["preprocessing"]["frame_stack"] > 1 else "") + base
+        base = "HW" if spec.kwargs["obs_type"] == "grayscale" else "HWC"
+    layout = ("S" if spec.preprocessing["frame_stack"] > 1 else "") + base
     if len(layout) != len(shape):
         raise SpecError(f"internal: layout {layout} does not fit observation shape {shape}")
     return layout
@@ -257,7 +251,7 @@ def built_facts(built: gym.Env[Any, Any]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=64)
 def _describe_cached(key: str) -> tuple[str, str, str, str, str]:
-    spec = resolve_env(json.loads(key))
+    spec = resolve_env(EnvSpec.from_json(json.loads(key)))
     env = make_env(spec)
     try:
         space: Any = env.observation_space
@@ -267,22 +261,22 @@ def _describe_cached(key: str) -> tuple[str, str, str, str, str]:
         action_spec = {"type": "discrete", "n": int(action_space.n)}
         base: Any = env.unwrapped
         meanings = list(base.get_action_meanings())
-        settings = settings_of(reference_package(), spec["env_id"], built_facts(env))
+        settings = settings_of(reference_package(), spec.env_id, built_facts(env))
     finally:
         env.close()
-    return (json.dumps(spec), json.dumps(obs_spec), json.dumps(action_spec), json.dumps(meanings),
+    return (json.dumps(spec.to_json()), json.dumps(obs_spec), json.dumps(action_spec), json.dumps(meanings),
             json.dumps(settings))
 
 
-def describe(env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[str], dict[str, Any]]:
-    """Return ``(resolved env, obs_spec, action_spec, action_meanings, settings)`` of an Atari env dict.
+def describe(env: EnvSpec) -> tuple[EnvSpec, dict[str, Any], dict[str, Any], list[str], dict[str, Any]]:
+    """Return ``(resolved env, obs_spec, action_spec, action_meanings, settings)`` of an Atari env spec.
 
     ``settings``: the effective settings (:mod:`evaltk.envs.atari_settings`) gymnasium + ale-py runs it with, read
     from what the env it builds states about itself (:func:`built_facts`) in that one build.
     """
-    parts = _describe_cached(json.dumps(env, sort_keys=True))
+    parts = _describe_cached(json.dumps(env.to_json(), sort_keys=True))
     resolved, obs_spec, action_spec, meanings, settings = (json.loads(p) for p in parts)
-    return resolved, obs_spec, action_spec, meanings, settings
+    return EnvSpec.from_json(resolved), obs_spec, action_spec, meanings, settings
 
 
 def reference_package() -> str:

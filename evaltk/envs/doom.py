@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
-from collections.abc import Mapping
 from typing import Any
 
 import cv2
@@ -42,6 +41,7 @@ from evaltk.envs.doom_scenarios import SELF_PLAY_SCENARIOS as SELF_PLAY_SCENARIO
 from evaltk.envs.doom_scenarios import ActionHead as ActionHead
 from evaltk.envs.doom_scenarios import DoomScenario as DoomScenario
 from evaltk.envs.doom_scenarios import get_scenario as get_scenario
+from evaltk.envs.spec import EnvSpec
 from evaltk.errors import SpecError
 
 TICRATE = 35
@@ -270,16 +270,16 @@ def obs_spec(scenario: DoomScenario) -> dict[str, Any]:
     return {"shape": [3, height, width], "dtype": "uint8", "layout": "CHW"}
 
 
-def env_spec(scenario: DoomScenario) -> dict[str, Any]:
-    """Return the ``env`` block of a checkpoint spec that rebuilds ``scenario`` exactly."""
-    return {"family": "doom", "env_id": scenario.name, "kwargs": {}, "preprocessing": scenario.to_dict()}
+def env_spec(scenario: DoomScenario) -> EnvSpec:
+    """Return the env spec that rebuilds ``scenario`` exactly (its JSON form is a checkpoint spec's ``env``)."""
+    return EnvSpec("doom", scenario.name, {}, scenario.to_dict())
 
 
-def scenario_from_env_spec(env: Mapping[str, Any]) -> DoomScenario:
+def scenario_from_env_spec(env: EnvSpec) -> DoomScenario:
     """Rebuild a :class:`DoomScenario` from :func:`env_spec`'s output (or a built-in name with no preprocessing)."""
-    pre = env.get("preprocessing") or {}
+    pre = env.preprocessing
     if not pre:
-        return get_scenario(str(env.get("env_id")))
+        return get_scenario(env.env_id)
     fields = {f.name for f in dataclasses.fields(DoomScenario)}
     kwargs = {k: v for k, v in pre.items() if k in fields}
     kwargs["buttons"] = tuple(kwargs["buttons"])

@@ -1,6 +1,6 @@
 """Doom evaluation slots: episodes started with explicit seeds, and the watchdog that replays a dead engine's.
 
-:class:`DoomEpisodeEnv` is one slot of :class:`~evaltk.envs.vector.EpisodeVector` for a Doom env dict. In an
+:class:`DoomEpisodeEnv` is one slot of :class:`~evaltk.envs.vector.EpisodeVector` for a Doom env spec. In an
 evaluation worker process it runs under :func:`worker_watchdog` (the tournament players'
 :class:`~evaltk.envs.shm_reaper.EngineWatchdog`): an engine that dies mid-episode (SIGKILL, crash) ends the
 worker with :data:`~evaltk.envs.shm_reaper.ENGINE_DIED` instead of hanging it, and the vector starts a fresh
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 import vizdoom
 
 from evaltk.envs import doom
 from evaltk.envs.shm_reaper import ENGINE_DIED, EngineWatchdog
+from evaltk.envs.spec import EnvSpec
 
 ENGINE_GONE: tuple[type[BaseException], ...] = (vizdoom.ViZDoomUnexpectedExitException,
                                                 vizdoom.ViZDoomIsNotRunningException, vizdoom.ViZDoomErrorException)
@@ -33,7 +33,7 @@ def worker_watchdog() -> EngineWatchdog:
 class DoomEpisodeEnv:
     """One ViZDoom game (an evaluation slot) whose episodes start only when told, each with its own seed.
 
-    ``env`` is a Doom env dict (:func:`evaltk.envs.doom.env_spec`). :meth:`reset` is
+    ``env`` is a Doom env spec (:func:`evaltk.envs.doom.env_spec`). :meth:`reset` is
     ``DoomGame.set_seed(seed)`` followed by :meth:`evaltk.envs.doom.DoomEnv.reset` (``init()`` the first time,
     ``new_episode()`` after), which on ViZDoom 1.3.2 gives exactly the episode of a fresh
     ``DoomEnv(scenario, seed=seed)``. Scenarios with bots start a fresh engine for every episode instead: the
@@ -47,7 +47,7 @@ class DoomEpisodeEnv:
     and :class:`~evaltk.envs.vector.EpisodeVector` voids and replays the episode in a fresh worker.
     """
 
-    def __init__(self, env: dict[str, Any], *, watchdog: EngineWatchdog | None = None) -> None:
+    def __init__(self, env: EnvSpec, *, watchdog: EngineWatchdog | None = None) -> None:
         self.scenario = doom.scenario_from_env_spec(env)
         self._env = doom.DoomEnv(self.scenario, seed=0)  # configured only: the engine starts at the first reset
         self._shaper = doom.RewardShaper(self.scenario)

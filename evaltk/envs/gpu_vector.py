@@ -12,23 +12,24 @@ from typing import Any
 
 import numpy as np
 
+from evaltk.envs.spec import EnvSpec
 from evaltk.envs.vector import StepResult
 from evaltk.errors import SpecError
 
 
-def make_vec_kwargs(spec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """``(env_id, kwargs)`` for ``gpu_env.make_vec`` from a described Atari env dict.
+def make_vec_kwargs(spec: EnvSpec) -> tuple[str, dict[str, Any]]:
+    """``(env_id, kwargs)`` for ``gpu_env.make_vec`` from a described Atari env spec.
 
     ``spec`` is an :class:`~evaltk.envs.EnvInfo`'s ``env``: checked and with every setting explicit by
     :func:`evaltk.envs.describe` (the plan describes each env once; it is not checked again here).
     """
-    kwargs: dict[str, Any] = dict(spec["kwargs"])
-    ap = spec["preprocessing"]["atari_preprocessing"]
+    kwargs: dict[str, Any] = dict(spec.kwargs)
+    ap = spec.preprocessing["atari_preprocessing"]
     if ap is not None:
         kwargs.update({k: (tuple(v) if isinstance(v, list) else v) for k, v in ap.items()})
-    if spec["preprocessing"]["frame_stack"] > 1:
-        kwargs["stack_size"] = spec["preprocessing"]["frame_stack"]
-    return str(spec["env_id"]), kwargs
+    if spec.preprocessing["frame_stack"] > 1:
+        kwargs["stack_size"] = spec.preprocessing["frame_stack"]
+    return spec.env_id, kwargs
 
 
 def _host(x: Any) -> np.ndarray:
@@ -37,12 +38,12 @@ def _host(x: Any) -> np.ndarray:
 
 
 class GpuEnvEpisodeVector:
-    """``num_envs`` slots of one gpu_env vector env of a described env dict (``EnvInfo.env``).
+    """``num_envs`` slots of one gpu_env vector env of a described env spec (``EnvInfo.env``).
 
     ``obs`` holds every slot's latest observation.
     """
 
-    def __init__(self, env: dict[str, Any], num_envs: int, *, obs_shape: Sequence[int], obs_dtype: str,
+    def __init__(self, env: EnvSpec, num_envs: int, *, obs_shape: Sequence[int], obs_dtype: str,
                  backend: str = "cpu") -> None:
         import gpu_env
 

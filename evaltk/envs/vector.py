@@ -7,7 +7,7 @@ by the same actions. Slots are spread over worker processes (``spawn``) that wri
 one shared-memory array; ``num_workers=0`` runs everything in the calling process. ``fast_reset`` opts into
 :class:`~evaltk.envs.atari.FastSeededReset` (same states, no ROM reload per episode).
 
-Doom env dicts (``family == "doom"``) get :class:`~evaltk.envs.doom_episodes.DoomEpisodeEnv` slots instead:
+Doom env specs (``family == "doom"``) get :class:`~evaltk.envs.doom_episodes.DoomEpisodeEnv` slots instead:
 one ViZDoom game per slot, observation ``uint8[3, H, W]`` (:func:`evaltk.envs.doom.observation`), episodes
 started with explicit seeds and never auto-reset; ``frames`` is then the episode's game tics. An episode
 whose engine died is voided and replayed (see :class:`EpisodeVector`).
@@ -30,6 +30,7 @@ import numpy as np
 from evaltk.envs import shm_reaper
 from evaltk.envs.atari import FastSeededReset, episode_frames, make_env
 from evaltk.envs.shm_reaper import ENGINE_DIED
+from evaltk.envs.spec import EnvSpec
 from evaltk.errors import EvaltkError
 
 
@@ -73,12 +74,12 @@ def _resource_tracker_pid() -> int | None:
 class _Shard:
     """The envs of slots ``[start, stop)``, writing observations into ``obs`` (a view of the batch)."""
 
-    def __init__(self, env: dict[str, Any], start: int, stop: int, obs: np.ndarray, fast_reset: bool,
+    def __init__(self, env: EnvSpec, start: int, stop: int, obs: np.ndarray, fast_reset: bool,
                  watchdog: Any = None) -> None:
         self.start, self.stop = start, stop
         self.obs = obs
         self.doom: list[Any] = []
-        if env.get("family") == "doom":  # games are configured here and started by the first reset
+        if env.family == "doom":  # games are configured here and started by the first reset
             from evaltk.envs.doom_episodes import DoomEpisodeEnv
 
             self.envs: list[Any] = []
@@ -124,7 +125,7 @@ class _Shard:
             doom_env.close()
 
 
-def _worker(conn: Connection, env: dict[str, Any], start: int, stop: int, shm_name: str,
+def _worker(conn: Connection, env: EnvSpec, start: int, stop: int, shm_name: str,
             shape: tuple[int, ...], dtype: str, fast_reset: bool) -> None:
     """Serve one shard until told to close; exit quietly (no traceback, no leak warning) if the parent dies.
 
@@ -137,7 +138,7 @@ def _worker(conn: Connection, env: dict[str, Any], start: int, stop: int, shm_na
     shard: _Shard | None = None
     orphaned = False
     watchdog = None
-    if env.get("family") == "doom":  # a dead engine ends this worker (ENGINE_DIED): the parent replays
+    if env.family == "doom":  # a dead engine ends this worker (ENGINE_DIED): the parent replays
         from evaltk.envs.doom_episodes import worker_watchdog
 
         watchdog = worker_watchdog()
@@ -184,12 +185,12 @@ class EpisodeVector:
     :data:`MAX_REPLAYS` times per episode. ``replays`` counts them.
     """
 
-    def __init__(self, env: dict[str, Any], num_envs: int, *, num_workers: int = 0,
+    def __init__(self, env: EnvSpec, num_envs: int, *, num_workers: int = 0,
                  obs_shape: Sequence[int], obs_dtype: str, fast_reset: bool = False) -> None:
         if num_envs < 1:
             raise EvaltkError(f"num_envs must be >= 1, got {num_envs}")
         self.num_envs = num_envs
-        self._doom = env.get("family") == "doom"
+        self._doom = env.family == "doom"
         self.num_workers = max(1 if self._doom else 0, min(num_workers, num_envs))
         self.replays = 0
         self._env = env
@@ -218,7 +219,7 @@ class EpisodeVector:
             self.close()
             raise
 
-    def _start_workers(self, env: dict[str, Any], shape: tuple[int, ...], dtype: str) -> None:
+    def _start_workers(self, env: EnvSpec, shape: tuple[int, ...], dtype: str) -> None:
         self._shape, self._dtype = shape, dtype
         edges = np.linspace(0, self.num_envs, self.num_workers + 1).round().astype(int)
         for start, stop in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):

@@ -8,7 +8,7 @@ checked before any score table is opened. Every bad-input error (:class:`~evaltk
 is raised here; :func:`evaltk.evaluation.run.run_plan` runs a plan.
 
 Episode ``i`` of a plan with base seed ``S`` has the recorded seed :func:`evaltk.seeding.episode_seed`
-``(S, i)``. A Doom env dict runs on ViZDoom under the default simulator (``gym``) and is recorded
+``(S, i)``. A Doom env runs on ViZDoom under the default simulator (``gym``) and is recorded
 as ``vizdoom``; the other simulators run Atari only.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltk.checkpoint import WEIGHTS_FILE, CheckpointSpec
-from evaltk.envs import EnvInfo, cap_episode_frames, describe, env_for_id
+from evaltk.envs import EnvInfo, EnvSpec, cap_episode_frames, describe, env_for_id
 from evaltk.errors import EvaltkError, ScoreTableError, SpecError
 from evaltk.evaluation.records import ScoreRow
 from evaltk.evaluation.scores import SIMULATOR_FILE, TABLE_FILE, EvalSettings, TableWriter, open_tables
@@ -94,8 +94,8 @@ class EvalConfig(EvalRequest):
     """Where episodes run: ``local`` (this process and its env workers) or ``ray`` (units of episodes as Ray tasks)."""
     ray_address: str | None = None
     """The Ray cluster for ``executor="ray"`` (None: ``RAY_ADDRESS``, or a local cluster)."""
-    env: dict[str, Any] | None = None
-    """An env dict run instead of the checkpoint's own (``evaltk validate --align``); checked against the policy."""
+    env: EnvSpec | None = None
+    """An env spec run instead of the checkpoint's own (``evaltk validate --align``); checked against the policy."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class EvaluationPlan:
     """The simulator's effective settings, from its check (written to ``simulator.json``)."""
     policy: Policy
     info: EnvInfo
-    """The env spec: the resolved env dict and its spaces."""
+    """The env: the resolved env spec and its spaces."""
     settings: EvalSettings
     """The score table's settings (``evaluation.json``): checkpoint label, policy digest, env, seed, simulator."""
     provenance: dict[str, Any]
@@ -134,8 +134,8 @@ def checkpoint_label(ref: str, builtin: bool) -> str:
     return f"builtin:{ref}" if builtin and not ref.startswith("builtin:") else ref
 
 
-def env_for_cli_id(env_id: str) -> dict[str, Any]:
-    """Env dict for ``--env-id``: a ViZDoom scenario name (``basic``, ``deathmatch_bots``, ...) or a gymnasium id."""
+def env_for_cli_id(env_id: str) -> EnvSpec:
+    """Env spec for ``--env-id``: a ViZDoom scenario name (``basic``, ``deathmatch_bots``, ...) or a gymnasium id."""
     if "/" not in env_id and importlib.util.find_spec("vizdoom") is not None:
         from evaltk.envs import doom
         from evaltk.envs.atari import registered_atari_ids
@@ -176,7 +176,7 @@ def _load(config: EvalConfig) -> _Policy:
     found = resolve(config.checkpoint, fmt=config.checkpoint_format, env_id=config.env_id, actions=config.actions)
     builtin: list[bool] = []
 
-    def builtin_env() -> dict[str, Any]:
+    def builtin_env() -> EnvSpec:
         builtin.append(True)
         if config.env_id is None:
             raise SpecError(f"builtin policy {found.ref!r} needs an environment: pass --env-id (e.g. "
@@ -190,33 +190,33 @@ def _load(config: EvalConfig) -> _Policy:
 
 
 def resolve_policy(config: EvalConfig) -> tuple[Policy, EnvInfo, str]:
-    """Load the policy of ``config``, build its env dict and check they fit; returns (policy, env info, digest)."""
+    """Load the policy of ``config``, build its env spec and check they fit; returns (policy, env info, digest)."""
     loaded = _load(config)
     return loaded.policy, _describe(config, loaded.policy, {}), loaded.digest
 
 
-def _env(config: EvalConfig, policy: Policy) -> dict[str, Any]:
-    """Return the env dict ``config`` runs: the policy's own (or ``config.env``), with --env-id and sticky actions."""
-    env = dict(policy.spec.env if config.env is None else config.env)
-    if env.get("family") == "doom":  # a Doom env is its scenario: --env-id picks another built-in scenario
-        if config.env_id is not None and config.env_id != env.get("env_id"):
+def _env(config: EvalConfig, policy: Policy) -> EnvSpec:
+    """Return the env spec ``config`` runs: the policy's own (or ``config.env``), with --env-id and sticky actions."""
+    env = policy.spec.env_spec if config.env is None else config.env
+    if env.family == "doom":  # a Doom env is its scenario: --env-id picks another built-in scenario
+        if config.env_id is not None and config.env_id != env.env_id:
             env = env_for_cli_id(config.env_id)
     elif config.env_id is not None:
-        env["env_id"] = config.env_id
+        env = dataclasses.replace(env, env_id=config.env_id)
     if config.repeat_action_probability is not None:
         p = config.repeat_action_probability
-        if env.get("family") != "atari":
-            raise SpecError(f"--repeat-action-probability applies to Atari envs only, not {env.get('env_id')!r}")
+        if env.family != "atari":
+            raise SpecError(f"--repeat-action-probability applies to Atari envs only, not {env.env_id!r}")
         if not (isinstance(p, int | float) and 0.0 <= p <= 1.0):
             raise SpecError(f"--repeat-action-probability must be in [0, 1], got {p!r}; ALE v5 uses 0.25")
-        env["kwargs"] = {**env["kwargs"], "repeat_action_probability": float(p)}
+        env = dataclasses.replace(env, kwargs={**env.kwargs, "repeat_action_probability": float(p)})
     return env if config.max_episode_frames is None else cap_episode_frames(env, config.max_episode_frames)
 
 
 def _describe(config: EvalConfig, policy: Policy, described: dict[str, EnvInfo]) -> EnvInfo:
     """Describe ``config``'s env and check the policy fits it; ``described`` holds the envs already described."""
     env = _env(config, policy)
-    key = json.dumps(env, sort_keys=True, default=str)
+    key = json.dumps(env.to_json(), sort_keys=True, default=str)
     if key not in described:
         described[key] = describe(env, policy=policy.spec)
     return described[key]
@@ -244,7 +244,7 @@ DOOM_FIX = "drop {option} (gym, the default, runs ViZDoom for Doom envs)"
 
 def _check_family(config: EvalConfig, info: EnvInfo, option: str, doom_fix: str) -> None:
     """Refuse a Doom env on a simulator other than ``gym`` (ViZDoom), fast resets on Doom, and other families."""
-    family, env_id = info.env["family"], info.env["env_id"]
+    family, env_id = info.env.family, info.env.env_id
     if family == "doom":
         if config.simulator != "gym":
             raise SpecError(f"{option} {config.simulator} runs Atari envs only, and {env_id} is a ViZDoom scenario: "
@@ -294,7 +294,7 @@ def plan_all(configs: Sequence[EvalConfig], *, options: Sequence[str] | None = N
         info = _describe(config, loaded.policy, described)
         _check_family(config, info, option, doom_fix)
         identity = sim.check(info, seed=first_seeds[config.seed])  # each simulator is checked on episode 0
-        name = DOOM_SIMULATOR if info.env["family"] == "doom" else sim.name
+        name = DOOM_SIMULATOR if info.env.family == "doom" else sim.name
         settings = _settings(config, loaded, info, name)
         sides.append((dataclasses.replace(config, checkpoint=where.label), sim, name, info, settings, identity))
 
@@ -326,8 +326,8 @@ def plan(config: EvalConfig) -> EvaluationPlan:
 def _settings(config: EvalConfig, loaded: _Policy, info: EnvInfo, simulator: str) -> EvalSettings:
     """Return the score table's settings; a batch-seeded policy's actions depend on how episodes share the batch."""
     seeded = isinstance(loaded.policy, EpisodeSeeded)
-    return EvalSettings(checkpoint=loaded.location.label, policy_digest=loaded.digest,
-                        env=json.loads(json.dumps(info.env)),  # as evaluation.json stores it (Doom: tuples as lists)
+    stored = EnvSpec.from_json(json.loads(json.dumps(info.env.to_json())))  # as evaluation.json holds it (no tuples)
+    return EvalSettings(checkpoint=loaded.location.label, policy_digest=loaded.digest, env=stored,
                         seed=config.seed, simulator=simulator, policy_seeding="per-episode" if seeded else "per-batch",
                         num_envs=None if seeded else config.num_envs)
 
@@ -335,6 +335,6 @@ def _settings(config: EvalConfig, loaded: _Policy, info: EnvInfo, simulator: str
 def _check_rows(out: Path, settings: EvalSettings, rows: list[ScoreRow]) -> None:
     """Refuse rows of another evaluation (other seeds or env) in a resumed table."""
     for row in rows:
-        if row.seed != episode_seed(settings.seed, row.index) or row.env_id != settings.env["env_id"]:
+        if row.seed != episode_seed(settings.seed, row.index) or row.env_id != settings.env.env_id:
             raise ScoreTableError(f"{out / TABLE_FILE} row for episode {row.index} does not belong to this "
                                   "evaluation (seed/env differ): use another --out or delete that directory")

@@ -14,7 +14,7 @@ Semantics (documented for users in ``docs/evaluation.md``):
   settings are in ``OUT/evaluation.json``. The table is opened, resumed, repaired and written by
   :mod:`evaltk.evaluation.scores` (the one score-table module). Re-running the same command skips finished episodes;
   different settings in the same ``OUT`` are refused.
-* Doom (ViZDoom) env dicts run through the same engine with
+* Doom (ViZDoom) env specs run through the same engine with
   :class:`~evaltk.envs.vector.DoomEpisodeEnv` slots: the episode is a fresh ``DoomEnv(scenario, seed=seed)``
   episode, ``frames`` counts game tics, ``truncated`` means ViZDoom's episode timeout, and the recorded
   simulator is ``vizdoom`` (``--sim gpu_env`` is Atari-only).
@@ -140,7 +140,7 @@ def torch_threads(n: int) -> Iterator[None]:
 
 def plan_sample(prep: EvaluationPlan, rows: list[ScoreRow], label: str = "") -> Sample:
     """Return ``rows`` of ``prep`` (sorted by index) as a sample, with the plan's env, simulator and settings."""
-    return Sample.from_rows([r.to_json() for r in rows], env_id=str(prep.info.env["env_id"]), env=prep.info.env,
+    return Sample.from_rows([r.to_json() for r in rows], env_id=prep.info.env.env_id, env=prep.info.env.to_json(),
                             simulator=prep.simulator_name, settings=prep.simulator_settings,
                             versions=package_versions(), provenance=prep.provenance, label=label)
 
@@ -164,7 +164,7 @@ def run_plan(prep: EvaluationPlan, progress: ProgressFn | None = None, *, episod
     rows = sorted((r for r in prep.old_rows + prep.writer.rows if r.index < limit), key=lambda r: r.index)
     summary = summarize(rows)
     summary.update({"checkpoint": prep.settings.checkpoint, "provenance": prep.provenance,
-                    "env_id": info.env["env_id"], "simulator": prep.simulator_name, "seed": config.seed,
+                    "env_id": info.env.env_id, "simulator": prep.simulator_name, "seed": config.seed,
                     "out": str(config.out / TABLE_FILE),
                     "new_episodes": len(new_rows), "resumed_episodes": len(rows) - len(new_rows),
                     "env_steps": steps_total, "fast_reset": config.fast_reset,
@@ -291,7 +291,7 @@ def episode_units(prep: EvaluationPlan, todo: list[int], *, in_process: bool, wr
                          {"on_row": writer.write, "labels": labels})]
     size = config.num_envs if isinstance(prep.policy, EpisodeSeeded) else len(todo)
     remote = dataclasses.replace(config, workers=0, executor="local", ray_address=None)
-    doom = prep.info.env["family"] == "doom"
+    doom = prep.info.env.family == "doom"
     units = []
     for start in range(0, len(todo), size):
         chunk = todo[start:start + size]
@@ -409,7 +409,7 @@ def _run_episodes(config: EvalConfig, sim: Simulator, policy: Policy, info: EnvI
             for slot in finished:
                 digest, obs_digest = digests.finish(slot, int(steps[slot]), bool(res.terminated[slot]),
                                                     bool(res.truncated[slot]))
-                row = ScoreRow(checkpoint=label, env_id=info.env["env_id"], simulator=simulator,
+                row = ScoreRow(checkpoint=label, env_id=info.env.env_id, simulator=simulator,
                                index=int(slot_index[slot]), seed=int(slot_seed[slot]),
                                episode_return=float(returns[slot]), frames=int(res.frames[slot]),
                                steps=int(steps[slot]), truncated=bool(res.truncated[slot] and not res.terminated[slot]),

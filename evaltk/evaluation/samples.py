@@ -49,7 +49,7 @@ def load_sample(path: str | Path, *, column: str = "return", label: str | None =
     env_ids = table.labels.get("env_id")
     simulators = table.labels.get("simulator")
     settings = table.settings
-    env = None if settings is None else settings.env
+    env = None if settings is None else settings.env.to_json()
     environment = side_file(table.path, ENVIRONMENT_FILE)
     versions = environment.get("versions") if environment is not None else None
     sample = Sample.of(returns, seeds=seeds, digests=digests,

@@ -42,7 +42,8 @@ import numpy as np
 import numpy.typing as npt
 
 from evaltk.atomic import write_json_files
-from evaltk.errors import ScoreTableError
+from evaltk.envs.spec import EnvSpec
+from evaltk.errors import ScoreTableError, SpecError
 from evaltk.evaluation.records import OLD_COLUMN_NAMES, ScoreRow, check_csv_row, check_json_row
 
 COLUMNS = ("checkpoint", "env_id", "simulator", "index", "seed", "return", "frames", "steps", "truncated", "digest",
@@ -90,8 +91,8 @@ class EvalSettings:
     """The checkpoint's label: a folder, ``builtin:NAME``, or a Hub location pinned to its commit."""
     policy_digest: str
     """The digest of the policy's weights and spec (:func:`evaltk.evaluation.plan.resolve_policy`)."""
-    env: dict[str, Any]
-    """The env spec as JSON stores it (the resolved env dict of :class:`evaltk.envs.EnvInfo`)."""
+    env: EnvSpec
+    """The env spec (the resolved env of :class:`evaltk.envs.EnvInfo`) with JSON's values (lists, not tuples)."""
     seed: int
     """The base seed: episode ``i`` has the recorded seed :func:`evaltk.seeding.episode_seed` ``(seed, i)``."""
     simulator: str
@@ -103,7 +104,8 @@ class EvalSettings:
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object ``evaluation.json`` holds as ``settings`` (``num_envs`` only when recorded)."""
-        found: dict[str, Any] = {"checkpoint": self.checkpoint, "policy_digest": self.policy_digest, "env": self.env,
+        found: dict[str, Any] = {"checkpoint": self.checkpoint, "policy_digest": self.policy_digest,
+                                 "env": self.env.to_json(),
                                  "seed": self.seed, "simulator": self.simulator,
                                  "policy_seeding": self.policy_seeding}
         if self.num_envs is not None:
@@ -115,7 +117,8 @@ class EvalSettings:
         """Read a manifest's ``settings`` (``where`` names it in errors); an older one's ``backend`` is its simulator.
 
         Raises:
-            ScoreTableError: a field missing or of the wrong JSON type, or a key no evaltk version wrote.
+            ScoreTableError: a field missing or of the wrong JSON type, a key no evaltk version wrote, or an env
+                that is no env spec (:meth:`evaltk.envs.EnvSpec.from_json`).
 
         """
         fields = {("simulator" if key == "backend" else key): value for key, value in found.items()}
@@ -136,7 +139,11 @@ class EvalSettings:
         if (fields.get("num_envs") is None) != (fields["policy_seeding"] == "per-episode"):
             raise ScoreTableError(f"{where}: settings field 'num_envs' is recorded for a per-batch-seeded policy, and "
                                   "only for one; delete that directory and re-run")
-        return cls(**fields)
+        try:
+            env = EnvSpec.from_json(fields.pop("env"), "settings field 'env'")
+        except SpecError as exc:
+            raise ScoreTableError(f"{where}: {exc}; delete that directory and re-run") from None
+        return cls(**fields, env=env)
 
 
 _TYPES: dict[str, tuple[type, ...]] = {"checkpoint": (str,), "policy_digest": (str,), "env": (dict,),

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltk import package_versions
-from evaltk.envs import EnvInfo
+from evaltk.envs import EnvInfo, EnvSpec
 from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.errors import EvaltkError
 from evaltk.evaluation.plan import EvalConfig, EvalRequest, EvaluationPlan, plan_all
@@ -86,7 +86,7 @@ def side_label(role: str, simulator: str | None, baseline: bool = False) -> str:
     return f"{role} ({'baseline' if baseline else simulator})"
 
 
-def _eval_config(config: ValidateConfig, name: str, folder: str, env: dict[str, Any] | None = None) -> EvalConfig:
+def _eval_config(config: ValidateConfig, name: str, folder: str, env: EnvSpec | None = None) -> EvalConfig:
     """Return the evaluation of one side, in ``out/<folder>/``; it takes every request field of ``config``."""
     request = {f.name: getattr(config, f.name) for f in dataclasses.fields(EvalRequest)}
     return EvalConfig(**{**request, "out": config.out / folder}, simulator=name, env=env)
@@ -110,8 +110,8 @@ class _Environments:
         Its ``package`` is the one the simulator reported running the env with (its settings' ``package``).
         """
         path = config.out / ENVIRONMENT_FILE
-        spec = {"env_id": info.env["env_id"], "simulator": simulator, "package": settings.get("package", UNKNOWN),
-                "env": {k: v for k, v in info.env.items() if k != "env_id"}, "versions": self.versions}
+        spec = {"env_id": info.env.env_id, "simulator": simulator, "package": settings.get("package", UNKNOWN),
+                "env": {k: v for k, v in info.env.to_json().items() if k != "env_id"}, "versions": self.versions}
         if path.exists() and rows:
             try:
                 stored = dict(json.loads(path.read_text(encoding="utf-8"))["versions"])
@@ -350,7 +350,7 @@ def run_validation(prep: PreparedValidation, progress: Mapping[str, ProgressFn] 
     progress = progress or {}
     c, rule = prep.config, prep.config.rule
     specs = prep.environments
-    asked = None if prep.alignment is None else prep.sim.info.env
+    asked = None if prep.alignment is None else prep.sim.info.env.to_json()
     unaligned = () if prep.alignment is None else tuple(k for k, _ in prep.alignment.not_aligned)
     sim_source = _source("sim", prep.sim, specs, progress.get("sim"))
     if isinstance(prep.reference, Sample):

@@ -167,7 +167,7 @@ def import_checkpoint(path: str | Path, out: str | Path, *, fmt: str | None = No
     actions = actions or imported.default_actions
     if actions == "sample" and imported.model_kwargs["head"] == "q":
         raise ForeignCheckpointError(f"{path} is a Q-network: its actions are greedy; drop --actions sample")
-    env = {**imported.env, "not_equivalent": list(imported.caveats)}
+    env = {**imported.env.to_json(), "not_equivalent": list(imported.caveats)}
     provenance = default_provenance(trainer=f"imported from {imported.source['format']}",
                                     **{"import": {**imported.source, "caveats": list(imported.caveats),
                                                   **({"origin": origin} if origin else {})}})
@@ -260,6 +260,6 @@ def import_caveats(provenance: Mapping[str, Any]) -> ImportCaveats | None:
 
 def describe_import(imported: Imported) -> dict[str, Any]:
     """Return a JSON summary of an import (for ``evaltk import --json``)."""
-    return {"source": imported.source, "env": imported.env, "obs_spec": imported.obs_spec,
+    return {"source": imported.source, "env": imported.env.to_json(), "obs_spec": imported.obs_spec,
             "action_spec": imported.action_spec, "caveats": imported.caveats,
             "tensors": {k: list(v.shape) for k, v in imported.tensors.items()}}

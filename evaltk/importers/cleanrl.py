@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from evaltk.envs.spec import EnvSpec
 from evaltk.importers import common
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
@@ -59,7 +60,7 @@ def _network(sd: Mapping[str, torch.Tensor], where: str, *, final: bool) -> list
     return [*layers, (op("relu"), None)]
 
 
-def _env(script: str, env_id: str) -> dict[str, object]:
+def _env(script: str, env_id: str) -> EnvSpec:
     if script != "ppo_atari_envpool":
         return common.atari_env(env_id, frame_stack=4)
     game = env_id.removeprefix("ALE/")
@@ -69,8 +70,8 @@ def _env(script: str, env_id: str) -> dict[str, object]:
                             kwargs={"repeat_action_probability": 0.0, "max_num_frames_per_episode": 108_000})
 
 
-def script_env(script: str, env_id: str) -> dict[str, object]:
-    """Return the evaltk env dict of ``script``'s preprocessing on ``env_id`` (``ppo_atari_envpool``: an envpool id)."""
+def script_env(script: str, env_id: str) -> EnvSpec:
+    """Return the evaltk env spec of ``script``'s preprocessing on ``env_id`` (``ppo_atari_envpool``: an envpool id)."""
     return _env(script, env_id)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from evaltk.envs.spec import EnvSpec
 from evaltk.importers import nets
 from evaltk.importers.errors import ForeignCheckpointError
 
@@ -22,11 +23,11 @@ Layer = tuple[dict[str, Any], str | None]
 
 @dataclass(frozen=True)
 class Imported:
-    """A foreign checkpoint converted: evaltk's ``model_kwargs``, tensors, env dict and what is not equivalent."""
+    """A foreign checkpoint converted: evaltk's ``model_kwargs``, tensors, env spec and what is not equivalent."""
 
     model_kwargs: dict[str, Any]
     tensors: dict[str, torch.Tensor]
-    env: dict[str, Any]
+    env: EnvSpec
     obs_spec: dict[str, Any]
     action_spec: dict[str, Any]
     source: dict[str, Any]
@@ -149,8 +150,8 @@ def trace_output(kwargs: Mapping[str, Any], tensors: Mapping[str, torch.Tensor],
     return int(out.shape[-1])
 
 
-def atari_env(env_id: str, *, frame_stack: int, kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Return the evaltk Atari env dict of the usual DQN-style preprocessing (84x84 gray, noop 30, skip 4, max-pool)."""
+def atari_env(env_id: str, *, frame_stack: int, kwargs: Mapping[str, Any] | None = None) -> EnvSpec:
+    """Return the evaltk Atari env spec of the usual DQN-style preprocessing (84x84 gray, noop 30, skip 4, max-pool)."""
     from evaltk.envs.atari import atari_env as resolve
 
     return resolve(env_id, kwargs={"frameskip": 1, **(kwargs or {})},
@@ -170,8 +171,8 @@ def is_atari_id(env_id: str) -> bool:
     return spec is not None and str(spec.entry_point) == "ale_py.env:AtariEnv"
 
 
-def describe_env(env: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Return ``(resolved env, obs_spec, action_spec)`` of an evaltk env dict (:class:`SpecError` if invalid)."""
+def describe_env(env: EnvSpec) -> tuple[EnvSpec, dict[str, Any], dict[str, Any]]:
+    """Return ``(resolved env, obs_spec, action_spec)`` of an evaltk env spec (:class:`SpecError` if invalid)."""
     from evaltk.envs import describe
 
     info = describe(env)

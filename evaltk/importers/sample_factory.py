@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from evaltk.envs.spec import EnvSpec
 from evaltk.importers import common, sf_doom
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
@@ -165,11 +166,10 @@ def _trunk(sd: dict[str, torch.Tensor], cfg: Mapping[str, Any], obs_shape: list[
     return layers
 
 
-def _env(cfg: Mapping[str, Any], env_id: str | None, stack: int, where: str) -> tuple[dict[str, Any], list[str]]:
+def _env(cfg: Mapping[str, Any], env_id: str | None, stack: int, where: str) -> tuple[EnvSpec, list[str]]:
     name = env_id or _get(cfg, "env", str, where)
     if name.startswith("doom_"):
-        return {"family": "doom", "env_id": name.removeprefix("doom_"), "kwargs": {}, "preprocessing": {}}, \
-            list(CAVEATS_DOOM)
+        return EnvSpec("doom", name.removeprefix("doom_")), list(CAVEATS_DOOM)
     if name.startswith("atari_"):
         game = "".join(part.capitalize() for part in name.removeprefix("atari_").split("_"))
         name = f"{game}NoFrameskip-v4"
@@ -192,14 +192,14 @@ def _encoder_prefix(sd: Mapping[str, torch.Tensor], where: str) -> str:
 
 
 def _doom_branches(sd: dict[str, torch.Tensor], cfg: Mapping[str, Any], name: str,
-                   where: str) -> tuple[dict[str, Any], dict[str, list[Layer]], list[int], int]:
-    """Env dict, layer branches, head sizes and measurement count of an ``sf_examples.vizdoom`` model."""
+                   where: str) -> tuple[EnvSpec, dict[str, list[Layer]], list[int], int]:
+    """Env spec, layer branches, head sizes and measurement count of an ``sf_examples.vizdoom`` model."""
     from evaltk.envs import doom, doom_measurements
 
     probe = doom.DoomScenario(name="probe", cfg=sf_doom.lookup(name, where).cfg, buttons=(),
                               action_heads=(doom.ActionHead("a", ((),)),), scenario_dir="sample_factory")
     pre = sf_doom.scenario(cfg, name, doom.scenario_folder(probe), where)
-    env = {"family": "doom", "env_id": pre["name"], "kwargs": {}, "preprocessing": pre}
+    env = EnvSpec("doom", pre["name"], {}, pre)
     measured = "measurement_scheme" in pre
     if measured != (f"{_MEASURE}.0.weight" in sd):
         raise ForeignCheckpointError(f"{where}: {name} {'has' if measured else 'has no'} measurement inputs but the "
@@ -253,9 +253,9 @@ def load(path: Path, *, env_id: str | None) -> Imported:
                                       where=where, extra=extra)
     outputs = common.trace_output(kwargs, tensors, obs_spec["shape"], where)
     if heads is None:
-        common.check_actions(outputs, action_spec, str(env["env_id"]), where)
+        common.check_actions(outputs, action_spec, env.env_id, where)
     elif outputs != sum(heads):
-        raise ForeignCheckpointError(f"{where}: the network has {outputs} action outputs but {env['env_id']}'s "
+        raise ForeignCheckpointError(f"{where}: the network has {outputs} action outputs but {env.env_id}'s "
                                      f"action heads {heads} need {sum(heads)}: pass the env it was trained on")
     steps = obj.get("env_steps")
     source = {"format": "sample-factory", "env": cfg.get("env"), "file": file.name, "sha256": common.sha256(data),

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from evaltk.envs.spec import EnvSpec
 from evaltk.importers import common
 from evaltk.importers.common import Imported, Layer
 from evaltk.importers.errors import ForeignCheckpointError
@@ -213,13 +214,12 @@ def load(path: Path, *, env_id: str | None) -> Imported:
         env, obs_spec, action_spec = common.describe_env(common.atari_env(env_id, frame_stack=stack))
         caveats = list(CAVEATS_ATARI)
     elif common.is_atari_id(env_id):
-        env, obs_spec, action_spec = common.describe_env({"family": "atari", "env_id": env_id, "kwargs": {},
-                                                          "preprocessing": {}})
+        env, obs_spec, action_spec = common.describe_env(EnvSpec("atari", env_id))
     else:
         if space_shape is None or space_dtype is None:
             raise ForeignCheckpointError(f"{where}: data.observation_space has no readable _shape/dtype; "
                                          "re-save the model with a current SB3")
-        env = {"family": "gymnasium", "env_id": env_id, "kwargs": {}, "preprocessing": {}}
+        env = EnvSpec("gymnasium", env_id)
         obs_spec = {"shape": space_shape, "dtype": space_dtype, "layout": "N" * len(space_shape)}
         n = int(tensors[f"policy.{len(kwargs['layers']['policy']) - 1}.weight"].shape[0])
         action_spec = {"type": "discrete", "n": n}

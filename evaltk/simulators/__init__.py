@@ -4,7 +4,7 @@
 ``sim_lockstep`` cases and ``evaltk conformance lockstep --sim/--reference`` all call :func:`get`, which
 looks the name up in :data:`SIMULATORS` (an :class:`evaltk.registry.Registry`; :func:`register` adds one):
 
-* ``gym`` — the reference: gymnasium + ale-py for Atari env dicts, ViZDoom for Doom ones;
+* ``gym`` — the reference: gymnasium + ale-py for Atari env specs, ViZDoom for Doom ones;
 * ``gpu_env`` — this project's emulator (CPU backend);
 * ``envpool`` — the real EnvPool package (``pip install 'evaltk[envpool]'``); ``envpool:KEY=VALUE,...``
   passes further options to ``envpool.make``;

@@ -1,4 +1,4 @@
-"""``--align``: rewrite a reference env dict to a simulator's settings where gymnasium + ale-py can express them.
+"""``--align``: rewrite a reference env spec to a simulator's settings where gymnasium + ale-py can express them.
 
 :func:`align_env` returns the rewritten env and lists what could not be aligned, with why; ``evaltk validate
 --align`` runs the reference on it (the one settings diff that reports both sides is
@@ -7,10 +7,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evaltk.envs.atari_settings import FIELDS, UNKNOWN
+from evaltk.envs.spec import EnvSpec
 
 IDENTITY_FIELDS = ("package", "env_id")
 """Settings that name the simulator rather than change what it computes: never aligned."""
@@ -22,15 +23,15 @@ def _unknown(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Alignment:
-    """A reference env dict rewritten to a simulator's settings, and what could not be aligned (with why)."""
+    """A reference env spec rewritten to a simulator's settings, and what could not be aligned (with why)."""
 
-    env: dict[str, Any]
+    env: EnvSpec
     aligned: tuple[str, ...]
     not_aligned: tuple[tuple[str, str], ...]
 
 
-def align_env(env: dict[str, Any], sim: dict[str, Any], reference: dict[str, Any]) -> Alignment:
-    """Rewrite the resolved env dict ``env`` to the simulator's settings ``sim`` where gymnasium + ale-py can.
+def align_env(env: EnvSpec, sim: dict[str, Any], reference: dict[str, Any]) -> Alignment:
+    """Rewrite the resolved env spec ``env`` to the simulator's settings ``sim`` where gymnasium + ale-py can.
 
     ``reference`` is what gymnasium + ale-py runs ``env`` with (``EnvInfo.settings`` of ``env``).
 
@@ -38,8 +39,8 @@ def align_env(env: dict[str, Any], sim: dict[str, Any], reference: dict[str, Any
     (FIRE on reset, reward clipping, other grayscale/resize methods, other observation pipelines) is
     listed in ``not_aligned`` with the reason.
     """
-    kwargs = dict(env["kwargs"])
-    pre = dict(env["preprocessing"])
+    kwargs = dict(env.kwargs)
+    pre = dict(env.preprocessing)
     ap = None if pre["atari_preprocessing"] is None else dict(pre["atari_preprocessing"])
     aligned: list[str] = []
     missing: list[tuple[str, str]] = []
@@ -67,8 +68,8 @@ def align_env(env: dict[str, Any], sim: dict[str, Any], reference: dict[str, Any
         aligned.append(key)
     if ap is not None:
         pre["atari_preprocessing"] = ap
-    out = {**env, "kwargs": kwargs, "preprocessing": pre}
-    return Alignment(env=out, aligned=tuple(aligned), not_aligned=tuple(missing))
+    return Alignment(env=replace(env, kwargs=kwargs, preprocessing=pre), aligned=tuple(aligned),
+                     not_aligned=tuple(missing))
 
 
 def _noop_max(noop_starts: Any, sim: dict[str, Any]) -> int | None:

@@ -1,6 +1,6 @@
 """What every simulator provides: the :class:`Simulator` protocol, the episode-slot protocol and the error.
 
-A simulator turns a checkpoint's env dict (:mod:`evaltk.envs.atari` documents its layout) into
+A simulator turns a checkpoint's env spec (:mod:`evaltk.envs.atari` documents its layout) into
 :class:`EpisodeSlots`: ``num_envs`` slots whose episodes start only when told, each with its own seed,
 so episode ``i`` of an evaluation is seeded the same way on every simulator and rows pair by seed.
 """
@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from evaltk.envs import EnvInfo
+from evaltk.envs import EnvInfo, EnvSpec
 from evaltk.envs.vector import StepResult
 from evaltk.errors import SpecError
 
@@ -81,11 +81,11 @@ class Simulator(Protocol):
         the one call an evaluation plan makes before it opens the score table.
         """
 
-    def settings(self, env: dict[str, Any]) -> dict[str, Any]:
-        """Return the effective settings for a resolved env dict, in :data:`evaltk.envs.atari_settings.FIELDS`."""
+    def settings(self, env: EnvSpec) -> dict[str, Any]:
+        """Return the effective settings for a resolved env spec, in :data:`evaltk.envs.atari_settings.FIELDS`."""
 
     def deterministic(self) -> Simulator:
-        """Return this simulator at deterministic settings for a lockstep (the env dict turns sticky actions off)."""
+        """Return this simulator at deterministic settings for a lockstep (the env spec turns sticky actions off)."""
 
     def runner(self, info: EnvInfo) -> EpisodeRunner:
         """One env of ``info``'s env, stepped alone (a lockstep's side)."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from evaltk.envs import EnvInfo, describe
+from evaltk.envs import EnvInfo, EnvSpec, describe
 from evaltk.envs.atari_settings import UNKNOWN, Settings, noop_range
 from evaltk.simulators.base import EpisodeRunner, EpisodeSlots, SimulatorError, Transition
 from evaltk.simulators.slots import SerialSlots
@@ -71,23 +71,23 @@ def import_envpool() -> Any:
     return envpool
 
 
-def task_id(env: dict[str, Any]) -> str:
-    """EnvPool's task id for an Atari env dict (``ALE/MsPacman-v5``, ``MsPacmanNoFrameskip-v4`` -> ``MsPacman-v5``)."""
+def task_id(env: EnvSpec) -> str:
+    """EnvPool's task id for an Atari env spec (``ALE/MsPacman-v5``, ``MsPacmanNoFrameskip-v4`` -> ``MsPacman-v5``)."""
     import gymnasium as gym
 
     envpool = import_envpool()
-    game = str(gym.spec(env["env_id"]).kwargs.get("game", "")).replace("_", "").lower()
+    game = str(gym.spec(env.env_id).kwargs.get("game", "")).replace("_", "").lower()
     tasks = {t.removesuffix("-v5").lower(): t for t in envpool.list_all_envs() if t.endswith("-v5")}
     if game not in tasks:
-        raise SimulatorError(f"envpool has no Atari task for {env['env_id']} (game {game!r}): choose a game EnvPool "
+        raise SimulatorError(f"envpool has no Atari task for {env.env_id} (game {game!r}): choose a game EnvPool "
                              "ships (python -c \"import envpool; print(envpool.list_all_envs())\") or another --sim")
     return str(tasks[game])
 
 
-def envpool_config(env: dict[str, Any]) -> dict[str, Any]:
-    """``envpool.make`` keyword arguments for a resolved Atari env dict; :class:`SimulatorError` if inexpressible."""
-    ap = env["preprocessing"]["atari_preprocessing"]
-    env_id = env["env_id"]
+def envpool_config(env: EnvSpec) -> dict[str, Any]:
+    """``envpool.make`` keyword arguments for a resolved Atari env spec; :class:`SimulatorError` if inexpressible."""
+    ap = env.preprocessing["atari_preprocessing"]
+    env_id = env.env_id
     if ap is None:
         raise SimulatorError(f"{env_id} here has raw observations (no atari_preprocessing), and EnvPool always "
                              "resizes, converts and stacks: validate a checkpoint trained on preprocessed frames, "
@@ -98,9 +98,9 @@ def envpool_config(env: dict[str, Any]) -> dict[str, Any]:
                              "grayscale [stack, height, width] frames: use --sim gym/gpu_env for this checkpoint")
     size = ap["screen_size"]
     height, width = (size, size) if isinstance(size, int) else (size[1], size[0])
-    kwargs = env["kwargs"]
+    kwargs = env.kwargs
     return {"frame_skip": int(ap["frame_skip"]), "noop_max": max(1, int(ap["noop_max"])), "img_height": int(height),
-            "img_width": int(width), "stack_num": int(env["preprocessing"]["frame_stack"]), "gray_scale": True,
+            "img_width": int(width), "stack_num": int(env.preprocessing["frame_stack"]), "gray_scale": True,
             "episodic_life": bool(ap["terminal_on_life_loss"]), "reward_clip": False,
             "full_action_space": bool(kwargs["full_action_space"]),
             "mode": -1 if kwargs["mode"] is None else int(kwargs["mode"]),
@@ -116,7 +116,7 @@ def make_pool(task: str, config: dict[str, Any], seed: int) -> Any:
                              "envpool:KEY=VALUE options (envpool.make's keyword arguments)") from None
 
 
-def envpool_settings(env: dict[str, Any], pool_config: dict[str, Any], task: str) -> Settings:
+def envpool_settings(env: EnvSpec, pool_config: dict[str, Any], task: str) -> Settings:
     """Return the :class:`Settings` stated by the ``config`` of a built pool (``pool.config``) on ``task``."""
     envpool = import_envpool()
     fire = bool(pool_config["use_fire_reset"]) and "FIRE" in (describe(env).action_meanings or [])
@@ -177,13 +177,13 @@ class EnvPoolSimulator:
         self.options = dict(options or {})
 
     def _config(self, info: EnvInfo) -> tuple[str, dict[str, Any]]:
-        if info.env.get("family") != "atari":
-            raise SimulatorError(f"--sim envpool runs Atari envs here, and {info.env.get('env_id')} is a "
-                                 f"{info.env.get('family')} env: use --sim gym")
+        if info.env.family != "atari":
+            raise SimulatorError(f"--sim envpool runs Atari envs here, and {info.env.env_id} is a "
+                                 f"{info.env.family} env: use --sim gym")
         import_envpool()
         return task_id(info.env), self._make_config(info.env)
 
-    def _make_config(self, env: dict[str, Any]) -> dict[str, Any]:
+    def _make_config(self, env: EnvSpec) -> dict[str, Any]:
         config = {**envpool_config(env), **self.options}
         if not self.use_fire_reset:
             config["use_fire_reset"] = False
@@ -211,7 +211,7 @@ class EnvPoolSimulator:
                                  f"{info.obs_spec['dtype']}{want}: use --sim gym/gpu_env for this checkpoint")
         return {"simulator": self.name, "settings": self.settings(info.env), "options": self.options}
 
-    def settings(self, env: dict[str, Any]) -> dict[str, Any]:
+    def settings(self, env: EnvSpec) -> dict[str, Any]:
         """EnvPool's effective settings for ``env``: the ``config`` of a pool built as the evaluation builds it."""
         task = task_id(env)
         pool = make_pool(task, self._make_config(env), 0)

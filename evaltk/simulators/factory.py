@@ -36,7 +36,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from evaltk.envs import EnvInfo
+from evaltk.envs import EnvInfo, EnvSpec
 from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.simulators.base import EpisodeRunner, EpisodeSlots, SimulatorError, Transition
 from evaltk.simulators.slots import SerialSlots
@@ -51,8 +51,8 @@ def is_factory_name(name: str) -> bool:
 
 
 def factory_spec(info: EnvInfo) -> dict[str, Any]:
-    """Return the ``spec`` argument: the resolved env dict with ``obs_spec`` and ``action_spec`` (a JSON-plain copy)."""
-    plain: dict[str, Any] = json.loads(json.dumps({**info.env, "obs_spec": info.obs_spec,
+    """Return the ``spec`` argument: the resolved env (JSON) with ``obs_spec`` and ``action_spec`` (a plain copy)."""
+    plain: dict[str, Any] = json.loads(json.dumps({**info.env.to_json(), "obs_spec": info.obs_spec,
                                                    "action_spec": info.action_spec}))
     return plain
 
@@ -81,7 +81,7 @@ def load_factory(name: str) -> Callable[..., Any]:
 def build(name: str, factory: Callable[..., Any], info: EnvInfo, seed: int) -> Any:
     """Call the factory for one slot and check what it returned against the checkpoint's spec."""
     try:
-        env = factory(env_id=info.env["env_id"], num_envs=1, seed=int(seed), spec=factory_spec(info))
+        env = factory(env_id=info.env.env_id, num_envs=1, seed=int(seed), spec=factory_spec(info))
     except Exception as exc:
         raise SimulatorError(f"simulator {name} raised {type(exc).__name__}: {exc}; fix the factory (it is called "
                              "with env_id, num_envs, seed, spec as keyword arguments)") from None
@@ -129,8 +129,8 @@ class FactoryRunner:
 
     def __init__(self, name: str, factory: Callable[..., Any], info: EnvInfo) -> None:
         self.name, self.factory, self.info = name, factory, info
-        ap = info.env.get("preprocessing", {}).get("atari_preprocessing")
-        self.frameskip = int(ap["frame_skip"]) if ap else int(info.env.get("kwargs", {}).get("frameskip", 1))
+        ap = info.env.preprocessing.get("atari_preprocessing")
+        self.frameskip = int(ap["frame_skip"]) if ap else int(info.env.kwargs.get("frameskip", 1))
         self.env: Any = None
         self.vector = False
         self.steps = 0
@@ -193,13 +193,13 @@ class FactorySimulator:
         build(self.name, self.factory, info, seed).close()
         return {"simulator": self.name, "settings": self.settings(info.env), "module_source": self.source_digest()}
 
-    def settings(self, env: dict[str, Any]) -> dict[str, Any]:
+    def settings(self, env: EnvSpec) -> dict[str, Any]:
         """Return the factory's ``evaltk_settings(spec)`` where it has one; else the name and env id only."""
         declared = getattr(self.factory, "evaltk_settings", None)
-        base = {"package": self.name, "env_id": str(env.get("env_id", UNKNOWN))}
+        base = {"package": self.name, "env_id": env.env_id}
         if callable(declared):
             try:
-                return {**base, **dict(declared(json.loads(json.dumps(env))))}
+                return {**base, **dict(declared(json.loads(json.dumps(env.to_json()))))}
             except Exception as exc:
                 raise SimulatorError(f"simulator {self.name}: evaltk_settings raised {type(exc).__name__}: {exc}; "
                                      "fix it or remove it") from None

@@ -1,4 +1,4 @@
-"""``gym``: the reference — gymnasium + ale-py for Atari env dicts, ViZDoom for Doom ones.
+"""``gym``: the reference — gymnasium + ale-py for Atari env specs, ViZDoom for Doom ones.
 
 Episodes run in :class:`evaltk.envs.vector.EpisodeVector` slots: episode ``i`` is
 ``make_env(env).reset(seed=episode_seed)`` followed by the policy's actions.
@@ -14,19 +14,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaltk.envs import EnvInfo, describe
+from evaltk.envs import EnvInfo, EnvSpec, describe
 from evaltk.envs.atari import make_env
 from evaltk.envs.vector import EpisodeVector
 from evaltk.simulators.base import EpisodeRunner, EpisodeSlots
 from evaltk.simulators.factory import FactoryRunner
 
 
-def _settings(env: dict[str, Any], settings: dict[str, Any] | None) -> dict[str, Any]:
-    """Return an env dict's settings: its description's ``EnvInfo.settings`` (Doom: the package only)."""
+def _settings(env: EnvSpec, settings: dict[str, Any] | None) -> dict[str, Any]:
+    """Return an env spec's settings: its description's ``EnvInfo.settings`` (Doom: the package only)."""
     if settings is None:
         import vizdoom
 
-        return {"package": f"vizdoom {vizdoom.__version__}", "env_id": str(env.get("env_id"))}
+        return {"package": f"vizdoom {vizdoom.__version__}", "env_id": env.env_id}
     return settings
 
 
@@ -37,23 +37,23 @@ class GymSimulator:
 
     def check(self, info: EnvInfo, *, seed: int) -> dict[str, Any]:
         """Return the identity; a Doom scenario's cfg and map must be on this machine (checked before any episode)."""
-        if info.env.get("family") == "doom":
+        if info.env.family == "doom":
             from evaltk.envs import doom
 
             doom.scenario_files(doom.scenario_from_env_spec(info.env))
         return {"simulator": self.name, "settings": _settings(info.env, info.settings)}
 
     def deterministic(self) -> GymSimulator:
-        """Return the same simulator: determinism is in the env dict (sticky actions off, one NOOP)."""
+        """Return the same simulator: determinism is in the env spec (sticky actions off, one NOOP)."""
         return self
 
     def runner(self, info: EnvInfo) -> EpisodeRunner:
         """One ``make_env(env)`` for a lockstep, reset with each episode's seed."""
         return FactoryRunner(self.name, lambda **_: make_env(info.env), info)
 
-    def settings(self, env: dict[str, Any]) -> dict[str, Any]:
+    def settings(self, env: EnvSpec) -> dict[str, Any]:
         """Return gymnasium + ale-py's settings for ``env`` (Doom scenarios: the package only)."""
-        return _settings(env, describe(env).settings if env.get("family") == "atari" else None)
+        return _settings(env, describe(env).settings if env.family == "atari" else None)
 
     def episodes(self, info: EnvInfo, num_envs: int, *, workers: int, fast_reset: bool) -> EpisodeSlots:
         """Slots of ``make_env(env)`` spread over ``workers`` processes."""

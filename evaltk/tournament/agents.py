@@ -35,6 +35,7 @@ import numpy as np
 
 from evaltk.envs.doom_inputs import BUFFERS, DoomInputs
 from evaltk.envs.doom_labels import PLAYER_LABEL
+from evaltk.envs.spec import EnvSpec
 from evaltk.registry import did_you_mean
 
 #: Names of the entries of the feature vector, in order.
@@ -64,11 +65,11 @@ ACTION_NVEC: tuple[int, ...] = (3, 3, 2, len(TURN_BINS))
 HORIZONTAL_FOV_DEG = 90.0
 
 
-def builtin_env(map_name: str = "map01") -> dict[str, Any]:
-    """Return the ``CheckpointSpec.env``-style dict describing what the built-in agents play on."""
-    return {"family": "doom", "env_id": "tournament_builtin", "kwargs": {"map": map_name},
-            "preprocessing": {"obs": "doom_features", "features": list(FEATURES),
-                              "buttons": list(BUILTIN_BUTTONS), "turn_bins": list(TURN_BINS)}}
+def builtin_env(map_name: str = "map01") -> EnvSpec:
+    """Return the env spec describing what the built-in agents play on (the tournament's feature view)."""
+    return EnvSpec("doom", "tournament_builtin", {"map": map_name},
+                   {"obs": "doom_features", "features": list(FEATURES), "buttons": list(BUILTIN_BUTTONS),
+                    "turn_bins": list(TURN_BINS)})
 
 
 def obs_spec() -> dict[str, Any]:
@@ -203,9 +204,9 @@ class ScriptedDoomAgent:
         return int(np.argmin(np.abs(np.asarray(self.turn_bins) - degrees)))
 
 
-def is_feature_env(env: dict[str, Any] | None) -> bool:
-    """Whether ``env`` (a ``CheckpointSpec.env`` dict) is :func:`builtin_env`'s: the tournament feature view."""
-    return ((env or {}).get("preprocessing") or {}).get("obs") == "doom_features"
+def is_feature_env(env: EnvSpec) -> bool:
+    """Whether ``env`` is :func:`builtin_env`'s: the tournament feature view."""
+    return env.preprocessing.get("obs") == "doom_features"
 
 
 def builtin_inputs(name: str) -> DoomInputs:
@@ -225,7 +226,7 @@ def _agent_class(name: str) -> type[RandomDoomAgent] | type[ScriptedDoomAgent]:
     return DOOM_AGENTS[name]
 
 
-def make_agent(name: str, env: dict[str, Any]) -> RandomDoomAgent | ScriptedDoomAgent:
+def make_agent(name: str, env: EnvSpec) -> RandomDoomAgent | ScriptedDoomAgent:
     """Return a fresh ``random``/``scripted`` agent for the feature env ``env`` (see :func:`builtin_env`).
 
     :mod:`evaltk.policies` calls this for its built-ins ``random`` and ``scripted`` when the env is the
@@ -233,8 +234,8 @@ def make_agent(name: str, env: dict[str, Any]) -> RandomDoomAgent | ScriptedDoom
     """
     from evaltk.checkpoint import CheckpointSpec
 
-    map_name = str((env or {}).get("kwargs", {}).get("map", "map01"))
+    map_name = str(env.kwargs.get("map", "map01"))
     spec = CheckpointSpec(model_class=f"builtin:{name}", model_kwargs={}, obs_spec=obs_spec(),
-                          action_spec=action_spec(), env=builtin_env(map_name),
+                          action_spec=action_spec(), env=builtin_env(map_name).to_json(),
                           provenance={"source": "evaltk.tournament.agents"})
     return _agent_class(name)(spec=spec)

@@ -113,10 +113,11 @@ class _Driver:
             self.policy: Any = policies.make_builtin(builtin, agents.builtin_env(spec.map))
         else:
             self.policy = policies.load_policy(spec.agent)
-            env = self.policy.spec.env
-            if env.get("family") != "doom":
-                raise SystemExit(f"checkpoint {spec.agent} is for family {env.get('family')!r}, not doom")
-        self.inputs: DoomInputs | None = self.policy.INPUTS if agents.is_feature_env(self.policy.spec.env) else None
+            env = self.policy.spec.env_spec
+            if env.family != "doom":
+                raise SystemExit(f"checkpoint {spec.agent} is for family {env.family!r}, not doom")
+        self.inputs: DoomInputs | None = (self.policy.INPUTS if agents.is_feature_env(self.policy.spec.env_spec)
+                                          else None)
         if self.inputs is not None:  # a built-in agent: enable what it declares, nothing more
             game = vzd.DoomGame()
             game.load_config(os.path.join(vzd.scenarios_path, "cig.cfg"))
@@ -131,7 +132,7 @@ class _Driver:
 
             # The match, not the training scenario, decides hosting, bots and limits; the scenario's
             # own frameskip is kept (players of one match may step at different rates).
-            self.scenario = dataclasses.replace(doom.scenario_from_env_spec(self.policy.spec.env), bots=0,
+            self.scenario = dataclasses.replace(doom.scenario_from_env_spec(self.policy.spec.env_spec), bots=0,
                                                 timelimit=None, episode_timeout=None)
             self.frameskip = int(self.scenario.frameskip)
             if self.scenario.scenario_dir != "vizdoom":  # Sample Factory's cfg: its server options are the match's

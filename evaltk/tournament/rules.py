@@ -66,15 +66,15 @@ def agent_inputs(ref: str) -> tuple[DoomInputs, str]:
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
     spec = load_spec(ref)
-    env = spec.env
+    env = spec.env_spec
     if agents.is_feature_env(env):  # a built-in saved as a checkpoint (evaltk.policies.save_builtin)
         builtin = spec.model_class.removeprefix("builtin:")
         try:
             return agents.builtin_inputs(builtin), f"built-in {builtin}"
         except ValueError as exc:
             raise TournamentError(f"checkpoint {ref}: {exc}") from None
-    if env.get("family") != "doom":
-        raise TournamentError(f"checkpoint {ref} was made for env family {env.get('family')!r}; tournaments play "
+    if env.family != "doom":
+        raise TournamentError(f"checkpoint {ref} was made for env family {env.family!r}; tournaments play "
                               "Doom: pass a Doom checkpoint")
     from evaltk.envs import doom
 

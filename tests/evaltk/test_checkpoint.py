@@ -25,6 +25,7 @@ from evaltk.checkpoint import (
     load_spec,
     save,
 )
+from evaltk.envs import EnvSpec
 from evaltk.errors import CheckpointError
 
 
@@ -188,6 +189,18 @@ def test_the_public_constructor_always_checks_the_schema() -> None:
     spec = _spec()
     with pytest.raises(CheckpointError, match="model_class"):
         dataclasses.replace(spec, model_class="noclass")
+
+
+def test_the_env_is_its_json_and_reads_as_an_env_spec() -> None:
+    """``env`` holds the JSON object (an EnvSpec is refused in one line); ``env_spec`` is it as an EnvSpec."""
+    spec = _spec()
+    assert spec.env_spec == EnvSpec.from_json(spec.env)
+    assert spec.env_spec.to_json() == spec.env
+    assert "env_spec" not in spec.to_dict()
+    with pytest.raises(CheckpointError, match=r"^CheckpointSpec env is of type EnvSpec, not the env JSON object: pass "
+                                              r"env=ENV\.to_json\(\)") as caught:
+        _spec(env=spec.env_spec)
+    assert "\n" not in str(caught.value)
 
 
 def test_from_dict_checks_the_schema_once(monkeypatch: pytest.MonkeyPatch) -> None:

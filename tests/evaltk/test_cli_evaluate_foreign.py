@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.output import print_import_caveats
+from evaltk.envs import EnvSpec
 from evaltk.importers import import_caveats
 from tests.evaltk.hub.repos import ENV_ID, sb3_zip
 
@@ -108,7 +109,7 @@ def test_a_doom_cap_is_the_scenarios_episode_timeout(tmp_path: Path) -> None:
 
 def test_an_uncapped_atari_note_says_how_to_cap(capsys: pytest.CaptureFixture[str]) -> None:
     provenance = {"import": {"format": "sb3", "caveats": ["FireResetEnv: the policy must press FIRE"]}}
-    env = {"family": "atari", "kwargs": {"max_num_frames_per_episode": 108_000}}
+    env = EnvSpec("atari", "ALE/Breakout-v5", {"max_num_frames_per_episode": 108_000})
     assert print_import_caveats("ppo.zip", import_caveats(provenance), env=env)
     assert capsys.readouterr().err.splitlines() == [
         "note: ppo.zip was imported from sb3; what evaltk plays differently from its library:",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evaltk.checkpoint import CheckpointSpec
-from evaltk.envs import EnvInfo, check_compatible, describe, env_for_id
+from evaltk.envs import EnvInfo, EnvSpec, check_compatible, describe, env_for_id
 from evaltk.envs.atari import ALE_KWARGS, atari_env, make_env, resolve_env
 from evaltk.envs.vector import EpisodeVector
 from evaltk.errors import SpecError
@@ -23,12 +23,12 @@ def test_defaults_are_gymnasium_registered_kwargs() -> None:
     registered = gym.spec("ALE/Breakout-v5").kwargs
     for key in ALE_KWARGS:
         if key in registered:
-            assert env["kwargs"][key] == registered[key]
-    assert env["kwargs"]["mode"] is None
-    assert env["preprocessing"] == {"atari_preprocessing": None, "frame_stack": 1}
+            assert env.kwargs[key] == registered[key]
+    assert env.kwargs["mode"] is None
+    assert env.preprocessing == {"atari_preprocessing": None, "frame_stack": 1}
     nofs = env_for_id("BreakoutNoFrameskip-v4")
-    assert nofs["kwargs"]["frameskip"] == 1
-    assert nofs["kwargs"]["repeat_action_probability"] == 0.0
+    assert nofs.kwargs["frameskip"] == 1
+    assert nofs.kwargs["repeat_action_probability"] == 0.0
 
 
 def test_unknown_env_id_suggests_and_explains() -> None:
@@ -90,7 +90,7 @@ def test_preprocessed_env_equals_hand_built_gymnasium_pipeline() -> None:
     (atari_env("ALE/Breakout-v5", kwargs={"frameskip": 1}, atari_preprocessing={
         "grayscale_obs": False, "screen_size": [64, 48], "scale_obs": True}), [48, 64, 3], "float32", "HWC"),
 ])
-def test_describe(env: dict[str, Any], shape: list[int], dtype: str, layout: str) -> None:
+def test_describe(env: EnvSpec, shape: list[int], dtype: str, layout: str) -> None:
     info = describe(env)
     assert info.obs_spec == {"shape": shape, "dtype": dtype, "layout": layout}
     assert info.action_spec == {"type": "discrete", "n": 4}
@@ -107,12 +107,12 @@ def test_check_compatible_names_the_mismatch() -> None:
     info = describe(env_for_id("ALE/Pong-v5"))
     spec = CheckpointSpec(model_class="builtin:random", model_kwargs={},
                           obs_spec={"shape": [4, 84, 84], "dtype": "uint8"}, action_spec={"type": "discrete", "n": 6},
-                          env=info.env)
+                          env=info.env.to_json())
     expected = r"expects observations uint8\[4, 84, 84\] but ALE/Pong-v5.*uint8\[210, 160, 3\]"
     with pytest.raises(SpecError, match=expected):
         check_compatible(spec, info)
     spec4 = CheckpointSpec(model_class="builtin:random", model_kwargs={}, obs_spec=info.obs_spec,
-                           action_spec={"type": "discrete", "n": 4}, env=info.env)
+                           action_spec={"type": "discrete", "n": 4}, env=info.env.to_json())
     with pytest.raises(SpecError, match=r"action spec .* does not match ALE/Pong-v5"):
         check_compatible(spec4, EnvInfo(info.env, info.obs_spec, info.action_spec, None))
 

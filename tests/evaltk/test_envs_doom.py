@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import numpy as np
 import pytest
 
-from evaltk.envs import doom, doom_labels
+from evaltk.envs import EnvSpec, doom, doom_labels
 from evaltk.errors import SpecError
 
 pytestmark = pytest.mark.vizdoom
@@ -158,6 +159,8 @@ def test_env_spec_round_trip() -> None:
     for scenario in doom.SCENARIOS.values():
         rebuilt = doom.scenario_from_env_spec(doom.env_spec(scenario))
         assert rebuilt == scenario
+        stored = json.loads(json.dumps(doom.env_spec(scenario).to_json()))  # as policy.json holds it
+        assert doom.scenario_from_env_spec(EnvSpec.from_json(stored)) == scenario
 
 
 def test_self_play_scenarios_are_in_the_one_registry() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evaltk.envs import doom
+from evaltk.envs import EnvSpec, doom
 from evaltk.envs.doom_inputs import BOT_INPUTS, HUD_VARIABLES, DoomInputs
 from evaltk.errors import SpecError
 
@@ -24,7 +24,7 @@ def _sf_battle() -> doom.DoomScenario:
     pytest.importorskip("sf_examples", reason="needs sample-factory (its scenario files)")
     folder = doom.scenario_folder(doom.SCENARIOS["basic"].replace(scenario_dir="sample_factory"))
     pre = sf_doom.scenario({"res_w": 128, "res_h": 72, "env_frameskip": 4}, "doom_battle", folder, "test")
-    return doom.scenario_from_env_spec({"family": "doom", "env_id": "sf_doom_battle", "preprocessing": pre})
+    return doom.scenario_from_env_spec(EnvSpec("doom", "sf_doom_battle", {}, pre))
 
 
 def _view(state: Any, *, labels: bool, variables: list[float]) -> SimpleNamespace:

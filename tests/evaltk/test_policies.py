@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from evaltk.checkpoint import SPEC_FILE, CheckpointSpec, save
-from evaltk.envs import env_for_id
+from evaltk.envs import EnvSpec, env_for_id
 from evaltk.envs.atari import atari_env, make_env
 from evaltk.errors import CheckpointError, SpecError
 from evaltk.policies import (
@@ -37,7 +36,7 @@ def test_builtins_load_with_env(ref: str) -> None:
     assert policy.spec.model_class == "builtin:" + ref.removeprefix("builtin:")
     assert policy.spec.obs_spec == {"shape": [210, 160, 3], "dtype": "uint8", "layout": "HWC"}
     assert policy.spec.action_spec == {"type": "discrete", "n": 4}
-    assert policy.spec.env == BREAKOUT
+    assert policy.spec.env == BREAKOUT.to_json()
 
 
 def test_builtin_needs_env_and_unknown_names() -> None:
@@ -139,7 +138,7 @@ def test_scripted_rejects_ram_observations() -> None:
         load_policy("scripted", env=atari_env("ALE/Breakout-v5", kwargs={"obs_type": "ram"}))
 
 
-def _play(policy: Policy, seed: int, env_dict: dict[str, Any] = BREAKOUT) -> float:
+def _play(policy: Policy, seed: int, env_dict: EnvSpec = BREAKOUT) -> float:
     env = make_env(env_dict)
     obs, _ = env.reset(seed=seed)
     policy.reset(1, np.random.default_rng(seed))
@@ -168,7 +167,7 @@ def test_save_builtin_round_trip_and_tamper(tmp_path: Path) -> None:
     out = save_builtin(tmp_path / "rand", "random", BREAKOUT)
     policy = load_policy(out)
     assert policy.spec.model_class == "builtin:random"
-    assert policy.spec.env == BREAKOUT
+    assert policy.spec.env == BREAKOUT.to_json()
     data = json.loads((out / SPEC_FILE).read_text())
     data["action_spec"]["n"] = 6
     (out / SPEC_FILE).write_text(json.dumps(data))
@@ -183,17 +182,17 @@ def test_save_builtin_round_trip_and_tamper(tmp_path: Path) -> None:
 ])
 def test_model_class_resolution_errors(tmp_path: Path, model_class: str, message: str) -> None:
     spec = CheckpointSpec(model_class=model_class, model_kwargs={}, obs_spec={"shape": [4], "dtype": "uint8"},
-                          action_spec={"type": "discrete", "n": 2}, env=BREAKOUT)
+                          action_spec={"type": "discrete", "n": 2}, env=BREAKOUT.to_json())
     save(tmp_path / "c", spec, {})
     with pytest.raises(CheckpointError, match=message):
         load_policy(tmp_path / "c")
 
 
 def test_register_builtin() -> None:
-    def factory(env: dict[str, Any]) -> Policy:
+    def factory(env: EnvSpec) -> Policy:
         return RandomPolicy(CheckpointSpec(model_class="builtin:coin", model_kwargs={},
                                            obs_spec={"shape": [1], "dtype": "uint8"},
-                                           action_spec={"type": "discrete", "n": 2}, env=env))
+                                           action_spec={"type": "discrete", "n": 2}, env=env.to_json()))
 
     register_builtin("coin", factory)
     try:
@@ -211,7 +210,7 @@ def test_register_builtin() -> None:
 def test_random_builtin_for_a_doom_scenario() -> None:
     from evaltk.envs import doom
 
-    policy = load_policy("random", env={"family": "doom", "env_id": "basic"})
+    policy = load_policy("random", env=EnvSpec("doom", "basic"))
     scenario = doom.get_scenario("basic")
     assert policy.spec.action_spec == doom.action_spec(scenario)
     assert policy.spec.obs_spec == doom.obs_spec(scenario)
@@ -226,7 +225,8 @@ def test_check_tensor_shapes_names_tensor_and_shapes(tmp_path: Path) -> None:
 
     spec = CheckpointSpec(model_class="trainers.models:AtariCnn", model_kwargs={"hidden": 8},
                           obs_spec={"shape": [4, 84, 84], "dtype": "uint8", "layout": "SHW"},
-                          action_spec={"type": "discrete", "n": 4}, env=BREAKOUT, provenance={"trainer": "test"})
+                          action_spec={"type": "discrete", "n": 4}, env=BREAKOUT.to_json(),
+                          provenance={"trainer": "test"})
     ckpt = load(save(tmp_path / "c", spec, {"fc.weight": torch.zeros(8, 16), "fc.bias": torch.zeros(8)}))
     check_tensor_shapes(ckpt, {"fc.weight": (8, 16), "fc.bias": (8,)})
     with pytest.raises(CheckpointError, match=r"'fc\.weight' has shape \[8, 16\], expected \[8, 32\]"):

@@ -62,7 +62,7 @@ def test_short_run_writes_run_folder_and_a_loadable_checkpoint(first_run: tuple[
              and not p.name.endswith(".train")]
     assert saved == [ckpt_path], "--save-every-s 0 writes only the final checkpoint"
     ckpt = load(ckpt_path)
-    assert ckpt.spec.env == checkpointing.env_spec(_tiny(out))
+    assert ckpt.spec.env == checkpointing.env_spec(_tiny(out)).to_json()
     assert ckpt.spec.provenance["env_frames"] == 3 * ROLLOUT_FRAMES
     torch.manual_seed(3)
     fresh = NatureActorCritic((4, 84, 84), 4)

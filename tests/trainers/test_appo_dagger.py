@@ -108,7 +108,7 @@ def test_a_tiny_dagger_run_trains_the_screen_only_student_on_the_teachers_labels
             logits, _, h[e] = teacher.model.step(torch.from_numpy(step["obs"][None]), state)
         np.testing.assert_allclose(step["logits"], logits[0].numpy(), rtol=1e-4, atol=1e-4)
     policy = evaltk_checkpoint.load(checkpoint)
-    scenario = doom.scenario_from_env_spec(policy.spec.env)
+    scenario = doom.scenario_from_env_spec(policy.spec.env_spec)
     assert scenario == STUDENT
     assert doom.inputs(scenario).buffers() == ()
     assert not any(k.startswith("players_head") for k in policy.tensors)

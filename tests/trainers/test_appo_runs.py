@@ -71,7 +71,7 @@ def test_serial_smoke_run_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
     records = _records(tmp_path / "run")
     assert records[-1]["env_frames"] == result.env_frames
     policy = load_policy(result.checkpoint)
-    scenario = doom.scenario_from_env_spec(policy.spec.env)
+    scenario = doom.scenario_from_env_spec(policy.spec.env_spec)
     assert scenario.obs_size == (36, 64)
     env = doom.DoomEnv(scenario, seed=0)
     try:

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from evaltk import checkpoint as evaltk_checkpoint
+from evaltk.envs.spec import EnvSpec
 from evaltk.errors import CheckpointError
 from trainers.a2c.config import A2cConfig
 from trainers.a2c.model import MODEL_CLASS, NatureActorCritic, model_kwargs
@@ -42,8 +43,8 @@ class TrainState:
     sampler_rng: torch.Tensor
 
 
-def env_spec(cfg: A2cConfig) -> dict[str, Any]:
-    """Return the resolved evaltk env dict of the trainer's environment (gymnasium equivalent of its gpu_env)."""
+def env_spec(cfg: A2cConfig) -> EnvSpec:
+    """Return the resolved evaltk env spec of the trainer's environment (gymnasium equivalent of its gpu_env)."""
     from evaltk.envs.atari import atari_env
 
     return atari_env(
@@ -61,7 +62,7 @@ def policy_spec(cfg: A2cConfig, model: NatureActorCritic, frames: int, updates: 
     info = describe(env_spec(cfg))
     return evaltk_checkpoint.CheckpointSpec(
         model_class=MODEL_CLASS, model_kwargs=model_kwargs(model), obs_spec=info.obs_spec,
-        action_spec=info.action_spec, env=info.env,
+        action_spec=info.action_spec, env=info.env.to_json(),
         provenance=evaltk_checkpoint.default_provenance(
             trainer="trainers.a2c_vtrace", env_frames=frames, updates=updates, seed=cfg.seed,
             config=cfg.to_dict()))

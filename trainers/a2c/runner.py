@@ -83,9 +83,9 @@ def _restore(cfg: A2cConfig, run_dir: Path, model: NatureActorCritic, optimizer:
 
     policy, state = checkpointing.load_latest(run_dir)
     want_env = checkpointing.env_spec(cfg)
-    if policy.spec.env != want_env:
+    if policy.spec.env_spec != want_env:
         raise ConfigError(f"--resume: the checkpoint in {run_dir} was trained on {policy.spec.env}, but the options "
-                          f"give {want_env}: resume with the run's own --game and preprocessing options")
+                          f"give {want_env.to_json()}: resume with the run's own --game and preprocessing options")
     check_tensor_shapes(policy, model.tensor_shapes())
     model.load_state_dict(policy.tensors)
     optimizer.load_state_dict(state.optimizer)

@@ -35,6 +35,7 @@ from evaltk import checkpoint as evaltk_checkpoint
 from evaltk import seeding
 from evaltk.atomic import write_json_atomic
 from evaltk.envs import doom
+from evaltk.envs.spec import EnvSpec
 from evaltk.errors import SpecError
 from trainers.appo import checkpointing
 from trainers.appo.cloning import DemoStreams, action_counts, bc_loss, class_weights
@@ -72,7 +73,7 @@ def check_demos(folder: Path, scenario: doom.DoomScenario) -> None:
     if not meta.exists():
         raise SpecError(f"{folder} is not a demonstrations folder (no demos.json); record one with "
                         "evaltk train doom --record-demos DIR")
-    recorded = doom.scenario_from_env_spec(json.loads(meta.read_text())["env"])
+    recorded = doom.scenario_from_env_spec(EnvSpec.from_json(json.loads(meta.read_text())["env"], f"{meta} env"))
     if ((recorded.obs_size, recorded.action_heads, recorded.mark_players)
             != (scenario.obs_size, scenario.action_heads, scenario.mark_players)):
         raise SpecError(f"the demonstrations in {folder} were recorded for scenario {recorded.name!r} "

@@ -50,7 +50,7 @@ def policy_spec(cfg: AppoConfig, scenario: DoomScenario, model: ActorCritic, env
         model_kwargs=model_kwargs(model),
         obs_spec=obs_spec(scenario),
         action_spec=action_spec(scenario),
-        env=env_spec(scenario),
+        env=env_spec(scenario).to_json(),
         provenance=evaltk_checkpoint.default_provenance(
             trainer="trainers.appo", env_frames=env_frames, train_step=train_step, seed=cfg.seed,
             config=cfg.to_dict()),

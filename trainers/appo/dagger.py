@@ -117,10 +117,10 @@ def load_teacher(cfg: AppoConfig, student: doom.DoomScenario, seed: int) -> Teac
     from evaltk.locations import resolve
 
     ckpt = evaltk_checkpoint.load(resolve(cfg.dagger_teacher).ref)
-    if ckpt.spec.env.get("family") != "doom":
-        raise SpecError(f"--dagger-teacher {cfg.dagger_teacher}: not a Doom checkpoint (env family "
-                        f"{ckpt.spec.env.get('family')!r})")
-    scenario = teacher_scenario(student, doom.scenario_from_env_spec(ckpt.spec.env))
+    env = ckpt.spec.env_spec
+    if env.family != "doom":
+        raise SpecError(f"--dagger-teacher {cfg.dagger_teacher}: not a Doom checkpoint (env family {env.family!r})")
+    scenario = teacher_scenario(student, doom.scenario_from_env_spec(env))
     model: ActorCritic = model_from_checkpoint(ckpt, build_model)
     return Teacher(model, scenario, lambda version: dagger_beta(cfg, version), encoder_dtype(cfg.encoder_precision),
                    cfg.num_envs, seed)

@@ -191,7 +191,7 @@ def record(settings: DemoSettings, log: Callable[[str], None] = print) -> list[d
             raise SpecError(f"{folder} holds demonstrations of scenario {old.get('scenario')!r} on "
                             f"{old.get('map')!r}; record into another folder")
     else:
-        write_json_atomic(meta, {**asdict(settings), "env": doom.env_spec(scenario)})
+        write_json_atomic(meta, {**asdict(settings), "env": doom.env_spec(scenario).to_json()})
     start = time.monotonic()
     done: list[dict[str, Any]] = []
     episode = next_episode(folder)

@@ -32,6 +32,7 @@ import cv2
 
 from evaltk import seeding
 from evaltk.envs.doom import DoomEnv, privileged_view, scenario_from_env_spec
+from evaltk.envs.spec import EnvSpec
 from trainers.appo.buffers import SharedBuffers
 
 
@@ -51,11 +52,11 @@ class WorkerSpec:
 
     worker: int
     generation: int
-    env: dict[str, Any]
+    env: EnvSpec
     envs_per_worker: int
     worker_splits: int
     seed: int
-    teacher_env: dict[str, Any] | None = None
+    teacher_env: EnvSpec | None = None
 
 
 class RolloutWorker:

@@ -20,8 +20,8 @@ ROW = ScoreRow(checkpoint="suites/checkpoints/a2c_breakout", env_id="ALE/Breakou
                seed=8_364_573_462_198_741_337, episode_return=7.0, frames=1_236, steps=309, truncated=False,
                digest="0f" * 16, obs_digest="a1" * 16)
 SETTINGS_JSON = ('{"checkpoint": "suites/checkpoints/a2c_breakout", "policy_digest": "5e1d", "env": {"family": '
-                 '"atari", "env_id": "ALE/Breakout-v5", "kwargs": {"frameskip": 4}}, "seed": 0, "simulator": "gym", '
-                 '"policy_seeding": "per-episode"}')
+                 '"atari", "env_id": "ALE/Breakout-v5", "kwargs": {"frameskip": 4}, "preprocessing": {"frame_stack": '
+                 '1}}, "seed": 0, "simulator": "gym", "policy_seeding": "per-episode"}')
 """A manifest's settings as ``json.dumps`` writes them (key order included)."""
 
 
@@ -77,6 +77,10 @@ def test_an_older_manifests_backend_is_its_simulator() -> None:
 @pytest.mark.parametrize(("change", "message"), [({"seed": "0"}, "'seed' is '0', expected int"),
                                                  ({"seed": True}, "'seed' is True"),
                                                  ({"env": None}, "'env' is None, expected dict"),
+                                                 ({"env": {"env_id": "ALE/Pong-v5"}},
+                                                  r"runs/x: settings field 'env'\.family must be a string"),
+                                                 ({"env": {"family": "atari", "env_id": "x", "notes": 1}},
+                                                  r"'env' has unknown key\(s\) notes.*delete that directory"),
                                                  ({"colour": 1}, r"unknown field\(s\) \['colour'\]"),
                                                  ({"policy_seeding": "never"}, "'policy_seeding' is 'never'"),
                                                  ({"num_envs": 4}, "'num_envs' is recorded for a per-batch")])

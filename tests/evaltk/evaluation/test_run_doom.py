@@ -81,7 +81,7 @@ def test_random_basic_rows_replay_in_a_fresh_doom_env(tmp_path: Path) -> None:
     _check_rows_replay(result.rows, doom.SCENARIOS["basic"])
     settings = json.loads((tmp_path / SETTINGS_FILE).read_text())["settings"]
     assert settings["policy_seeding"] == "per-episode"
-    assert settings["env"] == json.loads(json.dumps(doom.env_spec(doom.SCENARIOS["basic"])))
+    assert settings["env"] == json.loads(json.dumps(doom.env_spec(doom.SCENARIOS["basic"]).to_json()))
     same = evaluate(EvalConfig("random", tmp_path / "one", episodes=6, seed=0, num_envs=1, workers=0,
                                env_id="basic"))
     assert [(r.episode_return, r.frames) for r in same.rows] == [(r.episode_return, r.frames) for r in result.rows]
@@ -121,7 +121,7 @@ def test_appo_checkpoint_rows_are_reproducible(tmp_path: Path) -> None:
     b = evaluate(EvalConfig(str(ckpt), tmp_path / "b", episodes=3, seed=1, num_envs=1, workers=1))
     assert a.rows == b.rows  # batch size and workers do not change any row
     # Every row replays alone from its seed: a fresh env and the episode's own policy generator.
-    scenario = doom.scenario_from_env_spec(load_policy(ckpt).spec.env)
+    scenario = doom.scenario_from_env_spec(load_policy(ckpt).spec.env_spec)
     for row in a.rows:
         policy = load_policy(ckpt)
         policy.reset(1, np.random.default_rng(0))

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evaltk.envs import EnvSpec
 from evaltk.errors import ScoreTableError
 from evaltk.evaluation.records import ScoreRow
 from evaltk.evaluation.scores import (
@@ -118,7 +119,7 @@ def _row(index: int, ret: float) -> ScoreRow:
 
 
 def _settings(checkpoint: str, seed: int) -> EvalSettings:
-    return EvalSettings(checkpoint=checkpoint, policy_digest="ab" * 16, env={"env_id": "ALE/Pong-v5"}, seed=seed,
+    return EvalSettings(checkpoint=checkpoint, policy_digest="ab" * 16, env=EnvSpec("atari", "ALE/Pong-v5"), seed=seed,
                         simulator="gym", policy_seeding="per-episode")
 
 

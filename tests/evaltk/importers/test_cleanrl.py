@@ -84,12 +84,12 @@ def test_matches_cleanrl_network(script: str, env_id: str, net_cls: type[nn.Modu
     assert detect_format(path) == "cleanrl"
     ckpt, imported = import_checkpoint(path, tmp_path / "ckpt", env_id=env_id, script=script)
     assert imported.source["script"] == script
-    pre = imported.env["preprocessing"]
+    pre = imported.env.preprocessing
     assert pre["frame_stack"] == 4
     assert pre["atari_preprocessing"]["frame_skip"] == 4
     if script == "ppo_atari_envpool":
-        assert imported.env["env_id"] == "ALE/Breakout-v5"
-        assert imported.env["kwargs"]["repeat_action_probability"] == 0.0
+        assert imported.env.env_id == "ALE/Breakout-v5"
+        assert imported.env.kwargs["repeat_action_probability"] == 0.0
         # EnvPool's grayscale + INTER_AREA observations equal the reference env's (docs/simulators.md's lockstep);
         # what differs is the number of no-op starts
         assert not any("gray conversion" in c for c in imported.caveats)
@@ -104,7 +104,7 @@ def test_matches_cleanrl_network(script: str, env_id: str, net_cls: type[nn.Modu
     if ref_value is not None:
         assert value is not None
         np.testing.assert_allclose(value.numpy(), ref_value.numpy(), atol=TOL, rtol=0)
-    env = make_env(load_policy(str(ckpt)).spec.env)
+    env = make_env(load_policy(str(ckpt)).spec.env_spec)
     frame, _ = env.reset(seed=5)
     for t in range(60):
         batch = np.asarray(frame)[None]

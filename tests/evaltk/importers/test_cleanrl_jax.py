@@ -105,9 +105,9 @@ def test_greedy_actions_equal_flax_on_a_played_episode(script: str, imported: di
     policy = load_policy(str(imported[script]))
     assert isinstance(policy, ImportedPolicy)
     recorded = json.loads(str(reference[f"{prefix}_env"]))
-    spec = policy.spec.env
-    assert (spec["env_id"], spec["kwargs"]) == (recorded["env_id"], recorded["kwargs"])
-    assert spec["preprocessing"] == {"atari_preprocessing": recorded["preprocessing"], "frame_stack": 4}
+    spec = policy.spec.env_spec
+    assert (spec.env_id, spec.kwargs) == (recorded["env_id"], recorded["kwargs"])
+    assert spec.preprocessing == {"atari_preprocessing": recorded["preprocessing"], "frame_stack": 4}
     frames, actions = reference[f"{prefix}_frames"], reference[f"{prefix}_actions"][:EPISODE_STEPS]
     env = make_env(spec)
     obs, _ = env.reset(seed=int(reference[f"{prefix}_seed"]))

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 
+from evaltk.envs import EnvSpec
 from evaltk.importers import detect_format, import_checkpoint
 from evaltk.importers.nets import ImportedPolicy
 from evaltk.policies import load_policy
@@ -120,7 +121,7 @@ def test_atari_encoder_matches_sample_factory(tmp_path: Path) -> None:
     spec = policy.spec
     assert spec.env["env_id"] == "BreakoutNoFrameskip-v4"
     assert spec.env["preprocessing"]["frame_stack"] == 4
-    env = make_env(spec.env)
+    env = make_env(spec.env_spec)
     obs, _ = env.reset(seed=1)
     frames = []
     for _ in range(40):
@@ -134,7 +135,7 @@ def test_atari_encoder_matches_sample_factory(tmp_path: Path) -> None:
 def test_doom_convnet_simple_gru_and_normaliser_match_sample_factory(tmp_path: Path) -> None:
     from evaltk.envs import describe
 
-    info = describe({"family": "doom", "env_id": "basic", "kwargs": {}, "preprocessing": {}})
+    info = describe(EnvSpec("doom", "basic"))
     shape = tuple(info.obs_spec["shape"])
     model, run = _write_run(tmp_path, "doom_basic", shape, int(info.action_spec["n"]))
     cfg = json.loads((run / "config.json").read_text())

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import torch
 
-from evaltk.envs import doom, doom_measurements
+from evaltk.envs import EnvSpec, doom, doom_measurements
 from evaltk.importers import ForeignCheckpointError, import_checkpoint
 from evaltk.importers.nets import ImportedPolicy
 from evaltk.importers.safe_pickle import tensor_dict
@@ -153,7 +153,7 @@ def test_observations_equal_sample_factorys_env_in_lockstep(env: str) -> None:
     probe = doom.DoomScenario(name="probe", cfg="basic.cfg", buttons=(), action_heads=(doom.ActionHead("a", ((),)),),
                               scenario_dir="sample_factory")
     pre = sf_doom.scenario(cfg, env, doom.scenario_folder(probe), "test")
-    scenario = doom.scenario_from_env_spec({"family": "doom", "env_id": pre["name"], "preprocessing": pre})
+    scenario = doom.scenario_from_env_spec(EnvSpec("doom", pre["name"], {}, pre))
     spec = copy.copy(doom_env_by_name(cfg.env))
     spec.reward_scaling = 1.0  # its RewardScalingWrapper needs gymnasium < 1.0; rewards are not compared here
     sf_env = make_doom_env_impl(spec, cfg=cfg)
@@ -209,8 +209,8 @@ def test_default_actions_follow_enjoy(tmp_path: Path) -> None:
     (run / "config.json").write_text(json.dumps({**cfg, "eval_deterministic": True}))
     import_checkpoint(run, tmp_path / "b")
     assert json.loads((tmp_path / "b" / "policy.json").read_text())["model_kwargs"]["actions"] == "greedy"
-    assert imported.env["preprocessing"]["interpolation"] == "nearest"
-    assert imported.env["preprocessing"]["scenario_dir"] == "sample_factory"
+    assert imported.env.preprocessing["interpolation"] == "nearest"
+    assert imported.env.preprocessing["scenario_dir"] == "sample_factory"
 
 
 @pytest.mark.parametrize("name", ["basic", "battle"])
@@ -236,7 +236,7 @@ def test_evaluate_cli_plays_the_experiment_folder(name: str, tmp_path: Path) -> 
 def test_self_play_env_imports_as_a_bots_game(tmp_path: Path) -> None:
     """``doom_duel`` shares ``doom_duel_bots``'s model and spaces; it imports as one agent hosting bots."""
     _, imported = import_checkpoint(_run("duel_bots"), tmp_path / "a", env_id="doom_duel")
-    pre = imported.env["preprocessing"]
+    pre = imported.env.preprocessing
     assert pre["bots"] >= 1
     assert pre["cfg"] == "ssl2.cfg"
     assert pre["reward_shaping"] == {"FRAGCOUNT": 1.0}
@@ -266,7 +266,7 @@ def test_every_listed_env_rebuilds_with_sample_factorys_buttons_and_heads() -> N
         if any(h[0] == "box" for h in row.heads):
             continue
         pre = sf_doom.scenario({**cfg, "env": env}, env, folder, "test")
-        scenario = doom.scenario_from_env_spec({"family": "doom", "env_id": pre["name"], "preprocessing": pre})
+        scenario = doom.scenario_from_env_spec(EnvSpec("doom", pre["name"], {}, pre))
         space = doom_env_by_name(env).action_space
         sizes = [s.n for s in space.spaces] if hasattr(space, "spaces") else [space.n]
         assert [len(h.options) for h in scenario.action_heads] == sizes, env

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from evaltk.checkpoint import load_spec
+from evaltk.envs import EnvSpec
 from evaltk.envs.atari import make_env
 from evaltk.importers import ForeignCheckpointError, import_checkpoint
 from evaltk.importers.nets import ImportedPolicy
@@ -103,10 +104,10 @@ def test_cnn_policy_matches_sb3(algo: str, atari_models: dict[str, tuple[Any, Pa
     if ref_value is not None:
         assert value is not None
         np.testing.assert_allclose(value, ref_value, atol=TOL, rtol=0)
-    _greedy_episode(model, policy, spec.env, steps=100)
+    _greedy_episode(model, policy, spec.env_spec, steps=100)
 
 
-def _greedy_episode(model: Any, policy: ImportedPolicy, env_dict: dict[str, Any], steps: int) -> None:
+def _greedy_episode(model: Any, policy: ImportedPolicy, env_dict: EnvSpec, steps: int) -> None:
     """Play the reference env with evaltk's policy; SB3's deterministic ``predict`` agrees on every step."""
     env = make_env(env_dict)
     obs, _ = env.reset(seed=3)
@@ -130,7 +131,7 @@ def test_mlp_policy_on_cartpole_matches_sb3(algo: str, tmp_path: Path) -> None:
     model.save(tmp_path / "m.zip")
     ckpt, imported = import_checkpoint(tmp_path / "m.zip", tmp_path / "ckpt", env_id="CartPole-v1")
     assert imported.obs_spec == {"shape": [4], "dtype": "float32", "layout": "N"}
-    assert imported.env["family"] == "gymnasium"
+    assert imported.env.family == "gymnasium"
     obs = np.random.default_rng(1).normal(size=(256, 4)).astype(np.float32)
     ref_out, ref_value = _sb3_outputs(model, obs)
     policy, out, value = _ours(ckpt, obs)

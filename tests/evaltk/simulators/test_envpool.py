@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evaltk.cli.main import main
-from evaltk.envs import describe
+from evaltk.envs import EnvSpec, describe
 from evaltk.envs.atari_settings import UNKNOWN
 from evaltk.evaluation.run import TABLE_FILE, read_table
 from evaltk.simulators import SimulatorError, get
@@ -31,8 +31,8 @@ REPO = Path(__file__).resolve().parents[3]
 A2C = REPO / "suites" / "checkpoints" / "a2c_breakout"
 
 
-def _a2c_env() -> dict[str, object]:
-    return dict(json.loads((A2C / "policy.json").read_text())["env"])
+def _a2c_env() -> EnvSpec:
+    return EnvSpec.from_json(json.loads((A2C / "policy.json").read_text())["env"])
 
 
 def test_settings_table_lists_what_envpool_does_differently() -> None:
@@ -61,8 +61,8 @@ def test_settings_table_lists_what_envpool_does_differently() -> None:
     assert get("gpu_env").settings(env) | {"package": ref["package"]} == ref  # gpu_env reproduces gym's settings
 
     aligned = align_env(env, sim, ref)
-    assert aligned.env["kwargs"]["repeat_action_probability"] == 0.0
-    assert aligned.env["preprocessing"]["atari_preprocessing"]["noop_max"] == 30
+    assert aligned.env.kwargs["repeat_action_probability"] == 0.0
+    assert aligned.env.preprocessing["atari_preprocessing"]["noop_max"] == 30
     assert aligned.aligned == ("repeat_action_probability",)
     assert [k for k, _ in aligned.not_aligned] == ["noop_starts", "fire_on_reset"]
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from evaltk.envs import describe, env_for_id
+from evaltk.envs import EnvSpec, describe, env_for_id
 from evaltk.envs.atari_settings import UNKNOWN, settings_of
 from evaltk.simulators import get
 from evaltk.verdict.differences import difference_rows
@@ -27,9 +28,13 @@ EXPECTED = {
 """The shipped A2C's env (frameskip 1 under AtariPreprocessing's 4, 30 NOOPs, 84x84 gray, 4 stacked) and a raw id."""
 
 
+
+def _a2c_env() -> EnvSpec:
+    return EnvSpec.from_json(json.loads((A2C / "policy.json").read_text())["env"])
+
 @pytest.mark.parametrize("source", ["a2c", "raw"])
 def test_gym_settings_are_read_from_the_built_env(source: str) -> None:
-    env_dict = json.loads((A2C / "policy.json").read_text())["env"] if source == "a2c" else env_for_id("ALE/Pong-v5")
+    env_dict = _a2c_env() if source == "a2c" else env_for_id("ALE/Pong-v5")
     got = get("gym").settings(describe(env_dict).env)
     assert got.pop("package").startswith("gymnasium ")
     assert got == EXPECTED[source]
@@ -46,11 +51,11 @@ def test_a_step_limit_caps_the_frames_at_its_base_env_frame_skip() -> None:
 
 
 def test_gym_settings_follow_the_wrappers_applied() -> None:
-    env = describe(json.loads((A2C / "policy.json").read_text())["env"]).env
-    env["kwargs"] = {**env["kwargs"], "repeat_action_probability": 0.1, "full_action_space": True}
-    env["preprocessing"] = {**env["preprocessing"], "frame_stack": 2,
-                            "atari_preprocessing": {**env["preprocessing"]["atari_preprocessing"], "noop_max": 7,
-                                                    "terminal_on_life_loss": True}}
+    env = describe(_a2c_env()).env
+    env = replace(env, kwargs={**env.kwargs, "repeat_action_probability": 0.1, "full_action_space": True},
+                  preprocessing={**env.preprocessing, "frame_stack": 2,
+                                 "atari_preprocessing": {**env.preprocessing["atari_preprocessing"], "noop_max": 7,
+                                                         "terminal_on_life_loss": True}})
     got = get("gym").settings(env)
     assert (got["repeat_action_probability"], got["full_action_space"], got["frame_stack"]) == (0.1, True, 2)
     assert (got["noop_starts"], got["episodic_life"]) == ([1, 7], True)
@@ -65,8 +70,8 @@ def test_one_diff_one_unknown() -> None:
 
 
 def test_gpu_env_settings_are_read_from_the_vector_env_it_builds() -> None:
-    env = describe(json.loads((A2C / "policy.json").read_text())["env"]).env
-    env["kwargs"] = {**env["kwargs"], "repeat_action_probability": 0.1, "max_num_frames_per_episode": 5000}
+    env = describe(_a2c_env()).env
+    env = replace(env, kwargs={**env.kwargs, "repeat_action_probability": 0.1, "max_num_frames_per_episode": 5000})
     got = get("gpu_env").settings(env)
     assert (got["repeat_action_probability"], got["max_episode_frames"]) == (0.1, 5000)
     assert (got["frame_stack"], got["obs_size"], got["full_action_space"]) == (4, [84, 84], False)

@@ -24,6 +24,6 @@ def untrained_appo(directory: Path, scenario_name: str, size: int) -> Path:
     kwargs = {"obs_shape": doom.obs_spec(scenario)["shape"], "action_nvec": list(aspec["nvec"]), "hidden_size": size,
               "rnn_size": size}
     spec = checkpoint.CheckpointSpec(model_class=MODEL_CLASS, model_kwargs=kwargs, obs_spec=doom.obs_spec(scenario),
-                                     action_spec=aspec, env=doom.env_spec(scenario),
+                                     action_spec=aspec, env=doom.env_spec(scenario).to_json(),
                                      provenance={"note": "untrained, for the tournament test"})
     return checkpoint.save(directory, spec, build_model(kwargs).state_dict())
