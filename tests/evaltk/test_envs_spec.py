@@ -75,8 +75,8 @@ def test_every_shipped_checkpoints_env_is_its_json(path: Path) -> None:
     assert json.dumps(spec.to_json()) == json.dumps(found)
 
 
-def test_two_checkpoints_are_shipped() -> None:
-    assert [p.parent.name for p in SHIPPED] == ["a2c_breakout", "appo_duel"]
+def test_three_checkpoints_are_shipped() -> None:
+    assert [p.parent.name for p in SHIPPED] == ["a2c_breakout", "appo_duel", "appo_duel_pixels"]
 
 
 def test_a_checkpoints_notes_are_not_its_env(tmp_path: Path) -> None:

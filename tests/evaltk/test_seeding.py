@@ -26,6 +26,7 @@ RESUMES, ENVS, GENERATIONS, MEMBERS, EPISODES, DRAWS, DEMO_EPISODES = 4, 64, 4, 
 # The streams the trainers and the lockstep engine call, each enumerated below as its user derives it (checked
 # against the source).
 CALLED_STREAMS = {"a2c.weights", "a2c.actions", "a2c.env", "appo.weights", "appo.inference", "appo.resume",
+                  "appo.teacher",
                   "appo.env", "selfplay.population", "selfplay.matches", "selfplay.member", "lockstep.ale",
                   "lockstep.actions", "bc.weights", "bc.demos", "demos.episode", "evaluation.policy"}
 RULED_SOURCES = ("conformance/lockstep.py", "conformance/sim_lockstep.py", "evaltk/evaluation/run.py",
@@ -37,6 +38,10 @@ SEEDED_BY_A_DRAW = {
     ("trainers/appo/inference.py", "torch.Generator().manual_seed(seed)"):
         "the inference server's sampler: its callers pass seeding.seed(..., 'appo.inference')",
     ("trainers/appo/inference.py", "np.random.default_rng(seed)"): "the same server's random actions (same seed)",
+    ("trainers/appo/dagger.py", "np.random.default_rng(seed)"):
+        "the DAgger teacher's choice of whose action a step executes: the runner passes seeding.seed(..., "
+        "'appo.teacher')",
+    ("trainers/appo/dagger.py", "torch.Generator().manual_seed(seed)"): "the same teacher's sampler (same seed)",
     ("trainers/appo/selfplay/player.py", "torch.Generator().manual_seed(spec.policy_seed)"):
         "a self-play match player's sampler: the tournament's agent seed of a match seed drawn from selfplay.matches",
 }

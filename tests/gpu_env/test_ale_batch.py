@@ -11,7 +11,13 @@ import gpu_env
 from gpu_env.atari_batch import AtariBatch
 from gpu_env.errors import BackendError, GpuEnvError, RomError
 from gpu_env.games import game_info, games
-from gpu_env.rom_params import PARAM_COUNT, encode_set_mode_program, rom_params, set_mode_programs
+from gpu_env.rom_params import (
+    DRAW_EVERY_FRAME_VARIABLE,
+    PARAM_COUNT,
+    encode_set_mode_program,
+    rom_params,
+    set_mode_programs,
+)
 from gpu_env.roms import load_rom
 
 
@@ -129,7 +135,8 @@ def test_set_mode_programs_encode_every_op() -> None:
         encode_set_mode_program([{"op": "teleport"}])
 
 
-def test_rom_params_follow_params_h_order() -> None:
+def test_rom_params_follow_params_h_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DRAW_EVERY_FRAME_VARIABLE, raising=False)
     info, rom = game_info("pong"), load_rom("pong")
     words = rom_params(info, int(rom.scheme), 4, 108_000)
     assert words.dtype == np.int32
@@ -137,7 +144,9 @@ def test_rom_params_follow_params_h_order() -> None:
     assert words[0] == info.game_id
     assert words[1] == int(rom.scheme)
     assert words[5:7].tolist() == [1, 1]  # pong: paddles in both ports (kParamLeftPaddles, kParamRightPaddles)
-    assert words[-2:].tolist() == [4, 108_000]  # kParamFrameskip, kParamMaxFrames
+    assert words[-3:].tolist() == [4, 108_000, 0]  # kParamFrameskip, kParamMaxFrames, kParamDrawEveryFrame
+    monkeypatch.setenv(DRAW_EVERY_FRAME_VARIABLE, "1")
+    assert rom_params(info, int(rom.scheme), 4, 108_000)[-1] == 1  # draw the frames nobody observes too
     with pytest.raises(GpuEnvError, match="frameskip"):
         rom_params(info, int(rom.scheme), 0, 0)
     programs = set_mode_programs(game_info("double_dunk"))
