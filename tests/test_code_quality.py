@@ -81,3 +81,23 @@ def test_the_conflict_check_names_each_marker(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("x\n<<<<<<< HEAD\none\n=======\ntwo\n>>>>>>> branch\n")
     (tmp_path / "b.md").write_text("== heading ==\n=======x\n")
     assert conflict_markers(tmp_path, ["a.md", "b.md"]) == ["a.md:2", "a.md:4", "a.md:6"]
+
+
+def tracked_links(staged: str) -> list[str]:
+    """Return the paths ``git ls-files -s`` output lists as symbolic links (mode 120000)."""
+    return [line.split("\t", 1)[1] for line in staged.splitlines() if line.startswith("120000 ")]
+
+
+def test_no_symbolic_link_is_committed() -> None:
+    """A link (a worktree's ``.venv`` pointing at another checkout's) means nothing on a clone, or the wrong thing."""
+    staged = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=False).stdout
+    if not staged:
+        pytest.skip("not a git checkout: no tracked files to read")
+    assert not tracked_links(staged), "symbolic links are tracked (git rm --cached them): " + ", ".join(
+        tracked_links(staged))
+
+
+def test_the_link_check_names_each_link() -> None:
+    staged = ("100644 8f2e0c3a 0\tREADME.md\n120000 5d1f7a2b 0\t.venv\n"
+              "100755 1a2b3c4d 0\tbenchmarks/gpu_check.sh\n")
+    assert tracked_links(staged) == [".venv"]
