@@ -59,13 +59,14 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run_evaluate(checkpoint: str, env_id: str | None, simulator: str, episodes: int, num_envs: int, seed: int) -> Run:
-    """One ``evaltk evaluate`` (engine call) into a fresh output directory, timed."""
+def run_evaluate(checkpoint: str, env_id: str | None, simulator: str, episodes: int, num_envs: int, seed: int,
+                 torch_threads: int = 1) -> Run:
+    """One ``evaltk evaluate`` (engine call, ``--torch-threads torch_threads``) into a fresh output directory, timed."""
     from evaltk.evaluation.run import EvalConfig, evaluate
 
     with tempfile.TemporaryDirectory() as tmp:
         config = EvalConfig(checkpoint, Path(tmp) / "out", episodes=episodes, seed=seed, num_envs=num_envs,
-                            env_id=env_id, simulator=simulator)
+                            env_id=env_id, simulator=simulator, torch_threads=torch_threads)
         w0, c0 = time.perf_counter(), _cpu()
         result = evaluate(config)
         wall, cpu = time.perf_counter() - w0, _cpu() - c0
@@ -99,7 +100,8 @@ def measure(policy: str, args: argparse.Namespace) -> dict[str, Any]:
     runs: dict[str, list[Run]] = {b: [] for b in SIMULATORS}
     for _ in range(args.rounds):
         for simulator in SIMULATORS:
-            run = run_evaluate(checkpoint, env_id, simulator, args.episodes, args.num_envs, args.seed)
+            run = run_evaluate(checkpoint, env_id, simulator, args.episodes, args.num_envs, args.seed,
+                               args.torch_threads)
             runs[simulator].append(run)
             print(f"  [{policy}] --sim {simulator}: {run.steps / run.wall:,.0f} steps/s", flush=True)
     out: dict[str, Any] = {"policy": policy, "checkpoint": checkpoint,
@@ -118,7 +120,8 @@ def measure(policy: str, args: argparse.Namespace) -> dict[str, Any]:
 def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     """Format the run as a Markdown table with the machine's cores and load."""
     lines = [f"Machine: {meta['cores']} cores; load average (1/5/15 min) before {meta['load_before']}, after "
-             f"{meta['load_after']}; {meta['rounds']} alternated rounds per side, medians; {meta['started']}", "",
+             f"{meta['load_after']}; {meta['rounds']} alternated rounds per side, medians; torch threads "
+             f"{meta['torch_threads']} (both sides); {meta['started']}", "",
              "| policy (env) | episodes x envs | --sim gpu_env steps/s | --sim gym steps/s | ratio | "
              "gpu_env steps/CPU-s | gym steps/CPU-s | ratio (CPU) | rows identical |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
@@ -159,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     _warm_imports(args.torch_threads)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     meta: dict[str, Any] = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": cores,
-                            "load_before": _load(), "rounds": args.rounds}
+                            "load_before": _load(), "rounds": args.rounds, "torch_threads": args.torch_threads}
     results = [measure(p, args) for p in args.policies]
     meta["load_after"] = _load()
     print(markdown(results, meta))

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from evaltk.errors import SpecError
 from tests.benchmark_modules import load_benchmark as _load
 
 
@@ -91,3 +92,11 @@ def test_eval_throughput_runs_both_backends_on_the_same_episodes(capsys: pytest.
     assert result["rows_identical"] is True
     assert result["gpu_env"]["steps"] == result["gym"]["steps"] > 0
     assert f"**{result['ratio']:.2f}**" in out
+    assert "torch threads 1 (both sides)" in out
+
+
+def test_eval_throughput_hands_its_torch_threads_to_the_engine() -> None:
+    # The engine refuses 0 threads: the value reaches evaluate(), not only torch's global setting.
+    bench = _load("eval_throughput")
+    with pytest.raises(SpecError, match="--torch-threads 0"):
+        bench.run_evaluate("builtin:random", "ALE/Breakout-v5", "gym", 1, 1, 0, torch_threads=0)
