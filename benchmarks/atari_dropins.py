@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
 
 SETTINGS = ("envpool", "envpool_async", "ale_vector", "dqn_envpool", "sb3", "cleanrl")
 SKIP = 4  # frames per step of every drop-in table

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
 
 
 def _git(*args: str) -> str:
@@ -120,7 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "curve.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     if args.ship is not None:
-        sys.path.insert(0, str(ROOT))
         from trainers.common.state_io import latest_policy_path
 
         policy = latest_policy_path(run_dir)

@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
 _CLK = os.sysconf("SC_CLK_TCK")
 #: Sample Factory 2.1.1 and the versions of its dependencies its venv gets (``--no-deps``: nothing else is
 #: resolved; torch 2.13 and vizdoom 1.3.2 come from the project venv through a ``.pth`` file).

@@ -20,10 +20,14 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from conformance.bots_case import frags_per_minute
-from evaltk.stats.tests_two_sample import welch_ci, welch_t
-from evaltk.tournament.formats import gauntlet_outcome
-from evaltk.tournament.ratings import wilson_interval
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
+
+from conformance.bots_case import frags_per_minute  # noqa: E402
+from evaltk.stats.tests_two_sample import welch_ci, welch_t  # noqa: E402
+from evaltk.tournament.formats import gauntlet_outcome  # noqa: E402
+from evaltk.tournament.ratings import wilson_interval  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import json
 import os
 import resource
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
 POLICIES = {
     "random": ("builtin:random", "ALE/Breakout-v5"),
     "a2c_breakout": (str(ROOT / "suites" / "checkpoints" / "a2c_breakout"), None),

@@ -23,15 +23,20 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from evaltk.evaluation.run import EvalConfig, evaluate
-from evaltk.executor import WorkUnit, stream
-from evaltk.executor.local import LocalExecutor
-from evaltk.executor.ray_executor import RayExecutor
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
+
+from evaltk.evaluation.run import EvalConfig, evaluate  # noqa: E402
+from evaltk.executor import WorkUnit, stream  # noqa: E402
+from evaltk.executor.local import LocalExecutor  # noqa: E402
+from evaltk.executor.ray_executor import RayExecutor  # noqa: E402
 
 
 def _empty(executor: Any, units: int) -> float:

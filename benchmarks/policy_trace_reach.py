@@ -16,17 +16,21 @@ Usage: OMP_NUM_THREADS=1 python benchmarks/policy_trace_reach.py [--seeds 100] [
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from conformance.policy_trace import record_play
-from conformance.trace import Trace, load
-from evaltk.checkpoint import load as load_checkpoint
-from evaltk.policies import make_builtin
-
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
+
+from conformance.policy_trace import record_play  # noqa: E402
+from conformance.trace import Trace, load  # noqa: E402
+from evaltk.checkpoint import load as load_checkpoint  # noqa: E402
+from evaltk.policies import make_builtin  # noqa: E402
+
 METRICS = ("score", "bricks cleared", "best game", "highest brick value", "lives lost", "game overs")
 
 

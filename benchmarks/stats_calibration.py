@@ -41,11 +41,15 @@ import numpy as np
 from scipy import optimize, stats
 from statsmodels.stats.weightstats import ttost_ind
 
-from evaltk.stats import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t
-from evaltk.verdict import Verdict, decide
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
+
+from evaltk.stats import brunner_munzel, ks_test, mann_whitney_u, permutation_test, welch_t  # noqa: E402
+from evaltk.verdict import Verdict, decide  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stats_calibration_sequential import SEQ_LOOKS, design_table, paired_table, sequential_table  # a sibling script
+from stats_calibration_sequential import SEQ_LOOKS, design_table, paired_table, sequential_table  # noqa: E402 (a sibling)
 
 ALPHA = 0.05
 KINDS = ["absolute", "relative", "sd", "prob"]

@@ -17,6 +17,7 @@ cell, so a rerun prints the same numbers.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,9 +27,13 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from evaltk.evaluation.scores import read_scores
-from evaltk.stats.boundaries import Spending
-from evaltk.stats.group_sequential import (
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
+
+from evaltk.evaluation.scores import read_scores  # noqa: E402
+from evaltk.stats.boundaries import Spending  # noqa: E402
+from evaltk.stats.group_sequential import (  # noqa: E402
     LookDecision,
     SequentialDesign,
     decide_look,
@@ -36,9 +41,9 @@ from evaltk.stats.group_sequential import (
     first_deciding_look,
     simulate,
 )
-from evaltk.stats.look_statistics import look_stats
-from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size
-from evaltk.verdict.sequential import look_sizes
+from evaltk.stats.look_statistics import look_stats  # noqa: E402
+from evaltk.stats.power import beyond_margin_sample_size, tost_sample_size  # noqa: E402
+from evaltk.verdict.sequential import look_sizes  # noqa: E402
 
 ALPHA = 0.05
 SEQ_POWER = 0.9

@@ -15,10 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout first (not an installed copy): a run measures the code beside it
+    sys.path.insert(0, str(ROOT))
 
 SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
     "dqn": ("ALE/Breakout-v5", {"frameskip": 1, "noop_max": 30, "frame_skip": 4, "screen_size": 84,

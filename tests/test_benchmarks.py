@@ -6,11 +6,13 @@ mean and a JSON payload that matches the table.
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
 
 from evaltk.errors import SpecError
+from tests.benchmark_modules import BENCHMARKS
 from tests.benchmark_modules import load_benchmark as _load
 
 
@@ -100,3 +102,48 @@ def test_eval_throughput_hands_its_torch_threads_to_the_engine() -> None:
     bench = _load("eval_throughput")
     with pytest.raises(SpecError, match="--torch-threads 0"):
         bench.run_evaluate("builtin:random", "ALE/Breakout-v5", "gym", 1, 1, 0, torch_threads=0)
+
+
+_REPO_PACKAGES = ("gpu_env", "evaltk", "trainers", "conformance")
+
+
+def _imports_repo(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        if any(n.split(".")[0] in _REPO_PACKAGES for n in names):
+            return True
+    return False
+
+
+def checkout_first(source: str) -> bool:
+    """Whether a script that imports the repo's packages puts its own checkout first on ``sys.path`` before.
+
+    A script run as ``python benchmarks/x.py`` has ``benchmarks/`` as ``sys.path[0]``, so without the insert it
+    imports whatever copy is installed (an editable install of another worktree): a before/after run would time
+    the same code twice.
+    """
+    tree = ast.parse(source)
+    if not _imports_repo(tree):
+        return True
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and "sys.path.insert(0, str(ROOT))" in ast.unparse(stmt):
+            return True
+        if _imports_repo(stmt):
+            return False
+    return False
+
+
+def test_checkout_first_tells_a_guarded_script_from_an_unguarded_one() -> None:
+    guarded = ("import sys\nfrom pathlib import Path\nROOT = Path(__file__).resolve().parents[1]\n"
+               "if str(ROOT) not in sys.path:\n    sys.path.insert(0, str(ROOT))\nimport gpu_env\n")
+    assert checkout_first(guarded)
+    assert not checkout_first("import sys\nimport gpu_env\n")
+    assert not checkout_first("def f():\n    from evaltk.stats import welch_t\n")
+    assert checkout_first("import numpy\n")
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in BENCHMARKS.glob("*.py")))
+def test_every_benchmark_runs_the_checkout_it_lies_in(script: str) -> None:
+    assert checkout_first((BENCHMARKS / script).read_text(encoding="utf-8")), (
+        f"benchmarks/{script} imports the repo's packages without putting its checkout first on sys.path")
