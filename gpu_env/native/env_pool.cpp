@@ -1,7 +1,8 @@
-// The pools of gpu_env.envpool (EnvPool's rules), gpu_env.ale_vector (ale-py 0.12's vector env) and the
-// presets "sb3" and "cleanrl" (SB3's AtariWrapper, CleanRL's make_env) on the CPU: per env, the rules'
-// reset and step (core/ale/preprocessing.h), the max-pool, grayscale and resize (preprocess.h) and the
-// frame stack, run by the pool's own worker threads. Plain C ABI for ctypes.
+// The pools of gpu_env.envpool (EnvPool's rules), gpu_env.ale_vector (ale-py 0.12's vector env), the
+// presets "sb3" and "cleanrl" (SB3's AtariWrapper, CleanRL's make_env) and gpu_env.make_vec on backend
+// "cpu" (gymnasium's AtariEnv, AtariPreprocessing, FrameStackObservation) on the CPU: per env, the
+// rules' reset and step (core/ale/preprocessing.h), the max-pool, grayscale and resize (preprocess.h)
+// and the frame stack, run by the pool's own worker threads. Plain C ABI for ctypes.
 //
 // send() queues requests (env id, action index, paddle strength, reset flag and seed); a worker takes
 // one, runs it on that env, keeps the env's outputs in the env's own slots and marks the env complete.
@@ -42,11 +43,15 @@ using gpu_env_native::NpRandom;
 
 namespace {
 
-enum Kind : int32_t { kEnvpool = 0, kAleVector = 1, kPreset = 2 };
+enum Kind : int32_t { kEnvpool = 0, kAleVector = 1, kPreset = 2, kGym = 3 };
 // kReport: the env's current outputs, nothing run; kStepReset (presets): a step, then a reset of an env
 // whose episode ended, its last stack and info kept as the final ones.
 enum Op : int32_t { kStep = 0, kReset = 1, kReport = 2, kStepReset = 3 };
 enum PresetObs : int32_t { kSb3Obs = 0, kCleanrlObs = 1 };
+// The observation of gymnasium's stack: AtariPreprocessing's frame, AtariEnv's screen (RGB or grayscale, as
+// the pool's screens) or its RAM.
+enum GymObs : int32_t { kPreprocessedObs = 0, kScreenObs = 1, kRamObs = 2 };
+constexpr size_t kRamBytes = static_cast<size_t>(gpu_env::ale::kRamBytes);
 constexpr int32_t kPresetInfo = 16;  // the int32 row of a preset's infos (gpu_env_pool_recv)
 
 struct Request {
@@ -83,6 +88,8 @@ struct EnvPool {
   VecRules vec_rules;
   WrapRules wrap_rules;
   int32_t preset_obs;
+  int32_t gym_obs;
+  uint8_t terminal_on_life_loss;  // gymnasium's AtariPreprocessing option
   std::vector<int32_t> action_set;
   std::vector<gpu_env::ale::Mt19937> gens;
   std::vector<PoolEnvState> pool_states;
@@ -113,13 +120,15 @@ struct EnvPool {
   uint8_t* stack_of(int32_t i) { return stacks.data() + stack_bytes() * static_cast<size_t>(i); }
   uint8_t* frame_of(int32_t i) { return frames.data() + frame_bytes * static_cast<size_t>(i); }
   void observe(int32_t i, gpu_env_native::HostScreens& slots, bool pool);
-  void push_envpool(int32_t i, bool push_all);
+  void push(int32_t i, bool push_all, bool channels_first);
   void push_vector(int32_t i, bool clear);
   void linear_stack(int32_t i, uint8_t* out);
   void run(const Request& q);
   void run_envpool(const Request& q, gpu_env_native::HostScreens& slots);
   void run_vector(const Request& q, gpu_env_native::HostScreens& slots);
   void run_preset(const Request& q);
+  void run_gym(const Request& q, gpu_env_native::HostScreens& slots);
+  void gym_frame(int32_t i, const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots);
   void emit_preset(int32_t i, const AleEnv& e, const uint8_t* fb, bool pooled);
   void preset_info(int32_t i, int32_t* row) const;
   Outputs vector_outputs(int32_t i) const;
@@ -130,13 +139,14 @@ void EnvPool::observe(int32_t i, gpu_env_native::HostScreens& slots, bool pool) 
   gpu_env_native::observe_frame(spec, slots.slot(0), pool ? slots.slot(1) : nullptr, frame_of(i));
 }
 
-// EnvPool's stack: the frame appended channels first (the oldest dropped), or written to every slot.
-void EnvPool::push_envpool(int32_t i, bool push_all) {
+// The frame appended to env i's stack (the oldest dropped), or written to every slot (push_all: EnvPool's
+// and FrameStackObservation's reset); channels_first (EnvPool's layout) writes an RGB frame as three planes.
+void EnvPool::push(int32_t i, bool push_all, bool channels_first) {
   const uint8_t* frame = frame_of(i);
   uint8_t* own = stack_of(i);
   uint8_t* last = own + stack_bytes() - frame_bytes;
   if (!push_all) std::memmove(own, own + frame_bytes, stack_bytes() - frame_bytes);
-  const int32_t channels = frame_channels;
+  const int32_t channels = channels_first ? frame_channels : 1;
   if (channels == 1) {
     std::memcpy(last, frame, frame_bytes);
   } else {
@@ -187,7 +197,7 @@ void EnvPool::run_envpool(const Request& q, gpu_env_native::HostScreens& slots) 
     out = gpu_env::ale::pool_step(e, *rom, fb, pool_rules, action_set[static_cast<size_t>(q.action)], s, slots);
   }
   observe(i, slots, out.pool != 0);
-  push_envpool(i, out.push_all != 0);
+  push(i, out.push_all != 0, true);
   outputs[static_cast<size_t>(i)] = Outputs{out.reward, out.info_reward, 0, 0, out.trunc, out.done, out.terminated, 0};
 }
 
@@ -321,10 +331,10 @@ void EnvPool::run_preset(const Request& q) {
   Outputs o{};
   if (q.op == kReset) {
     w.reset(q.seed >= 0, static_cast<uint32_t>(q.seed));
-    push_envpool(i, true);
+    push(i, true, true);
   } else {
     const gpu_env::ale::WrapStep st = w.step(q.action);
-    push_envpool(i, false);
+    push(i, false, true);
     o.int_reward = st.reward;
     o.reward = static_cast<float>((st.reward > 0) - (st.reward < 0));
     o.terminated = st.terminated;
@@ -333,13 +343,55 @@ void EnvPool::run_preset(const Request& q) {
       linear_stack(i, finals.data() + stack_bytes() * k);
       preset_info(i, o.preset + 7);
       w.reset(false, 0);
-      push_envpool(i, true);
+      push(i, true, true);
       o.has_final = 1;
     }
   }
   preset_info(i, o.preset);
   o.preset[14] = wrap_states[k].was_real_done;
   o.preset[15] = wrap_states[k].lives;
+  outputs[k] = o;
+}
+
+// Env i's observation in gymnasium's stack: AtariPreprocessing's (slot 0 max-pooled with slot 1 when its
+// frame_skip > 1, resized), the screen the env's last call left, or its RAM.
+void EnvPool::gym_frame(int32_t i, const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots) {
+  if (gym_obs == kPreprocessedObs) {
+    observe(i, slots, wrap_rules.skip > 1);
+  } else if (gym_obs == kScreenObs) {
+    gpu_env_native::write_screen(e, fb, screens, frame_of(i));
+  } else {
+    std::memcpy(frame_of(i), e.console.riot.ram, kRamBytes);
+  }
+}
+
+// gymnasium's stack on env i: a reset (seeded with q.seed >= 0) or a step; the frame goes on its stack.
+void EnvPool::run_gym(const Request& q, gpu_env_native::HostScreens& slots) {
+  if (q.op == kReport) return;
+  const int32_t i = q.env;
+  const size_t k = static_cast<size_t>(i);
+  uint8_t* fb = buffers + stride * static_cast<uint64_t>(i);
+  gpu_env::ale::WrapEnv<gpu_env_native::HostScreens, NpRandom> w{envs[i], *rom, fb, wrap_rules, action_set.data(),
+                                                                 wrap_states[k], slots, np_gens[k], default_program};
+  const bool preprocessed = gym_obs == kPreprocessedObs;
+  Outputs o{};
+  if (q.op == kReset) {
+    const bool seeded = q.seed >= 0;
+    if (preprocessed) {
+      w.preprocessed_reset(seeded, static_cast<uint32_t>(q.seed));
+    } else {
+      w.base_reset(seeded, static_cast<uint32_t>(q.seed));
+      gpu_env::ale::ale_observe(envs[i], *rom, fb);
+    }
+  } else {
+    const gpu_env::ale::WrapStep st = preprocessed ? w.preprocessed_step(q.action, terminal_on_life_loss != 0)
+                                                   : w.base_step(q.action, true);
+    o.int_reward = st.reward;
+    o.terminated = st.terminated;
+    o.truncated = st.truncated;
+  }
+  gym_frame(i, envs[i], fb, slots);
+  push(i, q.op == kReset, false);
   outputs[k] = o;
 }
 
@@ -351,8 +403,10 @@ void EnvPool::run(const Request& q) {
   gpu_env_native::HostScreens slots{screens, q.env};
   if (kind == kEnvpool) {
     run_envpool(q, slots);
-  } else {
+  } else if (kind == kAleVector) {
     run_vector(q, slots);
+  } else {
+    run_gym(q, slots);
   }
 }
 
@@ -381,12 +435,15 @@ void EnvPool::serve() {
 extern "C" const AleRom* gpu_env_ale_rom_of(const void* handle);
 
 // A pool over the caller's envs and frame buffers (as gpu_env_ale_step_observe takes them). `config`:
-// kind (0 EnvPool, 1 ale-py vector, 2 preset), same_step (ale-py's SameStep autoreset), default_program
+// kind (0 EnvPool, 1 ale-py vector, 2 preset, 3 gymnasium's stack), same_step (ale-py's SameStep autoreset), default_program
 // (the setMode program a reseeding loadROM runs), then 8 rules: for EnvPool and ale-py frame_skip,
 // noop_max, max_episode_steps, then for EnvPool episodic_life, reward_clip, zero_discount_on_life_loss,
 // fire_reset, and for ale-py maxpool, fire_reset, episodic_life, life_loss_info, reward_clipping; for a
 // preset AtariEnv's frameskip low and high (high 0: fixed), noop_max, MaxAndSkipEnv's skip, fire_reset
-// and the observation (0 SB3's, 1 CleanRL's; the screens are RGB, `channels` 3). Env i's own generator is
+// and the observation (0 SB3's, 1 CleanRL's; the screens are RGB, `channels` 3); for gymnasium's stack the
+// same four (AtariEnv's frameskip low and high, AtariPreprocessing's noop_max and frame_skip), fire_reset 0,
+// the observation (GymObs: 0 AtariPreprocessing's, 1 the screen in `channels`, 2 the RAM) and
+// terminal_on_life_loss. Env i's own generator is
 // std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens: `channels`, `tables`,
 // `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for gpu_env_preprocess_observe (its
 // tap tables must outlive the pool); `stack_num` frames per observation. With affinity_offset >= 0,
@@ -409,6 +466,8 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
                           static_cast<uint8_t>(c[5]), static_cast<uint8_t>(c[6]), static_cast<uint8_t>(c[7])};
   p->wrap_rules = WrapRules{c[0], c[1], c[2], c[3], static_cast<uint8_t>(c[4])};
   p->preset_obs = c[5];
+  p->gym_obs = c[5];
+  p->terminal_on_life_loss = static_cast<uint8_t>(c[6]);
   p->rom = gpu_env_ale_rom_of(rom);
   p->envs = envs;
   p->buffers = buffers;
@@ -431,6 +490,8 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
                                         {x_index, x_weight, kx}, {y_index, y_weight, ky}};
   p->frame_channels = preset ? 1 : channels;
   p->frame_bytes = static_cast<size_t>(dst_h) * static_cast<size_t>(dst_w) * static_cast<size_t>(p->frame_channels);
+  if (p->kind == kGym && p->gym_obs == kScreenObs) p->frame_bytes = p->screens.frame_bytes;
+  if (p->kind == kGym && p->gym_obs == kRamObs) p->frame_bytes = kRamBytes;
   p->stack_num = stack_num;
   p->frames.assign(p->frame_bytes * static_cast<size_t>(n), 0);
   p->stacks.assign(p->stack_bytes() * static_cast<size_t>(n), 0);
@@ -519,8 +580,9 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
     if (out[8]) u8(8)[row] = o.done;
     if (out[9]) u8(9)[row] = o.game_over;
     if (out[10]) {
-      i32(10)[row] = p->kind == kEnvpool ? p->pool_states[static_cast<size_t>(i)].lives
-                                         : p->vec_states[static_cast<size_t>(i)].lives;
+      i32(10)[row] = p->kind == kEnvpool  ? p->pool_states[static_cast<size_t>(i)].lives
+                     : p->kind == kGym    ? gpu_env::ale::ale_lives(e, *p->rom)
+                                          : p->vec_states[static_cast<size_t>(i)].lives;
     }
     if (out[11]) {
       i32(11)[row] = p->kind == kEnvpool ? p->pool_states[static_cast<size_t>(i)].elapsed_step
@@ -528,12 +590,12 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
     }
     if (out[12]) i32(12)[row] = e.frame_number;
     if (out[13]) i32(13)[row] = e.episode_frame_number;
-    if (out[14]) std::memcpy(u8(14) + 128 * row, e.console.riot.ram, 128);
+    if (out[14]) std::memcpy(u8(14) + kRamBytes * row, e.console.riot.ram, kRamBytes);
     if (out[15]) std::memcpy(i32(15) + kPresetInfo * row, o.preset, sizeof(o.preset));
   }
 }
 
-// Set the numpy generators of envs ids[k] (presets): state k is uint64[6] (state high and low words,
+// Set the numpy generators of envs ids[k] (presets, gymnasium's stack): state k is uint64[6] (state high and low words,
 // increment high and low, has_uint32, uinteger, as PCG64.state holds them); into the generator that
 // draws (`now` != 0) or the one a seeded reset restores. Only for envs not running a request.
 GPU_ENV_EXPORT void gpu_env_pool_np_random(void* pool, const int32_t* ids, const uint64_t* states, int32_t count,
