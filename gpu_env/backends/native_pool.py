@@ -1,11 +1,11 @@
-"""The native thread pool: the host stepping engine of gpu_env (``make_vec`` on ``"cpu"`` and every drop-in door).
+"""The native thread pool: gpu_env's host stepping engine (``make_vec`` on ``"cpu"``, every drop-in door).
 
 :class:`NativePool` (``gpu_env/native/env_pool.cpp``) holds a pool's worker threads over a
 :class:`NativeBackend`'s envs; each worker runs one env's request at a time with the client's rules
 (``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``,
 the SB3/CleanRL wrappers' ``WrapEnv`` or gymnasium's ``AtariEnv``/``AtariPreprocessing`` on the same
-``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame stack. :meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next
-``count`` envs the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
+``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame stack.
+:meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next ``count`` envs the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
 request per env of a set (the others report their current outputs) and returns every env's outputs in
 env order. The pool keeps which envs are running (sent, not yet received: :attr:`~NativePool.running`),
 so each door only checks its own callers' requests against it.
@@ -149,7 +149,7 @@ class NativePool:
         return self.recv(self.num_envs, wanted, self._all_ids)
 
     def np_random(self, ids: npt.ArrayLike, words: npt.ArrayLike, now: bool) -> None:
-        """Set the numpy generators (presets, gymnasium's stack) of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).
+        """Set the numpy generators of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).
 
         ``now``: the generator that draws; otherwise the one a seeded reset of the env restores.
         """

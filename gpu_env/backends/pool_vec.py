@@ -135,7 +135,7 @@ class PoolEngine:
         return out
 
     def _obs(self, obs: npt.NDArray[np.uint8]) -> torch.Tensor:
-        """The env's observations from the pool's uint8 ones: ``scale_obs``, ``grayscale_newaxis``, ``device``."""
+        """Return the observations from the pool's uint8 ones (``scale_obs``, ``grayscale_newaxis``, ``device``)."""
         frames: npt.NDArray[Any] = obs
         if self._scale:
             frames = np.asarray(frames, dtype=np.float32) / 255.0

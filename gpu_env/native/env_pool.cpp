@@ -595,8 +595,8 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
   }
 }
 
-// Set the numpy generators of envs ids[k] (presets, gymnasium's stack): state k is uint64[6] (state high and low words,
-// increment high and low, has_uint32, uinteger, as PCG64.state holds them); into the generator that
+// Set the numpy generators of envs ids[k] (presets, gymnasium's stack): state k is uint64[6] (state high
+// and low words, increment high and low, has_uint32, uinteger, as PCG64.state holds them); into the generator that
 // draws (`now` != 0) or the one a seeded reset restores. Only for envs not running a request.
 GPU_ENV_EXPORT void gpu_env_pool_np_random(void* pool, const int32_t* ids, const uint64_t* states, int32_t count,
                                            int32_t now) {
