@@ -5,7 +5,8 @@
 (``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``,
 the SB3/CleanRL wrappers' ``WrapEnv`` or gymnasium's ``AtariEnv``/``AtariPreprocessing`` on the same
 ``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame stack.
-:meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next ``count`` envs the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
+:meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next ``count`` envs
+the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
 request per env of a set (the others report their current outputs) and returns every env's outputs in
 env order. The pool keeps which envs are running (sent, not yet received: :attr:`~NativePool.running`),
 so each door only checks its own callers' requests against it.
