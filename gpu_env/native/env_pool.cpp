@@ -113,6 +113,9 @@ struct EnvPool {
   std::condition_variable completed_cv;
   std::deque<Request> queue;
   std::deque<int32_t> completed;
+  // How many completed envs recv waits for (none waiting: no count reaches it): a worker wakes recv only
+  // when its completion reaches the count, not once per env.
+  size_t recv_wants = SIZE_MAX;
   bool stop = false;
   std::vector<std::thread> workers;
 
@@ -421,11 +424,13 @@ void EnvPool::serve() {
       queue.pop_front();
     }
     run(q);
+    bool reached = false;
     {
       std::lock_guard<std::mutex> lock(mutex);
       completed.push_back(q.env);
+      reached = completed.size() >= recv_wants;
     }
-    completed_cv.notify_all();
+    if (reached) completed_cv.notify_all();
   }
 }
 
@@ -545,7 +550,9 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
   std::vector<int32_t> got(static_cast<size_t>(count));
   {
     std::unique_lock<std::mutex> lock(p->mutex);
-    p->completed_cv.wait(lock, [&] { return static_cast<int32_t>(p->completed.size()) >= count; });
+    p->recv_wants = static_cast<size_t>(count);
+    p->completed_cv.wait(lock, [&] { return p->completed.size() >= p->recv_wants; });
+    p->recv_wants = SIZE_MAX;
     for (int32_t k = 0; k < count; ++k) {
       got[static_cast<size_t>(k)] = p->completed.front();
       p->completed.pop_front();
