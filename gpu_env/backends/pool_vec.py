@@ -1,4 +1,4 @@
-"""The host engine of :class:`gpu_env.vector.AtariVecEnv` (backend ``"cpu"``): a thin adapter over the native pool.
+"""``PoolEngine``: the adapter of :class:`gpu_env.vector.AtariVecEnv` (backend ``"cpu"``) over the native pool.
 
 :class:`PoolEngine` steps a :class:`~gpu_env.backends.native_pool.NativePool` of :data:`GYM_RULES` over an
 :class:`~gpu_env.atari_batch.AtariBatch`'s envs: per env, ale-py's ``AtariEnv`` (its frame skip, a
