@@ -131,7 +131,7 @@ struct EnvPool {
   void run_vector(const Request& q, gpu_env_native::HostScreens& slots);
   void run_preset(const Request& q);
   void run_gym(const Request& q, gpu_env_native::HostScreens& slots);
-  void gym_frame(int32_t i, const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots);
+  void gym_frame(const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots, uint8_t* target);
   void emit_preset(int32_t i, const AleEnv& e, const uint8_t* fb, bool pooled);
   void preset_info(int32_t i, int32_t* row) const;
   Outputs vector_outputs(int32_t i) const;
@@ -356,15 +356,15 @@ void EnvPool::run_preset(const Request& q) {
   outputs[k] = o;
 }
 
-// Env i's observation in gymnasium's stack: AtariPreprocessing's (slot 0 max-pooled with slot 1 when its
-// frame_skip > 1, resized), the screen the env's last call left, or its RAM.
-void EnvPool::gym_frame(int32_t i, const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots) {
+// Env i's observation in gymnasium's stack into `target`: AtariPreprocessing's (slot 0 max-pooled with
+// slot 1 when its frame_skip > 1, resized), the screen the env's last call left, or its RAM.
+void EnvPool::gym_frame(const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots, uint8_t* target) {
   if (gym_obs == kPreprocessedObs) {
-    observe(i, slots, wrap_rules.skip > 1);
+    gpu_env_native::observe_frame(spec, slots.slot(0), wrap_rules.skip > 1 ? slots.slot(1) : nullptr, target);
   } else if (gym_obs == kScreenObs) {
-    gpu_env_native::write_screen(e, fb, screens, frame_of(i));
+    gpu_env_native::write_screen(e, fb, screens, target);
   } else {
-    std::memcpy(frame_of(i), e.console.riot.ram, kRamBytes);
+    std::memcpy(target, e.console.riot.ram, kRamBytes);
   }
 }
 
@@ -393,8 +393,12 @@ void EnvPool::run_gym(const Request& q, gpu_env_native::HostScreens& slots) {
     o.terminated = st.terminated;
     o.truncated = st.truncated;
   }
-  gym_frame(i, envs[i], fb, slots);
-  push(i, q.op == kReset, false);
+  if (stack_num == 1) {  // no FrameStackObservation: the frame is the whole stack
+    gym_frame(envs[i], fb, slots, stack_of(i));
+  } else {
+    gym_frame(envs[i], fb, slots, frame_of(i));
+    push(i, q.op == kReset, false);
+  }
   outputs[k] = o;
 }
 
