@@ -443,20 +443,21 @@ void EnvPool::serve() {
 // The ROM of a gpu_env_ale_rom_new handle (native/ale_batch.cpp).
 extern "C" const AleRom* gpu_env_ale_rom_of(const void* handle);
 
-// A pool over the caller's envs and frame buffers (as gpu_env_ale_step_observe takes them). `config`:
-// kind (0 EnvPool, 1 ale-py vector, 2 preset, 3 gymnasium's stack), same_step (ale-py's SameStep autoreset), default_program
-// (the setMode program a reseeding loadROM runs), then 8 rules: for EnvPool and ale-py frame_skip,
-// noop_max, max_episode_steps, then for EnvPool episodic_life, reward_clip, zero_discount_on_life_loss,
-// fire_reset, and for ale-py maxpool, fire_reset, episodic_life, life_loss_info, reward_clipping; for a
-// preset AtariEnv's frameskip low and high (high 0: fixed), noop_max, MaxAndSkipEnv's skip, fire_reset
-// and the observation (0 SB3's, 1 CleanRL's; the screens are RGB, `channels` 3); for gymnasium's stack the
-// same four (AtariEnv's frameskip low and high, AtariPreprocessing's noop_max and frame_skip), fire_reset 0,
-// the observation (GymObs: 0 AtariPreprocessing's, 1 the screen in `channels`, 2 the RAM) and
-// terminal_on_life_loss. Env i's own generator is
-// std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens: `channels`, `tables`,
-// `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for gpu_env_preprocess_observe (its
-// tap tables must outlive the pool); `stack_num` frames per observation. With affinity_offset >= 0,
-// worker t runs on core (affinity_offset + t) modulo the cores (ale-py's thread_affinity_offset).
+// A pool over the caller's envs and frame buffers (as gpu_env_ale_step_observe takes them). `config`: kind
+// (0 EnvPool, 1 ale-py vector, 2 preset, 3 gymnasium's stack), same_step (ale-py's SameStep autoreset),
+// default_program (the setMode program a reseeding loadROM runs), then 8 rules: for EnvPool and ale-py
+// frame_skip, noop_max, max_episode_steps, then for EnvPool episodic_life, reward_clip,
+// zero_discount_on_life_loss, fire_reset, and for ale-py maxpool, fire_reset, episodic_life,
+// life_loss_info, reward_clipping; for a preset AtariEnv's frameskip low and high (high 0: fixed),
+// noop_max, MaxAndSkipEnv's skip, fire_reset and the observation (0 SB3's, 1 CleanRL's; the screens are
+// RGB, `channels` 3); for gymnasium's stack the same four (AtariEnv's frameskip low and high,
+// AtariPreprocessing's noop_max and frame_skip), fire_reset 0, the observation (GymObs: 0
+// AtariPreprocessing's, 1 the screen in `channels`, 2 the RAM) and terminal_on_life_loss. Env i's own
+// generator is std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens:
+// `channels`, `tables`, `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for
+// gpu_env_preprocess_observe (its tap tables must outlive the pool); `stack_num` frames per observation.
+// With affinity_offset >= 0, worker t runs on core (affinity_offset + t) modulo the cores (ale-py's
+// thread_affinity_offset).
 GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
                                       const int32_t* config, const uint32_t* seeds, const int32_t* action_set,
                                       int32_t num_actions, const uint8_t* tables, int32_t channels, int32_t height,

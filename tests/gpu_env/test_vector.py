@@ -178,6 +178,12 @@ def test_ram_and_grayscale_newaxis_stacks() -> None:
                    **{**DQN, "frame_skip": 1, "frameskip": (2, 5)}) is None
 
 
+def test_no_ops_that_end_the_game_reset_again_with_the_same_seed() -> None:
+    # Episodes of 20 frames, up to 30 no-ops of one frame each: a reset's no-ops often truncate the game,
+    # and gymnasium's AtariPreprocessing then resets again with the same seed (the generator restarts).
+    assert compare("ALE/Pong-v5", 4, 12, seed=9, max_num_frames_per_episode=20, **DQN) is None
+
+
 def test_backend_ale_py_is_refused_naming_gymnasium() -> None:
     with pytest.raises(GpuEnvError, match=r"backend='ale_py'.*gymnasium.make_vec\(env_id, n, "
                        r"vectorization_mode='sync'"):
