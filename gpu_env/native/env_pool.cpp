@@ -8,7 +8,10 @@
 // one, runs it on that env, keeps the env's outputs in the env's own slots and marks the env complete.
 // recv(count) waits until `count` envs are complete and copies them out in completion order, or, given
 // `order` (the ids of exactly the envs outstanding), in that order. An env is sent again only after it
-// was received (the callers check), so a worker never writes slots that recv is reading.
+// was received (the callers check), so a worker never writes slots that recv is reading. In a pool of
+// gymnasium's stack (make_vec's, whose caller always waits for all it sent) the thread in recv takes
+// requests too, and the pool starts one worker fewer than its thread count (parallel_for's model: the
+// caller is already on a core, and a step never waits for a woken thread to be scheduled in its place).
 #include <pthread.h>
 #include <sched.h>
 
@@ -136,6 +139,8 @@ struct EnvPool {
   void preset_info(int32_t i, int32_t* row) const;
   Outputs vector_outputs(int32_t i) const;
   void serve();
+  void complete(int32_t env);
+  bool caller_works() const { return kind == kGym; }
 };
 
 void EnvPool::observe(int32_t i, gpu_env_native::HostScreens& slots, bool pool) {
@@ -428,14 +433,18 @@ void EnvPool::serve() {
       queue.pop_front();
     }
     run(q);
-    bool reached = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      completed.push_back(q.env);
-      reached = completed.size() >= recv_wants;
-    }
-    if (reached) completed_cv.notify_all();
+    complete(q.env);
   }
+}
+
+void EnvPool::complete(int32_t env) {
+  bool reached = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    completed.push_back(env);
+    reached = completed.size() >= recv_wants;
+  }
+  if (reached) completed_cv.notify_all();
 }
 
 }  // namespace
@@ -507,7 +516,7 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
   p->stacks.assign(p->stack_bytes() * static_cast<size_t>(n), 0);
   p->finals.assign(p->same_step || preset ? p->stack_bytes() * static_cast<size_t>(n) : 0, 0);
   p->position.assign(static_cast<size_t>(n), 0);
-  const int32_t threads = num_threads < 1 ? 1 : num_threads;
+  const int32_t threads = (num_threads < 1 ? 1 : num_threads) - (p->caller_works() ? 1 : 0);
   for (int32_t t = 0; t < threads; ++t) p->workers.emplace_back([p] { p->serve(); });
   const int32_t cores = static_cast<int32_t>(std::thread::hardware_concurrency());
   for (int32_t t = 0; affinity_offset >= 0 && cores > 0 && t < threads; ++t) {
@@ -555,6 +564,14 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
   std::vector<int32_t> got(static_cast<size_t>(count));
   {
     std::unique_lock<std::mutex> lock(p->mutex);
+    while (p->caller_works() && !p->queue.empty()) {
+      const Request q = p->queue.front();
+      p->queue.pop_front();
+      lock.unlock();
+      p->run(q);
+      p->complete(q.env);
+      lock.lock();
+    }
     p->recv_wants = static_cast<size_t>(count);
     p->completed_cv.wait(lock, [&] { return p->completed.size() >= p->recv_wants; });
     p->recv_wants = SIZE_MAX;
