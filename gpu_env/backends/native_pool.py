@@ -149,6 +149,17 @@ class NativePool:
                 self.send(others, REPORT)
         return self.recv(self.num_envs, wanted, self._all_ids)
 
+    def obs_rows(self, rows: npt.NDArray[np.uint8] | None) -> None:
+        """Have each request write its env's observation to ``rows[env]`` (gymnasium's stack; None: stop).
+
+        ``rows``: uint8 ``[num_envs, *obs_shape]``, C-contiguous, kept alive by the caller until it sets
+        None; the worker that runs a request writes the row, so :meth:`recv` need not copy ``"obs"``.
+        """
+        if rows is not None and (rows.shape != (self.num_envs, *self.obs_shape) or rows.dtype != np.uint8
+                                 or not rows.flags.c_contiguous):
+            raise GpuEnvError(f"internal: obs rows must be C-contiguous uint8{[self.num_envs, *self.obs_shape]}")
+        self._lib.gpu_env_pool_obs_rows(self._pool, None if rows is None else pointer(rows))
+
     def np_random(self, ids: npt.ArrayLike, words: npt.ArrayLike, now: bool) -> None:
         """Set the numpy generators of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).
 

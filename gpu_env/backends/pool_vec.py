@@ -36,7 +36,7 @@ from gpu_env.errors import GpuEnvError
 
 BoolArray = npt.NDArray[np.bool_]
 Reseed = Callable[[BoolArray], Any]
-_WANTED = ("obs", "int_reward", "terminated", "truncated", "lives", "frame_number", "episode_frame_number")
+_WANTED = ("int_reward", "terminated", "truncated", "lives", "frame_number", "episode_frame_number")
 _INFO = ("lives", "episode_frame_number", "frame_number")
 
 
@@ -127,9 +127,18 @@ class PoolEngine:
     # ----------------------------------------------------------------------------- pool calls
     def _run(self, ids: npt.NDArray[np.integer[Any]], ops: npt.NDArray[np.int32],
              actions: npt.NDArray[Any] | None = None) -> dict[str, Any]:
-        """Run ``ops`` on envs ``ids`` (the pending seeds with their resets); every env's outputs."""
+        """Run ``ops`` on envs ``ids`` (the pending seeds with their resets); every env's outputs.
+
+        ``"obs"``: a new array the workers write each env's row of (no copy in the calling thread).
+        """
         seeds = self._ale_seeds[ids]
-        out = self.pool.run_all(ids, ops, _WANTED, actions, seeds=seeds)
+        obs = np.empty((self.num_envs, *self.pool.obs_shape), dtype=np.uint8)
+        self.pool.obs_rows(obs)
+        try:
+            out = self.pool.run_all(ids, ops, _WANTED, actions, seeds=seeds)
+        finally:
+            self.pool.obs_rows(None)
+        out["obs"] = obs
         self._ale_seeds[ids] = -1
         self._info = {k: out[k] for k in _INFO}
         return out

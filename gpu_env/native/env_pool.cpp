@@ -119,6 +119,9 @@ struct EnvPool {
   // How many completed envs recv waits for (none waiting: no count reaches it): a worker wakes recv only
   // when its completion reaches the count, not once per env.
   size_t recv_wants = SIZE_MAX;
+  // Gymnasium's stack: where the thread that runs env i's request writes its stack (row i, env order), so
+  // that recv need not copy the observations; null: recv copies them (gpu_env_pool_obs_rows).
+  uint8_t* obs_rows = nullptr;
   bool stop = false;
   std::vector<std::thread> workers;
 
@@ -375,9 +378,12 @@ void EnvPool::gym_frame(const AleEnv& e, const uint8_t* fb, gpu_env_native::Host
 
 // gymnasium's stack on env i: a reset (seeded with q.seed >= 0) or a step; the frame goes on its stack.
 void EnvPool::run_gym(const Request& q, gpu_env_native::HostScreens& slots) {
-  if (q.op == kReport) return;
   const int32_t i = q.env;
   const size_t k = static_cast<size_t>(i);
+  if (q.op == kReport) {
+    if (obs_rows != nullptr) linear_stack(i, obs_rows + stack_bytes() * k);
+    return;
+  }
   uint8_t* fb = buffers + stride * static_cast<uint64_t>(i);
   gpu_env::ale::WrapEnv<gpu_env_native::HostScreens, NpRandom> w{envs[i], *rom, fb, wrap_rules, action_set.data(),
                                                                  wrap_states[k], slots, np_gens[k], default_program};
@@ -404,6 +410,7 @@ void EnvPool::run_gym(const Request& q, gpu_env_native::HostScreens& slots) {
     gym_frame(envs[i], fb, slots, frame_of(i));
     push(i, q.op == kReset, false);
   }
+  if (obs_rows != nullptr) linear_stack(i, obs_rows + stack_bytes() * k);
   outputs[k] = o;
 }
 
@@ -623,6 +630,10 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
     if (out[15]) std::memcpy(i32(15) + kPresetInfo * row, o.preset, sizeof(o.preset));
   }
 }
+
+// Gymnasium's stack: have every request from now on write its env's stack to row `env` of `rows`
+// ([n][stack]; null: stop). Only while no request is running.
+GPU_ENV_EXPORT void gpu_env_pool_obs_rows(void* pool, uint8_t* rows) { static_cast<EnvPool*>(pool)->obs_rows = rows; }
 
 // Set the numpy generators of envs ids[k] (presets, gymnasium's stack): state k is uint64[6] (state high
 // and low words, increment high and low, has_uint32, uinteger, as PCG64.state holds them); into the generator that
