@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from gpu_env.errors import BackendError
 
-ABI_VERSION = 5
+ABI_VERSION = 6
 LIBRARY = "_native.so"
 """The library's file name in ``gpu_env/``: no interpreter suffix, it is loaded by ctypes, not imported (setup.py)."""
 
@@ -38,6 +38,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any] | None]] = {
     "gpu_env_pool_send": (None, None),
     "gpu_env_pool_recv": (None, None),
     "gpu_env_pool_free": (None, None),
+    "gpu_env_pool_obs_rows": (None, None),
     "gpu_env_console_size": (ctypes.c_uint32, []),
     "gpu_env_console_ram_offset": (ctypes.c_uint32, []),
     "gpu_env_console_configure": (None, [_P] + [_I32] * 11),

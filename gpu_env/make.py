@@ -35,9 +35,11 @@ def make_vec(env_id: str, num_envs: int, backend: str = "cpu", *, preset: str | 
     default, or ``"torch"``), ``render_mode`` (``"rgb_array"`` or None), ``device`` and ``num_threads``
     (default :func:`gpu_env.vector.default_num_threads`).
 
+    ``backend="cpu"`` (the default) steps it in the native thread pool (:mod:`gpu_env.backends.pool_vec`);
     ``backend="cuda"`` steps the same env on the GPU (:mod:`gpu_env.backends.cuda.vec`); it needs
     ``obs_format="torch"`` (CUDA tensors out) and takes the extra options ``cuda_device``, ``block_size``,
-    ``noop_table_depth``.
+    ``noop_table_depth``. ``backend="ale_py"`` is refused: the reference over ale-py is gymnasium's own
+    ``gymnasium.make_vec(env_id, num_envs, vectorization_mode="sync", ...)``.
 
     ``preset``: a client's preprocessing reproduced bit for bit (``"sb3"``, ``"cleanrl"``,
     ``"gymnasium"``, ``"envpool"``; :mod:`gpu_env.presets`, docs/drop_in.md) instead of the options above;

@@ -41,9 +41,12 @@ does, so ``gymnasium.wrappers.vector.RecordVideo`` records. ``num_threads`` defa
 
 The env checks the options (:class:`VecOptions`), builds the spaces, seeds the per-env generators,
 batches the infos and keeps the episode statistics (:class:`EpisodeStats`); an engine steps the
-emulators: on ``"cpu"`` and ``"ale_py"`` the host engine (:mod:`gpu_env.backends.host_vec`), on ``"cuda"``
-the device engine (:mod:`gpu_env.backends.cuda.vec`, imported only then; its options ``cuda_device``,
-``block_size``, ``noop_table_depth`` are refused elsewhere; what differs on the device is listed there).
+emulators: on ``"cpu"`` the native thread pool (:mod:`gpu_env.backends.pool_vec` over
+:mod:`gpu_env.backends.native_pool`: every env's AtariEnv, AtariPreprocessing and frame stack in the pool's
+worker threads), on ``"cuda"`` the device engine (:mod:`gpu_env.backends.cuda.vec`, imported only then;
+its options ``cuda_device``, ``block_size``, ``noop_table_depth`` are refused elsewhere; what differs on
+the device is listed there). Backend ``"ale_py"`` is refused: its reference is gymnasium's own
+``gymnasium.make_vec(env_id, n, vectorization_mode="sync", ...)`` over ale-py.
 """
 
 
@@ -66,8 +69,8 @@ from gymnasium.vector.utils import batch_space
 from gpu_env.atari_batch import ACTION_NAMES
 from gpu_env.autoreset import autoreset_mode as parse_autoreset_mode
 from gpu_env.autoreset import checked_actions, final_obs_array, refuse_ended
-from gpu_env.backends.host_vec import HostEngine
 from gpu_env.backends.options import VecOptions
+from gpu_env.backends.pool_vec import PoolEngine
 from gpu_env.env_ids import EnvIdSettings, check_frameskip, env_id_settings, rom_id_from_env_id
 from gpu_env.episode_stats import EpisodeStats, Mask, where
 from gpu_env.errors import GpuEnvError
@@ -213,6 +216,10 @@ class AtariVecEnv(VectorEnv):
     @staticmethod
     def _check_output_options(backend: str, cuda: dict[str, int | None], obs_format: str, render_mode: str | None,
                               device: str | torch.device | None, num_threads: int | None) -> None:
+        if backend not in ("cpu", "cuda"):
+            raise GpuEnvError(f"backend={backend!r}: make_vec runs on the native pool of backend 'cpu' or on "
+                              "'cuda'; for ale-py itself use gymnasium.make_vec(env_id, n, "
+                              "vectorization_mode='sync', ...)")
         if backend != "cuda":
             if any(v is not None for v in cuda.values()):
                 named = ", ".join(f"{k}={v!r}" for k, v in cuda.items() if v is not None)
@@ -247,10 +254,10 @@ class AtariVecEnv(VectorEnv):
             raise GpuEnvError(f"screen_size={pp['screen_size']} must be a positive int or (width, height)")
         return int(size[0]), int(size[1])
 
-    def _make_engine(self, backend: str) -> HostEngine | CudaEngine:
-        """Build the engine of ``backend``: the host's, or for ``"cuda"`` the device's (imported only then: CuPy)."""
+    def _make_engine(self, backend: str) -> PoolEngine | CudaEngine:
+        """Build the engine of ``backend``: the native pool's, or for ``"cuda"`` the device's (imported only then)."""
         if backend != "cuda":
-            return HostEngine(self._opts, backend, self._env_rngs)
+            return PoolEngine(self._opts, self._env_rngs)
         from gpu_env.backends.cuda.vec import CudaEngine
 
         return CudaEngine(self._opts, self._env_rngs)
@@ -297,7 +304,7 @@ class AtariVecEnv(VectorEnv):
             ale_seeds[i] = ale_seed
             reload[i] = True
         if reload.any():
-            self.batch.load_rom(reload, ale_seeds)
+            self._engine.load_rom(reload, ale_seeds)
         return reload
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
@@ -343,11 +350,11 @@ class AtariVecEnv(VectorEnv):
         if not (on_device and isinstance(actions, torch.Tensor)):  # a device tensor is read where it is
             host = actions.detach().cpu().numpy() if isinstance(actions, torch.Tensor) else actions
             a = checked_actions(host, self.num_envs, len(self._action_set))
-        ale_actions = engine.ale_actions(a)
+        engine_actions = engine.actions(a)
         if not on_device:
             refuse_ended(mode, self._ended)
         resetting = self._ended if mode == AutoresetMode.NEXT_STEP else None
-        obs, reward, term, trunc = engine.step(ale_actions, resetting)
+        obs, reward, term, trunc = engine.step(engine_actions, resetting)
         now = time.perf_counter()
         if resetting is not None:
             self._stats.start(resetting, now)
@@ -439,4 +446,5 @@ class AtariVecEnv(VectorEnv):
         return tuple(screens[i] for i in range(self.num_envs))
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release: the batch frees its memory when collected."""
+        """Release the engine (the native pool's worker threads; the batch frees its memory when collected)."""
+        self._engine.close()

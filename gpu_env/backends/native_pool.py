@@ -1,11 +1,12 @@
-"""The native thread pool: the stepping engine of every drop-in door of gpu_env.
+"""The native thread pool: gpu_env's host stepping engine (``make_vec`` on ``"cpu"``, every drop-in door).
 
 :class:`NativePool` (``gpu_env/native/env_pool.cpp``) holds a pool's worker threads over a
 :class:`NativeBackend`'s envs; each worker runs one env's request at a time with the client's rules
-(``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``
-or the SB3/CleanRL wrappers' ``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame
-stack. :meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next
-``count`` envs the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
+(``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``,
+the SB3/CleanRL wrappers' ``WrapEnv`` or gymnasium's ``AtariEnv``/``AtariPreprocessing`` on the same
+``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame stack.
+:meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next ``count`` envs
+the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
 request per env of a set (the others report their current outputs) and returns every env's outputs in
 env order. The pool keeps which envs are running (sent, not yet received: :attr:`~NativePool.running`),
 so each door only checks its own callers' requests against it.
@@ -14,8 +15,10 @@ The doors over it, thin adapters each (the table of doors is in ``docs/architect
 :class:`gpu_env.envpool.AtariEnvPool` (rules :data:`ENVPOOL_RULES`),
 :class:`gpu_env.ale_vector_interface.ALEVectorInterface` under :class:`gpu_env.ale_vector.AtariVectorEnv`
 (:data:`ALE_VECTOR_RULES`) and :class:`gpu_env.presets.vector_env.PresetVecEnv` under ``gpu_env.presets``'
-``"sb3"``/``"cleanrl"`` and :class:`gpu_env.sb3_vec.Sb3VecEnv` (:data:`PRESET_RULES`). The name says what it
-is: gpu_env's native thread pool, not the EnvPool drop-in (:mod:`gpu_env.envpool`).
+``"sb3"``/``"cleanrl"`` and :class:`gpu_env.sb3_vec.Sb3VecEnv` (:data:`PRESET_RULES`), and
+:class:`gpu_env.backends.pool_vec.PoolEngine` under :class:`gpu_env.vector.AtariVecEnv` (``make_vec`` on backend
+``"cpu"``; :data:`GYM_RULES`). The name says what it is: gpu_env's native thread pool, not the EnvPool
+drop-in (:mod:`gpu_env.envpool`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ from gpu_env.errors import GpuEnvError
 from gpu_env.preprocess_cpu import CpuObservation
 
 _I32 = ctypes.c_int32
-ENVPOOL_RULES, ALE_VECTOR_RULES, PRESET_RULES = 0, 1, 2  # the pool's kind: whose rules its workers run
+# The pool's kind: whose rules its workers run.
+ENVPOOL_RULES, ALE_VECTOR_RULES, PRESET_RULES, GYM_RULES = 0, 1, 2, 3
+# GYM_RULES' observation (env_pool.cpp GymObs): AtariPreprocessing's frame, AtariEnv's screen, its RAM.
+GYM_PREPROCESSED, GYM_SCREEN, GYM_RAM = 0, 1, 2
 # A request's op (REPORT: the env's current outputs, nothing run; STEP_RESET, presets only: a step, then a
 # reset of an env whose episode ended, keeping its last stack and info as the final ones).
 STEP, RESET, REPORT, STEP_RESET = 0, 1, 2, 3
@@ -52,7 +58,7 @@ def pcg64_words(generator: np.random.Generator) -> list[int]:
     """Return a numpy ``PCG64`` generator's state as the pool's six words (``gpu_env_pool_np_random``)."""
     st = generator.bit_generator.state
     if st["bit_generator"] != "PCG64":
-        raise GpuEnvError(f"the presets draw from PCG64 generators, got {st['bit_generator']}")
+        raise GpuEnvError(f"the pool draws from PCG64 generators, got {st['bit_generator']}")
     state, inc = int(st["state"]["state"]), int(st["state"]["inc"])
     return [state >> 64, state & _M64, inc >> 64, inc & _M64, int(st["has_uint32"]), int(st["uinteger"])]
 
@@ -143,8 +149,19 @@ class NativePool:
                 self.send(others, REPORT)
         return self.recv(self.num_envs, wanted, self._all_ids)
 
+    def obs_rows(self, rows: npt.NDArray[np.uint8] | None) -> None:
+        """Have each request write its env's observation to ``rows[env]`` (gymnasium's stack; None: stop).
+
+        ``rows``: uint8 ``[num_envs, *obs_shape]``, C-contiguous, kept alive by the caller until it sets
+        None; the worker that runs a request writes the row, so :meth:`recv` need not copy ``"obs"``.
+        """
+        if rows is not None and (rows.shape != (self.num_envs, *self.obs_shape) or rows.dtype != np.uint8
+                                 or not rows.flags.c_contiguous):
+            raise GpuEnvError(f"internal: obs rows must be C-contiguous uint8{[self.num_envs, *self.obs_shape]}")
+        self._lib.gpu_env_pool_obs_rows(self._pool, None if rows is None else pointer(rows))
+
     def np_random(self, ids: npt.ArrayLike, words: npt.ArrayLike, now: bool) -> None:
-        """Set the numpy generators (presets) of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).
+        """Set the numpy generators of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).
 
         ``now``: the generator that draws; otherwise the one a seeded reset of the env restores.
         """

@@ -1,11 +1,10 @@
 """gymnasium's ``AtariPreprocessing`` step and reset as loops of batch calls.
 
-The CPU library and the CUDA kernels run this step natively, both from one C++ source
-(``gpu_env/core/ale/preprocessing.h``). These loops serve what has no native step: the ``"ale_py"``
-reference backend, the host adapter of the ``"cuda"`` backend, and the vector env's steps that are
-several ``act`` calls each (a stochastic or an inner frame skip, :mod:`gpu_env.vector`). The rules are
-the C++ ones (that file lists them with their source); ``buf0`` / ``buf1`` are the wrapper's
-``obs_buffer[0]`` / ``obs_buffer[1]``.
+The CPU library (``AtariBatch.step_preprocessed`` and the native pool under ``make_vec``) and the CUDA
+kernels run this step natively, all from one C++ source (``gpu_env/core/ale/preprocessing.h``). These
+loops serve what has no native step: ``AtariBatch.step_preprocessed`` of the ``"ale_py"`` reference
+backend and of the host adapter of the ``"cuda"`` backend. The rules are the C++ ones (that file lists
+them with their source); ``buf0`` / ``buf1`` are the wrapper's ``obs_buffer[0]`` / ``obs_buffer[1]``.
 """
 
 from __future__ import annotations

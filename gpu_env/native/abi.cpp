@@ -2,7 +2,7 @@
 #include "hd.h"
 #include "simd.h"
 
-#define GPU_ENV_ABI_VERSION 5
+#define GPU_ENV_ABI_VERSION 6
 
 extern "C" __attribute__((visibility("default"))) int gpu_env_abi_version() { return GPU_ENV_ABI_VERSION; }
 

@@ -1,13 +1,17 @@
-// The pools of gpu_env.envpool (EnvPool's rules), gpu_env.ale_vector (ale-py 0.12's vector env) and the
-// presets "sb3" and "cleanrl" (SB3's AtariWrapper, CleanRL's make_env) on the CPU: per env, the rules'
-// reset and step (core/ale/preprocessing.h), the max-pool, grayscale and resize (preprocess.h) and the
-// frame stack, run by the pool's own worker threads. Plain C ABI for ctypes.
+// The pools of gpu_env.envpool (EnvPool's rules), gpu_env.ale_vector (ale-py 0.12's vector env), the
+// presets "sb3" and "cleanrl" (SB3's AtariWrapper, CleanRL's make_env) and gpu_env.make_vec on backend
+// "cpu" (gymnasium's AtariEnv, AtariPreprocessing, FrameStackObservation) on the CPU: per env, the
+// rules' reset and step (core/ale/preprocessing.h), the max-pool, grayscale and resize (preprocess.h)
+// and the frame stack, run by the pool's own worker threads. Plain C ABI for ctypes.
 //
 // send() queues requests (env id, action index, paddle strength, reset flag and seed); a worker takes
 // one, runs it on that env, keeps the env's outputs in the env's own slots and marks the env complete.
 // recv(count) waits until `count` envs are complete and copies them out in completion order, or, given
 // `order` (the ids of exactly the envs outstanding), in that order. An env is sent again only after it
-// was received (the callers check), so a worker never writes slots that recv is reading.
+// was received (the callers check), so a worker never writes slots that recv is reading. In a pool of
+// gymnasium's stack (make_vec's, whose caller always waits for all it sent) the thread in recv takes
+// requests too, and the pool starts one worker fewer than its thread count (parallel_for's model: the
+// caller is already on a core, and a step never waits for a woken thread to be scheduled in its place).
 #include <pthread.h>
 #include <sched.h>
 
@@ -42,11 +46,15 @@ using gpu_env_native::NpRandom;
 
 namespace {
 
-enum Kind : int32_t { kEnvpool = 0, kAleVector = 1, kPreset = 2 };
+enum Kind : int32_t { kEnvpool = 0, kAleVector = 1, kPreset = 2, kGym = 3 };
 // kReport: the env's current outputs, nothing run; kStepReset (presets): a step, then a reset of an env
 // whose episode ended, its last stack and info kept as the final ones.
 enum Op : int32_t { kStep = 0, kReset = 1, kReport = 2, kStepReset = 3 };
 enum PresetObs : int32_t { kSb3Obs = 0, kCleanrlObs = 1 };
+// The observation of gymnasium's stack: AtariPreprocessing's frame, AtariEnv's screen (RGB or grayscale, as
+// the pool's screens) or its RAM.
+enum GymObs : int32_t { kPreprocessedObs = 0, kScreenObs = 1, kRamObs = 2 };
+constexpr size_t kRamBytes = static_cast<size_t>(gpu_env::ale::kRamBytes);
 constexpr int32_t kPresetInfo = 16;  // the int32 row of a preset's infos (gpu_env_pool_recv)
 
 struct Request {
@@ -83,6 +91,8 @@ struct EnvPool {
   VecRules vec_rules;
   WrapRules wrap_rules;
   int32_t preset_obs;
+  int32_t gym_obs;
+  uint8_t terminal_on_life_loss;  // gymnasium's AtariPreprocessing option
   std::vector<int32_t> action_set;
   std::vector<gpu_env::ale::Mt19937> gens;
   std::vector<PoolEnvState> pool_states;
@@ -106,6 +116,12 @@ struct EnvPool {
   std::condition_variable completed_cv;
   std::deque<Request> queue;
   std::deque<int32_t> completed;
+  // How many completed envs recv waits for (none waiting: no count reaches it): a worker wakes recv only
+  // when its completion reaches the count, not once per env.
+  size_t recv_wants = SIZE_MAX;
+  // Gymnasium's stack: where the thread that runs env i's request writes its stack (row i, env order), so
+  // that recv need not copy the observations; null: recv copies them (gpu_env_pool_obs_rows).
+  uint8_t* obs_rows = nullptr;
   bool stop = false;
   std::vector<std::thread> workers;
 
@@ -113,30 +129,35 @@ struct EnvPool {
   uint8_t* stack_of(int32_t i) { return stacks.data() + stack_bytes() * static_cast<size_t>(i); }
   uint8_t* frame_of(int32_t i) { return frames.data() + frame_bytes * static_cast<size_t>(i); }
   void observe(int32_t i, gpu_env_native::HostScreens& slots, bool pool);
-  void push_envpool(int32_t i, bool push_all);
+  void push(int32_t i, bool push_all, bool channels_first);
   void push_vector(int32_t i, bool clear);
   void linear_stack(int32_t i, uint8_t* out);
   void run(const Request& q);
   void run_envpool(const Request& q, gpu_env_native::HostScreens& slots);
   void run_vector(const Request& q, gpu_env_native::HostScreens& slots);
   void run_preset(const Request& q);
+  void run_gym(const Request& q, gpu_env_native::HostScreens& slots);
+  void gym_frame(const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots, uint8_t* target);
   void emit_preset(int32_t i, const AleEnv& e, const uint8_t* fb, bool pooled);
   void preset_info(int32_t i, int32_t* row) const;
   Outputs vector_outputs(int32_t i) const;
   void serve();
+  void complete(int32_t env);
+  bool caller_works() const { return kind == kGym; }
 };
 
 void EnvPool::observe(int32_t i, gpu_env_native::HostScreens& slots, bool pool) {
   gpu_env_native::observe_frame(spec, slots.slot(0), pool ? slots.slot(1) : nullptr, frame_of(i));
 }
 
-// EnvPool's stack: the frame appended channels first (the oldest dropped), or written to every slot.
-void EnvPool::push_envpool(int32_t i, bool push_all) {
+// The frame appended to env i's stack (the oldest dropped), or written to every slot (push_all: EnvPool's
+// and FrameStackObservation's reset); channels_first (EnvPool's layout) writes an RGB frame as three planes.
+void EnvPool::push(int32_t i, bool push_all, bool channels_first) {
   const uint8_t* frame = frame_of(i);
   uint8_t* own = stack_of(i);
   uint8_t* last = own + stack_bytes() - frame_bytes;
   if (!push_all) std::memmove(own, own + frame_bytes, stack_bytes() - frame_bytes);
-  const int32_t channels = frame_channels;
+  const int32_t channels = channels_first ? frame_channels : 1;
   if (channels == 1) {
     std::memcpy(last, frame, frame_bytes);
   } else {
@@ -187,7 +208,7 @@ void EnvPool::run_envpool(const Request& q, gpu_env_native::HostScreens& slots) 
     out = gpu_env::ale::pool_step(e, *rom, fb, pool_rules, action_set[static_cast<size_t>(q.action)], s, slots);
   }
   observe(i, slots, out.pool != 0);
-  push_envpool(i, out.push_all != 0);
+  push(i, out.push_all != 0, true);
   outputs[static_cast<size_t>(i)] = Outputs{out.reward, out.info_reward, 0, 0, out.trunc, out.done, out.terminated, 0};
 }
 
@@ -321,10 +342,10 @@ void EnvPool::run_preset(const Request& q) {
   Outputs o{};
   if (q.op == kReset) {
     w.reset(q.seed >= 0, static_cast<uint32_t>(q.seed));
-    push_envpool(i, true);
+    push(i, true, true);
   } else {
     const gpu_env::ale::WrapStep st = w.step(q.action);
-    push_envpool(i, false);
+    push(i, false, true);
     o.int_reward = st.reward;
     o.reward = static_cast<float>((st.reward > 0) - (st.reward < 0));
     o.terminated = st.terminated;
@@ -333,13 +354,63 @@ void EnvPool::run_preset(const Request& q) {
       linear_stack(i, finals.data() + stack_bytes() * k);
       preset_info(i, o.preset + 7);
       w.reset(false, 0);
-      push_envpool(i, true);
+      push(i, true, true);
       o.has_final = 1;
     }
   }
   preset_info(i, o.preset);
   o.preset[14] = wrap_states[k].was_real_done;
   o.preset[15] = wrap_states[k].lives;
+  outputs[k] = o;
+}
+
+// Env i's observation in gymnasium's stack into `target`: AtariPreprocessing's (slot 0 max-pooled with
+// slot 1 when its frame_skip > 1, resized), the screen the env's last call left, or its RAM.
+void EnvPool::gym_frame(const AleEnv& e, const uint8_t* fb, gpu_env_native::HostScreens& slots, uint8_t* target) {
+  if (gym_obs == kPreprocessedObs) {
+    gpu_env_native::observe_frame(spec, slots.slot(0), wrap_rules.skip > 1 ? slots.slot(1) : nullptr, target);
+  } else if (gym_obs == kScreenObs) {
+    gpu_env_native::write_screen(e, fb, screens, target);
+  } else {
+    std::memcpy(target, e.console.riot.ram, kRamBytes);
+  }
+}
+
+// gymnasium's stack on env i: a reset (seeded with q.seed >= 0) or a step; the frame goes on its stack.
+void EnvPool::run_gym(const Request& q, gpu_env_native::HostScreens& slots) {
+  const int32_t i = q.env;
+  const size_t k = static_cast<size_t>(i);
+  if (q.op == kReport) {
+    if (obs_rows != nullptr) linear_stack(i, obs_rows + stack_bytes() * k);
+    return;
+  }
+  uint8_t* fb = buffers + stride * static_cast<uint64_t>(i);
+  gpu_env::ale::WrapEnv<gpu_env_native::HostScreens, NpRandom> w{envs[i], *rom, fb, wrap_rules, action_set.data(),
+                                                                 wrap_states[k], slots, np_gens[k], default_program};
+  const bool preprocessed = gym_obs == kPreprocessedObs;
+  Outputs o{};
+  if (q.op == kReset) {
+    const bool seeded = q.seed >= 0;
+    if (preprocessed) {
+      w.preprocessed_reset(seeded, static_cast<uint32_t>(q.seed));
+    } else {
+      w.base_reset(seeded, static_cast<uint32_t>(q.seed));
+      gpu_env::ale::ale_observe(envs[i], *rom, fb);
+    }
+  } else {
+    const gpu_env::ale::WrapStep st = preprocessed ? w.preprocessed_step(q.action, terminal_on_life_loss != 0)
+                                                   : w.base_step(q.action, true);
+    o.int_reward = st.reward;
+    o.terminated = st.terminated;
+    o.truncated = st.truncated;
+  }
+  if (stack_num == 1) {  // no FrameStackObservation: the frame is the whole stack
+    gym_frame(envs[i], fb, slots, stack_of(i));
+  } else {
+    gym_frame(envs[i], fb, slots, frame_of(i));
+    push(i, q.op == kReset, false);
+  }
+  if (obs_rows != nullptr) linear_stack(i, obs_rows + stack_bytes() * k);
   outputs[k] = o;
 }
 
@@ -351,8 +422,10 @@ void EnvPool::run(const Request& q) {
   gpu_env_native::HostScreens slots{screens, q.env};
   if (kind == kEnvpool) {
     run_envpool(q, slots);
-  } else {
+  } else if (kind == kAleVector) {
     run_vector(q, slots);
+  } else {
+    run_gym(q, slots);
   }
 }
 
@@ -367,12 +440,18 @@ void EnvPool::serve() {
       queue.pop_front();
     }
     run(q);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      completed.push_back(q.env);
-    }
-    completed_cv.notify_all();
+    complete(q.env);
   }
+}
+
+void EnvPool::complete(int32_t env) {
+  bool reached = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    completed.push_back(env);
+    reached = completed.size() >= recv_wants;
+  }
+  if (reached) completed_cv.notify_all();
 }
 
 }  // namespace
@@ -380,17 +459,21 @@ void EnvPool::serve() {
 // The ROM of a gpu_env_ale_rom_new handle (native/ale_batch.cpp).
 extern "C" const AleRom* gpu_env_ale_rom_of(const void* handle);
 
-// A pool over the caller's envs and frame buffers (as gpu_env_ale_step_observe takes them). `config`:
-// kind (0 EnvPool, 1 ale-py vector, 2 preset), same_step (ale-py's SameStep autoreset), default_program
-// (the setMode program a reseeding loadROM runs), then 8 rules: for EnvPool and ale-py frame_skip,
-// noop_max, max_episode_steps, then for EnvPool episodic_life, reward_clip, zero_discount_on_life_loss,
-// fire_reset, and for ale-py maxpool, fire_reset, episodic_life, life_loss_info, reward_clipping; for a
-// preset AtariEnv's frameskip low and high (high 0: fixed), noop_max, MaxAndSkipEnv's skip, fire_reset
-// and the observation (0 SB3's, 1 CleanRL's; the screens are RGB, `channels` 3). Env i's own generator is
-// std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens: `channels`, `tables`,
-// `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for gpu_env_preprocess_observe (its
-// tap tables must outlive the pool); `stack_num` frames per observation. With affinity_offset >= 0,
-// worker t runs on core (affinity_offset + t) modulo the cores (ale-py's thread_affinity_offset).
+// A pool over the caller's envs and frame buffers (as gpu_env_ale_step_observe takes them). `config`: kind
+// (0 EnvPool, 1 ale-py vector, 2 preset, 3 gymnasium's stack), same_step (ale-py's SameStep autoreset),
+// default_program (the setMode program a reseeding loadROM runs), then 8 rules: for EnvPool and ale-py
+// frame_skip, noop_max, max_episode_steps, then for EnvPool episodic_life, reward_clip,
+// zero_discount_on_life_loss, fire_reset, and for ale-py maxpool, fire_reset, episodic_life,
+// life_loss_info, reward_clipping; for a preset AtariEnv's frameskip low and high (high 0: fixed),
+// noop_max, MaxAndSkipEnv's skip, fire_reset and the observation (0 SB3's, 1 CleanRL's; the screens are
+// RGB, `channels` 3); for gymnasium's stack the same four (AtariEnv's frameskip low and high,
+// AtariPreprocessing's noop_max and frame_skip), fire_reset 0, the observation (GymObs: 0
+// AtariPreprocessing's, 1 the screen in `channels`, 2 the RAM) and terminal_on_life_loss. Env i's own
+// generator is std::mt19937(seeds[i]); `action_set` maps action indices to ALE actions. Screens:
+// `channels`, `tables`, `height`, buf0/buf1 as for gpu_env_ale_step_observe; the resize as for
+// gpu_env_preprocess_observe (its tap tables must outlive the pool); `stack_num` frames per observation.
+// With affinity_offset >= 0, worker t runs on core (affinity_offset + t) modulo the cores (ale-py's
+// thread_affinity_offset).
 GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, uint8_t* buffers, uint64_t stride,
                                       const int32_t* config, const uint32_t* seeds, const int32_t* action_set,
                                       int32_t num_actions, const uint8_t* tables, int32_t channels, int32_t height,
@@ -409,6 +492,8 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
                           static_cast<uint8_t>(c[5]), static_cast<uint8_t>(c[6]), static_cast<uint8_t>(c[7])};
   p->wrap_rules = WrapRules{c[0], c[1], c[2], c[3], static_cast<uint8_t>(c[4])};
   p->preset_obs = c[5];
+  p->gym_obs = c[5];
+  p->terminal_on_life_loss = static_cast<uint8_t>(c[6]);
   p->rom = gpu_env_ale_rom_of(rom);
   p->envs = envs;
   p->buffers = buffers;
@@ -431,12 +516,14 @@ GPU_ENV_EXPORT void* gpu_env_pool_new(const void* rom, AleEnv* envs, int32_t n, 
                                         {x_index, x_weight, kx}, {y_index, y_weight, ky}};
   p->frame_channels = preset ? 1 : channels;
   p->frame_bytes = static_cast<size_t>(dst_h) * static_cast<size_t>(dst_w) * static_cast<size_t>(p->frame_channels);
+  if (p->kind == kGym && p->gym_obs == kScreenObs) p->frame_bytes = p->screens.frame_bytes;
+  if (p->kind == kGym && p->gym_obs == kRamObs) p->frame_bytes = kRamBytes;
   p->stack_num = stack_num;
   p->frames.assign(p->frame_bytes * static_cast<size_t>(n), 0);
   p->stacks.assign(p->stack_bytes() * static_cast<size_t>(n), 0);
   p->finals.assign(p->same_step || preset ? p->stack_bytes() * static_cast<size_t>(n) : 0, 0);
   p->position.assign(static_cast<size_t>(n), 0);
-  const int32_t threads = num_threads < 1 ? 1 : num_threads;
+  const int32_t threads = (num_threads < 1 ? 1 : num_threads) - (p->caller_works() ? 1 : 0);
   for (int32_t t = 0; t < threads; ++t) p->workers.emplace_back([p] { p->serve(); });
   const int32_t cores = static_cast<int32_t>(std::thread::hardware_concurrency());
   for (int32_t t = 0; affinity_offset >= 0 && cores > 0 && t < threads; ++t) {
@@ -484,7 +571,17 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
   std::vector<int32_t> got(static_cast<size_t>(count));
   {
     std::unique_lock<std::mutex> lock(p->mutex);
-    p->completed_cv.wait(lock, [&] { return static_cast<int32_t>(p->completed.size()) >= count; });
+    while (p->caller_works() && !p->queue.empty()) {
+      const Request q = p->queue.front();
+      p->queue.pop_front();
+      lock.unlock();
+      p->run(q);
+      p->complete(q.env);
+      lock.lock();
+    }
+    p->recv_wants = static_cast<size_t>(count);
+    p->completed_cv.wait(lock, [&] { return p->completed.size() >= p->recv_wants; });
+    p->recv_wants = SIZE_MAX;
     for (int32_t k = 0; k < count; ++k) {
       got[static_cast<size_t>(k)] = p->completed.front();
       p->completed.pop_front();
@@ -519,8 +616,9 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
     if (out[8]) u8(8)[row] = o.done;
     if (out[9]) u8(9)[row] = o.game_over;
     if (out[10]) {
-      i32(10)[row] = p->kind == kEnvpool ? p->pool_states[static_cast<size_t>(i)].lives
-                                         : p->vec_states[static_cast<size_t>(i)].lives;
+      i32(10)[row] = p->kind == kEnvpool  ? p->pool_states[static_cast<size_t>(i)].lives
+                     : p->kind == kGym    ? gpu_env::ale::ale_lives(e, *p->rom)
+                                          : p->vec_states[static_cast<size_t>(i)].lives;
     }
     if (out[11]) {
       i32(11)[row] = p->kind == kEnvpool ? p->pool_states[static_cast<size_t>(i)].elapsed_step
@@ -528,13 +626,17 @@ GPU_ENV_EXPORT void gpu_env_pool_recv(void* pool, int32_t count, const int32_t* 
     }
     if (out[12]) i32(12)[row] = e.frame_number;
     if (out[13]) i32(13)[row] = e.episode_frame_number;
-    if (out[14]) std::memcpy(u8(14) + 128 * row, e.console.riot.ram, 128);
+    if (out[14]) std::memcpy(u8(14) + kRamBytes * row, e.console.riot.ram, kRamBytes);
     if (out[15]) std::memcpy(i32(15) + kPresetInfo * row, o.preset, sizeof(o.preset));
   }
 }
 
-// Set the numpy generators of envs ids[k] (presets): state k is uint64[6] (state high and low words,
-// increment high and low, has_uint32, uinteger, as PCG64.state holds them); into the generator that
+// Gymnasium's stack: have every request from now on write its env's stack to row `env` of `rows`
+// ([n][stack]; null: stop). Only while no request is running.
+GPU_ENV_EXPORT void gpu_env_pool_obs_rows(void* pool, uint8_t* rows) { static_cast<EnvPool*>(pool)->obs_rows = rows; }
+
+// Set the numpy generators of envs ids[k] (presets, gymnasium's stack): state k is uint64[6] (state high
+// and low words, increment high and low, has_uint32, uinteger, as PCG64.state holds them); into the generator that
 // draws (`now` != 0) or the one a seeded reset restores. Only for envs not running a request.
 GPU_ENV_EXPORT void gpu_env_pool_np_random(void* pool, const int32_t* ids, const uint64_t* states, int32_t count,
                                            int32_t now) {

@@ -158,13 +158,36 @@ def test_autoreset_modes_match_gymnasium(mode: AutoresetMode) -> None:
                    max_num_frames_per_episode=60) is None
 
 
-@pytest.mark.parametrize("backend", ["cpu", "ale_py"])
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-def test_frame_stack_through_autoresets_on_both_step_paths(backend: str, mode: AutoresetMode) -> None:
-    # "cpu" pushes the stack inside its native step; "ale_py" has no native step, so AtariBatch pushes
-    # it with FrameStack. Short episodes: several autoresets refill the stack during the comparison.
-    assert compare("ALE/Pong-v5", 2, 50, seed=4, backend=backend, stack_size=3, autoreset_mode=mode,
+def test_frame_stack_through_autoresets(mode: AutoresetMode) -> None:
+    # The pool refills the stack of an env it resets (in the step with NEXT_STEP, in a second call with
+    # SAME_STEP). Short episodes: several autoresets during the comparison.
+    assert compare("ALE/Pong-v5", 2, 50, seed=4, stack_size=3, autoreset_mode=mode,
                    max_num_frames_per_episode=90, **DQN) is None
+
+
+def test_rgb_preprocessing_stack_scaled_and_noop_max_zero() -> None:
+    # RGB frames stack as [S, H, W, 3] (gymnasium's layout, not EnvPool's planes); scale_obs is float32.
+    assert compare("ALE/Breakout-v5", 2, 30, seed=6, stack_size=2, frameskip=1, noop_max=0, grayscale_obs=False,
+                   scale_obs=True, screen_size=(64, 48)) is None
+
+
+def test_ram_and_grayscale_newaxis_stacks() -> None:
+    assert compare("ALE/Pong-v5", 2, 30, seed=8, obs_type="ram", stack_size=2) is None
+    assert compare("ALE/Pong-v5", 2, 30, seed=8, stack_size=2, grayscale_newaxis=True,
+                   **{**DQN, "frame_skip": 1, "frameskip": (2, 5)}) is None
+
+
+def test_no_ops_that_end_the_game_reset_again_with_the_same_seed() -> None:
+    # Episodes of 20 frames, up to 30 no-ops of one frame each: a reset's no-ops often truncate the game,
+    # and gymnasium's AtariPreprocessing then resets again with the same seed (the generator restarts).
+    assert compare("ALE/Pong-v5", 4, 12, seed=9, max_num_frames_per_episode=20, **DQN) is None
+
+
+def test_backend_ale_py_is_refused_naming_gymnasium() -> None:
+    with pytest.raises(GpuEnvError, match=r"backend='ale_py'.*gymnasium.make_vec\(env_id, n, "
+                       r"vectorization_mode='sync'"):
+        make_vec("ALE/Pong-v5", 2, backend="ale_py")
 
 
 def test_disabled_autoreset_refuses_to_step_an_ended_env() -> None:

@@ -173,7 +173,14 @@ class CudaEngine:
         return self._cp.from_dlpack(mask.to(torch.uint8).contiguous())
 
     # ----------------------------------------------------------------------------- env API
-    def ale_actions(self, actions: Any) -> Any:
+    def load_rom(self, mask: npt.NDArray[np.bool_], seeds: npt.NDArray[np.uint32]) -> None:
+        """``loadROM`` of the envs in ``mask`` with ALE seeds ``seeds`` (a seeded reset), on the batch now."""
+        self.batch.load_rom(mask, seeds)
+
+    def close(self) -> None:
+        """Nothing to release: the batch frees its device memory when collected."""
+
+    def actions(self, actions: Any) -> Any:
         """ALE action numbers int32[N] as a device array (a device tensor read in place, or checked host indices)."""
         n = self.num_envs
         if isinstance(actions, torch.Tensor):

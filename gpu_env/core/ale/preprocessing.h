@@ -1,7 +1,8 @@
-// gymnasium's AtariPreprocessing over AtariEnv(frameskip=1), for one environment: the frame-skip
-// step and the unseeded reset. The CPU library (native/ale_batch.cpp) and the CUDA kernels
-// (cuda/kernels.h) both run these functions; what differs between them is only where a screen goes,
-// which the caller's `Screens` type decides:
+// gymnasium's AtariPreprocessing for one environment: the frame-skip step (over AtariEnv(frameskip=1)
+// here, over any AtariEnv.step in preprocessed_step_over, which WrapEnv below runs for the native pool)
+// and the unseeded reset. The CPU library (native/ale_batch.cpp, native/env_pool.cpp) and the CUDA
+// kernels (cuda/kernels.h) all run these functions; what differs between them is only where a screen
+// goes, which the caller's `Screens` type decides:
 //   screens.capture(e, fb, slot)  env e's current picture (frame buffers fb) into obs_buffer[slot];
 //   screens.clear(slot)           obs_buffer[slot] = 0.
 // slot 0 is the wrapper's obs_buffer[0] (the screen after the last act), slot 1 its obs_buffer[1]
@@ -22,7 +23,7 @@
 namespace gpu_env {
 namespace ale {
 
-// What one preprocessed step reports: the summed reward and the wrapper's flags.
+// What one step reports (AtariEnv's, a wrapper's or AtariPreprocessing's): the summed reward and the flags.
 struct PreprocessedStep {
   int32_t reward;
   uint8_t terminated;
@@ -56,24 +57,27 @@ HD void ale_reset_with_noops(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t no
   ale_observe(e, r, fb);
 }
 
-// AtariPreprocessing.step(action): up to frame_skip ALE acts; `lives` (in/out) is the wrapper's last
-// seen lives count, read and updated only with terminal_on_life_loss.
-template <class Screens>
-HD PreprocessedStep preprocessed_step(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t action, int32_t frame_skip,
-                                      bool terminal_on_life_loss, int32_t& lives, Screens& screens) {
+// AtariPreprocessing.step(action) over any AtariEnv.step: `env_step(observed)` runs one env step of
+// the action (`observed`: the wrapper reads the screen it leaves) and returns its reward and flags.
+// `lives` (in/out) is the wrapper's last seen lives count, read and updated only with
+// terminal_on_life_loss.
+template <class EnvStep, class Screens>
+HD PreprocessedStep preprocessed_step_over(EnvStep& env_step, AleEnv& e, const AleRom& r, uint8_t* fb,
+                                           int32_t frame_skip, bool terminal_on_life_loss, int32_t& lives,
+                                           Screens& screens) {
   PreprocessedStep out{0, 0, 0};
   for (int32_t t = 0; t < frame_skip; ++t) {
-    out.reward += ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f, t >= frame_skip - 2);
-    bool terminated = ale_terminal(e);
-    const bool truncated = ale_truncated(e, r);
+    const PreprocessedStep st = env_step(t >= frame_skip - 2);
+    out.reward += st.reward;
+    bool terminated = st.terminated != 0;
     if (terminal_on_life_loss) {
       const int32_t now = ale_lives(e, r);
       terminated = terminated || now < lives;
       lives = now;
     }
     out.terminated = terminated ? 1 : 0;
-    out.truncated = truncated ? 1 : 0;
-    if (terminated || truncated) break;
+    out.truncated = st.truncated;
+    if (terminated || st.truncated) break;
     if (t == frame_skip - 2) ale_capture(e, r, fb, screens, 1);
     if (t == frame_skip - 1) ale_capture(e, r, fb, screens, 0);
   }
@@ -81,14 +85,43 @@ HD PreprocessedStep preprocessed_step(AleEnv& e, const AleRom& r, uint8_t* fb, i
   return out;
 }
 
+// AtariEnv(frameskip=1).step(action): one ALE act.
+struct AleActStep {
+  AleEnv& e;
+  const AleRom& r;
+  uint8_t* fb;
+  int32_t action;
+  HD PreprocessedStep operator()(bool observed) {
+    PreprocessedStep out{ale_act(e, r, fb, action, kActionNoop, 1.0f, 0.0f, observed), 0, 0};
+    out.terminated = ale_terminal(e) ? 1 : 0;
+    out.truncated = ale_truncated(e, r) ? 1 : 0;
+    return out;
+  }
+};
+
+// AtariPreprocessing.step(action) over AtariEnv(frameskip=1): up to frame_skip ALE acts.
+template <class Screens>
+HD PreprocessedStep preprocessed_step(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t action, int32_t frame_skip,
+                                      bool terminal_on_life_loss, int32_t& lives, Screens& screens) {
+  AleActStep env_step{e, r, fb, action};
+  return preprocessed_step_over(env_step, e, r, fb, frame_skip, terminal_on_life_loss, lives, screens);
+}
+
+// The end of AtariPreprocessing.reset(), after the env's reset and no-ops: the lives are recorded, the
+// screen goes to obs_buffer[0] and obs_buffer[1] is cleared.
+template <class Screens>
+HD void preprocessed_reset_end(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t& lives, Screens& screens) {
+  lives = ale_lives(e, r);
+  ale_capture(e, r, fb, screens, 0);
+  screens.clear(1);
+}
+
 // AtariPreprocessing.reset() without a seed, with `noops` no-op acts (the caller draws the count).
 template <class Screens>
 HD void preprocessed_reset(AleEnv& e, const AleRom& r, uint8_t* fb, int32_t noops, int32_t noop_action,
                            int32_t& lives, Screens& screens) {
   ale_reset_with_noops(e, r, fb, noops, noop_action);
-  lives = ale_lives(e, r);
-  ale_capture(e, r, fb, screens, 0);
-  screens.clear(1);
+  preprocessed_reset_end(e, r, fb, lives, screens);
 }
 
 }  // namespace ale
@@ -331,17 +364,22 @@ namespace ale {
 // The observation leaves through `screens.emit(e, fb, pooled)` when the outermost wrapper returns it:
 // pooled = the max of slots 0 and 1, otherwise the current screen. Every info is AtariEnv's of the last
 // AtariEnv call (kind 1, or 2 when that call was a seeded reset), or {} after FireResetEnv (kind 0).
+// gymnasium's own stack (gpu_env.make_vec on backend "cpu"; ale-py 0.12.1's AtariEnv, gymnasium 1.x's
+// AtariPreprocessing) runs on the same AtariEnv: base_step/base_reset alone, or AtariPreprocessing's
+// preprocessed_step/preprocessed_reset (its no-ops: `noop_reset`, which gymnasium's reset shares with
+// NoopResetEnv, U{1, noop_max} from the same generator, none when noop_max is 0, then the top of this
+// file's reset end). AtariEnv.reset(seed) also reapplies the env's mode and difficulty (load_game).
 
 struct WrapRules {
   int32_t frameskip_low;
   int32_t frameskip_high;  // > 0: AtariEnv's frameskip is drawn from [low, high) per step
   int32_t noop_max;
-  int32_t skip;
+  int32_t skip;  // MaxAndSkipEnv's skip (presets), AtariPreprocessing's frame_skip (gymnasium's stack)
   uint8_t fire_reset;
 };
 
 struct WrapEnvState {
-  int32_t lives;  // EpisodicLifeEnv.lives
+  int32_t lives;  // EpisodicLifeEnv.lives (presets), AtariPreprocessing.lives (gymnasium's stack)
   uint8_t was_real_done;
   int32_t ep_return;  // the statistics since the last AtariEnv reset
   int32_t ep_length;
@@ -351,11 +389,7 @@ struct WrapEnvState {
   int32_t episode_length;
 };
 
-struct WrapStep {
-  int32_t reward;  // MaxAndSkipEnv's sum of AtariEnv rewards
-  uint8_t terminated;
-  uint8_t truncated;
-};
+using WrapStep = PreprocessedStep;
 
 // One env of the stack: `seeded` says whether this reset call carries a seed (reseeding the generator
 // with rng.reseed() and loading the ROM with `ale_seed`).
@@ -395,7 +429,15 @@ struct WrapEnv {
   HD void base_reset(bool seeded, uint32_t ale_seed) {
     if (seeded) {
       rng.reseed();
+      // AtariEnv.load_game: loadROM, then setMode/setDifficulty of the env's own settings (ALE's setMode
+      // and setDifficulty only store them for the next reset_game).
+      const int32_t mode = e.mode;
+      const int32_t program = e.program;
+      const int32_t difficulty = e.difficulty;
       ale_load_rom(e, r, fb, ale_seed, default_program);
+      e.mode = mode;
+      e.program = program;
+      e.difficulty = difficulty;
     }
     ale_reset_game(e, r, fb);
     s.ep_return = 0;
@@ -404,9 +446,10 @@ struct WrapEnv {
     s.episode = 0;
   }
 
+  // NoopResetEnv.reset and AtariPreprocessing.reset's no-ops (none with noop_max 0: nothing drawn).
   HD void noop_reset(bool seeded, uint32_t ale_seed) {
     base_reset(seeded, ale_seed);
-    const int32_t noops = rng.integers(1, rules.noop_max + 1);
+    const int32_t noops = rules.noop_max > 0 ? rng.integers(1, rules.noop_max + 1) : 0;
     for (int32_t t = 0; t < noops; ++t) {
       const WrapStep st = base_step(0, false);
       if (st.terminated || st.truncated) base_reset(seeded, ale_seed);
@@ -478,6 +521,24 @@ struct WrapEnv {
     ale_observe(e, r, fb);
     screens.emit(e, fb, true);
     return st;
+  }
+
+  // gymnasium's AtariPreprocessing over this AtariEnv (the facts at the top of this file): `rules.skip`
+  // is its frame_skip, s.lives its lives; the screens go to slots 0 and 1, the caller max-pools them.
+  struct BaseStep {
+    WrapEnv& w;
+    int32_t action;
+    HD WrapStep operator()(bool observed) { return w.base_step(action, observed); }
+  };
+
+  HD WrapStep preprocessed_step(int32_t action, bool terminal_on_life_loss) {
+    BaseStep env_step{*this, action};
+    return preprocessed_step_over(env_step, e, r, fb, rules.skip, terminal_on_life_loss, s.lives, screens);
+  }
+
+  HD void preprocessed_reset(bool seeded, uint32_t ale_seed) {
+    noop_reset(seeded, ale_seed);
+    preprocessed_reset_end(e, r, fb, s.lives, screens);
   }
 };
 
