@@ -120,7 +120,9 @@ struct EnvPool {
   // when its completion reaches the count, not once per env.
   size_t recv_wants = SIZE_MAX;
   // Gymnasium's stack: where the thread that runs env i's request writes its stack (row i, env order), so
-  // that recv need not copy the observations; null: recv copies them (gpu_env_pool_obs_rows).
+  // that recv need not copy the observations; null: recv copies them (gpu_env_pool_obs_rows). Without a
+  // frame stack (stack_num 1) a request with rows keeps no copy of its frame: recv's "obs" is then only
+  // right through rows (PoolEngine always sets them).
   uint8_t* obs_rows = nullptr;
   bool stop = false;
   std::vector<std::thread> workers;
@@ -380,11 +382,16 @@ void EnvPool::gym_frame(const AleEnv& e, const uint8_t* fb, gpu_env_native::Host
 void EnvPool::run_gym(const Request& q, gpu_env_native::HostScreens& slots) {
   const int32_t i = q.env;
   const size_t k = static_cast<size_t>(i);
+  uint8_t* fb = buffers + stride * static_cast<uint64_t>(i);
+  // Without FrameStackObservation the frame is the observation: with the caller's rows it is written there
+  // once and nowhere else (an RGB screen is 100 KB: a second copy cost 3-4 % of a random policy's
+  // evaluation), and a report writes it again from what the env's last call left (its screens, RAM).
+  uint8_t* row = obs_rows != nullptr ? obs_rows + stack_bytes() * k : nullptr;
   if (q.op == kReport) {
-    if (obs_rows != nullptr) linear_stack(i, obs_rows + stack_bytes() * k);
+    if (row != nullptr && stack_num == 1) gym_frame(envs[i], fb, slots, row);
+    if (row != nullptr && stack_num != 1) linear_stack(i, row);
     return;
   }
-  uint8_t* fb = buffers + stride * static_cast<uint64_t>(i);
   gpu_env::ale::WrapEnv<gpu_env_native::HostScreens, NpRandom> w{envs[i], *rom, fb, wrap_rules, action_set.data(),
                                                                  wrap_states[k], slots, np_gens[k], default_program};
   const bool preprocessed = gym_obs == kPreprocessedObs;
@@ -405,12 +412,12 @@ void EnvPool::run_gym(const Request& q, gpu_env_native::HostScreens& slots) {
     o.truncated = st.truncated;
   }
   if (stack_num == 1) {  // no FrameStackObservation: the frame is the whole stack
-    gym_frame(envs[i], fb, slots, stack_of(i));
+    gym_frame(envs[i], fb, slots, row != nullptr ? row : stack_of(i));
   } else {
     gym_frame(envs[i], fb, slots, frame_of(i));
     push(i, q.op == kReset, false);
+    if (row != nullptr) linear_stack(i, row);
   }
-  if (obs_rows != nullptr) linear_stack(i, obs_rows + stack_bytes() * k);
   outputs[k] = o;
 }
 
