@@ -115,6 +115,9 @@ def interrupt(argv: list[str], how: str, *, min_segments: int, settle_s: float =
         pids.update(tree)
         seen |= mapped_segments(tree)
         time.sleep(0.1)
+    if proc.poll() is not None:  # what the test interrupts must still be running when the signal comes
+        raise AssertionError(f"{argv}: ended by itself (exit {proc.returncode}) before it was interrupted: "
+                             f"give it more work: {proc.communicate()[1][-2000:]}")
     if how == "SIGKILL-ALL":
         for pid in descendants(proc.pid):
             if "shm_reaper" not in _cmdline(pid):

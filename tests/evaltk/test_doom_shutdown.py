@@ -38,10 +38,12 @@ def test_interrupted_evaluation_leaves_no_segment(tmp_path: Path, how: str) -> N
         assert "interrupted:" in out.stderr
 
 
-# A match's players are the tournament's subprocesses, whose SIGKILL case the training test covers.
+# A match's players are the tournament's subprocesses, whose SIGKILL case the training test covers. A match of
+# `random` against a bot lasts about a second: 50 of them keep the gauntlet running when the signal comes (with
+# 2 it could end first, and a SIGINT landing in its interpreter's shutdown killed it with -2).
 @pytest.mark.parametrize("how", ["SIGINT", pytest.param("SIGKILL", marks=pytest.mark.slow)])
 def test_interrupted_match_leaves_no_segment(tmp_path: Path, how: str) -> None:
-    out = interrupt(["evaltk", "tournament", "gauntlet", "--agent", "random", "--bots", "1", "--matches", "2",
+    out = interrupt(["evaltk", "tournament", "gauntlet", "--agent", "random", "--bots", "1", "--matches", "50",
                      "--timelimit", "2", "--concurrency", "1", "--out", str(tmp_path / "t")], how, min_segments=3)
     _assert_clean(out, sorted((tmp_path / "t").rglob("*.err")))
     if how == "SIGINT":
