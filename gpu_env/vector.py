@@ -37,7 +37,8 @@ the end), and ``final_obs`` as one tensor ``[N, *single_observation_shape]`` (ze
 false) for batched code.
 ``render_mode="rgb_array"`` makes ``render()`` return each env's RGB screen, as ``SyncVectorEnv``
 does, so ``gymnasium.wrappers.vector.RecordVideo`` records. ``num_threads`` defaults to
-:func:`default_num_threads` (the cores this process may run on).
+:func:`default_num_threads` (the cores this process may run on); on ``"cpu"`` it counts the calling thread,
+which runs requests too while it waits (the pool starts ``num_threads - 1`` workers; 1: all in the caller).
 
 The env checks the options (:class:`VecOptions`), builds the spaces, seeds the per-env generators,
 batches the infos and keeps the episode statistics (:class:`EpisodeStats`); an engine steps the
