@@ -99,6 +99,7 @@ class NativePool:
             pointer(self._bufs[0]), pointer(self._bufs[1]), *self._resize.resize_args(), _I32(stack_num),
             _I32(max(1, num_threads)), _I32(affinity_offset)))
         self._backend = backend  # the envs the pool steps must outlive it
+        self._rows: npt.NDArray[np.uint8] | None = None  # the output rows the workers write (kept alive here)
         self.running: npt.NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
         """bool[num_envs]: the envs sent and not yet received (set by :meth:`send`, cleared by :meth:`recv`)."""
         self._all_ids = np.arange(n, dtype=np.int32)
@@ -152,13 +153,19 @@ class NativePool:
     def obs_rows(self, rows: npt.NDArray[np.uint8] | None) -> None:
         """Have each request write its env's observation to ``rows[env]`` (gymnasium's stack; None: stop).
 
-        ``rows``: uint8 ``[num_envs, *obs_shape]``, C-contiguous, kept alive by the caller until it sets
-        None; the worker that runs a request writes the row, so :meth:`recv` need not copy ``"obs"``.
+        ``rows``: uint8 ``[num_envs, *obs_shape]``, C-contiguous; the worker that runs a request writes the
+        row, so :meth:`recv` need not copy ``"obs"``. The pool holds the array until the next call, so requests
+        still running (a Ctrl-C between :meth:`send` and :meth:`recv`) never write into freed memory. Call it
+        only while no request is running.
         """
         if rows is not None and (rows.shape != (self.num_envs, *self.obs_shape) or rows.dtype != np.uint8
                                  or not rows.flags.c_contiguous):
             raise GpuEnvError(f"internal: obs rows must be C-contiguous uint8{[self.num_envs, *self.obs_shape]}")
+        if self.running.any():
+            raise GpuEnvError(f"internal: obs rows changed with envs {np.flatnonzero(self.running).tolist()} "
+                              "running: recv them first")
         self._lib.gpu_env_pool_obs_rows(self._pool, None if rows is None else pointer(rows))
+        self._rows = rows
 
     def np_random(self, ids: npt.ArrayLike, words: npt.ArrayLike, now: bool) -> None:
         """Set the numpy generators of envs ``ids`` to ``words`` (rows of :func:`pcg64_words`).

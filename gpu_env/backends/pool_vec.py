@@ -133,11 +133,8 @@ class PoolEngine:
         """
         seeds = self._ale_seeds[ids]
         obs = np.empty((self.num_envs, *self.pool.obs_shape), dtype=np.uint8)
-        self.pool.obs_rows(obs)
-        try:
-            out = self.pool.run_all(ids, ops, _WANTED, actions, seeds=seeds)
-        finally:
-            self.pool.obs_rows(None)
+        self.pool.obs_rows(obs)  # the pool holds `obs` until the next call (a Ctrl-C mid-run writes no freed rows)
+        out = self.pool.run_all(ids, ops, _WANTED, actions, seeds=seeds)
         out["obs"] = obs
         self._ale_seeds[ids] = -1
         self._info = {k: out[k] for k in _INFO}

@@ -64,3 +64,19 @@ def test_run_all_refuses_while_envs_are_running(pool: NativePool) -> None:
     with pytest.raises(GpuEnvError, match=r"run_all with envs \[0\] still running"):
         pool.run_all(np.arange(_N), STEP, ("obs",), actions=np.zeros(_N))
     pool.recv(1, ("env_id",))
+
+
+def test_output_rows_are_held_by_the_pool_and_not_swapped_under_running_envs(pool: NativePool) -> None:
+    # A row array handed to the pool stays alive with it (a request still running when the caller is
+    # interrupted writes into memory the pool holds, never freed memory), and is not replaced while envs run.
+    rows = np.zeros((_N, *pool.obs_shape), dtype=np.uint8)
+    pool.obs_rows(rows)
+    handed = id(rows)
+    del rows
+    pool.send(np.arange(_N), RESET)
+    with pytest.raises(GpuEnvError, match=r"obs rows changed with envs \[0, 1, 2, 3\] running"):
+        pool.obs_rows(None)
+    pool.recv(_N, ("env_id",))
+    assert id(pool._rows) == handed  # still alive: held by the pool, not freed with the caller's name
+    pool.obs_rows(None)
+    assert pool._rows is None
