@@ -149,16 +149,19 @@ class PoolEngine:
             frames = frames[..., None]
         return torch.from_numpy(frames).to(self.device)
 
-    def reset(self, mask: BoolArray, reseed: Reseed) -> torch.Tensor:
-        """``reset`` of the envs in ``mask`` after ``reseed(mask)`` (the env's seeding); every env's observation."""
-        reseed(mask)
+    def _reset(self, mask: BoolArray) -> torch.Tensor:
+        """Reset the envs in ``mask`` (seeded where :meth:`load_rom` left a seed); every env's observation."""
         ids = np.flatnonzero(mask)
         return self._obs(self._run(ids, np.full(len(ids), RESET, dtype=np.int32))["obs"])
 
+    def reset(self, mask: BoolArray, reseed: Reseed) -> torch.Tensor:
+        """``reset`` of the envs in ``mask`` after ``reseed(mask)`` (the env's seeding); every env's observation."""
+        reseed(mask)
+        return self._reset(mask)
+
     def reset_ended(self, done: BoolArray, obs: torch.Tensor) -> torch.Tensor:
         """Reset the envs in ``done`` without a seed (SAME_STEP); return every env's observation."""
-        ids = np.flatnonzero(done)
-        return self._obs(self._run(ids, np.full(len(ids), RESET, dtype=np.int32))["obs"])
+        return self._reset(done)
 
     def step(self, actions: npt.NDArray[Any], resetting: BoolArray | None
              ) -> tuple[torch.Tensor, npt.NDArray[np.float64], BoolArray, BoolArray]:
