@@ -132,8 +132,17 @@ class NativeConsoles:
 
     def export_ale(self, i: int) -> dict[str, list[int]]:
         """Environment ``i``'s CPU, RAM, RIOT and TIA in ale-py's cloneState layout (for diagnostics)."""
-        cycles = ctypes.c_int32()
-        cpu, ram = (ctypes.c_int32 * 14)(), (ctypes.c_int32 * 128)()
-        riot, tia = (ctypes.c_int32 * 7)(), (ctypes.c_int32 * 54)()
-        self.lib.gpu_env_console_export_ale(self._env(i), ctypes.addressof(cycles), cpu, ram, riot, tia)
-        return {"cycles": [cycles.value], "cpu": list(cpu), "ram": list(ram), "riot": list(riot), "tia": list(tia)}
+        return export_ale_layout(self.lib, self._env(i))
+
+
+def export_ale_layout(lib: ctypes.CDLL, console_address: int) -> dict[str, list[int]]:
+    """Return the console at ``console_address`` (CPU, RAM, RIOT, TIA) in ale-py's cloneState layout.
+
+    ``gpu_env_console_export_ale``: the one reader of a console struct for :meth:`NativeConsoles.export_ale` and
+    :meth:`gpu_env.backends.native.NativeBackend.export_console` (``AleEnv``'s first member is its ``Console``).
+    """
+    cycles = ctypes.c_int32()
+    cpu, ram = (ctypes.c_int32 * 14)(), (ctypes.c_int32 * 128)()
+    riot, tia = (ctypes.c_int32 * 7)(), (ctypes.c_int32 * 54)()
+    lib.gpu_env_console_export_ale(ctypes.c_void_p(console_address), ctypes.addressof(cycles), cpu, ram, riot, tia)
+    return {"cycles": [cycles.value], "cpu": list(cpu), "ram": list(ram), "riot": list(riot), "tia": list(tia)}

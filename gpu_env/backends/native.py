@@ -23,6 +23,7 @@ from gpu_env import mt19937
 from gpu_env.backends.preprocessing import observe
 from gpu_env.backends.protocol import NOOP, AleSettings, BoolArray, IntArray, U8Array
 from gpu_env.binding import pointer
+from gpu_env.console_native import export_ale_layout
 from gpu_env.errors import BackendError, GpuEnvError
 from gpu_env.rom_params import PARAM_COUNT, rom_params, set_mode_programs
 
@@ -253,13 +254,7 @@ class NativeBackend:
 
     def export_console(self, i: int) -> dict[str, list[int]]:
         """Env ``i``'s CPU, RAM, RIOT and TIA in ale-py's cloneState layout (``gpu_env_console_export_ale``)."""
-        ct = self._ct
-        cycles = ct.c_int32()
-        cpu, ram = (ct.c_int32 * 14)(), (ct.c_int32 * 128)()
-        riot, tia = (ct.c_int32 * 7)(), (ct.c_int32 * 54)()
-        self._lib.gpu_env_console_export_ale(self._envs[i:].ctypes.data_as(ct.c_void_p), ct.addressof(cycles), cpu, ram,
-                                             riot, tia)
-        return {"cycles": [cycles.value], "cpu": list(cpu), "ram": list(ram), "riot": list(riot), "tia": list(tia)}
+        return export_ale_layout(self._lib, self._envs[i:].ctypes.data)
 
     def _screens(self, fmt: int, channels: tuple[int, ...], out: U8Array | None) -> U8Array:
         """Every env's screen in format ``fmt`` (native/screen_format.h), written into ``out`` (or a new array)."""
