@@ -14,6 +14,7 @@ from evaltk.evaluation.plan import EvalConfig, plan
 from evaltk.evaluation.run import run_plan
 from evaltk.policies import ActsOnSlots, guard_actions
 from trainers.a2c.model import A2cPolicy, ActingForward, NatureActorCritic, sample
+from trainers.common import onednn
 
 SHIPPED = Path(__file__).resolve().parents[2] / "suites" / "checkpoints" / "a2c_breakout"
 
@@ -45,6 +46,20 @@ def test_acting_logits_equal_the_model_forward(batch: int) -> None:
     assert got.shape == want.shape
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_without_onednn_the_acting_logits_still_equal_the_model_forward(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onednn, "LINEAR_OPS", (*onednn.LINEAR_OPS, "_an_operator_this_torch_lacks"))
+    onednn.linear_works.cache_clear()
+    try:
+        model, obs = _model(5), _obs(5, 5)
+        acting = ActingForward(model)
+        assert isinstance(acting.fc, onednn._TransposedLinear)
+        with torch.inference_mode():
+            want, _ = model(obs)
+            torch.testing.assert_close(acting(obs), want, rtol=1e-5, atol=1e-5)
+    finally:
+        onednn.linear_works.cache_clear()
 
 
 def test_the_shipped_checkpoint_acts_as_the_model_forward_with_multinomial_per_row() -> None:

@@ -19,6 +19,7 @@ from torch import nn
 from torch.nn import functional
 
 from evaltk.checkpoint import Checkpoint, CheckpointSpec
+from trainers.common import onednn
 from trainers.common.sampling import EpisodeGenerators
 from trainers.common.state_io import model_from_checkpoint
 
@@ -92,22 +93,21 @@ class ActingForward:
     """The actor's logits of a trained :class:`NatureActorCritic`, as acting needs them (no value, no gradient).
 
     The model's layers and fp32 weights, called without ``nn.Module``'s per-layer dispatch: the observation is
-    converted to float once, each ReLU is in place, and the FC layer multiplies by a transposed copy of its
-    weight made here, once (at batch sizes of a few envs ``nn.Linear``'s ``x @ W.T`` on MKL took 1.4x as long:
-    ``docs/benchmarks.md``). The convolutions are the model's, in its NCHW layout, so their outputs are the
-    model's bit for bit; the FC product sums in another order, so the logits equal
+    converted to float once, each ReLU is in place, and the FC layer (with its ReLU) multiplies by a copy of its
+    weight packed here, once, by oneDNN (:func:`trainers.common.onednn.packed_linear`; a transposed copy for
+    ``addmm`` where oneDNN's operators are missing): at acting's batch sizes MKL's sgemm repacks the 6.4 MB
+    weight on every call (``docs/benchmarks.md``). The convolutions are the model's, in its NCHW layout, so
+    their outputs are the model's bit for bit; the FC product sums in another order, so the logits equal
     :meth:`NatureActorCritic.forward`'s to float rounding (``tests/trainers/test_a2c_acting.py``). The weights
     are read when this is built: build it again after they change.
     """
 
     def __init__(self, model: NatureActorCritic) -> None:
         convs = [layer for layer in model.conv if isinstance(layer, nn.Conv2d)]
-        with torch.no_grad():
-            self.convs = [(conv.weight.detach(), None if conv.bias is None else conv.bias.detach(), conv.stride)
-                          for conv in convs]
-            self.fc_weight_t = model.fc.weight.detach().t().contiguous()
-            self.fc_bias = model.fc.bias.detach()
-            self.actor_weight, self.actor_bias = model.actor.weight.detach(), model.actor.bias.detach()
+        self.convs = [(conv.weight.detach(), None if conv.bias is None else conv.bias.detach(), conv.stride)
+                      for conv in convs]
+        self.fc = onednn.packed_linear(model.fc.weight, model.fc.bias, relu=True)
+        self.actor_weight, self.actor_bias = model.actor.weight.detach(), model.actor.bias.detach()
 
     def encode(self, obs: torch.Tensor) -> torch.Tensor:
         """``obs uint8[B, S, H, W]`` -> the convolutions' flattened output ``float32[B, C * H' * W']``."""
@@ -118,8 +118,7 @@ class ActingForward:
 
     def __call__(self, obs: torch.Tensor) -> torch.Tensor:
         """``obs uint8[B, S, H, W]`` -> logits ``float32[B, A]``."""
-        features = torch.addmm(self.fc_bias, self.encode(obs), self.fc_weight_t).relu_()
-        return functional.linear(features, self.actor_weight, self.actor_bias)
+        return functional.linear(self.fc(self.encode(obs)), self.actor_weight, self.actor_bias)
 
 
 class A2cPolicy:

@@ -34,6 +34,7 @@ from torch import nn
 
 from trainers.appo import cpu_features
 from trainers.appo.network import ActorCritic
+from trainers.common import onednn
 
 _OPS = ("_reorder_linear_weight", "_reorder_convolution_weight", "_linear_pointwise", "_convolution_pointwise")
 _PROBE_OBS = (3, 36, 36)  # the smallest observation the encoder takes
@@ -47,8 +48,7 @@ def available(encoder_dtype: torch.dtype | None = None) -> bool:
     reorder raises); and a pass over a small model that matches the model's own step (:func:`_probe`, once per
     dtype). Where any is missing, :func:`forward_step` uses the model's own step instead.
     """
-    has_onednn = bool(torch.backends.mkldnn.is_available())  # type: ignore[no-untyped-call]
-    if not (has_onednn and all(hasattr(torch.ops.mkldnn, op) for op in _OPS)):
+    if not onednn.has_ops(_OPS):
         return False
     if encoder_dtype is not None and not cpu_features.onednn_bf16():
         return False
