@@ -246,7 +246,46 @@ GPU_ENV_COLD HD uint32_t console_timer_poll_loop(Console& c, const uint8_t* rom,
   return n;
 }
 
-// The 6502's bus (m6502.h): address decode, data-bus latch, cycle counter.
+// The 6502's bus (m6502.h): address decode, data-bus latch, cycle counter. `cycles` and `data_bus` are where
+// the bus keeps the counter and the latch: the console's own fields (ConsoleBusT), or copies that the CPU's loop
+// keeps in registers (ConsoleRunBusT); either way they are stored into the console before a TIA or RIOT access,
+// which reads them there, and the counter is read back after a write (WSYNC moves it).
+template <uint8_t kScheme>
+GPU_ENV_HOT uint8_t console_bus_peek(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* fb, uint16_t address,
+                                     uint32_t cycles, uint8_t& data_bus) {
+  uint8_t v;
+  if (address & 0x1000) {
+    v = console_cart_peek<kScheme>(c.cart, rom, rom_size, address, cycles);
+  } else if (!GPU_ENV_UNLIKELY((address & 0x0280) != 0x0080)) {  // RIOT RAM (A7 set, A9 clear)
+    v = c.riot.ram[address & 0x7F];
+  } else {
+    c.cycles = cycles;
+    c.data_bus = data_bus;
+    v = console_peek_io(c, fb, address);
+  }
+  data_bus = v;
+  return v;
+}
+
+template <uint8_t kScheme>
+GPU_ENV_HOT uint8_t console_bus_poke(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* fb, uint16_t address,
+                                     uint8_t value, uint8_t last_access_was_read, uint32_t& cycles, uint8_t& data_bus) {
+  uint8_t status = 0;
+  if (address & 0x1000) {
+    console_cart_poke<kScheme>(c.cart, rom, rom_size, address, value, cycles);
+  } else if (!GPU_ENV_UNLIKELY((address & 0x0280) != 0x0080)) {
+    c.riot.ram[address & 0x7F] = value;
+  } else {
+    c.cycles = cycles;
+    status = console_poke_io(c, fb, address, value, last_access_was_read);
+    cycles = c.cycles;
+  }
+  data_bus = value;
+  return status;
+}
+
+// The bus that reads and writes the console's counter and latch at every access (the game logic's RAM reads,
+// the reset vector).
 template <uint8_t kScheme>
 struct ConsoleBusT {
   Console& c;
@@ -255,35 +294,62 @@ struct ConsoleBusT {
   uint8_t* fb;  // the TIA's current frame buffer
 
   GPU_ENV_HOT uint8_t peek(uint16_t address) {
-    uint8_t v;
-    if (address & 0x1000) {
-      v = console_cart_peek<kScheme>(c.cart, rom, rom_size, address, c.cycles);
-    } else if (!GPU_ENV_UNLIKELY((address & 0x0280) != 0x0080)) {  // RIOT RAM (A7 set, A9 clear)
-      v = c.riot.ram[address & 0x7F];
-    } else {
-      v = console_peek_io(c, fb, address);
-    }
-    c.data_bus = v;
-    return v;
+    return console_bus_peek<kScheme>(c, rom, rom_size, fb, address, c.cycles, c.data_bus);
   }
-
   GPU_ENV_HOT uint8_t poke(uint16_t address, uint8_t value, uint8_t last_access_was_read) {
-    uint8_t status = 0;
-    if (address & 0x1000) {
-      console_cart_poke<kScheme>(c.cart, rom, rom_size, address, value, c.cycles);
-    } else if (!GPU_ENV_UNLIKELY((address & 0x0280) != 0x0080)) {
-      c.riot.ram[address & 0x7F] = value;
-    } else {
-      status = console_poke_io(c, fb, address, value, last_access_was_read);
+    return console_bus_poke<kScheme>(c, rom, rom_size, fb, address, value, last_access_was_read, c.cycles,
+                                     c.data_bus);
+  }
+};
+
+// The bus m6502_execute runs on: the counter and the latch live in the bus (the CPU loop's local copy of it keeps
+// them in registers; on the host that was one read-modify-write of memory per instruction and one store per
+// access) and reach the console before each TIA or RIOT access, around a poll loop, and at flush.
+// F8 and F6 cartridges: the bus also keeps the selected bank's 4K of ROM (`bank_rom`). Their banks change only at
+// hotspots ($xFF6-$xFF9), so a cartridge read below $xFF0 reads that 4K directly; the others take the long way
+// (console_bus_peek, which switches banks as the scheme does) and read the bank again afterwards, as a write does.
+template <uint8_t kScheme>
+struct ConsoleRunBusT {
+  static constexpr bool kKeepsBank = kScheme == kCartF8 || kScheme == kCartF6;
+
+  Console& c;
+  const uint8_t* rom;
+  uint32_t rom_size;
+  uint8_t* fb;  // the TIA's current frame buffer
+  uint32_t cycles;
+  uint8_t data_bus;
+  const uint8_t* bank_rom;  // F8, F6: rom + 4096 * c.cart.bank
+
+  GPU_ENV_HOT uint8_t peek(uint16_t address) {
+    if (kKeepsBank && (address & 0x1000)) {
+      if (!GPU_ENV_UNLIKELY((address & 0x0FF0) == 0x0FF0)) {
+        data_bus = bank_rom[address & kCartAddressMask];
+        return data_bus;
+      }
+      const uint8_t v = console_bus_peek<kScheme>(c, rom, rom_size, fb, address, cycles, data_bus);
+      bank_rom = rom + 4096u * c.cart.bank;
+      return v;
     }
-    c.data_bus = value;
+    return console_bus_peek<kScheme>(c, rom, rom_size, fb, address, cycles, data_bus);
+  }
+  GPU_ENV_HOT uint8_t poke(uint16_t address, uint8_t value, uint8_t last_access_was_read) {
+    const uint8_t status =
+        console_bus_poke<kScheme>(c, rom, rom_size, fb, address, value, last_access_was_read, cycles, data_bus);
+    if (kKeepsBank && (address & 0x1000)) bank_rom = rom + 4096u * c.cart.bank;
     return status;
   }
-
-  GPU_ENV_HOT void add_cycles(uint32_t n) { c.cycles += n; }
+  GPU_ENV_HOT void add_cycles(uint32_t n) { cycles += n; }
 
   GPU_ENV_HOT uint32_t poll_loop(M6502& cpu, uint32_t max_iterations) {
-    return console_timer_poll_loop<kScheme>(c, rom, rom_size, cpu, max_iterations);
+    c.cycles = cycles;
+    const uint32_t n = console_timer_poll_loop<kScheme>(c, rom, rom_size, cpu, max_iterations);
+    cycles = c.cycles;
+    return n;
+  }
+
+  GPU_ENV_HOT void flush() {
+    c.cycles = cycles;
+    c.data_bus = data_bus;
   }
 };
 
@@ -321,8 +387,9 @@ HD void console_reset_cycles(Console& c) {
 
 template <uint8_t kScheme>
 GPU_ENV_RUN_CPU void console_run_cpu(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* fb) {
-  ConsoleBusT<kScheme> bus{c, rom, rom_size, fb};
-  m6502_execute(c.cpu, bus, kConsoleInstructionsPerUpdate);
+  using Bus = ConsoleRunBusT<kScheme>;
+  Bus bus{c, rom, rom_size, fb, c.cycles, c.data_bus, Bus::kKeepsBank ? rom + 4096u * c.cart.bank : rom};
+  m6502_execute(c.cpu, bus, kConsoleInstructionsPerUpdate);  // flushes the bus when it returns
 }
 
 #if !GPU_ENV_DEVICE && defined(GPU_ENV_SPLIT_CPU)

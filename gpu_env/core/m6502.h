@@ -22,6 +22,7 @@
 //   HD uint8_t poke(uint16_t address, uint8_t value, uint8_t last_access_was_read);
 //   HD void    add_cycles(uint32_t cycles);
 //   HD uint32_t poll_loop(M6502& cpu, uint32_t max_iterations);
+//   HD void    flush();   (m6502_execute only: called once as it returns, to store what the bus kept in registers)
 // poll_loop is called right after a BNE has branched back 5 bytes, the shape of a two-instruction poll
 // loop (`LDA abs` / `BNE` back to it). The bus may run up to max_iterations further iterations of the
 // loop at once, leaving every register, flag and cycle as running them one by one would, and returns how
@@ -882,6 +883,7 @@ HD uint32_t m6502_execute(M6502& cpu_state, Bus& bus_handle, uint32_t max_instru
       executed += 2u * bus.poll_loop(cpu, (max_instructions - executed) / 2u);
     }
   }
+  bus.flush();
   return executed;
 #else
   M6502 cpu = cpu_state;
@@ -901,6 +903,7 @@ HD uint32_t m6502_execute(M6502& cpu_state, Bus& bus_handle, uint32_t max_instru
 #define M6502_DISPATCH                                                        \
   if (cpu.status || executed >= max_instructions) {                         \
     cpu_state = cpu;                                                          \
+    bus.flush();                                                              \
     return executed;                                                          \
   }                                                                           \
   pc = cpu.pc;                                                                \
