@@ -322,8 +322,9 @@ struct ConsoleRunBusT {
 
   GPU_ENV_HOT uint8_t peek(uint16_t address) {
     if (kKeepsBank && (address & 0x1000)) {
-      if (!GPU_ENV_UNLIKELY((address & 0x0FF0) == 0x0FF0)) {
-        data_bus = bank_rom[address & kCartAddressMask];
+      const uint32_t offset = address & kCartAddressMask;
+      if (!GPU_ENV_UNLIKELY(offset >= 0x0FF0)) {
+        data_bus = bank_rom[offset];
         return data_bus;
       }
       const uint8_t v = console_bus_peek<kScheme>(c, rom, rom_size, fb, address, cycles, data_bus);
