@@ -77,17 +77,18 @@ def run_evaluate(checkpoint: str, env_id: str | None, simulator: str, episodes: 
     return Run(result.env_steps, wall, cpu, rows)
 
 
-def _warm_imports(torch_threads: int) -> None:
-    """Import what both sides use, so that neither timed run pays for the first import; torch threads as the CLI."""
+def _warm_imports() -> None:
+    """Import what both sides use, so that neither timed run pays for the first import.
+
+    Torch's thread count is ``evaluate()``'s own (``EvalConfig.torch_threads``, set from ``--torch-threads``).
+    """
     import ale_py  # noqa: F401
     import gymnasium  # noqa: F401
     import scipy.stats  # noqa: F401
-    import torch
+    import torch  # noqa: F401
 
     import evaltk.evaluation.run  # noqa: F401
     import gpu_env.vector  # noqa: F401
-
-    torch.set_num_threads(torch_threads)
 
 
 def _load() -> list[float] | None:
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.episodes, args.num_envs, args.rounds, args.torch_threads) < 1:
         parser.error(f"--episodes, --num-envs, --rounds and --torch-threads must be >= 1, got {args.episodes}, "
                      f"{args.num_envs}, {args.rounds}, {args.torch_threads}")
-    _warm_imports(args.torch_threads)
+    _warm_imports()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     meta: dict[str, Any] = {"started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": cores,
                             "load_before": _load(), "rounds": args.rounds, "torch_threads": args.torch_threads}
