@@ -147,25 +147,23 @@ HD void console_apply_actions(Console& c, int32_t a, int32_t b, float strength_a
 
 #if GPU_ENV_DEVICE
 #define GPU_ENV_COLD
-#define GPU_ENV_OUT_OF_LINE
 #define GPU_ENV_UNLIKELY(x) (x)
 #else
 #define GPU_ENV_COLD __attribute__((noinline, cold))
-// Out of line but optimised for speed: `cold` would compile the TIA's write (inlined here) for size, with
-// `idiv` for its line arithmetic (perf: the two divisions were a third of the write's time).
-#define GPU_ENV_OUT_OF_LINE __attribute__((noinline))
 #define GPU_ENV_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #endif
 
 // TIA and RIOT-I/O accesses, kept out of line so that the hot paths (cartridge and RAM) inline
-// into the CPU (the bus marks their branches unlikely).
-GPU_ENV_OUT_OF_LINE HD uint8_t console_peek_io(Console& c, uint8_t* fb, uint16_t address) {
+// into the CPU (the bus marks their branches unlikely). Out of line but optimised for speed (HD_HOST_NOINLINE,
+// not GPU_ENV_COLD): `cold` would compile the TIA's write (inlined here) for size, with `idiv` for its line
+// arithmetic (perf: the two divisions were a third of the write's time).
+HD_HOST_NOINLINE uint8_t console_peek_io(Console& c, uint8_t* fb, uint16_t address) {
   if (!(address & 0x0080)) return tia_peek(c.tia, fb, address, c.cycles, c.data_bus, c.inputs);
   return riot_peek(c.riot, address, c.cycles, c.swcha, c.swchb);
 }
 
 // Returns the CPU status bits the write sets (kM6502StatusStop when the TIA halts the CPU).
-GPU_ENV_OUT_OF_LINE HD uint8_t console_poke_io(Console& c, uint8_t* fb, uint16_t address, uint8_t value,
+HD_HOST_NOINLINE uint8_t console_poke_io(Console& c, uint8_t* fb, uint16_t address, uint8_t value,
                                         uint8_t last_access_was_read) {
   if (!(address & 0x0080)) {
     return tia_poke(c.tia, fb, address, value, c.cycles, last_access_was_read) ? kM6502StatusStop : 0;
@@ -306,11 +304,20 @@ struct ConsoleBusT {
 // them in registers; on the host that was one read-modify-write of memory per instruction and one store per
 // access) and reach the console before each TIA or RIOT access, around a poll loop, and at flush.
 // F8 and F6 cartridges: the bus also keeps the selected bank's 4K of ROM (`bank_rom`). Their banks change only at
-// hotspots ($xFF6-$xFF9), so a cartridge read below $xFF0 reads that 4K directly; the others take the long way
-// (console_bus_peek, which switches banks as the scheme does) and read the bank again afterwards, as a write does.
+// hotspots ($xFF8-$xFF9, $xFF6-$xFF9), so a cartridge read below the scheme's first hotspot reads that 4K
+// directly; the others take the long way (console_bus_peek, which switches banks as the scheme does) and read the
+// bank again afterwards, as a write does.
 template <uint8_t kScheme>
 struct ConsoleRunBusT {
   static constexpr bool kKeepsBank = kScheme == kCartF8 || kScheme == kCartF6;
+  // The first offset that may switch banks (the scheme's first hotspot; the rest of the window up to $xFFF
+  // takes the long way too).
+  static constexpr uint32_t kFirstHotspot = kScheme == kCartF8 ? kF8FirstHotspot : kF6FirstHotspot;
+
+  // The selected bank's 4K for F8 and F6 (rom itself for the other schemes, where it is never read).
+  static GPU_ENV_HOT const uint8_t* selected_rom(const Console& c, const uint8_t* rom) {
+    return kKeepsBank ? rom + 4096u * c.cart.bank : rom;
+  }
 
   Console& c;
   const uint8_t* rom;
@@ -318,17 +325,17 @@ struct ConsoleRunBusT {
   uint8_t* fb;  // the TIA's current frame buffer
   uint32_t cycles;
   uint8_t data_bus;
-  const uint8_t* bank_rom;  // F8, F6: rom + 4096 * c.cart.bank
+  const uint8_t* bank_rom;  // selected_rom(c, rom)
 
   GPU_ENV_HOT uint8_t peek(uint16_t address) {
     if (kKeepsBank && (address & 0x1000)) {
       const uint32_t offset = address & kCartAddressMask;
-      if (!GPU_ENV_UNLIKELY(offset >= 0x0FF0)) {
+      if (!GPU_ENV_UNLIKELY(offset >= kFirstHotspot)) {
         data_bus = bank_rom[offset];
         return data_bus;
       }
       const uint8_t v = console_bus_peek<kScheme>(c, rom, rom_size, fb, address, cycles, data_bus);
-      bank_rom = rom + 4096u * c.cart.bank;
+      bank_rom = selected_rom(c, rom);
       return v;
     }
     return console_bus_peek<kScheme>(c, rom, rom_size, fb, address, cycles, data_bus);
@@ -336,7 +343,7 @@ struct ConsoleRunBusT {
   GPU_ENV_HOT uint8_t poke(uint16_t address, uint8_t value, uint8_t last_access_was_read) {
     const uint8_t status =
         console_bus_poke<kScheme>(c, rom, rom_size, fb, address, value, last_access_was_read, cycles, data_bus);
-    if (kKeepsBank && (address & 0x1000)) bank_rom = rom + 4096u * c.cart.bank;
+    if (kKeepsBank && (address & 0x1000)) bank_rom = selected_rom(c, rom);
     return status;
   }
   GPU_ENV_HOT void add_cycles(uint32_t n) { cycles += n; }
@@ -389,7 +396,7 @@ HD void console_reset_cycles(Console& c) {
 template <uint8_t kScheme>
 GPU_ENV_RUN_CPU void console_run_cpu(Console& c, const uint8_t* rom, uint32_t rom_size, uint8_t* fb) {
   using Bus = ConsoleRunBusT<kScheme>;
-  Bus bus{c, rom, rom_size, fb, c.cycles, c.data_bus, Bus::kKeepsBank ? rom + 4096u * c.cart.bank : rom};
+  Bus bus{c, rom, rom_size, fb, c.cycles, c.data_bus, Bus::selected_rom(c, rom)};
   m6502_execute(c.cpu, bus, kConsoleInstructionsPerUpdate);  // flushes the bus when it returns
 }
 

@@ -11,10 +11,14 @@
 // with HD_FORCEINLINE.
 #define HD __host__ __device__ inline
 #define HD_FORCEINLINE __host__ __device__ __forceinline__
+#define HD_HOST_NOINLINE HD
 #define GPU_ENV_DEVICE 1
 #else
 #define HD inline
 #define HD_FORCEINLINE inline __attribute__((always_inline))
+// A call on the host, kept out of its callers so that its frame and saved registers stay off their hot paths
+// (the TIA's and RIOT's accesses, the picture update); plain HD on the device.
+#define HD_HOST_NOINLINE inline __attribute__((noinline))
 #define GPU_ENV_DEVICE 0
 #endif
 

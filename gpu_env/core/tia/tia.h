@@ -86,12 +86,7 @@ HD void tia_draw_part(Tia& t, uint8_t* fb, int32_t at, int32_t reach, int32_t lo
 // Bring the picture up to colour clock `clock` (ALE updateFrame), drawing as t.draw_mode says.
 // On the host it stays out of line: inlined into the register write (console_poke_io), its line buffer and
 // registers gave every write, deferred ones included, a 344-byte frame and six saved registers.
-#if GPU_ENV_DEVICE
-#define GPU_ENV_TIA_UPDATE HD
-#else
-#define GPU_ENV_TIA_UPDATE inline __attribute__((noinline))
-#endif
-GPU_ENV_TIA_UPDATE void tia_update_frame(Tia& t, uint8_t* fb, int32_t clock) {
+HD_HOST_NOINLINE void tia_update_frame(Tia& t, uint8_t* fb, int32_t clock) {
   if (clock < t.clock_start_display || t.clock_at_last_update >= t.clock_stop_display ||
       t.clock_at_last_update >= clock) {
     return;
