@@ -6,7 +6,7 @@ AtariVectorEnv``; :func:`register` points the vector entry point of every Atari 
 ``vectorization_mode="sync"`` still builds gymnasium's ``SyncVectorEnv`` over ale-py's ``AtariEnv``.
 
 The rules are ale-py's ``PreprocessedEnv`` (v0.12.1, facts in ``vec_reset``/``vec_step`` of
-``gpu_env/core/ale/preprocessing.h``), run per env by the worker threads of gpu_env's native thread pool
+``gpu_env/core/ale/vector_rules.h``), run per env by the worker threads of gpu_env's native thread pool
 (:mod:`gpu_env.backends.native_pool`) with the max-pool, the INTER_AREA resize and ale-py's circular
 frame stack (zeros after a reset). As in ale-py, the env's ``ale`` attribute is the low-level vector
 interface (:class:`gpu_env.ale_vector_interface.ALEVectorInterface`: ``reset(env_ids, seeds)``,

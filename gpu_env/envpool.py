@@ -12,7 +12,7 @@ outputs, options, defaults and info keys are the same. Where EnvPool is installe
 the installed release and refuses, in one line, a release never tested (:func:`check_version`).
 
 The rules, as EnvPool documents and implements them, are ``pool_reset``/``pool_step`` of
-``gpu_env/core/ale/preprocessing.h``; the worker threads of gpu_env's native thread pool
+``gpu_env/core/ale/pool_rules.h``; the worker threads of gpu_env's native thread pool
 (:mod:`gpu_env.backends.native_pool`, the engine of every drop-in) run them with the INTER_AREA resize and the
 frame stack, and hand back whichever envs are done first; this module only adapts EnvPool's API to it:
 

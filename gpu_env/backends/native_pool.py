@@ -2,9 +2,9 @@
 
 :class:`NativePool` (``gpu_env/native/env_pool.cpp``) holds a pool's worker threads over a
 :class:`NativeBackend`'s envs; each worker runs one env's request at a time with the client's rules
-(``core/ale/preprocessing.h``: EnvPool's ``pool_reset``/``pool_step``, ale-py's ``vec_reset``/``vec_step``,
-the SB3/CleanRL wrappers' ``WrapEnv`` or gymnasium's ``AtariEnv``/``AtariPreprocessing`` on the same
-``WrapEnv``), the max-pool, grayscale, INTER_AREA resize and the frame stack.
+(``core/ale/``: EnvPool's ``pool_reset``/``pool_step`` in ``pool_rules.h``, ale-py's ``vec_reset``/``vec_step`` in
+``vector_rules.h``, the SB3/CleanRL wrappers' ``WrapEnv`` or gymnasium's ``AtariEnv``/``AtariPreprocessing`` on the
+same ``WrapEnv``, in ``wrap_rules.h``), the max-pool, grayscale, INTER_AREA resize and the frame stack.
 :meth:`~NativePool.send` queues requests; :meth:`~NativePool.recv` waits for the next ``count`` envs
 the workers complete and returns their outputs; :meth:`~NativePool.run_all` runs one
 request per env of a set (the others report their current outputs) and returns every env's outputs in

@@ -5,7 +5,7 @@
 stochastic one drawn natively from the env's numpy generator; ALE's sticky actions), then gymnasium's
 ``AtariPreprocessing`` when any of its options is given (no-ops from the same generator, the max-pool
 and INTER_AREA resize), then ``FrameStackObservation`` (filled with the reset frame, as gymnasium's
-default ``padding_type="reset"``), all in the pool's worker threads (``core/ale/preprocessing.h``,
+default ``padding_type="reset"``), all in the pool's worker threads (``WrapEnv`` of ``core/ale/wrap_rules.h``,
 ``native/env_pool.cpp``). The pool returns uint8 observations; ``scale_obs`` (float32 ``/ 255``) and
 ``grayscale_newaxis`` are applied here. Masks, rewards and flags are numpy arrays; observations are
 torch tensors on ``device`` (the CPU unless given), over the pool's new output arrays (no copy on the CPU).

@@ -21,7 +21,7 @@
 enum : uint32_t { kConsoleInstructionsPerUpdate = 25000 };
 
 // ALE's player-A/B action numbering (0..17); RESET is 40 in ALE.
-enum : int32_t { kActionNoop = 0, kActionReset = 40 };
+enum : int32_t { kActionNoop = 0, kActionFire = 1, kActionReset = 40 };
 enum : int32_t { kPaddleDelta = 23000 };
 
 // ALE "event" state that the controllers and switches read during a frame.
@@ -312,7 +312,8 @@ struct ConsoleRunBusT {
   static constexpr bool kKeepsBank = kScheme == kCartF8 || kScheme == kCartF6;
   // The first offset that may switch banks (the scheme's first hotspot; the rest of the window up to $xFFF
   // takes the long way too).
-  static constexpr uint32_t kFirstHotspot = kScheme == kCartF8 ? kF8FirstHotspot : kF6FirstHotspot;
+  static constexpr uint32_t kFirstHotspot =
+      kScheme == kCartF8 ? static_cast<uint32_t>(kF8FirstHotspot) : static_cast<uint32_t>(kF6FirstHotspot);
 
   // The selected bank's 4K for F8 and F6 (rom itself for the other schemes, where it is never read).
   static GPU_ENV_HOT const uint8_t* selected_rom(const Console& c, const uint8_t* rom) {

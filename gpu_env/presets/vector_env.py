@@ -1,6 +1,6 @@
 """``PresetVecEnv``: SB3's ``AtariWrapper`` or CleanRL's ``make_env`` per env, stepped by the native pool.
 
-Each env's wrapper stack is ``WrapEnv`` of ``gpu_env/core/ale/preprocessing.h`` (the rules, fact by
+Each env's wrapper stack is ``WrapEnv`` of ``gpu_env/core/ale/wrap_rules.h`` (the rules, fact by
 fact), run for all envs by the worker threads of :class:`~gpu_env.backends.native_pool.NativePool`
 with the observation of the preset (SB3: max of the two RGB screens, cv2's RGB2GRAY, INTER_AREA to
 84x84, uint8[84, 84, 1]; CleanRL: max, INTER_AREA on RGB, gymnasium's grayscale weights, a stack of 4,

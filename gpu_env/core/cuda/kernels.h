@@ -29,6 +29,7 @@
 #include "../ale/environment.h"
 #include "../ale/params.h"
 #include "../ale/preprocessing.h"
+#include "../ale/vector_rules.h"
 #include "../hd.h"
 
 #ifndef GPU_ENV_CUDA_LOCAL_COPY
