@@ -27,7 +27,7 @@ def test_this_torch_runs_the_packed_product() -> None:
     # The speed path of A2C's acting (docs/benchmarks.md); a torch without it would fall back, slower.
     assert onednn.linear_works()
     weight, bias = _weights(16, 32, 0)
-    assert isinstance(onednn.packed_linear(weight, bias), onednn._PackedLinear)
+    assert isinstance(onednn.packed_linear(weight, bias), onednn.PackedLinear)
 
 
 @pytest.mark.parametrize("relu", [False, True])
@@ -80,7 +80,7 @@ def test_an_operator_that_fails_counts_as_missing(monkeypatch: pytest.MonkeyPatc
     def changed(*_: object) -> torch.Tensor:  # what a torch whose operator takes other arguments raises
         raise TypeError("_linear_pointwise() takes 5 positional arguments but 6 were given")
 
-    monkeypatch.setattr(onednn._PackedLinear, "__call__", changed)
+    monkeypatch.setattr(onednn.PackedLinear, "__call__", changed)
     assert onednn.linear_works() is False
     weight, bias = _weights(4, 6, 4)
     assert isinstance(onednn.packed_linear(weight, bias), onednn._TransposedLinear)

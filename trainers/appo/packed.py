@@ -120,26 +120,23 @@ class PackedStep:
         self._convs: list[tuple[nn.Conv2d, list[int], list[int], list[int], int]] = [
             (layer, [int(p) for p in layer.padding], list(layer.stride), list(layer.dilation), layer.groups)
             for layer in model.conv if isinstance(layer, nn.Conv2d)]
-        self._packed: dict[str, torch.Tensor] = {}
+        self._linears: dict[str, onednn.PackedLinear] = {}
         self._conv_weights: list[torch.Tensor] = []
         self._conv_biases: list[torch.Tensor | None] = []
-        self._fc_bias = torch.empty(0)
-        self._heads_bias = torch.empty(0)
         self.repack()
 
     @torch.no_grad()
     def repack(self) -> None:
         """Pack the convolution, FC and GRU weights of the model's current weights."""
-        reorder = torch.ops.mkldnn._reorder_linear_weight
         m = self.model
         dtype = self.encoder_dtype or torch.float32
-        heads = torch.cat([m.actor.weight, m.critic.weight]).detach()  # one product for both heads
-        self._packed = {"fc": reorder(m.fc_weight_hwc().detach().to(dtype), self.batch_hint),
-                        "ih": reorder(m.core.weight_ih.detach(), self.batch_hint),
-                        "hh": reorder(m.core.weight_hh.detach(), self.batch_hint),
-                        "heads": reorder(heads, self.batch_hint)}
-        self._fc_bias = m.fc.bias.detach().to(dtype)
-        self._heads_bias = torch.cat([m.actor.bias, m.critic.bias]).detach()
+        hint = self.batch_hint
+        self._linears = {  # the heads' two layers as one product
+            "fc": onednn.PackedLinear(m.fc_weight_hwc().to(dtype), m.fc.bias.to(dtype), hint, relu=False),
+            "ih": onednn.PackedLinear(m.core.weight_ih, m.core.bias_ih, hint, relu=False),
+            "hh": onednn.PackedLinear(m.core.weight_hh, m.core.bias_hh, hint, relu=False),
+            "heads": onednn.PackedLinear(torch.cat([m.actor.weight, m.critic.weight]),
+                                         torch.cat([m.actor.bias, m.critic.bias]), hint, relu=False)}
         shape = [self.batch_hint, *m.obs_shape]
         self._conv_weights, self._conv_biases = [], []
         for conv, padding, stride, dilation, groups in self._convs:
@@ -149,9 +146,8 @@ class PackedStep:
             self._conv_biases.append(None if conv.bias is None else conv.bias.detach().to(dtype))
             shape = [self.batch_hint, *_conv_output(shape[1:], conv, padding, stride)]
 
-    def _linear(self, x: torch.Tensor, name: str, bias: torch.Tensor | None) -> torch.Tensor:
-        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, self._packed[name], bias, "none", [], "")
-        return out
+    def _linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
+        return self._linears[name](x)
 
     @torch.inference_mode()
     def step(self, obs: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -164,14 +160,14 @@ class PackedStep:
                                                                          self._conv_biases, strict=True):
             x = m.activation(torch.ops.mkldnn._convolution_pointwise(x, weight, bias, padding, stride,
                                                                      dilation, groups, "none", [], ""))
-        features = m.activation(self._linear(m.flatten_hwc(x), "fc", self._fc_bias).float())
+        features = m.activation(self._linear(m.flatten_hwc(x), "fc").float())
         # GRUCell (gates r, z, n in torch's order): r, z = sigmoid(i_rz + h_rz), n = tanh(i_n + r * h_n),
         # h' = n + z * (h - n); r and z in one op, and the products fused (fewer calls a pass, same formulas).
         rnn = m.rnn_size
-        gi = self._linear(features, "ih", m.core.bias_ih)
-        gh = self._linear(h, "hh", m.core.bias_hh)
+        gi = self._linear(features, "ih")
+        gh = self._linear(h, "hh")
         rz = gi[:, : 2 * rnn].add_(gh[:, : 2 * rnn]).sigmoid_()
         n = torch.addcmul(gi[:, 2 * rnn :], rz[:, :rnn], gh[:, 2 * rnn :]).tanh_()
         h_new = torch.addcmul(n, rz[:, rnn:], h - n)
-        heads = self._linear(h_new, "heads", self._heads_bias)
+        heads = self._linear(h_new, "heads")
         return heads[:, :-1], heads[:, -1], h_new

@@ -45,15 +45,22 @@ def linear_works() -> bool:
     x = torch.randn(3, 40, generator=generator)
     try:
         with torch.inference_mode():
-            got = _PackedLinear(weight, bias, 3, relu=True)(x)
+            got = PackedLinear(weight, bias, 3, relu=True)(x)
             want = functional.linear(x, weight, bias).relu()
         return got.shape == want.shape and bool(torch.allclose(got, want, rtol=1e-5, atol=1e-5))
     except (RuntimeError, TypeError, ValueError, IndexError, NotImplementedError):
         return False
 
 
-class _PackedLinear:
-    """``x -> act(x @ weight.T + bias)`` on oneDNN's packed copy of ``weight`` (made here, once)."""
+class PackedLinear:
+    """``x -> act(x @ weight.T + bias)`` on oneDNN's packed copy of ``weight``, in ``weight``'s dtype.
+
+    The packed copy is made here, once; ``bias`` is kept as given (a view that follows in-place updates); ``x`` comes
+    in ``weight``'s dtype.
+
+    Needs the operators of :data:`LINEAR_OPS` (:func:`has_ops`); :func:`packed_linear` chooses it where
+    :func:`linear_works`, APPO's :class:`trainers.appo.packed.PackedStep` where its own probe passes.
+    """
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, batch_hint: int, *, relu: bool) -> None:
         with torch.no_grad():
@@ -62,6 +69,7 @@ class _PackedLinear:
         self.attr = "relu" if relu else "none"
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """``x [B, in] -> [B, out]``."""
         out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, self.attr, [], "")
         return out
 
@@ -88,5 +96,5 @@ def packed_linear(weight: torch.Tensor, bias: torch.Tensor | None, *, batch_hint
     size works), ``addmm`` on a transposed copy otherwise. The weights are read now: pack again after they change.
     """
     if weight.device.type == "cpu" and weight.dtype == torch.float32 and linear_works():
-        return _PackedLinear(weight, bias, batch_hint, relu=relu)
+        return PackedLinear(weight, bias, batch_hint, relu=relu)
     return _TransposedLinear(weight, bias, relu=relu)
