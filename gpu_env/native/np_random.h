@@ -3,10 +3,13 @@
 // steps state = state * M + inc (128 bits), then outputs XSL-RR of the new state; next_uint32 returns the
 // low half of a fresh 64-bit draw and keeps the high half for the next call (has_uint32/uinteger);
 // integers(low, high) with high - low - 1 == rng: rng == 0 returns low without a draw, otherwise low +
-// Lemire's multiply-and-reject on 32-bit draws with the threshold (2^32 - 1 - rng) % (rng + 1).
+// Lemire's multiply-and-reject on 32-bit draws over rng + 1 values (core/ale/lemire.h; numpy's threshold
+// (2^32 - 1 - rng) % (rng + 1) is that header's (2^32 - span) mod span).
 #pragma once
 
 #include <cstdint>
+
+#include "ale/lemire.h"
 
 namespace gpu_env_native {
 
@@ -50,17 +53,7 @@ struct NpRandom {
   int32_t integers(int32_t low, int32_t high) {
     const uint32_t rng = static_cast<uint32_t>(high - low - 1);
     if (rng == 0) return low;
-    const uint32_t excl = rng + 1u;
-    uint64_t m = static_cast<uint64_t>(pcg64_next32(now)) * excl;
-    uint32_t leftover = static_cast<uint32_t>(m);
-    if (leftover < excl) {
-      const uint32_t threshold = (0xFFFFFFFFu - rng) % excl;
-      while (leftover < threshold) {
-        m = static_cast<uint64_t>(pcg64_next32(now)) * excl;
-        leftover = static_cast<uint32_t>(m);
-      }
-    }
-    return low + static_cast<int32_t>(m >> 32);
+    return low + static_cast<int32_t>(lemire_bounded([this] { return pcg64_next32(now); }, rng + 1u));
   }
 };
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "../hd.h"
+#include "lemire.h"
 
 namespace gpu_env {
 namespace ale {
@@ -68,19 +69,10 @@ HD void mt_discard(Mt19937& g, uint32_t count) {
 }
 
 // std::uniform_int_distribution<int>(low, high)(g) as libstdc++ (GCC >= 11) draws it from a 32-bit
-// generator (Lemire's multiply-and-reject).
+// generator (lemire.h).
 HD int32_t mt_uniform_int(Mt19937& g, int32_t low, int32_t high) {
   const uint32_t span = static_cast<uint32_t>(high - low) + 1u;
-  uint64_t product = static_cast<uint64_t>(mt_next(g)) * span;
-  uint32_t low_bits = static_cast<uint32_t>(product);
-  if (low_bits < span) {
-    const uint32_t threshold = (0u - span) % span;
-    while (low_bits < threshold) {
-      product = static_cast<uint64_t>(mt_next(g)) * span;
-      low_bits = static_cast<uint32_t>(product);
-    }
-  }
-  return low + static_cast<int32_t>(product >> 32);
+  return low + static_cast<int32_t>(lemire_bounded([&g] { return mt_next(g); }, span));
 }
 
 }  // namespace ale
