@@ -123,7 +123,7 @@ HD uint32_t m6502_execute(M6502& cpu_state, Bus& bus_handle, uint32_t max_instru
       M6502_LABEL_ROW(8) M6502_LABEL_ROW(9) M6502_LABEL_ROW(A) M6502_LABEL_ROW(B)
       M6502_LABEL_ROW(C) M6502_LABEL_ROW(D) M6502_LABEL_ROW(E) M6502_LABEL_ROW(F)};
   uint16_t pc;
-  // The loop counts down the instructions it may still run (one register, tested against 0). The status is
+  // The loop counts down the instructions it may still run (one counter, tested against 0). The status is
   // tested where it can have changed: on entry (a fatal CPU runs nothing) and after the bodies of the
   // instructions that may set it (m6502_detail::may_set_status); every other body starts and ends with it 0.
   uint32_t remaining = max_instructions;
