@@ -27,13 +27,14 @@ def test_mypy_strict_clean(request: pytest.FixtureRequest) -> None:
 
 MAX_LINES = 500
 SIZED_PACKAGES = ("evaltk", "conformance", "trainers", "gpu_env")
+SIZED_SUFFIXES = (".py", ".h", ".cpp", ".cu")  # Python and the emulator's C++ (STYLE.md: split before 500 lines)
 
 
 def long_modules(root: Path, packages: tuple[str, ...] = SIZED_PACKAGES, limit: int = MAX_LINES) -> list[str]:
-    """Return ``"path: N lines"`` for each Python file of ``packages`` under ``root`` longer than ``limit`` lines."""
+    """Return ``"path: N lines"`` for each source file of ``packages`` under ``root`` longer than ``limit`` lines."""
     found = []
     for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
+        for path in sorted(p for p in (root / package).rglob("*") if p.suffix in SIZED_SUFFIXES and p.is_file()):
             if {"__pycache__", "build"} & set(path.relative_to(root).parts):
                 continue
             lines = len(path.read_text(encoding="utf-8").splitlines())
@@ -42,9 +43,9 @@ def long_modules(root: Path, packages: tuple[str, ...] = SIZED_PACKAGES, limit: 
     return found
 
 
-def test_no_module_is_over_500_lines() -> None:
+def test_no_source_file_is_over_500_lines() -> None:
     over = long_modules(ROOT)
-    assert not over, f"Python files over {MAX_LINES} lines (split them by what they do):\n" + "\n".join(over)
+    assert not over, f"Source files over {MAX_LINES} lines (split them by what they do):\n" + "\n".join(over)
 
 
 def test_the_length_check_names_each_long_file(tmp_path: Path) -> None:
@@ -53,7 +54,11 @@ def test_the_length_check_names_each_long_file(tmp_path: Path) -> None:
     (tmp_path / "evaltk" / "sub" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
     (tmp_path / "gpu_env").mkdir()
     (tmp_path / "gpu_env" / "longer.py").write_text("x = 1\n" * 600)
-    assert long_modules(tmp_path) == ["evaltk/sub/long.py: 501 lines", "gpu_env/longer.py: 600 lines"]
+    (tmp_path / "gpu_env" / "core").mkdir()
+    (tmp_path / "gpu_env" / "core" / "cpu.h").write_text("int x;\n" * 501)
+    (tmp_path / "gpu_env" / "core" / "notes.txt").write_text("x\n" * 900)  # not a source file
+    assert long_modules(tmp_path) == ["evaltk/sub/long.py: 501 lines", "gpu_env/core/cpu.h: 501 lines",
+                                      "gpu_env/longer.py: 600 lines"]
 
 
 def conflict_markers(root: Path, files: list[str]) -> list[str]:
