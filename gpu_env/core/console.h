@@ -317,7 +317,7 @@ struct ConsoleRunBusT {
 
   // The selected bank's 4K for F8 and F6 (rom itself for the other schemes, where it is never read).
   static GPU_ENV_HOT const uint8_t* selected_rom(const Console& c, const uint8_t* rom) {
-    return kKeepsBank ? rom + 4096u * c.cart.bank : rom;
+    return kKeepsBank ? cart_bank_rom(c.cart, rom) : rom;
   }
 
   Console& c;

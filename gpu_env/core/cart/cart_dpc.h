@@ -122,13 +122,13 @@ HD uint8_t cart_dpc_read_fetcher(Cart& cart, const uint8_t* rom, uint16_t offset
 HD uint8_t cart_dpc_peek(Cart& cart, const uint8_t* rom, uint16_t address, uint32_t system_cycles) {
   const uint16_t offset = address & kCartAddressMask;
   if (offset >= kDpcDirectPageStart && offset < kDpcDirectPageEnd) {
-    return rom[cart.bank * 4096u + offset];
+    return cart_bank_rom(cart, rom)[offset];
   }
   cart_dpc_clock_random(cart);
   if (offset < kDpcFetcherReadEnd) return cart_dpc_read_fetcher(cart, rom, offset, system_cycles);
   const int bank = cart_hotspot_bank(offset, kDpcFirstHotspot, 2);
   if (bank >= 0) cart.bank = static_cast<uint16_t>(bank);
-  return rom[cart.bank * 4096u + offset];
+  return cart_bank_rom(cart, rom)[offset];
 }
 
 HD void cart_dpc_poke(Cart& cart, uint16_t address, uint8_t value) {

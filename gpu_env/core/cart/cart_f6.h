@@ -12,5 +12,5 @@ HD void cart_f6_access(Cart& cart, uint16_t address) {
 
 HD uint8_t cart_f6_peek(Cart& cart, const uint8_t* rom, uint16_t address) {
   cart_f6_access(cart, address);
-  return rom[cart.bank * 4096u + (address & kCartAddressMask)];
+  return cart_bank_rom(cart, rom)[address & kCartAddressMask];
 }

@@ -13,5 +13,5 @@ HD void cart_f8_access(Cart& cart, uint16_t address) {
 
 HD uint8_t cart_f8_peek(Cart& cart, const uint8_t* rom, uint16_t address) {
   cart_f8_access(cart, address);
-  return rom[cart.bank * 4096u + (address & kCartAddressMask)];
+  return cart_bank_rom(cart, rom)[address & kCartAddressMask];
 }

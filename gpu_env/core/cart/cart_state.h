@@ -50,6 +50,10 @@ struct Cart {
   CartDpc dpc;
 };
 
+// The selected 4K bank of a bank-switched ROM (F8, F6, their superchip forms, DPC): bank k is bytes
+// [4096 k, 4096 k + 4096) of the ROM image.
+HD const uint8_t* cart_bank_rom(const Cart& cart, const uint8_t* rom) { return rom + 4096u * cart.bank; }
+
 // Bank selected by a hot spot in [first, first + count) of the 4K window, or -1.
 HD int cart_hotspot_bank(uint16_t offset, uint16_t first, uint16_t count) {
   return (offset >= first && offset < first + count) ? static_cast<int>(offset - first) : -1;
