@@ -127,9 +127,12 @@ HD uint32_t m6502_execute(M6502& cpu_state, Bus& bus_handle, uint32_t max_instru
   // tested where it can have changed: on entry (a fatal CPU runs nothing) and after the bodies of the
   // instructions that may set it (m6502_detail::may_set_status); every other body starts and ends with it 0.
   uint32_t remaining = max_instructions;
-  // m6502_step's fetch (a fatal status never gets here: it stops the loop), then the opcode's body.
-#define M6502_DISPATCH(check_status)                                          \
+  // m6502_step's fetch (a fatal status never gets here: it stops the loop), then the opcode's body. The last
+  // opcode (cpu.ir) is stored as the loop returns, from the body it returns from (`last_opcode`; -1 before any
+  // body ran): nothing in a body reads it, and a store per instruction was 4 % of the loop's instructions.
+#define M6502_DISPATCH(check_status, last_opcode)                             \
   if ((check_status && cpu.status) || remaining == 0) {                     \
+    if (last_opcode >= 0) cpu.ir = static_cast<uint8_t>(last_opcode);         \
     cpu_state = cpu;                                                          \
     bus.flush();                                                              \
     return max_instructions - remaining;                                      \
@@ -138,7 +141,6 @@ HD uint32_t m6502_execute(M6502& cpu_state, Bus& bus_handle, uint32_t max_instru
   {                                                                           \
     const uint8_t opcode = m6502_read(cpu, bus, pc);                          \
     cpu.pc = static_cast<uint16_t>(pc + 1);                                   \
-    cpu.ir = opcode;                                                          \
     goto* kBody[opcode];                                                      \
   }
 // (BNE sets no status, so the status is 0 in its body: no test before the poll loop.)
@@ -151,12 +153,12 @@ HD uint32_t m6502_execute(M6502& cpu_state, Bus& bus_handle, uint32_t max_instru
     remaining -= 2u * bus.poll_loop(view, remaining / 2u);                                             \
     cpu = view;                                                                                        \
   }                                                                                                    \
-  M6502_DISPATCH(m6502_detail::may_set_status(m6502_detail::OpConst<0x##h##l>::kInfo))
+  M6502_DISPATCH(m6502_detail::may_set_status(m6502_detail::OpConst<0x##h##l>::kInfo), 0x##h##l)
 #define M6502_BODY_ROW(h)                                                                                \
   M6502_BODY(h, 0) M6502_BODY(h, 1) M6502_BODY(h, 2) M6502_BODY(h, 3) M6502_BODY(h, 4) M6502_BODY(h, 5)  \
   M6502_BODY(h, 6) M6502_BODY(h, 7) M6502_BODY(h, 8) M6502_BODY(h, 9) M6502_BODY(h, A) M6502_BODY(h, B)  \
   M6502_BODY(h, C) M6502_BODY(h, D) M6502_BODY(h, E) M6502_BODY(h, F)
-  M6502_DISPATCH(true)
+  M6502_DISPATCH(true, -1)
   M6502_BODY_ROW(0) M6502_BODY_ROW(1) M6502_BODY_ROW(2) M6502_BODY_ROW(3)
   M6502_BODY_ROW(4) M6502_BODY_ROW(5) M6502_BODY_ROW(6) M6502_BODY_ROW(7)
   M6502_BODY_ROW(8) M6502_BODY_ROW(9) M6502_BODY_ROW(A) M6502_BODY_ROW(B)
