@@ -20,8 +20,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 @pytest.fixture(autouse=True, scope="session")
 def _sb3_logs_in_pytest_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Stable-Baselines3's ``learn()`` makes a log folder, ``$SB3_LOGDIR`` or else a new ``/tmp/SB3-<date-time>``
-    per call that nothing removes: the tests that train SB3 models log into pytest's temporary folder instead."""
+    """Point Stable-Baselines3's logs (``$SB3_LOGDIR``) into pytest's temporary folder.
+
+    ``learn()`` makes a log folder, ``$SB3_LOGDIR`` or else a new ``/tmp/SB3-<date-time>`` per call that nothing
+    removes.
+    """
     patch = pytest.MonkeyPatch()
     patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
     yield
