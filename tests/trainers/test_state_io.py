@@ -1,4 +1,8 @@
-"""The training state's digest: checked at ``--resume``; a corrupted state is refused, an old one warns."""
+"""The training state and models rebuilt from checkpoints.
+
+The state's digest is checked at ``--resume`` (a corrupted state is refused, an old one warns); a model from a
+checkpoint (:func:`~trainers.common.state_io.model_from_checkpoint`) holds its tensors and skips initialisation.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,14 @@ from pathlib import Path
 import pytest
 import torch
 
+from evaltk.checkpoint import Checkpoint
+from evaltk.checkpoint import load as load_checkpoint
 from evaltk.errors import CheckpointError
 from trainers.appo import checkpointing
 from trainers.appo.config import AppoConfig
 from trainers.appo.runner import build_model
 from trainers.appo.scenario import resolve_scenario
-from trainers.common.state_io import DIGEST_KEY, file_sha256
+from trainers.common.state_io import DIGEST_KEY, file_sha256, model_from_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {"num_workers": 1, "envs_per_worker": 2, "rollout": 8, "batch_size": 16, "obs_height": 36, "obs_width": 64,
@@ -77,3 +83,47 @@ def test_resume_of_a_corrupted_state_is_one_error_line(tmp_path: Path) -> None:
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("error: --resume:")
     assert "corrupted" in line
+
+
+A2C_CHECKPOINT = ROOT / "suites" / "checkpoints" / "a2c_breakout"
+
+
+def test_a_model_from_a_checkpoint_holds_its_tensors_and_skips_the_initialisation() -> None:
+    from trainers.a2c.model import build_model as build_a2c
+
+    ckpt = load_checkpoint(A2C_CHECKPOINT)
+    before = torch.get_rng_state()
+    model = model_from_checkpoint(ckpt, build_a2c)
+    assert torch.equal(torch.get_rng_state(), before)  # no initialisation drew from torch's generator
+    state = model.state_dict()
+    assert state.keys() == ckpt.tensors.keys()
+    assert all(torch.equal(state[k], v) and state[k].device.type == "cpu" for k, v in ckpt.tensors.items())
+
+
+class _Held(torch.nn.Module):
+    """A layer plus state the checkpoint does not carry: a non-persistent buffer or a tensor attribute."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.layer = torch.nn.Linear(3, 2)
+        if kind == "buffer":
+            self.register_buffer("scale", torch.full((3,), 7.0), persistent=False)
+        elif kind == "attribute":
+            self.scale = torch.full((3,), 7.0)
+        else:  # "meta-hostile": reads a tensor's data, which the meta device cannot (no state outside the dict)
+            self.count = int(torch.ones(3).sum().item())
+
+    def tensor_shapes(self) -> dict[str, list[int]]:
+        return {k: list(v.shape) for k, v in self.state_dict().items()}
+
+
+@pytest.mark.parametrize("kind", ["buffer", "attribute", "meta-hostile"])
+def test_state_outside_the_state_dict_is_built_for_real(kind: str) -> None:
+    tensors = {"layer.weight": torch.arange(6.0).reshape(2, 3), "layer.bias": torch.tensor([1.0, -1.0])}
+    ckpt = Checkpoint(A2C_CHECKPOINT, load_checkpoint(A2C_CHECKPOINT).spec, tensors)
+    model = model_from_checkpoint(ckpt, lambda kwargs: _Held(kind))
+    assert torch.equal(model.layer.weight, tensors["layer.weight"])
+    if kind == "meta-hostile":
+        assert model.count == 3
+    else:
+        assert torch.equal(model.scale, torch.full((3,), 7.0))
