@@ -1,10 +1,12 @@
 """The lint and type tools the code-quality tests run, and mypy started early in the background.
 
 mypy's cold start over the packages takes about a minute here, mostly in torch's and gymnasium's
-stubs. conftest.py starts it (niced) as soon as the test is collected, so it checks the code while the
-other tests run; ``test_mypy_strict_clean`` then waits for it and reads its result, first giving it back the
-priority of the worker that now waits on it, where the system allows (on a loaded machine a niced mypy got
-almost no CPU and its test waited 480-524 s, against about 40 s quiet).
+stubs. Without pytest-xdist, conftest.py starts it niced as soon as the test is collected, so it checks the
+code on the CPU the other tests leave; ``test_mypy_strict_clean`` then gives it back the priority of the
+process that now only waits for it, where the system allows, and reads its result. Under pytest-xdist (the CI
+run: every worker collects every test, so conftest.py starts none) the test starts mypy itself at its own
+priority. A niced mypy that a test waits for got almost no CPU on a loaded machine: 480-524 s, against
+about 40 s quiet.
 """
 
 from __future__ import annotations
@@ -35,14 +37,14 @@ def tool(name: str) -> str:
     return path
 
 
-def start_mypy() -> subprocess.Popen[str] | None:
-    """Start mypy on the project (configured in pyproject.toml) at a lower CPU priority; None without mypy."""
+def start_mypy(niced: bool = True) -> subprocess.Popen[str] | None:
+    """Start mypy on the project (as pyproject.toml configures it), niced if ``niced``; None without mypy."""
     path = _find("mypy")
     if path is None:
         return None  # the test itself then fails, naming the fix
     return subprocess.Popen(
         [path], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        preexec_fn=lambda: os.nice(10),
+        preexec_fn=(lambda: os.nice(10)) if niced else None,
     )
 
 

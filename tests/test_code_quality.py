@@ -16,12 +16,16 @@ def test_ruff_clean() -> None:
 
 
 def test_mypy_strict_clean(request: pytest.FixtureRequest) -> None:
-    # Started by conftest.py when this test was collected (tests/lint_tools.py); started here otherwise.
-    run = request.config.stash.get(MYPY_RUN, None) or start_mypy()
+    # Started niced by conftest.py when this test was collected outside pytest-xdist (tests/lint_tools.py), and
+    # now only waited for; started here, at this worker's priority, otherwise.
+    run = request.config.stash.get(MYPY_RUN, None)
+    if run is not None:
+        unnice(run)
+    else:
+        run = start_mypy(niced=False)
     if run is None:
         tool("mypy")  # fails, naming the fix
         return
-    unnice(run)  # this worker now only waits for it
     output, _ = run.communicate(timeout=900)
     assert run.returncode == 0, output
 
